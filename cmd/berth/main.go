@@ -1,0 +1,119 @@
+// Command berth is the Berth server: a web UI and JSON API that manage Docker
+// engines. Subcommands: serve (default), admin, agent.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/berth-dev/berth/internal/api"
+	"github.com/berth-dev/berth/internal/config"
+	"github.com/berth-dev/berth/internal/engine"
+	"github.com/berth-dev/berth/internal/secret"
+	"github.com/berth-dev/berth/internal/store"
+)
+
+const usage = `usage: berth [serve] [flags]   start the server (default)
+       berth admin <command>     administration (not available yet)
+       berth agent               remote agent (not available yet)
+       berth version
+
+Run "berth serve -h" for the server's flags.
+`
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "berth:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		cfg, err := config.Load(args, getenv, stderr)
+		if err != nil {
+			return err
+		}
+		return serve(ctx, cfg, stderr)
+	case "version":
+		fmt.Fprintln(stderr, "berth", version)
+		return nil
+	case "admin", "agent":
+		return fmt.Errorf("%s: not available in this version", cmd)
+	case "help", "-h", "--help":
+		fmt.Fprint(stderr, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	key, err := secret.LoadKey(cfg.DataDir, cfg.EncryptionKey)
+	if err != nil {
+		return err
+	}
+	box, err := secret.New(key)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL, box)
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer st.Close()
+	engines := engine.NewManager(log)
+	defer engines.Close()
+	if err := engine.Bootstrap(ctx, st, engines, cfg.LocalSocket, log); err != nil {
+		return err
+	}
+
+	srv := &http.Server{
+		Addr:              cfg.Addr(),
+		Handler:           api.New(api.Deps{Log: log, Store: st, Engines: engines}).Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		// Requests derive from ctx, so that streams end when Berth stops.
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("berth listening", "addr", cfg.Addr(), "data_dir", cfg.DataDir, "database", st.Dialect(), "version", version)
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Streams (events, logs, terminals) end when their requests' contexts do.
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}

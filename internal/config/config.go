@@ -1,0 +1,105 @@
+// Package config provides Berth's configuration, read once at start-up from
+// environment variables and command-line flags (flags win).
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Config is the server configuration.
+type Config struct {
+	Host              string     // HOST: listen address; empty means all interfaces
+	Port              int        // PORT: default 3000
+	DataDir           string     // DATA_DIR: default ./data
+	DatabaseURL       string     // DATABASE_URL: SQLite file in DataDir by default; postgres://… selects PostgreSQL
+	EncryptionKey     string     // ENCRYPTION_KEY: 64 hex digits or base64 of 32 bytes; generated into DataDir when empty
+	LogLevel          slog.Level // LOG_LEVEL: debug, info, warn, error
+	DisableLocalLogin bool       // DISABLE_LOCAL_LOGIN=true
+	LocalSocket       string     // DOCKER_SOCKET: socket of the local engine, default /var/run/docker.sock
+}
+
+// Addr is the listen address.
+func (c Config) Addr() string { return fmt.Sprintf("%s:%d", c.Host, c.Port) }
+
+// SQLitePath returns the SQLite file when the database is SQLite, else "".
+func (c Config) SQLitePath() string {
+	if IsPostgres(c.DatabaseURL) {
+		return ""
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(c.DatabaseURL, "sqlite://"), "file:")
+}
+
+// IsPostgres reports whether url selects PostgreSQL.
+func IsPostgres(url string) bool {
+	return strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://")
+}
+
+// Load reads the configuration from getenv, then from args (flags without the
+// program name). Output of -h goes to out.
+func Load(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+	c := Config{
+		Host:        getenv("HOST"),
+		Port:        3000,
+		DataDir:     "./data",
+		DatabaseURL: getenv("DATABASE_URL"),
+		LocalSocket: "/var/run/docker.sock",
+	}
+	if v := getenv("PORT"); v != "" {
+		p, err := strconv.Atoi(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("PORT: %q is not a number", v)
+		}
+		c.Port = p
+	}
+	if v := getenv("DATA_DIR"); v != "" {
+		c.DataDir = v
+	}
+	if v := getenv("DOCKER_SOCKET"); v != "" {
+		c.LocalSocket = v
+	}
+	c.EncryptionKey = getenv("ENCRYPTION_KEY")
+	c.DisableLocalLogin = getenv("DISABLE_LOCAL_LOGIN") == "true"
+	level := getenv("LOG_LEVEL")
+
+	fs := flag.NewFlagSet("berth serve", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&c.Host, "host", c.Host, "listen host (HOST)")
+	fs.IntVar(&c.Port, "port", c.Port, "listen port (PORT)")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "data directory (DATA_DIR)")
+	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "database URL (DATABASE_URL); default: SQLite in the data directory")
+	fs.StringVar(&c.LocalSocket, "docker-socket", c.LocalSocket, "local engine socket (DOCKER_SOCKET)")
+	fs.StringVar(&level, "log-level", level, "log level: debug, info, warn, error (LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if c.Port <= 0 || c.Port > 65535 {
+		return Config{}, fmt.Errorf("PORT: %d is out of range", c.Port)
+	}
+	if c.DataDir == "" {
+		return Config{}, errors.New("DATA_DIR must not be empty")
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(orDefault(level, "info"))); err != nil {
+		return Config{}, fmt.Errorf("LOG_LEVEL: %w", err)
+	}
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = filepath.Join(c.DataDir, "berth.db")
+	}
+	return c, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,383 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+)
+
+// Deadlines of engine calls. Every call carries one.
+const (
+	callTimeout = 30 * time.Second
+	listTimeout = 10 * time.Second
+	// StopGrace is the grace period between the termination signal and the
+	// forced kill when stopping or restarting a container.
+	StopGrace = 10 * time.Second
+)
+
+// Container is one entry of a container list, in the shape API clients decode.
+type Container struct {
+	ID           string            `json:"id"`
+	Name         string            `json:"name"`
+	Image        string            `json:"image"`
+	ImageID      string            `json:"imageId"`
+	State        string            `json:"state"`
+	Status       string            `json:"status"`
+	Created      int64             `json:"created"`
+	Ports        []Port            `json:"ports"`
+	Networks     map[string]NetIP  `json:"networks"`
+	Health       string            `json:"health,omitempty"`
+	RestartCount int               `json:"restartCount"`
+	ExitCode     *int              `json:"exitCode,omitempty"`
+	Mounts       []Mount           `json:"mounts"`
+	Labels       map[string]string `json:"labels"`
+	Command      string            `json:"command"`
+}
+
+// Port is a published or exposed port of a container.
+type Port struct {
+	IP          string `json:"IP,omitempty"`
+	PrivatePort int    `json:"PrivatePort"`
+	PublicPort  int    `json:"PublicPort,omitempty"`
+	Type        string `json:"Type"`
+}
+
+// NetIP is a container's address on one network.
+type NetIP struct {
+	IPAddress string `json:"ipAddress"`
+}
+
+// Mount is a volume or bind mount of a container.
+type Mount struct {
+	Type        string `json:"type"`
+	Name        string `json:"name,omitempty"`
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+	Mode        string `json:"mode"`
+	RW          bool   `json:"rw"`
+}
+
+// ContainerState is the part of an inspection Berth itself relies on.
+type ContainerState struct {
+	ID           string
+	Name         string // without the leading slash
+	Status       string // running, exited, paused, …
+	Running      bool
+	Paused       bool
+	Restarting   bool
+	RestartCount int
+	ExitCode     int
+	Tty          bool
+}
+
+// CreateSpec describes a container to create.
+type CreateSpec struct {
+	Name          string
+	Image         string
+	Cmd           []string
+	Env           []string
+	Labels        map[string]string
+	PortBindings  map[string][]HostPort // "<port>/<proto>" → bindings
+	NetworkMode   string
+	RestartPolicy string // no, always, unless-stopped, on-failure[:N]
+	Privileged    bool
+	Tty           bool
+	OpenStdin     bool
+	Memory        int64
+	NanoCPUs      int64
+	CapAdd        []string
+	Binds         []string
+}
+
+// HostPort is one host side of a port binding.
+type HostPort struct {
+	HostIP   string
+	HostPort string
+}
+
+// ListContainers lists the containers; all includes stopped ones.
+func (c *Client) ListContainers(ctx context.Context, all bool) ([]Container, error) {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	res, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: all})
+	if err != nil {
+		return nil, c.fail(err)
+	}
+	out := make([]Container, 0, len(res.Items))
+	for _, s := range res.Items {
+		out = append(out, summary(s))
+	}
+	return out, nil
+}
+
+func summary(s container.Summary) Container {
+	c := Container{
+		ID:       s.ID,
+		Image:    s.Image,
+		ImageID:  s.ImageID,
+		State:    string(s.State),
+		Status:   s.Status,
+		Created:  s.Created,
+		Labels:   s.Labels,
+		Command:  s.Command,
+		Ports:    make([]Port, 0, len(s.Ports)),
+		Networks: map[string]NetIP{},
+		Mounts:   make([]Mount, 0, len(s.Mounts)),
+	}
+	if len(s.Names) > 0 {
+		c.Name = strings.TrimPrefix(s.Names[0], "/")
+	}
+	if c.Labels == nil {
+		c.Labels = map[string]string{}
+	}
+	for _, p := range s.Ports {
+		port := Port{PrivatePort: int(p.PrivatePort), PublicPort: int(p.PublicPort), Type: p.Type}
+		if p.IP.IsValid() {
+			port.IP = p.IP.String()
+		}
+		c.Ports = append(c.Ports, port)
+	}
+	if s.NetworkSettings != nil {
+		for name, ep := range s.NetworkSettings.Networks {
+			ip := ""
+			if ep != nil && ep.IPAddress.IsValid() {
+				ip = ep.IPAddress.String()
+			}
+			c.Networks[name] = NetIP{IPAddress: ip}
+		}
+	}
+	for _, m := range s.Mounts {
+		c.Mounts = append(c.Mounts, Mount{Type: string(m.Type), Name: m.Name, Source: m.Source,
+			Destination: m.Destination, Mode: m.Mode, RW: m.RW})
+	}
+	if s.Health != nil {
+		c.Health = string(s.Health.Status)
+	} else {
+		c.Health = healthFromStatus(s.Status)
+	}
+	c.ExitCode = exitCodeFromStatus(string(s.State), s.Status)
+	return c
+}
+
+// healthFromStatus reads the health from a status text such as
+// "Up 5 minutes (healthy)", for engines whose list carries no Health field.
+func healthFromStatus(status string) string {
+	switch {
+	case strings.HasSuffix(status, "(healthy)"):
+		return "healthy"
+	case strings.HasSuffix(status, "(unhealthy)"):
+		return "unhealthy"
+	case strings.HasSuffix(status, "(health: starting)"):
+		return "starting"
+	}
+	return ""
+}
+
+// exitCodeFromStatus reads the exit code from a status text such as
+// "Exited (137) 2 minutes ago".
+func exitCodeFromStatus(state, status string) *int {
+	if state != "exited" && state != "dead" {
+		return nil
+	}
+	_, rest, ok := strings.Cut(status, "(")
+	if !ok {
+		return nil
+	}
+	num, _, ok := strings.Cut(rest, ")")
+	if !ok {
+		return nil
+	}
+	code, err := strconv.Atoi(num)
+	if err != nil {
+		return nil
+	}
+	return &code
+}
+
+// InspectContainer returns the engine's own inspection document and the state
+// fields Berth uses. id is a container id or name.
+func (c *Client) InspectContainer(ctx context.Context, id string) (json.RawMessage, ContainerState, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	res, err := c.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return nil, ContainerState{}, c.fail(err)
+	}
+	r := res.Container
+	st := ContainerState{ID: r.ID, Name: strings.TrimPrefix(r.Name, "/"), RestartCount: r.RestartCount}
+	if r.State != nil {
+		st.Status = string(r.State.Status)
+		st.Running, st.Paused, st.Restarting = r.State.Running, r.State.Paused, r.State.Restarting
+		st.ExitCode = r.State.ExitCode
+	}
+	if r.Config != nil {
+		st.Tty = r.Config.Tty
+	}
+	return res.Raw, st, nil
+}
+
+// CreateContainer creates a container and returns its full id.
+func (c *Client) CreateContainer(ctx context.Context, spec CreateSpec) (string, error) {
+	cfg := &container.Config{
+		Image:     spec.Image,
+		Cmd:       spec.Cmd,
+		Env:       spec.Env,
+		Labels:    spec.Labels,
+		Tty:       spec.Tty,
+		OpenStdin: spec.OpenStdin,
+	}
+	hc := &container.HostConfig{
+		NetworkMode: container.NetworkMode(spec.NetworkMode),
+		Privileged:  spec.Privileged,
+		CapAdd:      spec.CapAdd,
+		Binds:       spec.Binds,
+		Resources:   container.Resources{Memory: spec.Memory, NanoCPUs: spec.NanoCPUs},
+	}
+	if spec.RestartPolicy != "" {
+		rp, err := restartPolicy(spec.RestartPolicy)
+		if err != nil {
+			return "", err
+		}
+		hc.RestartPolicy = rp
+	}
+	if len(spec.PortBindings) > 0 {
+		cfg.ExposedPorts = network.PortSet{}
+		hc.PortBindings = network.PortMap{}
+		for key, binds := range spec.PortBindings {
+			p, err := network.ParsePort(key)
+			if err != nil {
+				return "", fmt.Errorf("%w: port %q: %v", ErrInvalid, key, err)
+			}
+			cfg.ExposedPorts[p] = struct{}{}
+			for _, b := range binds {
+				pb := network.PortBinding{HostPort: b.HostPort}
+				if b.HostIP != "" {
+					ip, err := parseAddr(b.HostIP)
+					if err != nil {
+						return "", fmt.Errorf("%w: host ip %q", ErrInvalid, b.HostIP)
+					}
+					pb.HostIP = ip
+				}
+				hc.PortBindings[p] = append(hc.PortBindings[p], pb)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	res, err := c.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: spec.Name, Config: cfg, HostConfig: hc})
+	if err != nil {
+		return "", c.fail(err)
+	}
+	return res.ID, nil
+}
+
+func restartPolicy(s string) (container.RestartPolicy, error) {
+	name, count, _ := strings.Cut(s, ":")
+	rp := container.RestartPolicy{Name: container.RestartPolicyMode(name)}
+	switch rp.Name {
+	case "no", "always", "unless-stopped":
+		if count != "" {
+			return rp, fmt.Errorf("%w: restart policy %q takes no retry count", ErrInvalid, s)
+		}
+	case "on-failure":
+		if count != "" {
+			n, err := strconv.Atoi(count)
+			if err != nil || n < 0 {
+				return rp, fmt.Errorf("%w: restart policy %q", ErrInvalid, s)
+			}
+			rp.MaximumRetryCount = n
+		}
+	default:
+		return rp, fmt.Errorf("%w: unknown restart policy %q", ErrInvalid, s)
+	}
+	return rp, nil
+}
+
+// StartContainer starts a container.
+func (c *Client) StartContainer(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err := c.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
+	return c.fail(err)
+}
+
+// StopContainer sends the termination signal, then kills after StopGrace.
+func (c *Client) StopContainer(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout+StopGrace)
+	defer cancel()
+	secs := int(StopGrace / time.Second)
+	_, err := c.cli.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &secs})
+	return c.fail(err)
+}
+
+// RestartContainer stops (with StopGrace) and starts a container.
+func (c *Client) RestartContainer(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout+StopGrace)
+	defer cancel()
+	secs := int(StopGrace / time.Second)
+	_, err := c.cli.ContainerRestart(ctx, id, client.ContainerRestartOptions{Timeout: &secs})
+	return c.fail(err)
+}
+
+// PauseContainer suspends all processes of a container.
+func (c *Client) PauseContainer(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err := c.cli.ContainerPause(ctx, id, client.ContainerPauseOptions{})
+	return c.fail(err)
+}
+
+// UnpauseContainer resumes a paused container.
+func (c *Client) UnpauseContainer(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err := c.cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
+	return c.fail(err)
+}
+
+// RemoveContainer removes a container; force kills a running one first.
+func (c *Client) RemoveContainer(ctx context.Context, id string, force bool) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err := c.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: force})
+	return c.fail(err)
+}
+
+// RenameContainer gives a container a new name.
+func (c *Client) RenameContainer(ctx context.Context, id, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err := c.cli.ContainerRename(ctx, id, client.ContainerRenameOptions{NewName: name})
+	return c.fail(err)
+}
+
+// Processes is the process table of a container.
+type Processes struct {
+	Titles    []string   `json:"Titles"`
+	Processes [][]string `json:"Processes"`
+}
+
+// TopContainer lists the processes running in a container.
+func (c *Client) TopContainer(ctx context.Context, id string) (Processes, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	res, err := c.cli.ContainerTop(ctx, id, client.ContainerTopOptions{})
+	if err != nil {
+		return Processes{}, c.fail(err)
+	}
+	p := Processes{Titles: res.Titles, Processes: res.Processes}
+	if p.Titles == nil {
+		p.Titles = []string{}
+	}
+	if p.Processes == nil {
+		p.Processes = [][]string{}
+	}
+	return p, nil
+}

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+)
+
+// Errors returned by Client methods, wrapped with the engine's own message.
+var (
+	ErrNotFound     = errors.New("engine: not found")
+	ErrConflict     = errors.New("engine: conflict")
+	ErrInvalid      = errors.New("engine: invalid argument")
+	ErrOffline      = errors.New("engine: offline")
+	ErrUnsupported  = errors.New("engine: unsupported connection type")
+	ErrNotModified  = errors.New("engine: not modified")
+	ErrUnauthorized = errors.New("engine: unauthorized")
+)
+
+// Error is an engine failure: the sentinel kind plus the engine's message.
+type Error struct {
+	Kind error  // one of the sentinels above, or nil for other failures
+	Msg  string // the engine's own message
+	err  error
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Unwrap exposes both the kind and the original error to errors.Is / As.
+func (e *Error) Unwrap() []error {
+	if e.Kind == nil {
+		return []error{e.err}
+	}
+	return []error{e.Kind, e.err}
+}
+
+// translate turns an SDK error into an *Error with a sentinel kind.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var kind error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return err
+	case cerrdefs.IsNotFound(err):
+		kind = ErrNotFound
+	case cerrdefs.IsConflict(err):
+		kind = ErrConflict
+	case cerrdefs.IsInvalidArgument(err):
+		kind = ErrInvalid
+	case cerrdefs.IsNotModified(err):
+		kind = ErrNotModified
+	case cerrdefs.IsUnauthorized(err), cerrdefs.IsPermissionDenied(err):
+		kind = ErrUnauthorized
+	case isConnectionError(err):
+		kind = ErrOffline
+	}
+	return &Error{Kind: kind, Msg: err.Error(), err: err}
+}
+
+// isConnectionError reports whether err means the engine could not be reached.
+func isConnectionError(err error) bool {
+	if client.IsErrConnectionFailed(err) {
+		return true
+	}
+	var nerr *net.OpError
+	if errors.As(err, &nerr) {
+		return true
+	}
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) ||
+		errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// unsupported is returned for connection types this build cannot dial yet.
+func unsupported(connType string) error {
+	return fmt.Errorf("%w: %s", ErrUnsupported, connType)
+}

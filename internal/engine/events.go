@@ -1,0 +1,41 @@
+package engine
+
+import (
+	"context"
+	"strings"
+
+	"github.com/moby/moby/client"
+)
+
+// Event is one occurrence reported by the engine.
+type Event struct {
+	Type   string // container, image, volume, network, …
+	Action string // start, die, …, without any ": detail" suffix
+	ID     string
+	Name   string
+	Time   int64 // Unix seconds
+}
+
+// Events calls fn for every engine event until ctx ends (nil), the engine
+// stream fails, or fn fails.
+func (c *Client) Events(ctx context.Context, fn func(Event) error) error {
+	res := c.cli.Events(ctx, client.EventsListOptions{})
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-res.Err:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return c.fail(err)
+		case m := <-res.Messages:
+			action, _, _ := strings.Cut(string(m.Action), ":")
+			ev := Event{Type: string(m.Type), Action: strings.TrimSpace(action), ID: m.Actor.ID, Time: m.Time}
+			ev.Name = m.Actor.Attributes["name"]
+			if err := fn(ev); err != nil {
+				return err
+			}
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+)
+
+// Stats is one resource sample of a container with the previous CPU sample,
+// as the engine reports it (before any computation).
+type Stats struct {
+	CPUTotal       uint64
+	PreCPUTotal    uint64
+	SystemCPU      uint64
+	PreSystemCPU   uint64
+	OnlineCPUs     uint32
+	PerCPUCount    int               // length of the per-CPU usage list (cgroup v1)
+	MemoryUsage    uint64            // raw usage, page cache included
+	MemoryLimit    uint64            //
+	MemoryStats    map[string]uint64 // cgroup v1: total_inactive_file; v2: inactive_file
+	NetworkRxBytes uint64            // over all interfaces
+	NetworkTxBytes uint64
+	BlockRead      uint64
+	BlockWrite     uint64
+}
+
+// ContainerStats takes one sample of a running container. The engine samples
+// twice (about a second apart) so that the CPU delta is meaningful.
+func (c *Client) ContainerStats(ctx context.Context, id string) (Stats, error) {
+	res, err := c.cli.ContainerStats(ctx, id, client.ContainerStatsOptions{Stream: false, IncludePreviousSample: true})
+	if err != nil {
+		return Stats{}, c.fail(err)
+	}
+	defer res.Body.Close()
+	var s container.StatsResponse
+	if err := json.NewDecoder(res.Body).Decode(&s); err != nil {
+		return Stats{}, fmt.Errorf("engine: decode stats: %w", err)
+	}
+	out := Stats{
+		CPUTotal:     s.CPUStats.CPUUsage.TotalUsage,
+		PreCPUTotal:  s.PreCPUStats.CPUUsage.TotalUsage,
+		SystemCPU:    s.CPUStats.SystemUsage,
+		PreSystemCPU: s.PreCPUStats.SystemUsage,
+		OnlineCPUs:   s.CPUStats.OnlineCPUs,
+		PerCPUCount:  len(s.CPUStats.CPUUsage.PercpuUsage),
+		MemoryUsage:  s.MemoryStats.Usage,
+		MemoryLimit:  s.MemoryStats.Limit,
+		MemoryStats:  s.MemoryStats.Stats,
+	}
+	for _, n := range s.Networks {
+		out.NetworkRxBytes += n.RxBytes
+		out.NetworkTxBytes += n.TxBytes
+	}
+	for _, e := range s.BlkioStats.IoServiceBytesRecursive {
+		switch strings.ToLower(e.Op) {
+		case "read":
+			out.BlockRead += e.Value
+		case "write":
+			out.BlockWrite += e.Value
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+#
+# test-env.sh: install and start everything the tests need, then write .test-env.
+#
+# Idempotent and quick when everything is already there. What it sets up:
+#   - a Docker engine on /var/run/docker.sock (dockerd from Debian's docker.io)
+#   - the test image berth-test/busybox:1 (and :latest), imported from busybox-static, no registry
+#   - PostgreSQL (Debian's packaged cluster) on 127.0.0.1 with a role berth/berth that may create databases
+#   - staticcheck, cached outside the repository
+# .test-env at the repository root holds KEY=VALUE lines for `make test` and `make bench`.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib/engine.sh
+. scripts/lib/engine.sh
+
+test_image=berth-test/busybox:1
+
+# Temporary files and folders, removed on exit.
+cleanup=()
+trap 'rm -rf "${cleanup[@]}"' EXIT
+
+# --- Docker engine ------------------------------------------------------------
+
+ensure_engine
+
+# --- test image ---------------------------------------------------------------
+
+build_test_image() {
+	local root applet
+	apt_install busybox-static
+	root=$(mktemp -d)
+	cleanup+=("$root")
+	chmod 0755 "$root" # the image's / (mktemp makes it 0700)
+	mkdir -p "$root/bin" "$root/etc" "$root/root" "$root/tmp"
+	chmod 1777 "$root/tmp"
+	cp /bin/busybox "$root/bin/"
+	for applet in sh echo cat sleep ls top ps true false env id hostname head tail wc grep sed printf yes dd; do
+		ln -s busybox "$root/bin/$applet"
+	done
+	printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' >"$root/etc/passwd"
+	printf '%s\n' 'root:x:0:' 'nobody:x:65534:' >"$root/etc/group"
+	tar -C "$root" --numeric-owner --owner=0 --group=0 -c . |
+		docker import -c 'CMD ["/bin/sh"]' -c 'ENV PATH=/bin' - "$test_image" >/dev/null
+}
+
+if ! docker image inspect "$test_image" >/dev/null 2>&1; then
+	log "building $test_image"
+	build_test_image
+fi
+if [[ $(docker image inspect -f '{{.Id}}' berth-test/busybox:latest 2>/dev/null) != \
+	"$(docker image inspect -f '{{.Id}}' "$test_image")" ]]; then
+	docker tag "$test_image" berth-test/busybox:latest
+fi
+
+# --- engine health: can it start a container? -----------------------------------
+
+# Seen on this kind of machine: after other experiments, `docker run` fails with
+# "could not find bridge docker0" until dockerd is restarted.
+run_check() { docker run --rm --label berth.test=1 "$test_image" true 2>&1; }
+
+if ! out=$(run_check); then
+	if engine_started_by_us; then
+		log "docker run failed (${out}); restarting the dockerd we started"
+		restart_engine
+		out=$(run_check) || die "docker run still fails after restarting dockerd: ${out}"
+	else
+		die "docker run fails on an engine these scripts did not start: ${out}
+Restart that dockerd (or stop it and let this script start one), then run again."
+	fi
+fi
+
+# --- PostgreSQL -------------------------------------------------------------------
+
+apt_install postgresql
+
+# The packaged cluster "main" (initdb refuses to run as root, so use it).
+read -r pg_version pg_port pg_status < <(pg_lsclusters --no-header | awk '$2 == "main" {print $1, $3, $4; exit}') || true
+if [[ -z ${pg_version:-} ]]; then
+	pg_version=$(ls /usr/lib/postgresql | sort -V | tail -n 1)
+	log "creating PostgreSQL cluster ${pg_version}/main"
+	pg_createcluster "$pg_version" main >/dev/null
+	read -r pg_version pg_port pg_status < <(pg_lsclusters --no-header | awk '$2 == "main" {print $1, $3, $4; exit}')
+fi
+if [[ $pg_status != online* ]]; then
+	log "starting PostgreSQL ${pg_version}/main"
+	pg_ctlcluster "$pg_version" main start
+fi
+
+deadline=$((SECONDS + 30))
+until pg_isready -q -h 127.0.0.1 -p "$pg_port"; do
+	((SECONDS < deadline)) || die "PostgreSQL ${pg_version}/main is not ready on 127.0.0.1:${pg_port} after 30 s"
+	sleep 0.25
+done
+
+# The role the tests log in with; each test creates its own databases.
+(cd / && su postgres -c "psql -qX -v ON_ERROR_STOP=1 -p $pg_port -d postgres") <<'SQL'
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'berth') THEN
+		CREATE ROLE berth LOGIN PASSWORD 'berth' CREATEDB;
+	END IF;
+END
+$$;
+SQL
+
+postgres_url="postgres://berth:berth@127.0.0.1:${pg_port}/postgres?sslmode=disable"
+PGCONNECT_TIMEOUT=5 psql -qXtA -d "$postgres_url" -c 'SELECT 1' >/dev/null ||
+	die "cannot log in to PostgreSQL as berth on 127.0.0.1:${pg_port}"
+
+# --- staticcheck ------------------------------------------------------------------
+
+staticcheck=$(scripts/staticcheck.sh)
+
+# --- .test-env --------------------------------------------------------------------
+
+tmp=$(mktemp .test-env.XXXXXX)
+cleanup+=("$tmp")
+cat >"$tmp" <<ENV
+BERTH_TEST_POSTGRES_URL=${postgres_url}
+BERTH_TEST_IMAGE=${test_image}
+STATICCHECK=${staticcheck}
+CI=true
+ENV
+chmod 0644 "$tmp"
+mv -f "$tmp" .test-env
+log "test environment ready (.test-env)"
