@@ -135,10 +135,10 @@ func TestCreateWithPortsEnvAndStartAfterCreate(t *testing.T) {
 	var out struct{ ID string }
 	h.must(200, "POST", "/api/containers?env=1", map[string]any{
 		"name": name, "image": "berth-test/busybox:1", "command": "sleep 300", "startAfterCreate": true,
-		"portBindings": map[string]any{"8080/tcp": []map[string]string{{"HostPort": ""}}},
-		"ports":        []map[string]any{{"containerPort": 9090, "hostPort": "", "protocol": "udp"}},
-		"env":          []string{"GREETING=hello"},
-		"labels":       map[string]string{"berth.test": h.label},
+		"portBindings":  map[string]any{"8080/tcp": []map[string]string{{"HostPort": ""}}},
+		"ports":         []map[string]any{{"containerPort": 9090, "hostPort": "", "protocol": "udp"}},
+		"env":           []string{"GREETING=hello"},
+		"labels":        map[string]string{"berth.test": h.label},
 		"restartPolicy": "unless-stopped",
 	}, &out)
 	var doc struct {

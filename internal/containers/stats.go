@@ -51,7 +51,8 @@ type Stat struct {
 
 // Compute derives a snapshot from the engine's raw sample:
 //   - cpuPercent = (cpu delta / system delta) × online CPUs × 100, so one busy
-//     core is 100 and the value may exceed 100 on multi-core hosts;
+//     core is 100 and the value may exceed 100 on multi-core hosts (0 when
+//     the engine gave no previous sample);
 //   - memoryUsage = raw usage − inactive file cache (cgroup v1
 //     total_inactive_file, cgroup v2 inactive_file), never below zero;
 //   - memoryPercent = memoryUsage / limit × 100.
@@ -68,7 +69,9 @@ func Compute(st engine.Stats) Snapshot {
 	if cpus == 0 {
 		cpus = uint64(st.PerCPUCount)
 	}
-	if st.CPUTotal > st.PreCPUTotal && st.SystemCPU > st.PreSystemCPU && cpus > 0 {
+	// Without a previous sample (PreSystemCPU 0) the delta would be the usage
+	// since boot, not a rate: report 0 rather than a wrong figure.
+	if st.PreSystemCPU > 0 && st.CPUTotal > st.PreCPUTotal && st.SystemCPU > st.PreSystemCPU && cpus > 0 {
 		cpuDelta := float64(st.CPUTotal - st.PreCPUTotal)
 		sysDelta := float64(st.SystemCPU - st.PreSystemCPU)
 		s.CPUPercent = round2(cpuDelta / sysDelta * float64(cpus) * 100)

@@ -1,0 +1,63 @@
+package config
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLoad(t *testing.T) {
+	cases := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    Config
+		wantErr bool
+	}{
+		{
+			name: "defaults",
+			want: Config{Port: 3000, DataDir: "./data", DatabaseURL: "data/berth.db", LogLevel: slog.LevelInfo, LocalSocket: "/var/run/docker.sock"},
+		},
+		{
+			name: "environment",
+			env: map[string]string{"PORT": "8080", "HOST": "127.0.0.1", "DATA_DIR": "/srv/berth", "LOG_LEVEL": "debug",
+				"ENCRYPTION_KEY": "k", "DISABLE_LOCAL_LOGIN": "true", "DOCKER_SOCKET": "/run/d.sock"},
+			want: Config{Host: "127.0.0.1", Port: 8080, DataDir: "/srv/berth", DatabaseURL: "/srv/berth/berth.db",
+				EncryptionKey: "k", LogLevel: slog.LevelDebug, DisableLocalLogin: true, LocalSocket: "/run/d.sock"},
+		},
+		{
+			name: "flags win over environment",
+			env:  map[string]string{"PORT": "8080", "DATABASE_URL": "postgres://u:p@db/berth"},
+			args: []string{"-port", "9090", "-log-level", "warn"},
+			want: Config{Port: 9090, DataDir: "./data", DatabaseURL: "postgres://u:p@db/berth", LogLevel: slog.LevelWarn, LocalSocket: "/var/run/docker.sock"},
+		},
+		{name: "bad port", env: map[string]string{"PORT": "x"}, wantErr: true},
+		{name: "port out of range", args: []string{"-port", "70000"}, wantErr: true},
+		{name: "bad level", env: map[string]string{"LOG_LEVEL": "loud"}, wantErr: true},
+		{name: "stray argument", args: []string{"extra"}, wantErr: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Load(c.args, func(k string) string { return c.env[k] }, io.Discard)
+			if (err != nil) != c.wantErr {
+				t.Fatalf("err = %v, want error %v", err, c.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("Load (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSQLitePath(t *testing.T) {
+	for url, want := range map[string]string{"data/berth.db": "data/berth.db", "sqlite://x.db": "x.db", "postgres://h/db": ""} {
+		if got := (Config{DatabaseURL: url}).SQLitePath(); got != want {
+			t.Errorf("SQLitePath(%q) = %q, want %q", url, got, want)
+		}
+	}
+}
