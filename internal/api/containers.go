@@ -295,6 +295,9 @@ func (s *Server) attachExec(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.checkOrigin(r); err != nil {
+		return err
+	}
 	execID := r.PathValue("execId")
 	stream, err := s.containers.AttachExec(r.Context(), env, execID)
 	if err != nil {

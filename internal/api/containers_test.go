@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -456,4 +457,26 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func TestCrossOriginAttachIsRefusedWithoutUsingTheExec(t *testing.T) {
+	h := newHarness(t)
+	id := h.createContainer("berth-origin-"+h.label, true, "sleep", "300")
+	var inst struct {
+		ExecID string `json:"execId"`
+	}
+	h.must(200, "POST", "/api/containers/"+id+"/exec?envId=1", "{}", &inst)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	wsURL := "ws" + strings.TrimPrefix(h.url, "http") + "/api/containers/exec/" + inst.ExecID + "/attach?envId=1"
+	_, resp, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example.com"}}})
+	if err == nil || resp == nil || resp.StatusCode != 403 {
+		t.Fatalf("cross-origin attach: %v %v, want 403", resp, err)
+	}
+	// The refused attempt did not consume the single-use exec.
+	ws, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {h.url}}})
+	if err != nil {
+		t.Fatalf("same-origin attach after a refused one: %v", err)
+	}
+	ws.Close(websocket.StatusNormalClosure, "")
 }
