@@ -86,4 +86,3 @@ func TestCheckOrigin(t *testing.T) {
 		}
 	}
 }
-
