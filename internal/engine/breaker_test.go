@@ -92,8 +92,11 @@ func TestDeadSocketIsOfflineAndBreakerSkipsRedialUntilBackoffEnds(t *testing.T) 
 	path := deadSocket(t)
 	env := store.Environment{ID: 7, ConnectionType: Socket, SocketPath: path}
 
+	if _, err := m.Test(t.Context(), env); !IsOffline(err) {
+		t.Fatalf("Test(dead socket) = %v, want an offline error", err)
+	}
 	if got, want := online(m, 7), (onlineState{}); got != want {
-		t.Fatalf("Online before any attempt = %+v, want %+v", got, want)
+		t.Fatalf("Online after Test (which bypasses the cache) = %+v, want %+v", got, want)
 	}
 	c, err := m.Client(t.Context(), env)
 	if !IsOffline(err) || c != nil {
@@ -282,6 +285,19 @@ func TestHangingEngineIsIsolatedFromOtherEnvironments(t *testing.T) {
 	}
 	if n := accepted.Load(); n != 2 {
 		t.Fatalf("connections after the back-off = %d, want 2", n)
+	}
+
+	// That caller left before the engine answered: it says nothing about the
+	// engine, so the breaker stays closed and the next caller dials again.
+	ctx4, cancel4 := context.WithCancel(t.Context())
+	fourth := connect(ctx4)
+	waitAccept()
+	cancel4()
+	if r := <-fourth; !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("Client(hanging) of a caller that left = %v, want context.Canceled", r.err)
+	}
+	if n := accepted.Load(); n != 3 {
+		t.Fatalf("connections after a caller left = %d, want 3 (breaker not tripped by the caller)", n)
 	}
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -25,23 +26,30 @@ const (
 // DefaultSocket is the default socket path of the local engine.
 const DefaultSocket = "/var/run/docker.sock"
 
-// newClient builds (without connecting) the SDK client for env.
+// newClient builds (without connecting) the SDK client for env. Berth's own
+// transport dials the engine directly: no proxy from the environment, the
+// connection timeout of PingTimeout.
 func newClient(env store.Environment) (*client.Client, error) {
+	dialer := &net.Dialer{Timeout: PingTimeout, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
-		DialContext:           (&net.Dialer{Timeout: PingTimeout, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost:   16,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   PingTimeout,
-		ResponseHeaderTimeout: 0, // streams (logs, events) wait indefinitely; calls carry deadlines
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: PingTimeout,
+		// No ResponseHeaderTimeout: streams (logs, events) wait indefinitely;
+		// every call carries its own deadline.
 	}
-	opts := []client.Opt{client.WithUserAgent("berth")} // the client negotiates the API version on first use; Manager pings eagerly
+	var host, scheme string
 	switch env.ConnectionType {
 	case "", Socket:
 		path := env.SocketPath
 		if path == "" {
 			path = DefaultSocket
 		}
-		opts = append(opts, client.WithHTTPClient(&http.Client{Transport: transport}), client.WithHost("unix://"+path))
+		host, scheme = "unix://"+path, "http"
+		transport.DisableCompression = true
+		transport.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, "unix", path)
+		}
 	case Direct:
 		if env.Host == "" {
 			return nil, fmt.Errorf("%w: host is required for direct connections", ErrInvalid)
@@ -50,25 +58,29 @@ func newClient(env store.Environment) (*client.Client, error) {
 		if port == 0 {
 			port = 2375
 		}
-		scheme := "http"
+		host, scheme = "tcp://"+net.JoinHostPort(env.Host, strconv.Itoa(port)), "http"
+		transport.DialContext = dialer.DialContext
 		if env.Protocol == "https" {
-			scheme = "https"
 			cfg, err := tlsConfig(env)
 			if err != nil {
 				return nil, err
 			}
-			transport.TLSClientConfig = cfg
+			transport.TLSClientConfig, scheme = cfg, "https"
 		}
-		opts = append(opts,
-			client.WithHTTPClient(&http.Client{Transport: transport}),
-			client.WithHost("tcp://"+net.JoinHostPort(env.Host, strconv.Itoa(port))),
-			client.WithScheme(scheme))
 	case AgentStandard, AgentEdge:
 		return nil, unsupported(env.ConnectionType)
 	default:
 		return nil, fmt.Errorf("%w: unknown connection type %q", ErrInvalid, env.ConnectionType)
 	}
-	cli, err := client.New(opts...)
+	// WithHost configures a default transport; WithHTTPClient then replaces
+	// it with ours. The client negotiates the API version on first use, and
+	// Manager pings eagerly so that happens at connect time.
+	cli, err := client.New(
+		client.WithUserAgent("berth"),
+		client.WithHost(host),
+		client.WithHTTPClient(&http.Client{Transport: transport}),
+		client.WithScheme(scheme),
+	)
 	if err != nil {
 		return nil, fmt.Errorf("engine: build client: %w", err)
 	}

@@ -279,15 +279,15 @@ func (c *Client) CreateContainer(ctx context.Context, spec CreateSpec) (string, 
 }
 
 func restartPolicy(s string) (container.RestartPolicy, error) {
-	name, count, _ := strings.Cut(s, ":")
+	name, count, hasCount := strings.Cut(s, ":")
 	rp := container.RestartPolicy{Name: container.RestartPolicyMode(name)}
 	switch rp.Name {
 	case "no", "always", "unless-stopped":
-		if count != "" {
+		if hasCount {
 			return rp, fmt.Errorf("%w: restart policy %q takes no retry count", ErrInvalid, s)
 		}
 	case "on-failure":
-		if count != "" {
+		if hasCount {
 			n, err := strconv.Atoi(count)
 			if err != nil || n < 0 {
 				return rp, fmt.Errorf("%w: restart policy %q", ErrInvalid, s)

@@ -53,20 +53,13 @@ func (c *Client) Logs(ctx context.Context, id string, tty bool, o LogOptions, fn
 
 // splitLines calls fn for every line of r.
 func splitLines(r io.Reader, stream string, fn func(LogLine) error) error {
-	br := bufio.NewReaderSize(r, 32<<10)
-	var line []byte
+	l := &lineBuffer{stream: stream}
+	chunk := make([]byte, 32<<10)
 	for {
-		chunk, isPrefix, err := br.ReadLine()
-		line = append(line, chunk...)
-		if err == nil && isPrefix && len(line) < maxLogLine {
-			continue
+		n, err := r.Read(chunk)
+		if werr := l.write(chunk[:n], err != nil, fn); werr != nil {
+			return werr
 		}
-		if len(line) > 0 || err == nil {
-			if ferr := fn(LogLine{Stream: stream, Text: string(line)}); ferr != nil {
-				return ferr
-			}
-		}
-		line = line[:0]
 		if err != nil {
 			return eofIsNil(err)
 		}
@@ -74,59 +67,97 @@ func splitLines(r io.Reader, stream string, fn func(LogLine) error) error {
 }
 
 // demux splits the engine's multiplexed stream: frames of an 8-byte header
-// (stream id, 3 zero bytes, big-endian length) followed by the payload.
+// (stream id, 3 zero bytes, big-endian length) followed by the payload. The
+// stream is untrusted: a payload is read in bounded chunks whatever length
+// its header announces.
 func demux(r io.Reader, fn func(LogLine) error) error {
 	br := bufio.NewReaderSize(r, 32<<10)
-	var hdr [8]byte
-	partial := map[string][]byte{}
-	flush := func(stream string, final bool) error {
-		buf := partial[stream]
-		for {
-			i := bytes.IndexByte(buf, '\n')
-			if i < 0 {
-				break
-			}
-			if err := fn(LogLine{Stream: stream, Text: string(bytes.TrimSuffix(buf[:i], []byte{'\r'}))}); err != nil {
-				return err
-			}
-			buf = buf[i+1:]
+	stdout, stderr := &lineBuffer{stream: "stdout"}, &lineBuffer{stream: "stderr"}
+	// end flushes both streams' last lines when the input ends.
+	end := func(err error) error {
+		if ferr := stdout.write(nil, true, fn); ferr != nil {
+			return ferr
 		}
-		if len(buf) > 0 && (final || len(buf) >= maxLogLine) {
-			if err := fn(LogLine{Stream: stream, Text: string(buf)}); err != nil {
-				return err
-			}
-			buf = nil
+		if ferr := stderr.write(nil, true, fn); ferr != nil {
+			return ferr
 		}
-		partial[stream] = append([]byte(nil), buf...)
-		return nil
+		return eofIsNil(err)
 	}
+	var hdr [8]byte
+	chunk := make([]byte, 32<<10)
 	for {
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			for _, s := range []string{"stdout", "stderr"} {
-				if ferr := flush(s, true); ferr != nil {
-					return ferr
-				}
-			}
-			return eofIsNil(err)
+			return end(err)
 		}
-		stream := "stdout"
+		l := stdout
 		switch hdr[0] {
 		case 0, 1:
 		case 2:
-			stream = "stderr"
+			l = stderr
 		default:
 			return fmt.Errorf("engine: log stream: bad frame header %x", hdr[0])
 		}
-		n := binary.BigEndian.Uint32(hdr[4:])
-		payload := make([]byte, n)
-		if _, err := io.ReadFull(br, payload); err != nil {
-			return eofIsNil(err)
+		for n := int(binary.BigEndian.Uint32(hdr[4:])); n > 0; {
+			k, err := io.ReadFull(br, chunk[:min(n, len(chunk))])
+			n -= k
+			if werr := l.write(chunk[:k], false, fn); werr != nil {
+				return werr
+			}
+			if err != nil {
+				return end(err)
+			}
 		}
-		partial[stream] = append(partial[stream], payload...)
-		if err := flush(stream, false); err != nil {
+	}
+}
+
+// lineBuffer holds the unfinished line of one stream.
+type lineBuffer struct {
+	stream string
+	buf    []byte
+}
+
+// write appends p and calls fn for every complete line; with final (the
+// stream ended) also for the rest.
+func (l *lineBuffer) write(p []byte, final bool, fn func(LogLine) error) error {
+	l.buf = append(l.buf, p...)
+	rest := l.buf
+	for len(rest) > 0 {
+		text, n := cutLine(rest, final)
+		if n == 0 {
+			break
+		}
+		rest = rest[n:]
+		if err := fn(LogLine{Stream: l.stream, Text: string(text)}); err != nil {
 			return err
 		}
 	}
+	l.buf = append(l.buf[:0], rest...)
+	return nil
+}
+
+// cutLine returns the first line of buf without its line end ("\n" or
+// "\r\n") and the number of bytes it takes, or 0 when buf holds no complete
+// line yet. A line longer than maxLogLine is cut into pieces of maxLogLine
+// bytes; a line of exactly maxLogLine bytes stays whole.
+func cutLine(buf []byte, final bool) ([]byte, int) {
+	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+		end := i
+		if end > 0 && buf[end-1] == '\r' {
+			end--
+		}
+		if end <= maxLogLine {
+			return buf[:end], i + 1
+		}
+		return buf[:maxLogLine], maxLogLine
+	}
+	switch {
+	case len(buf) > maxLogLine+1, final && len(buf) > maxLogLine:
+		// Too long for one line even if "\r\n" comes next.
+		return buf[:maxLogLine], maxLogLine
+	case final:
+		return buf, len(buf)
+	}
+	return nil, 0
 }
 
 func eofIsNil(err error) error {

@@ -76,6 +76,11 @@ func (m *Manager) Client(ctx context.Context, env store.Environment) (*Client, e
 	pctx, cancel := context.WithTimeout(ctx, PingTimeout)
 	defer cancel()
 	if _, err := c.cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true, ForceNegotiate: true}); err != nil {
+		if ctx.Err() != nil {
+			// The caller left (or ran out of time) first: that says nothing
+			// about the engine, so the breaker stays as it is.
+			return nil, ctx.Err()
+		}
 		m.tripLocked(c, env.ID, err)
 		return nil, &OfflineError{EnvID: env.ID, Cause: err}
 	}
@@ -115,8 +120,11 @@ func (m *Manager) tripLocked(c *conn, envID int64, err error) {
 }
 
 // observe trips the breaker when err shows that the engine cannot be reached.
+// A call that ended because its caller left or its deadline passed says
+// nothing certain about the engine and leaves the breaker alone.
 func (m *Manager) observe(c *conn, envID int64, err error) {
-	if err == nil || !isConnectionError(err) {
+	if err == nil || !isConnectionError(err) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return
 	}
 	c.mu.Lock()

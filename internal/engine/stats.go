@@ -31,6 +31,8 @@ type Stats struct {
 // ContainerStats takes one sample of a running container. The engine samples
 // twice (about a second apart) so that the CPU delta is meaningful.
 func (c *Client) ContainerStats(ctx context.Context, id string) (Stats, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	res, err := c.cli.ContainerStats(ctx, id, client.ContainerStatsOptions{Stream: false, IncludePreviousSample: true})
 	if err != nil {
 		return Stats{}, c.fail(err)
