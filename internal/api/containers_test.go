@@ -15,6 +15,7 @@ import (
 )
 
 func TestContainerLifecycle(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	name := "berth-life-" + h.label
 	id := h.createContainer(name, false, "sleep", "300")
@@ -112,6 +113,7 @@ func TestContainerLifecycle(t *testing.T) {
 }
 
 func TestForceDeleteRemovesRunningContainerAndItsAutoUpdate(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	name := "berth-au-" + h.label
 	id := h.createContainer(name, true, "sleep", "300")
@@ -131,6 +133,7 @@ func TestForceDeleteRemovesRunningContainerAndItsAutoUpdate(t *testing.T) {
 }
 
 func TestCreateWithPortsEnvAndStartAfterCreate(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	name := "berth-ports-" + h.label
 	var out struct{ ID string }
@@ -187,6 +190,7 @@ func TestCreateWithPortsEnvAndStartAfterCreate(t *testing.T) {
 }
 
 func TestExecRoundTripOverWebSocket(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	id := h.createContainer("berth-exec-"+h.label, true, "sleep", "300")
 
@@ -259,6 +263,7 @@ func TestExecRoundTripOverWebSocket(t *testing.T) {
 }
 
 func TestExecOnUnknownContainerOrStoppedOne(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	if status, body := h.do("POST", "/api/containers/nope-"+h.label+"/exec?envId=1", "{}"); status != 404 {
 		t.Errorf("exec on unknown container = %d %s, want 404", status, body)
@@ -276,6 +281,7 @@ func TestExecOnUnknownContainerOrStoppedOne(t *testing.T) {
 }
 
 func TestStatsStreamSendsEachRunningContainerThenDone(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ids := map[string]bool{}
 	for i := range 3 {
@@ -339,6 +345,7 @@ func TestStatsStreamSendsEachRunningContainerThenDone(t *testing.T) {
 }
 
 func TestEventsStreamShowsContainerStart(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	name := "berth-events-" + h.label
 	id := h.createContainer(name, false, "sleep", "300")
@@ -371,6 +378,7 @@ func TestEventsStreamShowsContainerStart(t *testing.T) {
 }
 
 func TestLogsTailAndStream(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	id := h.createContainer("berth-logs-"+h.label, true, "sh", "-c", "for i in 1 2 3 4 5; do echo line$i; done; echo oops 1>&2")
 	waitExited(t, h, id)
@@ -417,6 +425,7 @@ func TestLogsTailAndStream(t *testing.T) {
 }
 
 func TestTopAndRename(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	id := h.createContainer("berth-top-"+h.label, true, "sleep", "300")
 	var top struct {
@@ -460,6 +469,7 @@ func contains(list []string, s string) bool {
 }
 
 func TestCrossOriginAttachIsRefusedWithoutUsingTheExec(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	id := h.createContainer("berth-origin-"+h.label, true, "sleep", "300")
 	var inst struct {

@@ -16,6 +16,7 @@ import (
 )
 
 func TestLocalEnvironmentIsCreatedWithIDOne(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var envs []map[string]any
 	h.must(200, "GET", "/api/environments", nil, &envs)
@@ -32,6 +33,7 @@ func TestLocalEnvironmentIsCreatedWithIDOne(t *testing.T) {
 }
 
 func TestEnvironmentCreateDefaultsAndEcho(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var created map[string]any
 	h.must(201, "POST", "/api/environments", map[string]any{
@@ -76,6 +78,7 @@ func TestEnvironmentCreateDefaultsAndEcho(t *testing.T) {
 }
 
 func TestEnvironmentUpdateAndDelete(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var env struct {
 		ID        int64
@@ -108,6 +111,7 @@ func TestEnvironmentUpdateAndDelete(t *testing.T) {
 }
 
 func TestEnvironmentTestEndpoint(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var res struct {
 		Success bool
@@ -134,6 +138,7 @@ func TestEnvironmentTestEndpoint(t *testing.T) {
 }
 
 func TestBadInputGetsClearErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	elevenLabels := make([]string, 11)
 	for i := range elevenLabels {
@@ -208,6 +213,7 @@ func countEnvironments(t *testing.T, h *harness) int {
 // socket and at an engine that accepts connections but never answers: lists
 // are empty, streams end, and a dead environment never delays the local one.
 func TestOfflineEnvironmentsAnswerFastAndEmpty(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	hang, accepted := hangingListener(t)
 	var dead, stuck struct{ ID int64 }
@@ -294,6 +300,7 @@ func mustAtoi(t *testing.T, s string) int {
 }
 
 func TestRestartKeepsEnvironments(t *testing.T) {
+	t.Parallel()
 	enginetest.Require(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "berth.db")
