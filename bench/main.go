@@ -20,18 +20,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
 	"time"
 
-	"github.com/berth-dev/berth/internal/api"
-	"github.com/berth-dev/berth/internal/engine"
+	"github.com/berth-dev/berth/internal/apitest"
 	"github.com/berth-dev/berth/internal/enginetest"
 	"github.com/berth-dev/berth/internal/secret"
-	"github.com/berth-dev/berth/internal/store"
 )
 
 // config holds the command-line flags.
@@ -114,9 +111,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 }
 
 // startBerth starts Berth in-process, as "berth serve" wires it, with a
-// throw-away SQLite database, and returns its server and a function that
-// stops it. Bootstrap registers the local engine as environment 1.
-func startBerth(ctx context.Context) (*httptest.Server, func(), error) {
+// throw-away SQLite database, and returns it with a function that stops it.
+// Bootstrap registers the local engine as environment 1.
+func startBerth(ctx context.Context) (*apitest.Berth, func(), error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	dir, err := os.MkdirTemp("", "berth-bench-")
 	if err != nil {
@@ -129,21 +126,10 @@ func startBerth(ctx context.Context) (*httptest.Server, func(), error) {
 		os.RemoveAll(dir)
 		return nil, nil, err
 	}
-	st, err := store.Open(ctx, filepath.Join(dir, "berth.db"), box)
+	b, err := apitest.Start(ctx, filepath.Join(dir, "berth.db"), box, log)
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, nil, fmt.Errorf("open database: %w", err)
+		return nil, nil, err
 	}
-	engines := engine.NewManager(log)
-	stop := func() {
-		engines.Close()
-		st.Close()
-		os.RemoveAll(dir)
-	}
-	if err := engine.Bootstrap(ctx, st, engines, enginetest.Socket, log); err != nil {
-		stop()
-		return nil, nil, fmt.Errorf("bootstrap local environment: %w", err)
-	}
-	srv := httptest.NewServer(api.New(api.Deps{Log: log, Store: st, Engines: engines}).Handler())
-	return srv, func() { srv.Close(); stop() }, nil
+	return b, func() { b.Close(); os.RemoveAll(dir) }, nil
 }

@@ -11,10 +11,7 @@ import (
 )
 
 func (s *Server) listContainers(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "env")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	all, err := queryBool(r, "all", false)
 	if err != nil {
 		return err
@@ -79,10 +76,7 @@ func (req createContainerRequest) spec() containers.CreateSpec {
 }
 
 func (s *Server) createContainer(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "env")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	var req createContainerRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
@@ -95,10 +89,7 @@ func (s *Server) createContainer(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) inspectContainer(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "env")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	raw, err := s.containers.Inspect(r.Context(), env, r.PathValue("id"))
 	if err != nil {
 		return err
@@ -110,10 +101,7 @@ func (s *Server) inspectContainer(w http.ResponseWriter, r *http.Request) error 
 
 // containerAction serves POST /api/containers/{id}/{start|stop|restart|pause|unpause}.
 func (s *Server) containerAction(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "env")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	action := containers.Action(path.Base(r.URL.Path))
 	if err := s.containers.Do(r.Context(), env, r.PathValue("id"), action); err != nil {
 		return err
@@ -122,10 +110,7 @@ func (s *Server) containerAction(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) removeContainer(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "env")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	force, err := queryBool(r, "force", false)
 	if err != nil {
 		return err
@@ -137,10 +122,7 @@ func (s *Server) removeContainer(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) renameContainer(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "env")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	var req struct {
 		Name string `json:"name"`
 	}
@@ -154,10 +136,7 @@ func (s *Server) renameContainer(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) containerTop(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "env")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	p, err := s.containers.Top(r.Context(), env, r.PathValue("id"))
 	if err != nil {
 		return err
@@ -166,10 +145,7 @@ func (s *Server) containerTop(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) containerStats(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "env")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	snap, err := s.containers.Stats(r.Context(), env, r.PathValue("id"))
 	if err != nil {
 		return err
@@ -179,12 +155,9 @@ func (s *Server) containerStats(w http.ResponseWriter, r *http.Request) error {
 
 // allContainerStats answers one pass over the running containers as an array.
 func (s *Server) allContainerStats(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "env")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	out := []containers.Stat{}
-	err = s.containers.StatsAll(r.Context(), env, func(st containers.Stat) error {
+	err := s.containers.StatsAll(r.Context(), env, func(st containers.Stat) error {
 		out = append(out, st)
 		return nil
 	})
@@ -197,13 +170,10 @@ func (s *Server) allContainerStats(w http.ResponseWriter, r *http.Request) error
 // streamContainerStats sends one `stat` event per running container, then
 // `done`; a failure of the pass is an `error` event.
 func (s *Server) streamContainerStats(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "env")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	es := startEvents(w, r)
 	defer es.Close()
-	err = s.containers.StatsAll(r.Context(), env, func(st containers.Stat) error {
+	err := s.containers.StatsAll(r.Context(), env, func(st containers.Stat) error {
 		return es.Send("stat", st)
 	})
 	if err != nil {
@@ -215,10 +185,7 @@ func (s *Server) streamContainerStats(w http.ResponseWriter, r *http.Request) er
 }
 
 func (s *Server) containerLogs(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "env")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	ts, err := queryBool(r, "timestamps", false)
 	if err != nil {
 		return err
@@ -233,10 +200,7 @@ func (s *Server) containerLogs(w http.ResponseWriter, r *http.Request) error {
 // streamContainerLogs sends `connected`, then a `log` event per line, then
 // `end` when the container's output ends; failures are `error` events.
 func (s *Server) streamContainerLogs(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "env")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	ts, err := queryBool(r, "timestamps", false)
 	if err != nil {
 		return err
@@ -269,10 +233,7 @@ func (s *Server) streamContainerLogs(w http.ResponseWriter, r *http.Request) err
 }
 
 func (s *Server) createExec(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "envId")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	var req struct {
 		Shell string `json:"shell"`
 		User  string `json:"user"`
@@ -291,10 +252,7 @@ func (s *Server) createExec(w http.ResponseWriter, r *http.Request) error {
 // terminal input, text frames out are terminal output; closing either side
 // ends the session.
 func (s *Server) attachExec(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "envId")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	if err := s.checkOrigin(r); err != nil {
 		return err
 	}
@@ -314,10 +272,7 @@ func (s *Server) attachExec(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) resizeExec(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "envId")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	q := r.URL.Query()
 	if err := s.containers.ResizeExec(r.Context(), env, r.PathValue("execId"), q.Get("h"), q.Get("w")); err != nil {
 		return err

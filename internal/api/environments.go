@@ -405,3 +405,30 @@ func (s *Server) test(ctx context.Context, env store.Environment) testResult {
 	return testResult{Success: true, Info: &testInfo{ServerVersion: info.ServerVersion, APIVersion: info.APIVersion,
 		Containers: info.Containers, Images: info.Images, Name: info.Name}}
 }
+
+// envKey is the context key of the environment a route's selector resolved.
+type envKey struct{}
+
+// envOf returns the environment resolved for r by its route's selector.
+func envOf(r *http.Request) store.Environment {
+	env, _ := r.Context().Value(envKey{}).(store.Environment)
+	return env
+}
+
+// withEnvironment resolves the route's environment selector into r's context.
+func (s *Server) withEnvironment(r *http.Request, sel Selector) (*http.Request, error) {
+	param := ""
+	switch sel {
+	case NoEnv:
+		return r, nil
+	case EnvQuery:
+		param = "env"
+	case EnvIDQuery:
+		param = "envId"
+	}
+	env, err := s.environment(r, param)
+	if err != nil {
+		return nil, err
+	}
+	return r.WithContext(context.WithValue(r.Context(), envKey{}, env)), nil
+}

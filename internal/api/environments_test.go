@@ -7,7 +7,6 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -215,10 +214,10 @@ func countEnvironments(t *testing.T, h *harness) int {
 func TestOfflineEnvironmentsAnswerFastAndEmpty(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	hang, accepted := hangingListener(t)
+	hang := enginetest.NewHanging(t)
 	var dead, stuck struct{ ID int64 }
 	h.must(201, "POST", "/api/environments", map[string]any{"name": "dead-" + h.label, "socketPath": filepath.Join(t.TempDir(), "none.sock")}, &dead)
-	host, port, _ := net.SplitHostPort(hang)
+	host, port, _ := net.SplitHostPort(hang.Addr)
 	h.must(201, "POST", "/api/environments", map[string]any{"name": "stuck-" + h.label, "connectionType": "direct", "host": host, "port": mustAtoi(t, port)}, &stuck)
 
 	for _, env := range []int64{dead.ID, stuck.ID} {
@@ -249,7 +248,7 @@ func TestOfflineEnvironmentsAnswerFastAndEmpty(t *testing.T) {
 		}
 	}
 	// The stuck engine was dialled once; the breaker answered the rest.
-	if n := accepted.Load(); n != 1 {
+	if n := hang.Count(); n != 1 {
 		t.Errorf("the hanging engine was dialled %d times, want 1 (breaker open)", n)
 	}
 	// The local environment is unaffected.
@@ -258,37 +257,6 @@ func TestOfflineEnvironmentsAnswerFastAndEmpty(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("local list took %v while other environments are offline", d)
 	}
-}
-
-// hangingListener accepts TCP connections on loopback and never answers.
-func hangingListener(t *testing.T) (string, *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n atomic.Int64
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			conns = append(conns, c)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String(), &n
 }
 
 func mustAtoi(t *testing.T, s string) int {

@@ -10,10 +10,7 @@ import (
 // like container-start with data {id, name}. While the engine cannot be
 // reached an `error` event tells why; the relay reconnects by itself.
 func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.environment(r, "env")
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	es := startEvents(w, r)
 	defer es.Close()
 	if err := es.Send("connected", map[string]int64{"env": env.ID}); err != nil {

@@ -10,15 +10,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/internal/api"
-	"github.com/berth-dev/berth/internal/engine"
+	"github.com/berth-dev/berth/internal/apitest"
 	"github.com/berth-dev/berth/internal/enginetest"
 	"github.com/berth-dev/berth/internal/secret"
 	"github.com/berth-dev/berth/internal/store"
@@ -48,22 +46,14 @@ func startHarness(t *testing.T, dbPath string, box *secret.Box) *harness {
 	ctx := context.Background()
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	st, err := store.Open(ctx, dbPath, box)
+	b, err := apitest.Start(ctx, dbPath, box, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	engines := engine.NewManager(log)
-	if err := engine.Bootstrap(ctx, st, engines, enginetest.Socket, log); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.New(api.Deps{Log: log, Store: st, Engines: engines}).Handler())
-	h := &harness{t: t, url: srv.URL, store: st, label: randomLabel(), http: &http.Client{Timeout: 60 * time.Second}, logs: logs}
+	h := &harness{t: t, url: b.URL, store: b.Store, label: randomLabel(), http: &http.Client{Timeout: 60 * time.Second}, logs: logs}
 	t.Cleanup(func() {
 		enginetest.RemoveLabelled(t, h.label)
-		srv.CloseClientConnections()
-		srv.Close()
-		engines.Close()
-		st.Close()
+		b.Close()
 	})
 	return h
 }

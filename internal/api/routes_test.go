@@ -32,6 +32,12 @@ func TestEveryRouteDeclaresAPermission(t *testing.T) {
 		if !strings.HasPrefix(rt.Path, "/api/") {
 			t.Errorf("route %s is outside /api", key)
 		}
+		// Engine-facing routes must name their environment, so that the
+		// environment is resolved (and, with auth, authorized) before the handler.
+		engineFacing := strings.HasPrefix(rt.Path, "/api/containers") || strings.HasPrefix(rt.Path, "/api/events")
+		if engineFacing && rt.Env == NoEnv {
+			t.Errorf("route %s reaches an engine but declares no environment selector", key)
+		}
 	}
 }
 

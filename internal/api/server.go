@@ -69,7 +69,10 @@ func (s *Server) Handler() http.Handler {
 // handler already started its response (streams report errors in-band).
 func (s *Server) serve(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		err := rt.h(w, r)
+		req, err := s.withEnvironment(r, rt.Env)
+		if err == nil {
+			err = rt.h(w, req)
+		}
 		if err == nil {
 			return
 		}

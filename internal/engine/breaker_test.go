@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -176,35 +177,11 @@ func TestHangingEngineIsIsolatedFromOtherEnvironments(t *testing.T) {
 	m, clk := newTestManager(t)
 
 	// An engine that accepts connections and never answers.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var accepted atomic.Int64
-	acceptedCh := make(chan struct{}, 16)
-	var conns []net.Conn
-	acceptDone := make(chan struct{})
-	go func() {
-		defer close(acceptDone)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-			accepted.Add(1)
-			acceptedCh <- struct{}{}
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-acceptDone
-		for _, c := range conns {
-			c.Close()
-		}
-	})
+	hanging := enginetest.NewHanging(t)
+	_, portText, _ := net.SplitHostPort(hanging.Addr)
+	port, _ := strconv.Atoi(portText)
 	hang := store.Environment{ID: 9, ConnectionType: Direct, Host: "127.0.0.1",
-		Port: ln.Addr().(*net.TCPAddr).Port, Protocol: "http"}
+		Port: port, Protocol: "http"}
 
 	type result struct {
 		err     error
@@ -222,7 +199,7 @@ func TestHangingEngineIsIsolatedFromOtherEnvironments(t *testing.T) {
 	waitAccept := func() {
 		t.Helper()
 		select {
-		case <-acceptedCh:
+		case <-hanging.Accepted:
 		case <-time.After(2 * PingTimeout):
 			t.Fatal("the hanging engine was never dialed")
 		}
@@ -252,7 +229,7 @@ func TestHangingEngineIsIsolatedFromOtherEnvironments(t *testing.T) {
 	if r.elapsed < PingTimeout || r.elapsed > 3*PingTimeout {
 		t.Errorf("Client(hanging) took %v, want about PingTimeout (%v)", r.elapsed, PingTimeout)
 	}
-	if n := accepted.Load(); n != 1 {
+	if n := hanging.Count(); n != 1 {
 		t.Fatalf("connections after the first attempt = %d, want 1", n)
 	}
 	if got, want := online(m, 9), (onlineState{Online: false, Known: true}); got != want {
@@ -270,7 +247,7 @@ func TestHangingEngineIsIsolatedFromOtherEnvironments(t *testing.T) {
 	if d := time.Since(start); d >= PingTimeout {
 		t.Errorf("second Client(hanging) took %v, want an immediate answer", d)
 	}
-	if n := accepted.Load(); n != 1 {
+	if n := hanging.Count(); n != 1 {
 		t.Fatalf("connections after the second attempt = %d, want still 1", n)
 	}
 
@@ -283,7 +260,7 @@ func TestHangingEngineIsIsolatedFromOtherEnvironments(t *testing.T) {
 	if r := <-third; r.err == nil {
 		t.Fatal("Client(hanging) after the back-off succeeded")
 	}
-	if n := accepted.Load(); n != 2 {
+	if n := hanging.Count(); n != 2 {
 		t.Fatalf("connections after the back-off = %d, want 2", n)
 	}
 
@@ -296,7 +273,7 @@ func TestHangingEngineIsIsolatedFromOtherEnvironments(t *testing.T) {
 	if r := <-fourth; !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("Client(hanging) of a caller that left = %v, want context.Canceled", r.err)
 	}
-	if n := accepted.Load(); n != 3 {
+	if n := hanging.Count(); n != 3 {
 		t.Fatalf("connections after a caller left = %d, want 3 (breaker not tripped by the caller)", n)
 	}
 }
