@@ -46,6 +46,13 @@ func TestReopenKeepsEnvironments(t *testing.T) {
 	if perm := info.Mode().Perm(); perm != 0o700 {
 		t.Errorf("parent directory mode = %v, want 0700", perm)
 	}
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		if info, err := os.Stat(f); err == nil && info.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode = %v, want 0600 (it holds secrets)", filepath.Base(f), info.Mode().Perm())
+		} else if err != nil && f == path {
+			t.Fatalf("stat database: %v", err)
+		}
+	}
 
 	s, err = store.Open(ctx, path, box)
 	if err != nil {
