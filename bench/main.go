@@ -126,7 +126,7 @@ func startBerth(ctx context.Context) (*apitest.Berth, func(), error) {
 		os.RemoveAll(dir)
 		return nil, nil, err
 	}
-	b, err := apitest.Start(ctx, filepath.Join(dir, "berth.db"), box, log)
+	b, err := apitest.Start(ctx, apitest.Options{DBPath: filepath.Join(dir, "berth.db"), Box: box, Log: log})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err

@@ -6,6 +6,7 @@
 #   - a Docker engine on /var/run/docker.sock (dockerd from Debian's docker.io)
 #   - the test image berth-test/busybox:1 (and :latest), imported from busybox-static, no registry
 #   - PostgreSQL (Debian's packaged cluster) on 127.0.0.1 with a role berth/berth that may create databases
+#   - OpenLDAP's slapd on ldap://127.0.0.1:3890 and ldaps://127.0.0.1:6360, seeded (scripts/lib/ldap.sh)
 #   - staticcheck, cached outside the repository
 # .test-env at the repository root holds KEY=VALUE lines for `make test` and `make bench`.
 set -euo pipefail
@@ -13,6 +14,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/lib/engine.sh
 . scripts/lib/engine.sh
+# shellcheck source=scripts/lib/ldap.sh
+. scripts/lib/ldap.sh
 
 test_image=berth-test/busybox:1
 
@@ -108,6 +111,10 @@ postgres_url="postgres://berth:berth@127.0.0.1:${pg_port}/postgres?sslmode=disab
 PGCONNECT_TIMEOUT=5 psql -qXtA -d "$postgres_url" -c 'SELECT 1' >/dev/null ||
 	die "cannot log in to PostgreSQL as berth on 127.0.0.1:${pg_port}"
 
+# --- OpenLDAP (users, groups and passwords: scripts/lib/ldap.sh) -------------------
+
+ensure_ldap
+
 # --- staticcheck ------------------------------------------------------------------
 
 staticcheck=$(scripts/staticcheck.sh)
@@ -122,6 +129,7 @@ BERTH_TEST_IMAGE=${test_image}
 STATICCHECK=${staticcheck}
 CI=true
 ENV
+ldap_test_env >>"$tmp"
 chmod 0644 "$tmp"
 mv -f "$tmp" .test-env
 log "test environment ready (.test-env)"

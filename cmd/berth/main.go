@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/internal/api"
+	"github.com/berth-dev/berth/internal/auth"
 	"github.com/berth-dev/berth/internal/config"
 	"github.com/berth-dev/berth/internal/engine"
 	"github.com/berth-dev/berth/internal/secret"
@@ -23,7 +24,7 @@ import (
 )
 
 const usage = `usage: berth [serve] [flags]   start the server (default)
-       berth admin <command>     administration (not available yet)
+       berth admin <command>     recovery: create-user, reset-password, disable-auth, enable-auth
        berth agent               remote agent (not available yet)
        berth version
 
@@ -36,13 +37,13 @@ var version = "dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "berth:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stderr io.Writer) error {
 	cmd := "serve"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
@@ -57,7 +58,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	case "version":
 		fmt.Fprintln(stderr, "berth", version)
 		return nil
-	case "admin", "agent":
+	case "admin":
+		return admin(ctx, args, getenv, stdin, stderr)
+	case "agent":
 		return fmt.Errorf("%s: not available in this version", cmd)
 	case "help", "-h", "--help":
 		fmt.Fprint(stderr, usage)
@@ -90,10 +93,17 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err := engine.Bootstrap(ctx, st, engines, cfg.LocalSocket, log); err != nil {
 		return err
 	}
+	authSvc, err := auth.New(ctx, auth.Options{Store: st, Log: log, DataDir: cfg.DataDir, DisableLocalLogin: cfg.DisableLocalLogin})
+	if err != nil {
+		return err
+	}
+	if err := announceSetup(ctx, authSvc, log, stderr); err != nil {
+		return err
+	}
 
 	srv := &http.Server{
 		Addr:              cfg.Addr(),
-		Handler:           api.New(api.Deps{Log: log, Store: st, Engines: engines}).Handler(),
+		Handler:           api.New(api.Deps{Log: log, Store: st, Auth: authSvc, Engines: engines}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// Requests derive from ctx, so that streams end when Berth stops.
@@ -115,5 +125,26 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	return nil
+}
+
+// announceSetup prints the one-time setup token while no user exists, so
+// that whoever started Berth (and only they) can create the first admin.
+func announceSetup(ctx context.Context, a *auth.Service, log *slog.Logger, stderr io.Writer) error {
+	enabled, err := a.Enabled(ctx)
+	if err != nil || !enabled {
+		return err
+	}
+	tok, err := a.PrepareSetup(ctx)
+	if err != nil || tok == "" {
+		return err
+	}
+	log.Warn("no user exists yet: create the first admin with the one-time setup token",
+		"setup_token", tok, "file", a.SetupTokenPath())
+	fmt.Fprintf(stderr, "\n  First start: create the admin account with the one-time setup token\n"+
+		"    %s\n  (also in %s), e.g.\n"+
+		"    curl -X POST http://localhost:<port>/api/users -H 'X-Setup-Token: %s' \\\n"+
+		"         -H 'Content-Type: application/json' -d '{\"username\":\"admin\",\"password\":\"<at least 8 characters>\"}'\n\n",
+		tok, a.SetupTokenPath(), tok)
 	return nil
 }

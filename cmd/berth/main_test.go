@@ -25,22 +25,37 @@ func TestServeStartsStopsAndKeepsEnvironmentsAcrossRestarts(t *testing.T) {
 	dataDir := t.TempDir()
 
 	serveOnce(t, dataDir, func(base string) {
-		resp, err := http.Post(base+"/api/environments", "application/json",
-			strings.NewReader(`{"name":"second","connectionType":"direct","host":"192.0.2.1"}`))
-		if err != nil {
-			t.Fatal(err)
+		// Secure by default: nothing but the setup answers without a session.
+		if status := do(t, "GET", base+"/api/environments", nil, "", nil); status != 401 {
+			t.Fatalf("environments before setup = %d, want 401", status)
 		}
-		resp.Body.Close()
-		if resp.StatusCode != 201 {
-			t.Fatalf("create environment: %d", resp.StatusCode)
+		tok, err := os.ReadFile(filepath.Join(dataDir, "setup-token"))
+		if err != nil {
+			t.Fatalf("setup token file: %v", err)
+		}
+		admin := `{"username":"admin","password":"correct horse"}`
+		if status := do(t, "POST", base+"/api/users", map[string]string{"X-Setup-Token": "wrong"}, admin, nil); status != 401 {
+			t.Fatalf("first admin with a wrong setup token = %d, want 401", status)
+		}
+		if status := do(t, "POST", base+"/api/users", map[string]string{"X-Setup-Token": strings.TrimSpace(string(tok))}, admin, nil); status != 201 {
+			t.Fatalf("first admin with the setup token = %d, want 201", status)
+		}
+		if _, err := os.Stat(filepath.Join(dataDir, "setup-token")); !os.IsNotExist(err) {
+			t.Errorf("the spent setup token file is still there: %v", err)
+		}
+		cookie := login(t, base, "admin", "correct horse")
+		if status := do(t, "POST", base+"/api/environments", map[string]string{"Cookie": cookie},
+			`{"name":"second","connectionType":"direct","host":"192.0.2.1"}`, nil); status != 201 {
+			t.Fatalf("create environment = %d", status)
 		}
 	})
 	serveOnce(t, dataDir, func(base string) {
+		cookie := login(t, base, "admin", "correct horse")
 		var envs []struct {
 			ID   int64
 			Name string
 		}
-		getJSON(t, base+"/api/environments", &envs)
+		do(t, "GET", base+"/api/environments", map[string]string{"Cookie": cookie}, "", &envs)
 		if len(envs) != 2 || envs[0].ID != 1 || envs[0].Name != "local" || envs[1].Name != "second" {
 			t.Fatalf("environments after restart = %+v", envs)
 		}
@@ -50,6 +65,48 @@ func TestServeStartsStopsAndKeepsEnvironmentsAcrossRestarts(t *testing.T) {
 	}
 }
 
+// do sends a request and decodes a JSON answer into out (when not nil).
+func do(t *testing.T, method, url string, headers map[string]string, body string, out any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// login signs in and returns the Cookie header value of the session.
+func login(t *testing.T, base, user, password string) string {
+	t.Helper()
+	resp, err := http.Post(base+"/api/auth/login", "application/json",
+		strings.NewReader(`{"username":"`+user+`","password":"`+password+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, c := range resp.Cookies() {
+		if c.Name == "dockhand_session" {
+			return c.Name + "=" + c.Value
+		}
+	}
+	t.Fatalf("login %s: %d, no session cookie", user, resp.StatusCode)
+	return ""
+}
+
 // serveOnce runs the server until check returns, then stops it.
 func serveOnce(t *testing.T, dataDir string, check func(base string)) {
 	t.Helper()
@@ -57,7 +114,9 @@ func serveOnce(t *testing.T, dataDir string, check func(base string)) {
 	env := map[string]string{"DATA_DIR": dataDir, "PORT": strconv.Itoa(port), "HOST": "127.0.0.1", "LOG_LEVEL": "warn"}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, io.Discard) }()
+	go func() {
+		done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard)
+	}()
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	waitHealthy(t, base, done)
 	check(base)
@@ -104,23 +163,55 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func getJSON(t *testing.T, url string, out any) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
+func TestUnknownCommandFails(t *testing.T) {
+	if err := run(context.Background(), []string{"frobnicate"}, func(string) string { return "" }, strings.NewReader(""), io.Discard); err == nil {
+		t.Fatal("unknown command succeeded")
 	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		t.Fatal(err)
+	if err := run(context.Background(), []string{"serve", "-port", "x"}, func(string) string { return "" }, strings.NewReader(""), io.Discard); err == nil {
+		t.Fatal("bad flag succeeded")
 	}
 }
 
-func TestUnknownCommandFails(t *testing.T) {
-	if err := run(context.Background(), []string{"frobnicate"}, func(string) string { return "" }, io.Discard); err == nil {
-		t.Fatal("unknown command succeeded")
+// TestAdminRecoveryCommands recovers a locked-out installation: create an
+// admin, reset a forgotten password (from stdin), disable authentication.
+func TestAdminRecoveryCommands(t *testing.T) {
+	enginetest.Require(t)
+	dataDir := t.TempDir()
+	env := map[string]string{"DATA_DIR": dataDir}
+	getenv := func(k string) string { return env[k] }
+	adminCmd := func(stdin string, args ...string) error {
+		return run(context.Background(), append([]string{"admin"}, args...), getenv, strings.NewReader(stdin), io.Discard)
 	}
-	if err := run(context.Background(), []string{"serve", "-port", "x"}, func(string) string { return "" }, io.Discard); err == nil {
-		t.Fatal("bad flag succeeded")
+	if err := adminCmd("", "create-user", "-username", "ops", "-password", "ops-password-1", "-admin"); err != nil {
+		t.Fatal(err)
+	}
+	if err := adminCmd("", "create-user", "-username", "ops", "-password", "ops-password-1"); err == nil {
+		t.Error("a duplicate user was created")
+	}
+	if err := adminCmd("", "create-user", "-username", "short", "-password", "1234"); err == nil {
+		t.Error("a short password was accepted")
+	}
+	if err := adminCmd("new-password-2\n", "reset-password", "-username", "ops", "-password-stdin"); err != nil {
+		t.Fatal(err)
+	}
+	if err := adminCmd("", "reset-password", "-username", "nobody", "-password", "whatever-1"); err == nil {
+		t.Error("reset of an unknown user succeeded")
+	}
+	serveOnce(t, dataDir, func(base string) {
+		login(t, base, "ops", "new-password-2")
+		if _, err := os.Stat(filepath.Join(dataDir, "setup-token")); !os.IsNotExist(err) {
+			t.Error("a setup token was prepared although a user exists")
+		}
+	})
+	if err := adminCmd("", "disable-auth"); err != nil {
+		t.Fatal(err)
+	}
+	serveOnce(t, dataDir, func(base string) {
+		if status := do(t, "GET", base+"/api/environments", nil, "", nil); status != 200 {
+			t.Errorf("environments with authentication disabled = %d, want 200", status)
+		}
+	})
+	if err := adminCmd("", "frobnicate"); err == nil {
+		t.Error("unknown admin command succeeded")
 	}
 }

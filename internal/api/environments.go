@@ -274,18 +274,18 @@ func (s *Server) listEnvironments(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	ident := identityOf(r)
 	out := make([]environmentJSON, 0, len(envs))
 	for _, e := range envs {
-		out = append(out, toEnvironmentJSON(e))
+		if ident == nil || ident.Access.CanAccess(e.ID) {
+			out = append(out, toEnvironmentJSON(e))
+		}
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) getEnvironment(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.pathEnvironment(r)
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	return writeJSON(w, http.StatusOK, toEnvironmentJSON(env))
 }
 
@@ -311,10 +311,7 @@ func (s *Server) createEnvironment(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) updateEnvironment(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.pathEnvironment(r)
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	var req environmentRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
@@ -336,10 +333,7 @@ func (s *Server) updateEnvironment(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) deleteEnvironment(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.pathEnvironment(r)
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	if err := s.store.DeleteEnvironment(r.Context(), env.ID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return errEnvNotFound
@@ -366,10 +360,7 @@ type testInfo struct {
 }
 
 func (s *Server) testEnvironment(w http.ResponseWriter, r *http.Request) error {
-	env, err := s.pathEnvironment(r)
-	if err != nil {
-		return err
-	}
+	env := envOf(r)
 	return writeJSON(w, http.StatusOK, s.test(r.Context(), env))
 }
 
@@ -417,16 +408,20 @@ func envOf(r *http.Request) store.Environment {
 
 // withEnvironment resolves the route's environment selector into r's context.
 func (s *Server) withEnvironment(r *http.Request, sel Selector) (*http.Request, error) {
-	param := ""
+	var (
+		env store.Environment
+		err error
+	)
 	switch sel {
-	case NoEnv:
+	case NoEnv, AnyEnv:
 		return r, nil
 	case EnvQuery:
-		param = "env"
+		env, err = s.environment(r, "env")
 	case EnvIDQuery:
-		param = "envId"
+		env, err = s.environment(r, "envId")
+	case EnvPath:
+		env, err = s.pathEnvironment(r)
 	}
-	env, err := s.environment(r, param)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,9 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
+	"github.com/berth-dev/berth/internal/auth"
 	"github.com/berth-dev/berth/internal/fault"
 	"github.com/berth-dev/berth/internal/store"
 )
@@ -12,6 +14,7 @@ import (
 type errorBody struct {
 	Error   string `json:"error"`
 	Details string `json:"details,omitempty"`
+	Message string `json:"message,omitempty"` // only the 401 of COMPAT.md
 }
 
 // statusOf maps each fault kind to its HTTP status.
@@ -28,7 +31,13 @@ var statusOf = map[fault.Kind]int{
 // errorResponse is THE mapping from an error to a status and a body. It is
 // the only place that decides an error status.
 func errorResponse(err error) (int, errorBody) {
+	if errors.Is(err, errAuthRequired) {
+		return http.StatusUnauthorized, errorBody{Error: "Unauthorized", Message: "Authentication required"}
+	}
 	if f, ok := fault.As(err); ok {
+		if f.Kind == fault.TooMany {
+			return http.StatusTooManyRequests, errorBody{Error: f.Message} // details carry the retry hint for the header
+		}
 		status, known := statusOf[f.Kind]
 		if !known {
 			status = http.StatusInternalServerError
@@ -51,6 +60,9 @@ func errorResponse(err error) (int, errorBody) {
 // with their full cause, which the client never sees.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := errorResponse(err)
+	if secs, ok := auth.RetryAfter(err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
 	if status >= 500 {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 	} else {

@@ -26,12 +26,14 @@ import (
 // harness is a Berth served in-process over real HTTP, with SQLite in a
 // temporary directory and the real local engine as environment 1.
 type harness struct {
-	t     *testing.T
-	url   string
-	store *store.Store
-	label string // value of enginetest.Label on everything this test creates
-	http  *http.Client
-	logs  *lockedBuffer
+	t       *testing.T
+	url     string
+	store   *store.Store
+	label   string // value of enginetest.Label on everything this test creates
+	dataDir string
+	headers map[string]string // sent with every request (Cookie, Authorization)
+	http    *http.Client
+	logs    *lockedBuffer
 }
 
 func newHarness(t *testing.T) *harness {
@@ -40,17 +42,33 @@ func newHarness(t *testing.T) *harness {
 	return startHarness(t, filepath.Join(t.TempDir(), "berth.db"), storetest.Box(t))
 }
 
-// startHarness serves a Berth on the SQLite file dbPath.
+// startHarness serves a Berth on the SQLite file dbPath, with
+// authentication disabled (the engine features are under test).
 func startHarness(t *testing.T, dbPath string, box *secret.Box) *harness {
+	t.Helper()
+	return startHarnessWith(t, apitest.Options{DBPath: dbPath, Box: box})
+}
+
+// newAuthHarness serves a Berth with authentication enabled, as on a first
+// start: no user yet, a setup token in the data directory.
+func newAuthHarness(t *testing.T, o apitest.Options) *harness {
+	t.Helper()
+	enginetest.Require(t)
+	o.DBPath, o.Box, o.Auth = filepath.Join(t.TempDir(), "berth.db"), storetest.Box(t), true
+	return startHarnessWith(t, o)
+}
+
+func startHarnessWith(t *testing.T, o apitest.Options) *harness {
 	t.Helper()
 	ctx := context.Background()
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	b, err := apitest.Start(ctx, dbPath, box, log)
+	o.Log = log
+	b, err := apitest.Start(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, url: b.URL, store: b.Store, label: randomLabel(), http: &http.Client{Timeout: 60 * time.Second}, logs: logs}
+	h := &harness{t: t, url: b.URL, store: b.Store, dataDir: filepath.Dir(o.DBPath), headers: map[string]string{}, label: randomLabel(), http: &http.Client{Timeout: 60 * time.Second}, logs: logs}
 	t.Cleanup(func() {
 		enginetest.RemoveLabelled(t, h.label)
 		b.Close()
@@ -84,6 +102,9 @@ func (h *harness) do(method, path string, body any) (int, []byte) {
 		h.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h.headers {
+		req.Header.Set(k, v)
+	}
 	resp, err := h.http.Do(req)
 	if err != nil {
 		h.t.Fatalf("%s %s: %v", method, path, err)

@@ -1,21 +1,33 @@
 package api
 
 // Perm is the permission a route requires: a "<resource>:<action>" pair
-// checked against the request's environment, or Public.
+// checked against the route's environment, or one of the pseudo-permissions.
 type Perm string
 
-// Public marks a route that needs no permission (health, sign-in).
-const Public Perm = "public"
+// Pseudo-permissions.
+const (
+	// Public routes need no sign-in (health, sign-in itself).
+	Public Perm = "public"
+	// Authenticated routes need a signed-in user and no particular permission
+	// (a user's own API tokens).
+	Authenticated Perm = "authenticated"
+)
 
 // Selector says how a route names its environment.
 type Selector int
 
 // The environment selectors.
 const (
-	NoEnv      Selector = iota // the route is not about one environment's engine
+	NoEnv      Selector = iota // not about one environment: the permission must hold for all of them
 	EnvQuery                   // query parameter env (default 1)
 	EnvIDQuery                 // query parameter envId (exec endpoints)
+	EnvPath                    // path parameter {id} of /api/environments/{id}
+	AnyEnv                     // lists across environments: the permission must hold on at least one; the handler filters
 )
+
+// Quiet marks a state-changing route that is deliberately not audited by the
+// generic recorder (it records itself, or it changes nothing worth a line).
+const Quiet = "-"
 
 // route is one entry of THE route table.
 type route struct {
@@ -23,43 +35,70 @@ type route struct {
 	Path   string
 	Perm   Perm
 	Env    Selector
+	Audit  string // action recorded in the audit log after success ("" for reads)
+	Setup  bool   // open while no user exists, to the holder of the setup token
 	h      handler
 }
 
-// routes is the route table: every endpoint, with its permission.
+// routes is the route table: every endpoint, with its permission, its
+// environment selector and, for changes, its audit action.
 func (s *Server) routes() []route {
 	return []route{
-		{"GET", "/api/health", Public, NoEnv, s.health},
+		{"GET", "/api/health", Public, NoEnv, "", false, s.health},
 
-		{"GET", "/api/environments", "environments:view", NoEnv, s.listEnvironments},
-		{"POST", "/api/environments", "environments:create", NoEnv, s.createEnvironment},
-		{"POST", "/api/environments/test", "environments:create", NoEnv, s.testNewEnvironment},
-		{"GET", "/api/environments/{id}", "environments:view", NoEnv, s.getEnvironment},
-		{"PUT", "/api/environments/{id}", "environments:edit", NoEnv, s.updateEnvironment},
-		{"DELETE", "/api/environments/{id}", "environments:delete", NoEnv, s.deleteEnvironment},
-		{"POST", "/api/environments/{id}/test", "environments:view", NoEnv, s.testEnvironment},
+		{"POST", "/api/auth/login", Public, NoEnv, Quiet, false, s.login},
+		{"POST", "/api/auth/logout", Public, NoEnv, Quiet, false, s.logout},
+		{"GET", "/api/auth/session", Public, NoEnv, "", false, s.session},
+		{"GET", "/api/auth/providers", Public, NoEnv, "", false, s.providers},
+		{"GET", "/api/auth/settings", "settings:view", NoEnv, "", false, s.getAuthSettings},
+		{"PUT", "/api/auth/settings", "settings:edit", NoEnv, "auth.settings", false, s.putAuthSettings},
+		{"GET", "/api/auth/tokens", Authenticated, NoEnv, "", false, s.listTokens},
+		{"POST", "/api/auth/tokens", Authenticated, NoEnv, "token.create", false, s.createToken},
+		{"DELETE", "/api/auth/tokens/{id}", Authenticated, NoEnv, "token.revoke", false, s.revokeToken},
 
-		{"GET", "/api/containers", "containers:view", EnvQuery, s.listContainers},
-		{"POST", "/api/containers", "containers:create", EnvQuery, s.createContainer},
-		{"GET", "/api/containers/stats", "containers:view", EnvQuery, s.allContainerStats},
-		{"GET", "/api/containers/stats/stream", "containers:view", EnvQuery, s.streamContainerStats},
-		{"GET", "/api/containers/{id}", "containers:inspect", EnvQuery, s.inspectContainer},
-		{"GET", "/api/containers/{id}/inspect", "containers:inspect", EnvQuery, s.inspectContainer},
-		{"DELETE", "/api/containers/{id}", "containers:remove", EnvQuery, s.removeContainer},
-		{"POST", "/api/containers/{id}/start", "containers:start", EnvQuery, s.containerAction},
-		{"POST", "/api/containers/{id}/stop", "containers:stop", EnvQuery, s.containerAction},
-		{"POST", "/api/containers/{id}/restart", "containers:restart", EnvQuery, s.containerAction},
-		{"POST", "/api/containers/{id}/pause", "containers:stop", EnvQuery, s.containerAction},
-		{"POST", "/api/containers/{id}/unpause", "containers:start", EnvQuery, s.containerAction},
-		{"POST", "/api/containers/{id}/rename", "containers:edit", EnvQuery, s.renameContainer},
-		{"GET", "/api/containers/{id}/stats", "containers:view", EnvQuery, s.containerStats},
-		{"GET", "/api/containers/{id}/logs", "containers:logs", EnvQuery, s.containerLogs},
-		{"GET", "/api/containers/{id}/logs/stream", "containers:logs", EnvQuery, s.streamContainerLogs},
-		{"GET", "/api/containers/{id}/top", "containers:inspect", EnvQuery, s.containerTop},
-		{"POST", "/api/containers/{id}/exec", "containers:exec", EnvIDQuery, s.createExec},
-		{"GET", "/api/containers/exec/{execId}/attach", "containers:exec", EnvIDQuery, s.attachExec},
-		{"POST", "/api/containers/exec/{execId}/resize", "containers:exec", EnvIDQuery, s.resizeExec},
+		{"GET", "/api/users", "users:view", NoEnv, "", false, s.listUsers},
+		{"POST", "/api/users", "users:create", NoEnv, "user.create", true, s.createUser},
+		{"GET", "/api/users/{id}", "users:view", NoEnv, "", false, s.getUser},
+		{"PUT", "/api/users/{id}", "users:edit", NoEnv, "user.update", false, s.updateUser},
+		{"DELETE", "/api/users/{id}", "users:delete", NoEnv, "user.delete", false, s.deleteUser},
+		{"GET", "/api/users/{id}/roles", "users:view", NoEnv, "", false, s.listUserRoles},
+		{"POST", "/api/users/{id}/roles", "users:edit", NoEnv, "user.role.assign", false, s.assignRole},
+		{"DELETE", "/api/users/{id}/roles", "users:edit", NoEnv, "user.role.unassign", false, s.unassignRole},
+		{"GET", "/api/roles", "users:view", NoEnv, "", false, s.listRoles},
+		{"POST", "/api/roles", "users:create", NoEnv, "role.create", false, s.createRole},
+		{"GET", "/api/roles/{id}", "users:view", NoEnv, "", false, s.getRole},
+		{"PUT", "/api/roles/{id}", "users:edit", NoEnv, "role.update", false, s.updateRole},
+		{"DELETE", "/api/roles/{id}", "users:delete", NoEnv, "role.delete", false, s.deleteRole},
 
-		{"GET", "/api/events", "containers:view", EnvQuery, s.streamEvents},
+		{"GET", "/api/environments", "environments:view", AnyEnv, "", false, s.listEnvironments},
+		{"POST", "/api/environments", "environments:create", NoEnv, "environment.create", false, s.createEnvironment},
+		{"POST", "/api/environments/test", "environments:create", NoEnv, Quiet, false, s.testNewEnvironment},
+		{"GET", "/api/environments/{id}", "environments:view", EnvPath, "", false, s.getEnvironment},
+		{"PUT", "/api/environments/{id}", "environments:edit", EnvPath, "environment.update", false, s.updateEnvironment},
+		{"DELETE", "/api/environments/{id}", "environments:delete", EnvPath, "environment.delete", false, s.deleteEnvironment},
+		{"POST", "/api/environments/{id}/test", "environments:view", EnvPath, Quiet, false, s.testEnvironment},
+
+		{"GET", "/api/containers", "containers:view", EnvQuery, "", false, s.listContainers},
+		{"POST", "/api/containers", "containers:create", EnvQuery, "container.create", false, s.createContainer},
+		{"GET", "/api/containers/stats", "containers:view", EnvQuery, "", false, s.allContainerStats},
+		{"GET", "/api/containers/stats/stream", "containers:view", EnvQuery, "", false, s.streamContainerStats},
+		{"GET", "/api/containers/{id}", "containers:inspect", EnvQuery, "", false, s.inspectContainer},
+		{"GET", "/api/containers/{id}/inspect", "containers:inspect", EnvQuery, "", false, s.inspectContainer},
+		{"DELETE", "/api/containers/{id}", "containers:remove", EnvQuery, "container.remove", false, s.removeContainer},
+		{"POST", "/api/containers/{id}/start", "containers:start", EnvQuery, "container.start", false, s.containerAction},
+		{"POST", "/api/containers/{id}/stop", "containers:stop", EnvQuery, "container.stop", false, s.containerAction},
+		{"POST", "/api/containers/{id}/restart", "containers:restart", EnvQuery, "container.restart", false, s.containerAction},
+		{"POST", "/api/containers/{id}/pause", "containers:stop", EnvQuery, "container.pause", false, s.containerAction},
+		{"POST", "/api/containers/{id}/unpause", "containers:start", EnvQuery, "container.unpause", false, s.containerAction},
+		{"POST", "/api/containers/{id}/rename", "containers:edit", EnvQuery, "container.rename", false, s.renameContainer},
+		{"GET", "/api/containers/{id}/stats", "containers:view", EnvQuery, "", false, s.containerStats},
+		{"GET", "/api/containers/{id}/logs", "containers:logs", EnvQuery, "", false, s.containerLogs},
+		{"GET", "/api/containers/{id}/logs/stream", "containers:logs", EnvQuery, "", false, s.streamContainerLogs},
+		{"GET", "/api/containers/{id}/top", "containers:inspect", EnvQuery, "", false, s.containerTop},
+		{"POST", "/api/containers/{id}/exec", "containers:exec", EnvIDQuery, "container.exec", false, s.createExec},
+		{"GET", "/api/containers/exec/{execId}/attach", "containers:exec", EnvIDQuery, "", false, s.attachExec},
+		{"POST", "/api/containers/exec/{execId}/resize", "containers:exec", EnvIDQuery, Quiet, false, s.resizeExec},
+
+		{"GET", "/api/events", "containers:view", EnvQuery, "", false, s.streamEvents},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/berth-dev/berth/internal/auth"
 	"github.com/berth-dev/berth/internal/containers"
 	"github.com/berth-dev/berth/internal/engine"
 	"github.com/berth-dev/berth/internal/events"
@@ -21,6 +22,7 @@ import (
 type Server struct {
 	log        *slog.Logger
 	store      *store.Store
+	auth       *auth.Service
 	engines    *engine.Manager
 	containers *containers.Service
 	events     *events.Relay
@@ -32,6 +34,7 @@ type Server struct {
 type Deps struct {
 	Log     *slog.Logger
 	Store   *store.Store
+	Auth    *auth.Service
 	Engines *engine.Manager
 	// AllowedOrigins are extra host patterns (e.g. "berth.example.com") whose
 	// browsers may open WebSockets; the request's own host is always allowed.
@@ -43,6 +46,7 @@ func New(d Deps) *Server {
 	return &Server{
 		log:        d.Log,
 		store:      d.Store,
+		auth:       d.Auth,
 		engines:    d.Engines,
 		containers: containers.New(d.Engines, d.Store, d.Log),
 		events:     events.NewRelay(d.Engines, d.Log),
@@ -55,9 +59,12 @@ func New(d Deps) *Server {
 type handler func(w http.ResponseWriter, r *http.Request) error
 
 // Handler returns the HTTP handler serving every route.
-func (s *Server) Handler() http.Handler {
+func (s *Server) Handler() http.Handler { return s.mux(s.routes()) }
+
+// mux serves routes (the route table, or in tests a copy with stub handlers).
+func (s *Server) mux(routes []route) http.Handler {
 	mux := http.NewServeMux()
-	for _, rt := range s.routes() {
+	for _, rt := range routes {
 		mux.Handle(rt.Method+" "+rt.Path, s.serve(rt))
 	}
 	mux.Handle("/api/", s.serve(route{Perm: Public, h: s.notFound}))
@@ -65,18 +72,24 @@ func (s *Server) Handler() http.Handler {
 	return s.logRequests(mux)
 }
 
-// serve runs a route's handler and writes its error, if any, unless the
-// handler already started its response (streams report errors in-band).
+// serve admits a request to its route (sign-in, environment, permission),
+// runs the handler, writes its error, if any, unless the handler already
+// started its response (streams report errors in-band), and audits a
+// successful change.
 func (s *Server) serve(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := s.withEnvironment(r, rt.Env)
+		req, err := s.admitted(r, rt)
 		if err == nil {
 			err = rt.h(w, req)
 		}
+		rec, _ := w.(*statusRecorder)
 		if err == nil {
+			if rec != nil && rec.status < 400 {
+				s.recordAudit(req, rt)
+			}
 			return
 		}
-		if rec, ok := w.(*statusRecorder); ok && rec.written {
+		if rec != nil && rec.written {
 			if !isClientGone(err) {
 				s.log.Warn("error after response started", "method", r.Method, "path", r.URL.Path, "err", err)
 			}

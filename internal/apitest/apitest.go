@@ -8,8 +8,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"time"
 
 	"github.com/berth-dev/berth/internal/api"
+	"github.com/berth-dev/berth/internal/auth"
 	"github.com/berth-dev/berth/internal/engine"
 	"github.com/berth-dev/berth/internal/enginetest"
 	"github.com/berth-dev/berth/internal/secret"
@@ -20,25 +23,57 @@ import (
 type Berth struct {
 	URL     string
 	Store   *store.Store
+	Auth    *auth.Service
 	Engines *engine.Manager
 	srv     *httptest.Server
 }
 
-// Start serves a Berth on the SQLite file dbPath with the real local engine
-// (enginetest.Socket) bootstrapped as environment 1.
-func Start(ctx context.Context, dbPath string, box *secret.Box, log *slog.Logger) (*Berth, error) {
-	st, err := store.Open(ctx, dbPath, box)
+// Options configure a test Berth.
+type Options struct {
+	DBPath string // SQLite file
+	Box    *secret.Box
+	Log    *slog.Logger
+	// Auth keeps authentication enabled (the default of a real start); when
+	// false the instance runs with authentication disabled (open access).
+	Auth bool
+	// Now replaces the clock of authentication (login limits, sessions).
+	Now func() time.Time
+	// DisableLocalLogin is DISABLE_LOCAL_LOGIN=true.
+	DisableLocalLogin bool
+}
+
+// FastArgon2 are cheap password-hash parameters for tests (recorded in each
+// hash like the real ones).
+var FastArgon2 = auth.Argon2Params{Memory: 1024, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}
+
+// Start serves a Berth with the real local engine (enginetest.Socket)
+// bootstrapped as environment 1.
+func Start(ctx context.Context, o Options) (*Berth, error) {
+	st, err := store.Open(ctx, o.DBPath, o.Box)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	engines := engine.NewManager(log)
-	if err := engine.Bootstrap(ctx, st, engines, enginetest.Socket, log); err != nil {
+	engines := engine.NewManager(o.Log)
+	if err := engine.Bootstrap(ctx, st, engines, enginetest.Socket, o.Log); err != nil {
 		engines.Close()
 		st.Close()
 		return nil, fmt.Errorf("bootstrap local environment: %w", err)
 	}
-	srv := httptest.NewServer(api.New(api.Deps{Log: log, Store: st, Engines: engines}).Handler())
-	return &Berth{URL: srv.URL, Store: st, Engines: engines, srv: srv}, nil
+	authSvc, err := auth.New(ctx, auth.Options{Store: st, Log: o.Log, DataDir: filepath.Dir(o.DBPath), Now: o.Now, Argon2: &FastArgon2,
+		DisableLocalLogin: o.DisableLocalLogin})
+	if err == nil && !o.Auth {
+		err = authSvc.SetEnabled(ctx, false)
+	}
+	if err == nil {
+		_, err = authSvc.PrepareSetup(ctx)
+	}
+	if err != nil {
+		engines.Close()
+		st.Close()
+		return nil, err
+	}
+	srv := httptest.NewServer(api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, Engines: engines}).Handler())
+	return &Berth{URL: srv.URL, Store: st, Auth: authSvc, Engines: engines, srv: srv}, nil
 }
 
 // Client returns a keep-alive client for the server.

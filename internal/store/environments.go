@@ -228,7 +228,8 @@ func (s *Store) UpdateEnvironment(ctx context.Context, e *Environment) error {
 }
 
 // DeleteEnvironment deletes the environment with the given id, and with it
-// its auto-update configurations. A missing environment is ErrNotFound.
+// its auto-update configurations and the role assignments scoped to it. A
+// missing environment is ErrNotFound.
 func (s *Store) DeleteEnvironment(ctx context.Context, id int64) error {
 	res, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM environments WHERE id = ?`), id)
 	if err != nil {
