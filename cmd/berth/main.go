@@ -19,6 +19,7 @@ import (
 	"github.com/berth-dev/berth/internal/auth"
 	"github.com/berth-dev/berth/internal/config"
 	"github.com/berth-dev/berth/internal/engine"
+	"github.com/berth-dev/berth/internal/license"
 	"github.com/berth-dev/berth/internal/secret"
 	"github.com/berth-dev/berth/internal/store"
 )
@@ -93,7 +94,12 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err := engine.Bootstrap(ctx, st, engines, cfg.LocalSocket, log); err != nil {
 		return err
 	}
-	authSvc, err := auth.New(ctx, auth.Options{Store: st, Log: log, DataDir: cfg.DataDir, DisableLocalLogin: cfg.DisableLocalLogin})
+	lic, err := license.New(ctx, st, license.VendorKeys(), nil)
+	if err != nil {
+		return err
+	}
+	authSvc, err := auth.New(ctx, auth.Options{Store: st, Log: log, DataDir: cfg.DataDir,
+		DisableLocalLogin: cfg.DisableLocalLogin, Edition: lic})
 	if err != nil {
 		return err
 	}
@@ -103,7 +109,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 
 	srv := &http.Server{
 		Addr:              cfg.Addr(),
-		Handler:           api.New(api.Deps{Log: log, Store: st, Auth: authSvc, Engines: engines}).Handler(),
+		Handler:           api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// Requests derive from ctx, so that streams end when Berth stops.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/berth-dev/berth/internal/auth"
 	"github.com/berth-dev/berth/internal/engine"
+	"github.com/berth-dev/berth/internal/license"
 	"github.com/berth-dev/berth/internal/store"
 	"github.com/berth-dev/berth/internal/store/storetest"
 )
@@ -40,7 +41,11 @@ func newAuthzFixture(t *testing.T) *authzFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a, err := auth.New(ctx, auth.Options{Store: st, Log: log, DataDir: dir, Argon2: &fastArgon})
+	lic, err := license.New(ctx, st, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := auth.New(ctx, auth.Options{Store: st, Log: log, DataDir: dir, Argon2: &fastArgon, Edition: lic})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +56,7 @@ func newAuthzFixture(t *testing.T) *authzFixture {
 			t.Fatal(err)
 		}
 	}
-	s := New(Deps{Log: log, Store: st, Auth: a, Engines: engine.NewManager(log)})
+	s := New(Deps{Log: log, Store: st, Auth: a, License: lic, Engines: engine.NewManager(log)})
 	f := &authzFixture{store: st, auth: a, tokens: map[string]string{}}
 	f.routes = s.routes()
 	for i := range f.routes {

@@ -70,6 +70,11 @@ func (s *Server) routes() []route {
 		{"PUT", "/api/roles/{id}", "users:edit", NoEnv, "role.update", false, s.updateRole},
 		{"DELETE", "/api/roles/{id}", "users:delete", NoEnv, "role.delete", false, s.deleteRole},
 
+		{"GET", "/api/license", Authenticated, NoEnv, "", false, s.getLicense},
+		{"POST", "/api/license", "license:manage", NoEnv, "license.install", false, s.installLicense},
+		{"DELETE", "/api/license", "license:manage", NoEnv, "license.remove", false, s.removeLicense},
+		{"GET", "/api/audit", "audit_logs:view", NoEnv, "", false, s.listAudit},
+
 		{"GET", "/api/environments", "environments:view", AnyEnv, "", false, s.listEnvironments},
 		{"POST", "/api/environments", "environments:create", NoEnv, "environment.create", false, s.createEnvironment},
 		{"POST", "/api/environments/test", "environments:create", NoEnv, Quiet, false, s.testNewEnvironment},

@@ -15,6 +15,7 @@ import (
 	"github.com/berth-dev/berth/internal/containers"
 	"github.com/berth-dev/berth/internal/engine"
 	"github.com/berth-dev/berth/internal/events"
+	"github.com/berth-dev/berth/internal/license"
 	"github.com/berth-dev/berth/internal/store"
 )
 
@@ -23,6 +24,7 @@ type Server struct {
 	log        *slog.Logger
 	store      *store.Store
 	auth       *auth.Service
+	license    *license.Manager
 	engines    *engine.Manager
 	containers *containers.Service
 	events     *events.Relay
@@ -35,6 +37,7 @@ type Deps struct {
 	Log     *slog.Logger
 	Store   *store.Store
 	Auth    *auth.Service
+	License *license.Manager
 	Engines *engine.Manager
 	// AllowedOrigins are extra host patterns (e.g. "berth.example.com") whose
 	// browsers may open WebSockets; the request's own host is always allowed.
@@ -47,6 +50,7 @@ func New(d Deps) *Server {
 		log:        d.Log,
 		store:      d.Store,
 		auth:       d.Auth,
+		license:    d.License,
 		engines:    d.Engines,
 		containers: containers.New(d.Engines, d.Store, d.Log),
 		events:     events.NewRelay(d.Engines, d.Log),

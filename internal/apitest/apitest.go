@@ -4,6 +4,7 @@ package apitest
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/berth-dev/berth/internal/auth"
 	"github.com/berth-dev/berth/internal/engine"
 	"github.com/berth-dev/berth/internal/enginetest"
+	"github.com/berth-dev/berth/internal/license"
 	"github.com/berth-dev/berth/internal/secret"
 	"github.com/berth-dev/berth/internal/store"
 )
@@ -40,6 +42,9 @@ type Options struct {
 	Now func() time.Time
 	// DisableLocalLogin is DISABLE_LOCAL_LOGIN=true.
 	DisableLocalLogin bool
+	// LicenseKeys are the keys trusted to sign licenses (tests inject their
+	// own; nil trusts none, never every license).
+	LicenseKeys []ed25519.PublicKey
 }
 
 // FastArgon2 are cheap password-hash parameters for tests (recorded in each
@@ -59,8 +64,14 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		st.Close()
 		return nil, fmt.Errorf("bootstrap local environment: %w", err)
 	}
+	lic, err := license.New(ctx, st, o.LicenseKeys, o.Now)
+	if err != nil {
+		engines.Close()
+		st.Close()
+		return nil, err
+	}
 	authSvc, err := auth.New(ctx, auth.Options{Store: st, Log: o.Log, DataDir: filepath.Dir(o.DBPath), Now: o.Now, Argon2: &FastArgon2,
-		DisableLocalLogin: o.DisableLocalLogin})
+		DisableLocalLogin: o.DisableLocalLogin, Edition: lic})
 	if err == nil && !o.Auth {
 		err = authSvc.SetEnabled(ctx, false)
 	}
@@ -72,7 +83,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		st.Close()
 		return nil, err
 	}
-	srv := httptest.NewServer(api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, Engines: engines}).Handler())
+	srv := httptest.NewServer(api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic, Engines: engines}).Handler())
 	return &Berth{URL: srv.URL, Store: st, Auth: authSvc, Engines: engines, srv: srv}, nil
 }
 

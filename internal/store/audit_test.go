@@ -142,9 +142,8 @@ func TestListAuditIsNewestFirst(t *testing.T) {
 		ctx := t.Context()
 		// Written out of time order; two share a timestamp (the later id is newer).
 		at := []time.Duration{2 * time.Hour, 0, 3 * time.Hour, time.Hour, time.Hour}
-		var entries []store.AuditEntry
 		for i, d := range at {
-			entries = append(entries, addAudit(t, s, store.AuditEntry{Action: fmt.Sprintf("a%d", i), CreatedAt: auditBase.Add(d)}))
+			addAudit(t, s, store.AuditEntry{Action: fmt.Sprintf("a%d", i), CreatedAt: auditBase.Add(d)})
 		}
 		got, _, err := s.ListAudit(ctx, store.AuditFilter{})
 		if err != nil {
