@@ -7,6 +7,7 @@
 #   - the test image berth-test/busybox:1 (and :latest), imported from busybox-static, no registry
 #   - PostgreSQL (Debian's packaged cluster) on 127.0.0.1 with a role berth/berth that may create databases
 #   - OpenLDAP's slapd on ldap://127.0.0.1:3890 and ldaps://127.0.0.1:6360, seeded (scripts/lib/ldap.sh)
+#   - Dex, an OpenID Connect provider, on http://127.0.0.1:5556/dex with users alice and bob (scripts/lib/oidc.sh)
 #   - staticcheck, cached outside the repository
 # .test-env at the repository root holds KEY=VALUE lines for `make test` and `make bench`.
 set -euo pipefail
@@ -16,6 +17,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/lib/engine.sh
 # shellcheck source=scripts/lib/ldap.sh
 . scripts/lib/ldap.sh
+# shellcheck source=scripts/lib/oidc.sh
+. scripts/lib/oidc.sh
 
 test_image=berth-test/busybox:1
 
@@ -105,6 +108,9 @@ BEGIN
 	END IF;
 END
 $$;
+-- DROP DATABASE ... WITH (FORCE) must be able to end an autovacuum worker
+-- attached to a test database (SQLSTATE 42501 otherwise).
+GRANT pg_signal_backend TO berth;
 SQL
 
 postgres_url="postgres://berth:berth@127.0.0.1:${pg_port}/postgres?sslmode=disable"
@@ -114,6 +120,10 @@ PGCONNECT_TIMEOUT=5 psql -qXtA -d "$postgres_url" -c 'SELECT 1' >/dev/null ||
 # --- OpenLDAP (users, groups and passwords: scripts/lib/ldap.sh) -------------------
 
 ensure_ldap
+
+# --- Dex (OpenID Connect provider: scripts/lib/oidc.sh) ----------------------------
+
+ensure_oidc
 
 # --- staticcheck ------------------------------------------------------------------
 
@@ -130,6 +140,7 @@ STATICCHECK=${staticcheck}
 CI=true
 ENV
 ldap_test_env >>"$tmp"
+oidc_test_env >>"$tmp"
 chmod 0644 "$tmp"
 mv -f "$tmp" .test-env
 log "test environment ready (.test-env)"

@@ -115,6 +115,21 @@ func (s *Server) providers(w http.ResponseWriter, r *http.Request) error {
 	if !s.auth.LocalLoginDisabled() {
 		list = append(list, provider{ID: "local", Name: "Local", Type: "local"})
 	}
+	ldaps, err := s.auth.LDAPProviders(r.Context())
+	if err != nil {
+		return err
+	}
+	for _, p := range ldaps {
+		list = append(list, provider{ID: p.ID, Name: p.Name, Type: "ldap"})
+	}
+	oidcs, err := s.auth.OIDCProviders(r.Context())
+	if err != nil {
+		return err
+	}
+	for _, p := range oidcs {
+		id := strconv.FormatInt(p.ID, 10)
+		list = append(list, provider{ID: "oidc:" + id, Name: p.Name, Type: "oidc", InitiateURL: "/api/auth/oidc/" + id + "/initiate"})
+	}
 	return writeJSON(w, http.StatusOK, map[string]any{"providers": list, "defaultProvider": st.DefaultProvider})
 }
 

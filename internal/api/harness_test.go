@@ -229,3 +229,5 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.buf.String()
 }
+
+func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }

@@ -56,6 +56,23 @@ func (s *Server) routes() []route {
 		{"POST", "/api/auth/tokens", Authenticated, NoEnv, "token.create", false, s.createToken},
 		{"DELETE", "/api/auth/tokens/{id}", Authenticated, NoEnv, "token.revoke", false, s.revokeToken},
 
+		{"GET", "/api/auth/ldap", "settings:view", NoEnv, "", false, s.listLDAP},
+		{"POST", "/api/auth/ldap", "settings:edit", NoEnv, "ldap.create", false, s.createLDAP},
+		{"GET", "/api/auth/ldap/{id}", "settings:view", NoEnv, "", false, s.getLDAP},
+		{"PATCH", "/api/auth/ldap/{id}", "settings:edit", NoEnv, "ldap.update", false, s.patchLDAP},
+		{"DELETE", "/api/auth/ldap/{id}", "settings:edit", NoEnv, "ldap.delete", false, s.deleteLDAP},
+		{"POST", "/api/auth/ldap/{id}/test", "settings:edit", NoEnv, Quiet, false, s.testLDAP},
+
+		{"GET", "/api/auth/oidc", "settings:view", NoEnv, "", false, s.listOIDC},
+		{"POST", "/api/auth/oidc", "settings:edit", NoEnv, "oidc.create", false, s.createOIDC},
+		{"GET", "/api/auth/oidc/callback", Public, NoEnv, "", false, s.oidcCallback},
+		{"GET", "/api/auth/oidc/{id}", "settings:view", NoEnv, "", false, s.getOIDC},
+		{"PATCH", "/api/auth/oidc/{id}", "settings:edit", NoEnv, "oidc.update", false, s.patchOIDC},
+		{"DELETE", "/api/auth/oidc/{id}", "settings:edit", NoEnv, "oidc.delete", false, s.deleteOIDC},
+		{"POST", "/api/auth/oidc/{id}/test", "settings:edit", NoEnv, Quiet, false, s.testOIDC},
+		{"GET", "/api/auth/oidc/{id}/initiate", Public, NoEnv, "", false, s.initiateOIDC},
+		{"POST", "/api/auth/oidc/{id}/initiate", Public, NoEnv, Quiet, false, s.initiateOIDC},
+
 		{"GET", "/api/users", "users:view", NoEnv, "", false, s.listUsers},
 		{"POST", "/api/users", "users:create", NoEnv, "user.create", true, s.createUser},
 		{"GET", "/api/users/{id}", "users:view", NoEnv, "", false, s.getUser},

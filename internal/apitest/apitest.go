@@ -7,6 +7,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -42,6 +43,9 @@ type Options struct {
 	Now func() time.Time
 	// DisableLocalLogin is DISABLE_LOCAL_LOGIN=true.
 	DisableLocalLogin bool
+	// Addr is a fixed listen address (e.g. the host:port of a redirect URI
+	// registered at an identity provider); empty: a free loopback port.
+	Addr string
 	// LicenseKeys are the keys trusted to sign licenses (tests inject their
 	// own; nil trusts none, never every license).
 	LicenseKeys []ed25519.PublicKey
@@ -83,7 +87,18 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		st.Close()
 		return nil, err
 	}
-	srv := httptest.NewServer(api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic, Engines: engines}).Handler())
+	srv := httptest.NewUnstartedServer(api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic, Engines: engines}).Handler())
+	if o.Addr != "" {
+		ln, err := net.Listen("tcp", o.Addr)
+		if err != nil {
+			engines.Close()
+			st.Close()
+			return nil, fmt.Errorf("listen on %s: %w", o.Addr, err)
+		}
+		srv.Listener.Close()
+		srv.Listener = ln
+	}
+	srv.Start()
 	return &Berth{URL: srv.URL, Store: st, Auth: authSvc, Engines: engines, srv: srv}, nil
 }
 

@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"sync"
@@ -61,12 +63,16 @@ func newFixture(t *testing.T, st *store.Store) *fixture {
 }
 
 // newService returns another Service on the fixture's store, clock, edition
-// and data directory (as after a restart).
-func (f *fixture) newService(t *testing.T) *Service {
+// and data directory (as after a restart), with options changed by opts.
+func (f *fixture) newService(t *testing.T, opts ...func(*Options)) *Service {
 	t.Helper()
 	argon := cheapArgon
-	s, err := New(t.Context(), Options{Store: f.store, Log: slog.New(slog.DiscardHandler), DataDir: f.dir,
-		Edition: f.edition, Now: f.clock.Now, Argon2: &argon})
+	o := Options{Store: f.store, Log: slog.New(slog.DiscardHandler), DataDir: f.dir,
+		Edition: f.edition, Now: f.clock.Now, Argon2: &argon}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s, err := New(t.Context(), o)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -84,13 +90,13 @@ func (f *fixture) user(t *testing.T, username string, admin bool) store.User {
 }
 
 // login signs username in with their fixture password.
-func (f *fixture) login(t *testing.T, username string) Session {
+func (f *fixture) login(t *testing.T, username string) (Identity, Session) {
 	t.Helper()
-	_, sess, err := f.svc.Login(t.Context(), LoginRequest{Username: username, Password: username + "-password", IP: "192.0.2.1"})
+	ident, sess, err := f.svc.Login(t.Context(), LoginRequest{Username: username, Password: username + "-password", IP: "192.0.2.1"})
 	if err != nil {
 		t.Fatalf("Login(%q): %v", username, err)
 	}
-	return sess
+	return ident, sess
 }
 
 // environment creates an environment and returns its id.
@@ -115,6 +121,31 @@ func wantFault(t *testing.T, err error, kind fault.Kind, msg string) {
 	if f.Kind != kind || (msg != "" && f.Message != msg) {
 		t.Fatalf("fault = kind %d %q, want kind %d %q", f.Kind, f.Message, kind, msg)
 	}
+}
+
+// roleID returns the id of the role named name.
+func (f *fixture) roleID(t *testing.T, name string) int64 {
+	t.Helper()
+	r, err := f.store.GetRoleByName(t.Context(), name)
+	if err != nil {
+		t.Fatalf("GetRoleByName(%q): %v", name, err)
+	}
+	return r.ID
+}
+
+// countVerifications makes the fixture's Service count password-hash
+// verifications in *n.
+func (f *fixture) countVerifications(n *int) {
+	f.svc.verify = func(password, hash string) (bool, error) {
+		*n++
+		return VerifyPassword(password, hash)
+	}
+}
+
+// sha256Hex is how sessions and API tokens are stored.
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 // wantNoCredentials fails unless err is ErrNoCredentials.

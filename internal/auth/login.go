@@ -252,12 +252,3 @@ func truncate(s string, n int) string {
 	}
 	return s
 }
-
-// loginLDAP signs in through a directory. Until LDAP configurations exist it
-// refuses like a wrong password would.
-func (s *Service) loginLDAP(ctx context.Context, provider, username, password string) (store.User, error) {
-	if err := s.RequireEnterprise(); err != nil {
-		return store.User{}, err
-	}
-	return store.User{}, fault.New(fault.Invalid, "LDAP sign-in is not configured")
-}

@@ -58,6 +58,9 @@ type Service struct {
 	settingsMu sync.Mutex
 	settings   Settings
 	settingsAt time.Time // when settings was read; zero: not cached
+
+	oidcMu    sync.Mutex
+	oidcFlows map[string]oidcFlow // pending OIDC sign-ins by state
 }
 
 // settingsTTL bounds how long other replicas' changes of the settings take
@@ -88,6 +91,7 @@ func (community) Enterprise() bool { return false }
 // user exists, prepares the setup token.
 func New(ctx context.Context, o Options) (*Service, error) {
 	s := &Service{store: o.Store, log: o.Log, now: o.Now, argon: DefaultArgon2, verify: VerifyPassword,
+		oidcFlows: map[string]oidcFlow{},
 		disableLocal: o.DisableLocalLogin, dataDir: o.DataDir, edition: o.Edition}
 	if s.now == nil {
 		s.now = time.Now
@@ -235,10 +239,22 @@ func (s *Service) UpdateSettings(ctx context.Context, p SettingsPatch) (Settings
 	return s.Settings(ctx)
 }
 
-// SetEnabled turns authentication on or off.
+// SetEnabled turns authentication on or off. Turning it on while no user
+// exists prepares (and logs) the setup token for the first admin.
 func (s *Service) SetEnabled(ctx context.Context, on bool) error {
 	defer s.forgetSettings()
-	return s.store.SetSetting(ctx, keyEnabled, strconv.FormatBool(on))
+	if err := s.store.SetSetting(ctx, keyEnabled, strconv.FormatBool(on)); err != nil {
+		return err
+	}
+	if !on {
+		return nil
+	}
+	tok, err := s.PrepareSetup(ctx)
+	if err == nil && tok != "" {
+		s.log.Warn("authentication enabled with no user: create the first admin with the one-time setup token",
+			"setup_token", tok, "file", s.SetupTokenPath())
+	}
+	return err
 }
 
 // randomToken returns n random bytes, base64url without padding.

@@ -8,27 +8,32 @@
 #   ensure_oidc   build Dex if needed (scripts/oidc/build-dex.sh), render its
 #                 configuration, start it unless ours already runs with that
 #                 configuration, and wait until its discovery document answers
-#   oidc_env      print the BERTH_TEST_OIDC_* lines for .test-env
+#   oidc_test_env print the BERTH_TEST_OIDC_* lines for .test-env
 #
 # Dex keeps everything in memory; its state directory holds the rendered
 # configuration, the pid of the Dex we started and the fingerprint of the
 # configuration it runs with. A Dex someone else started is never stopped.
 #
-# Signing in (authorization code + PKCE), as a browser does:
-#   GET  {issuer}/auth?response_type=code&client_id=…&redirect_uri=…&scope=openid+profile+email+groups
+# Signing in (authorization code + PKCE; Dex sets no cookies in this flow):
+#   GET  {issuer}/auth?response_type=code&client_id=…&redirect_uri=…&scope=openid profile email groups
 #        &state=…&nonce=…&code_challenge=…&code_challenge_method=S256
-#        → 302 to {issuer}/auth/local?…, → 302 to {issuer}/auth/local/login?back=&state=<request id>
-#   GET  that page: an HTML form that POSTs to its own URL, fields `login` (the EMAIL address,
-#        e.g. alice@berth.test, not the username) and `password`
-#   POST it → 303 to {issuer}/approval?req=…&hmac=… → 303 to redirect_uri?code=…&state=…
-#        (wrong password: 200 with the form again, "Invalid Email Address and password.")
-#   POST {issuer}/token (client_secret_basic or _post) grant_type=authorization_code, code,
-#        redirect_uri, code_verifier → {access_token, id_token, …}
-# An unregistered redirect_uri never leaves Dex: /auth answers 400 with an HTML
-# error page ("Unregistered redirect_uri ("…").").
+#        → 302 /dex/auth/local?<same query>  → 302 /dex/auth/local/login?back=&state=<request id>
+#   GET  that page: <form method="post" action="/dex/auth/local/login?back=&state=<request id>">,
+#        fields `login` (the EMAIL address, e.g. alice@berth.test; the username does not work)
+#        and `password`
+#   POST it → 303 /dex/auth?hmac=…&req=<request id> → 303 redirect_uri?code=…&state=…
+#        (bad credentials: 401 with the form again, "Invalid Email Address and password.")
+#   POST {issuer}/token (client_secret_basic or client_secret_post) grant_type=authorization_code,
+#        code, redirect_uri, code_verifier → {access_token, token_type, expires_in, id_token}
+# ID token claims: iss sub aud exp iat jti nonce auth_time at_hash c_hash, plus email and
+# email_verified (scope email), name and preferred_username (scope profile) and groups
+# (scope groups): alice is in berth-admins and ops, bob in ops. `sub` is stable across
+# restarts (fixed user ids); signing keys are not (memory storage).
+# An unregistered redirect_uri never leaves Dex: /auth → 302 /dex/auth/local?… → 400, an
+# HTML page "Bad Request" / "Unregistered redirect_uri.".
 
-BERTH_OIDC_ISSUER=${BERTH_OIDC_ISSUER:-http://127.0.0.1:5556/dex}
-BERTH_OIDC_HTTP_ADDR=${BERTH_OIDC_HTTP_ADDR:-127.0.0.1:5556}
+BERTH_OIDC_ISSUER=http://127.0.0.1:5556/dex
+BERTH_OIDC_HTTP_ADDR=127.0.0.1:5556
 BERTH_OIDC_CLIENT_ID=berth-test
 BERTH_OIDC_CLIENT_SECRET=berth-test-secret
 BERTH_OIDC_REDIRECT_PORT=39123
@@ -67,15 +72,27 @@ oidc_bcrypt() {
 	htpasswd -bnBC 10 "" "$1" | tr -d ':\n'
 }
 
-# our_dex_pid: print the pid of the Dex we started, if it is still running.
+# is_our_dex PID: true when PID runs and is a Dex these scripts started
+# (argv is "<cache>/dex-<version>-<go> serve <state>/config.yaml").
+is_our_dex() {
+	local cmdline
+	[[ $1 =~ ^[0-9]+$ ]] && running "$1" || return 1
+	cmdline=$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) || return 1
+	[[ $cmdline == */dex-*" serve $BERTH_DEX_STATE/config.yaml " ]]
+}
+
+# our_dex_pid: print the pid of the Dex we started, if it is still running: the one
+# in the pid file, else (pid file lost) the listener on Dex's port if it is ours.
 our_dex_pid() {
-	local pid cmdline
-	[[ -f $BERTH_DEX_STATE/dex.pid ]] || return 1
-	pid=$(<"$BERTH_DEX_STATE/dex.pid")
-	[[ $pid =~ ^[0-9]+$ ]] && running "$pid" || return 1
-	# argv is "<cache>/dex-<version>-<go> serve <state>/config.yaml".
-	cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
-	[[ $cmdline == */dex-*" serve $BERTH_DEX_STATE/config.yaml " ]] || return 1
+	local pid=
+	[[ -f $BERTH_DEX_STATE/dex.pid ]] && pid=$(<"$BERTH_DEX_STATE/dex.pid")
+	if ! is_our_dex "$pid"; then
+		command -v ss >/dev/null || return 1
+		pid=$(ss -Hltnp "sport = :${BERTH_OIDC_HTTP_ADDR##*:}" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
+		is_our_dex "$pid" || return 1
+		echo "$pid" >"$BERTH_DEX_STATE/dex.pid"
+		rm -f "$BERTH_DEX_STATE/dex.fingerprint" # its configuration is unknown: restart it
+	fi
 	printf '%s\n' "$pid"
 }
 
@@ -120,7 +137,7 @@ Stop it, then run again."
 	until oidc_ok; do
 		if ! running "$pid" || ((SECONDS >= deadline)); then
 			tail -n 30 "$BERTH_DEX_LOG" >&2 || true
-			running "$pid" && kill -TERM "$pid" 2>/dev/null
+			kill -TERM "$pid" 2>/dev/null || true
 			rm -f "$BERTH_DEX_STATE/dex.pid"
 			die "Dex did not come up on ${BERTH_OIDC_ISSUER} within 30 s (see $BERTH_DEX_LOG)"
 		fi
@@ -163,7 +180,7 @@ ensure_oidc() {
 	start_dex "$bin" "$fingerprint"
 }
 
-oidc_env() {
+oidc_test_env() {
 	cat <<ENV
 BERTH_TEST_OIDC_ISSUER=${BERTH_OIDC_ISSUER}
 BERTH_TEST_OIDC_CLIENT_ID=${BERTH_OIDC_CLIENT_ID}

@@ -93,7 +93,16 @@ func openPostgres(t *testing.T) *store.Store {
 		// t.Context() is already canceled when cleanups run.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		// A background worker (autovacuum) may hold the database a moment
+		// longer; retry briefly before reporting.
+		var err error
+		for range 20 {
+			if _, err = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err == nil {
+				break
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+		if err != nil {
 			t.Errorf("storetest: drop database %s: %v", name, err)
 		}
 	})
