@@ -22,7 +22,7 @@ import (
 // oidcEnv is the real provider (Dex) that scripts/test-env.sh starts.
 type oidcEnv struct {
 	issuer, clientID, clientSecret, port string
-	logins                                map[string]string // user → "email:password"
+	logins                               map[string]string // user → "email:password"
 }
 
 func requireOIDC(t *testing.T) oidcEnv {
@@ -313,4 +313,3 @@ func TestOIDCSignInAgainstARealProvider(t *testing.T) {
 		}
 	})
 }
-

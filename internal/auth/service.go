@@ -91,7 +91,7 @@ func (community) Enterprise() bool { return false }
 // user exists, prepares the setup token.
 func New(ctx context.Context, o Options) (*Service, error) {
 	s := &Service{store: o.Store, log: o.Log, now: o.Now, argon: DefaultArgon2, verify: VerifyPassword,
-		oidcFlows: map[string]oidcFlow{},
+		oidcFlows:    map[string]oidcFlow{},
 		disableLocal: o.DisableLocalLogin, dataDir: o.DataDir, edition: o.Edition}
 	if s.now == nil {
 		s.now = time.Now
