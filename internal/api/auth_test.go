@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -398,6 +399,7 @@ func TestNoSecretInResponsesLogsOrTheDatabaseFile(t *testing.T) {
 		"user password":  "Sup3r-secret-user-pw",
 		"TLS key":        "-----BEGIN PRIVATE KEY-----MIIEvQ-unique-tls-key-material",
 		"agent token":    "agent-token-7f3e9c2a1b",
+		"client secret":  "oidc-client-secret-4d2c8e",
 	}
 	var bodies []string
 	record := func(method, path string, body any) {
@@ -416,10 +418,16 @@ func TestNoSecretInResponsesLogsOrTheDatabaseFile(t *testing.T) {
 	h.must(201, "POST", "/api/environments", map[string]any{"name": "tls", "connectionType": "direct", "host": "192.0.2.7",
 		"protocol": "https", "tlsCert": "cert", "tlsKey": secrets["TLS key"], "agentToken": secrets["agent token"]}, nil)
 	record("POST", "/api/users", map[string]any{"username": "carol", "password": secrets["user password"]})
+	record("POST", "/api/auth/oidc", map[string]any{"name": "idp", "issuerUrl": "https://idp.example", "clientId": "c",
+		"clientSecret": secrets["client secret"], "redirectUri": "https://berth.example/api/auth/oidc/callback"})
+	record("PATCH", "/api/auth/oidc/1", map[string]any{"clientSecret": "********", "enabled": true})
+	if p, err := h.store.GetOIDCProvider(context.Background(), 1); err != nil || p.ClientSecret != secrets["client secret"] {
+		t.Errorf("a PATCH with the mask changed the stored client secret: %q %v", p.ClientSecret, err)
+	}
 	record("PUT", "/api/users/2", map[string]any{"password": secrets["user password"] + "2"})
 	secrets["changed password"] = secrets["user password"] + "2"
 	h.headers = map[string]string{"Authorization": "Bearer " + tok.Token}
-	for _, path := range []string{"/api/users", "/api/users/2", "/api/environments", "/api/environments/2",
+	for _, path := range []string{"/api/users", "/api/users/2", "/api/environments", "/api/environments/2", "/api/auth/oidc", "/api/auth/oidc/1",
 		"/api/auth/tokens", "/api/auth/session", "/api/roles", "/api/users/2/roles"} {
 		record("GET", path, nil)
 	}
