@@ -94,13 +94,13 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		return err
 	}
 
-	srv, stopBerth, err := startBerth(ctx)
+	srv, token, stopBerth, err := startBerth(ctx)
 	if err != nil {
 		return err
 	}
 	defer stopBerth()
 
-	berth := endpoint{name: "berth", url: srv.URL + "/api/containers?all=true&env=1", client: srv.Client(), min: cfg.containers}
+	berth := endpoint{name: "berth", url: srv.URL + "/api/containers?all=true&env=1", client: srv.Client(), min: cfg.containers, bearer: token}
 	raw := endpoint{name: "raw", url: "http://engine/containers/json?all=1", client: eng.client, min: cfg.containers}
 	res, err := measure(ctx, []*endpoint{&berth, &raw}, cfg.warmup, cfg.iterations)
 	if err != nil {
@@ -111,25 +111,33 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 }
 
 // startBerth starts Berth in-process, as "berth serve" wires it, with a
-// throw-away SQLite database, and returns it with a function that stops it.
-// Bootstrap registers the local engine as environment 1.
-func startBerth(ctx context.Context) (*apitest.Berth, func(), error) {
+// throw-away SQLite database and authentication on (the default), creates
+// the first admin and an API token for it, and returns the server, the token
+// and a function that stops it. Bootstrap registers the local engine as
+// environment 1.
+func startBerth(ctx context.Context) (*apitest.Berth, string, func(), error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	dir, err := os.MkdirTemp("", "berth-bench-")
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	key := make([]byte, 32)
 	rand.Read(key)
 	box, err := secret.New(key)
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	b, err := apitest.Start(ctx, apitest.Options{DBPath: filepath.Join(dir, "berth.db"), Box: box, Log: log})
+	b, err := apitest.Start(ctx, apitest.Options{DBPath: filepath.Join(dir, "berth.db"), Box: box, Log: log, Auth: true})
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	return b, func() { b.Close(); os.RemoveAll(dir) }, nil
+	stop := func() { b.Close(); os.RemoveAll(dir) }
+	token, err := b.AdminToken(ctx)
+	if err != nil {
+		stop()
+		return nil, "", nil, err
+	}
+	return b, token, stop, nil
 }

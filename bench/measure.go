@@ -20,6 +20,7 @@ type endpoint struct {
 	url    string
 	client *http.Client // shared, keep-alive
 	min    int          // fewest containers a valid answer lists
+	bearer string       // API token, when the endpoint requires sign-in
 }
 
 // result is one endpoint's samples and the size of its last answer.
@@ -66,6 +67,9 @@ func (ep *endpoint) get(ctx context.Context) (time.Duration, int, error) {
 		return 0, 0, err
 	}
 	start := time.Now()
+	if ep.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+ep.bearer)
+	}
 	resp, err := ep.client.Do(req)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: %w", ep.name, err)

@@ -112,3 +112,22 @@ func (b *Berth) Close() {
 	b.Engines.Close()
 	b.Store.Close()
 }
+
+// AdminToken creates the first admin (with the setup token) and returns an
+// API token of theirs.
+func (b *Berth) AdminToken(ctx context.Context) (string, error) {
+	tok, err := b.Auth.PrepareSetup(ctx)
+	if err != nil {
+		return "", err
+	}
+	const password = "bench-admin-password"
+	u, err := b.Auth.CreateFirstAdmin(ctx, tok, auth.UserSpec{Username: "admin", Password: password})
+	if err != nil {
+		return "", err
+	}
+	t, err := b.Auth.CreateToken(ctx, u, "bench", password, nil)
+	if err != nil {
+		return "", err
+	}
+	return t.Token, nil
+}
