@@ -12,8 +12,6 @@ import (
 
 	"github.com/berth-dev/berth/internal/auth"
 	"github.com/berth-dev/berth/internal/config"
-	"github.com/berth-dev/berth/internal/secret"
-	"github.com/berth-dev/berth/internal/store"
 )
 
 const adminUsage = `usage: berth admin <command> [flags]
@@ -62,17 +60,9 @@ func admin(ctx context.Context, args []string, getenv func(string) string, stdin
 		*password = strings.TrimRight(line, "\r\n")
 	}
 
-	key, err := secret.LoadKey(cfg.DataDir, cfg.EncryptionKey)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
-	}
-	box, err := secret.New(key)
-	if err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, cfg.DatabaseURL, box)
-	if err != nil {
-		return fmt.Errorf("open database: %w", err)
 	}
 	defer st.Close()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -73,20 +73,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 
 func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data directory: %w", err)
-	}
-	key, err := secret.LoadKey(cfg.DataDir, cfg.EncryptionKey)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
-	}
-	box, err := secret.New(key)
-	if err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, cfg.DatabaseURL, box)
-	if err != nil {
-		return fmt.Errorf("open database: %w", err)
 	}
 	defer st.Close()
 	engines := engine.NewManager(log)
@@ -153,4 +142,25 @@ func announceSetup(ctx context.Context, a *auth.Service, log *slog.Logger, stder
 		"         -H 'Content-Type: application/json' -d '{\"username\":\"admin\",\"password\":\"<at least 8 characters>\"}'\n\n",
 		tok, a.SetupTokenPath(), tok)
 	return nil
+}
+
+// openStore opens the database of cfg with the data directory's encryption
+// key (generated on first use).
+func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	key, err := secret.LoadKey(cfg.DataDir, cfg.EncryptionKey)
+	if err != nil {
+		return nil, err
+	}
+	box, err := secret.New(key)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL, box)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return st, nil
 }

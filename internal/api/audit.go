@@ -116,10 +116,7 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]auditJSON, 0, len(entries))
-	for _, e := range entries {
-		out = append(out, toAuditJSON(e))
-	}
+	out := convert(entries, toAuditJSON)
 	stamp := s.now().UTC().Format("20060102-150405")
 	switch format {
 	case "json":

@@ -192,10 +192,7 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]tokenJSON, 0, len(list))
-	for _, t := range list {
-		out = append(out, toTokenJSON(t))
-	}
+	out := convert(list, toTokenJSON)
 	return writeJSON(w, http.StatusOK, out)
 }
 

@@ -10,30 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/berth-dev/berth/internal/apitest"
+	"github.com/berth-dev/berth/internal/clocktest"
 )
-
-// fakeClock is an injected clock for login limits and session expiry.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // setupAdmin creates the first admin with the setup token from the data
 // directory and returns its credentials.
@@ -163,7 +145,7 @@ func TestUnknownUserAndWrongPasswordAnswerIdentically(t *testing.T) {
 
 func TestLoginLockoutBacksOffFrom5To60Seconds(t *testing.T) {
 	t.Parallel()
-	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	h := newAuthHarness(t, apitest.Options{Now: clock.Now})
 	user, pw := h.setupAdmin()
 	bad := map[string]string{"username": user, "password": "wrong-password"}

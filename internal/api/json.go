@@ -58,3 +58,13 @@ func queryBool(r *http.Request, name string, def bool) (bool, error) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// convert maps every element of in with f (for the wire forms of lists);
+// the result is never nil, so an empty list encodes as [].
+func convert[T, U any](in []T, f func(T) U) []U {
+	out := make([]U, 0, len(in))
+	for _, v := range in {
+		out = append(out, f(v))
+	}
+	return out
+}

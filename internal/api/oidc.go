@@ -97,10 +97,7 @@ func (s *Server) listOIDC(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]oidcJSON, 0, len(list))
-	for _, p := range list {
-		out = append(out, toOIDCJSON(p))
-	}
+	out := convert(list, toOIDCJSON)
 	return writeJSON(w, http.StatusOK, out)
 }
 

@@ -46,10 +46,7 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]userJSON, 0, len(list))
-	for _, u := range list {
-		out = append(out, toUserJSON(u))
-	}
+	out := convert(list, toUserJSON)
 	return writeJSON(w, http.StatusOK, out)
 }
 
@@ -204,10 +201,7 @@ func (s *Server) listRoles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]roleJSON, 0, len(list))
-	for _, x := range list {
-		out = append(out, toRoleJSON(x))
-	}
+	out := convert(list, toRoleJSON)
 	return writeJSON(w, http.StatusOK, out)
 }
 

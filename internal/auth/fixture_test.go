@@ -5,10 +5,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/internal/clocktest"
 	"github.com/berth-dev/berth/internal/fault"
 	"github.com/berth-dev/berth/internal/store"
 )
@@ -17,27 +17,10 @@ import (
 // each hash, so verification works the same.
 var cheapArgon = Argon2Params{Memory: 1024, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}
 
-// fakeClock is a clock that moves only when told to.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	// Whole microseconds, so that PostgreSQL stores the times exactly.
-	return &fakeClock{t: time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newFakeClock returns a test clock at whole microseconds, so that
+// PostgreSQL stores its times exactly.
+func newFakeClock() *clocktest.Clock {
+	return clocktest.New(time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC))
 }
 
 // editionStub is an Edition whose license can be switched in a test.
@@ -50,7 +33,7 @@ func (e *editionStub) Enterprise() bool { return e.enterprise }
 type fixture struct {
 	svc     *Service
 	store   *store.Store
-	clock   *fakeClock
+	clock   *clocktest.Clock
 	edition *editionStub
 	dir     string
 }

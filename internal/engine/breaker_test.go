@@ -7,37 +7,19 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/internal/clocktest"
 	"github.com/berth-dev/berth/internal/enginetest"
 	"github.com/berth-dev/berth/internal/store"
 )
 
-// fakeClock is the Manager's injected clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // newTestManager returns a Manager whose breaker runs on a fake clock.
-func newTestManager(t *testing.T) (*Manager, *fakeClock) {
+func newTestManager(t *testing.T) (*Manager, *clocktest.Clock) {
 	t.Helper()
-	clk := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clk := clocktest.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	m := NewManager(slog.New(slog.NewTextHandler(t.Output(), nil)))
 	m.now = clk.Now
 	t.Cleanup(m.Close)
