@@ -3,6 +3,8 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/berth-dev/berth/internal/apitest"
 	"github.com/berth-dev/berth/internal/clocktest"
+	"github.com/berth-dev/berth/internal/license"
 )
 
 // setupAdmin creates the first admin with the setup token from the data
@@ -373,15 +376,19 @@ func TestTheLastAdminStays(t *testing.T) {
 
 func TestNoSecretInResponsesLogsOrTheDatabaseFile(t *testing.T) {
 	t.Parallel()
-	h := newAuthHarness(t, apitest.Options{})
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	h := newAuthHarness(t, apitest.Options{LicenseKeys: []ed25519.PublicKey{pub}})
 	user, pw := h.setupAdmin()
 	h.as(h.login(user, pw))
+	doc, _ := license.Sign(license.License{ID: "t", Customer: "t", Edition: "enterprise", IssuedAt: time.Now()}, priv)
+	h.must(200, "POST", "/api/license", map[string]string{"license": doc}, nil)
 	secrets := map[string]string{
 		"admin password": pw,
 		"user password":  "Sup3r-secret-user-pw",
 		"TLS key":        "-----BEGIN PRIVATE KEY-----MIIEvQ-unique-tls-key-material",
 		"agent token":    "agent-token-7f3e9c2a1b",
 		"client secret":  "oidc-client-secret-4d2c8e",
+		"bind password":  "ldap-bind-password-91ab3f",
 	}
 	var bodies []string
 	record := func(method, path string, body any) {
@@ -403,13 +410,15 @@ func TestNoSecretInResponsesLogsOrTheDatabaseFile(t *testing.T) {
 	record("POST", "/api/auth/oidc", map[string]any{"name": "idp", "issuerUrl": "https://idp.example", "clientId": "c",
 		"clientSecret": secrets["client secret"], "redirectUri": "https://berth.example/api/auth/oidc/callback"})
 	record("PATCH", "/api/auth/oidc/1", map[string]any{"clientSecret": "********", "enabled": true})
+	record("POST", "/api/auth/ldap", map[string]any{"name": "dir", "serverUrl": "ldap://127.0.0.1:1", "baseDn": "dc=x",
+		"bindDn": "cn=reader,dc=x", "bindPassword": secrets["bind password"]})
 	if p, err := h.store.GetOIDCProvider(context.Background(), 1); err != nil || p.ClientSecret != secrets["client secret"] {
 		t.Errorf("a PATCH with the mask changed the stored client secret: %q %v", p.ClientSecret, err)
 	}
 	record("PUT", "/api/users/2", map[string]any{"password": secrets["user password"] + "2"})
 	secrets["changed password"] = secrets["user password"] + "2"
 	h.headers = map[string]string{"Authorization": "Bearer " + tok.Token}
-	for _, path := range []string{"/api/users", "/api/users/2", "/api/environments", "/api/environments/2", "/api/auth/oidc", "/api/auth/oidc/1",
+	for _, path := range []string{"/api/users", "/api/users/2", "/api/environments", "/api/environments/2", "/api/auth/oidc", "/api/auth/oidc/1", "/api/auth/ldap", "/api/auth/ldap/1",
 		"/api/auth/tokens", "/api/auth/session", "/api/roles", "/api/users/2/roles"} {
 		record("GET", path, nil)
 	}

@@ -9,10 +9,6 @@ import (
 	"github.com/berth-dev/berth/internal/store"
 )
 
-// ldapPasswordMask stands for a stored bind password in responses; sent
-// back in a PATCH it keeps the password.
-const ldapPasswordMask = "********"
-
 // ldapConfigJSON is an LDAP configuration as clients see it (bind password
 // masked).
 type ldapConfigJSON struct {
@@ -40,7 +36,7 @@ type ldapConfigJSON struct {
 func toLDAPConfigJSON(c store.LDAPConfig) ldapConfigJSON {
 	mask := ""
 	if c.BindPassword != "" {
-		mask = ldapPasswordMask
+		mask = secretMask
 	}
 	mappings := c.RoleMappings
 	if mappings == nil {
@@ -81,7 +77,7 @@ func (req ldapConfigRequest) patch() auth.LDAPConfigPatch {
 		UsernameAttribute: req.UsernameAttribute, EmailAttribute: req.EmailAttribute,
 		DisplayNameAttribute: req.DisplayNameAttribute, GroupBaseDN: req.GroupBaseDN, GroupFilter: req.GroupFilter,
 		AdminGroup: req.AdminGroup, RoleMappings: req.RoleMappings, TLSEnabled: req.TLSEnabled, TLSCA: req.TLSCA}
-	if p.BindPassword != nil && *p.BindPassword == ldapPasswordMask {
+	if p.BindPassword != nil && *p.BindPassword == secretMask {
 		p.BindPassword = nil
 	}
 	return p
@@ -92,10 +88,7 @@ func (s *Server) listLDAP(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]ldapConfigJSON, 0, len(list))
-	for _, c := range list {
-		out = append(out, toLDAPConfigJSON(c))
-	}
+	out := convert(list, toLDAPConfigJSON)
 	return writeJSON(w, http.StatusOK, out)
 }
 

@@ -10,7 +10,8 @@ import (
 	"github.com/berth-dev/berth/internal/store"
 )
 
-// secretMask stands for a stored secret in responses.
+// secretMask stands for a stored secret (client secret, bind password) in
+// responses; sent back in an update, it keeps the stored value.
 const secretMask = "********"
 
 // oidcJSON is a provider configuration as clients see it (secret masked).
