@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"crypto/ed25519"
+	"encoding/base64"
 	"crypto/rand"
 	"encoding/csv"
 	"strings"
@@ -44,7 +45,7 @@ func TestEnterpriseFeaturesNeedAValidLicenseAndTheAuditLogRecordsChanges(t *test
 	past := time.Now().Add(-time.Minute)
 	for name, d := range map[string]string{
 		"untrusted key": doc(strangerPriv, nil), "expired": doc(testPriv, &past), "garbage": "abc.def",
-		"tampered": strings.Replace(doc(testPriv, nil), "A", "B", 1)} {
+		"tampered": tamper(t, doc(testPriv, nil))} {
 		status, body := h.do("POST", "/api/license", map[string]string{"license": d})
 		if status != 400 || !strings.Contains(string(body), "Invalid license") {
 			t.Errorf("%s license = %d %s, want 400 Invalid license", name, status, body)
@@ -124,4 +125,20 @@ func TestEnterpriseFeaturesNeedAValidLicenseAndTheAuditLogRecordsChanges(t *test
 	if status, _ := h.do("GET", "/api/audit", nil); status != 403 {
 		t.Errorf("audit after removing the license = %d, want 403", status)
 	}
+}
+
+// tamper changes the payload of a license document (the customer) and keeps
+// the original signature.
+func tamper(t *testing.T, doc string) string {
+	t.Helper()
+	payload64, sig, _ := strings.Cut(doc, ".")
+	payload, err := base64.RawURLEncoding.DecodeString(payload64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(payload), `"customer":"Test"`, `"customer":"Tesu"`, 1)
+	if changed == string(payload) {
+		t.Fatalf("payload %s has no customer to change", payload)
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(changed)) + "." + sig
 }
