@@ -2,8 +2,8 @@ package api_test
 
 import (
 	"crypto/ed25519"
-	"encoding/base64"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/csv"
 	"strings"
 	"testing"
