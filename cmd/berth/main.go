@@ -92,7 +92,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := announceSetup(ctx, authSvc, log, stderr); err != nil {
+	if err := announceSetup(ctx, authSvc, log, stderr, cfg.Port); err != nil {
 		return err
 	}
 
@@ -125,7 +125,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 
 // announceSetup prints the one-time setup token while no user exists, so
 // that whoever started Berth (and only they) can create the first admin.
-func announceSetup(ctx context.Context, a *auth.Service, log *slog.Logger, stderr io.Writer) error {
+func announceSetup(ctx context.Context, a *auth.Service, log *slog.Logger, stderr io.Writer, port int) error {
 	enabled, err := a.Enabled(ctx)
 	if err != nil || !enabled {
 		return err
@@ -138,9 +138,9 @@ func announceSetup(ctx context.Context, a *auth.Service, log *slog.Logger, stder
 		"setup_token", tok, "file", a.SetupTokenPath())
 	fmt.Fprintf(stderr, "\n  First start: create the admin account with the one-time setup token\n"+
 		"    %s\n  (also in %s), e.g.\n"+
-		"    curl -X POST http://localhost:<port>/api/users -H 'X-Setup-Token: %s' \\\n"+
+		"    curl -X POST http://localhost:%d/api/users -H 'X-Setup-Token: %s' \\\n"+
 		"         -H 'Content-Type: application/json' -d '{\"username\":\"admin\",\"password\":\"<at least 8 characters>\"}'\n\n",
-		tok, a.SetupTokenPath(), tok)
+		tok, a.SetupTokenPath(), port, tok)
 	return nil
 }
 

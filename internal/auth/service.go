@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -288,7 +289,10 @@ func (s *Service) PrepareSetup(ctx context.Context) (string, error) {
 		s.setupToken = strings.TrimSpace(string(data))
 		return s.setupToken, nil
 	}
-	tok := randomToken(24)
+	// Hex, so that a double click in a terminal selects the whole token.
+	raw := make([]byte, 24)
+	_, _ = rand.Read(raw)
+	tok := hex.EncodeToString(raw)
 	if err := atomicfile.Write(path, []byte(tok+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("write setup token: %w", err)
 	}
