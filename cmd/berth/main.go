@@ -19,6 +19,7 @@ import (
 	"github.com/berth-dev/berth/internal/auth"
 	"github.com/berth-dev/berth/internal/config"
 	"github.com/berth-dev/berth/internal/engine"
+	"github.com/berth-dev/berth/internal/jobs"
 	"github.com/berth-dev/berth/internal/license"
 	"github.com/berth-dev/berth/internal/secret"
 	"github.com/berth-dev/berth/internal/store"
@@ -31,6 +32,10 @@ const usage = `usage: berth [serve] [flags]   start the server (default)
 
 Run "berth serve -h" for the server's flags.
 `
+
+// jobTimeout bounds one long operation (a pull of a large image over a slow
+// link included).
+const jobTimeout = time.Hour
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
@@ -96,9 +101,12 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		return err
 	}
 
+	// Long operations (pulls, pushes, scans) outlive their requests, not Berth.
+	jobReg := jobs.NewRegistry(ctx, jobTimeout, nil)
+	defer jobReg.Wait()
 	srv := &http.Server{
 		Addr:              cfg.Addr(),
-		Handler:           api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines}).Handler(),
+		Handler:           api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Jobs: jobReg}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// Requests derive from ctx, so that streams end when Berth stops.

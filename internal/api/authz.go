@@ -26,6 +26,21 @@ var (
 
 type identityKey struct{}
 
+type auditKey struct{}
+
+// auditNote lets a handler name what its change was about, for the audit
+// line the route records after it succeeds.
+type auditNote struct {
+	entityID, entityName string
+}
+
+// noteAudit names the entity of the request's change.
+func noteAudit(r *http.Request, id, name string) {
+	if n, ok := r.Context().Value(auditKey{}).(*auditNote); ok {
+		n.entityID, n.entityName = id, name
+	}
+}
+
 // identityOf returns the signed-in user of r, or nil (anonymous, or
 // authentication disabled without a session).
 func identityOf(r *http.Request) *auth.Identity {
@@ -38,6 +53,7 @@ func identityOf(r *http.Request) *auth.Identity {
 // and the permission on it. It returns the request carrying the identity and
 // the environment.
 func (s *Server) admitted(r *http.Request, rt route) (*http.Request, error) {
+	r = r.WithContext(context.WithValue(r.Context(), auditKey{}, &auditNote{}))
 	ctx := r.Context()
 	st, err := s.auth.Settings(ctx)
 	if err != nil {
@@ -171,11 +187,17 @@ func (s *Server) recordAudit(r *http.Request, rt route) {
 		return
 	}
 	entityType, _, _ := strings.Cut(rt.Audit, ".")
-	entityID := r.PathValue("id")
-	if entityID == "" {
-		entityID = r.PathValue("execId")
+	e := store.AuditEntry{Action: rt.Audit, EntityType: entityType, EntityID: r.PathValue("id")}
+	if e.EntityID == "" {
+		e.EntityID = r.PathValue("execId")
 	}
-	s.audit(r, store.AuditEntry{Action: rt.Audit, EntityType: entityType, EntityID: entityID})
+	if n, ok := r.Context().Value(auditKey{}).(*auditNote); ok {
+		if n.entityID != "" {
+			e.EntityID = n.entityID
+		}
+		e.EntityName = n.entityName
+	}
+	s.audit(r, e)
 }
 
 // audit writes e with the request's user, environment and address. A

@@ -121,6 +121,22 @@ func (s *Server) routes() []route {
 		{"GET", "/api/containers/exec/{execId}/attach", "containers:exec", EnvIDQuery, "", false, s.attachExec},
 		{"POST", "/api/containers/exec/{execId}/resize", "containers:exec", EnvIDQuery, Quiet, false, s.resizeExec},
 
+		{"GET", "/api/images", "images:view", EnvQuery, "", false, s.listImages},
+		{"POST", "/api/images/pull", "images:pull", EnvQuery, "image.pull", false, s.pullImage},
+		{"POST", "/api/images/push", "images:push", EnvQuery, "image.push", false, s.pushImage},
+		{"DELETE", "/api/images/{id}", "images:remove", EnvQuery, "image.remove", false, s.removeImage},
+		{"POST", "/api/images/{id}/tag", "images:build", EnvQuery, "image.tag", false, s.tagImage},
+		{"GET", "/api/images/{id}/history", "images:inspect", EnvQuery, "", false, s.imageHistory},
+		{"POST", "/api/prune/images", "images:remove", EnvQuery, "image.prune", false, s.pruneImages},
+		{"GET", "/api/jobs/{jobId}", Authenticated, NoEnv, "", false, s.getJob},
+
+		{"GET", "/api/registries", "registries:view", NoEnv, "", false, s.listRegistries},
+		{"POST", "/api/registries", "registries:create", NoEnv, "registry.create", false, s.createRegistry},
+		{"POST", "/api/registries/test", "registries:edit", EnvQuery, Quiet, false, s.testRegistry},
+		{"GET", "/api/registries/{id}", "registries:view", NoEnv, "", false, s.getRegistry},
+		{"PUT", "/api/registries/{id}", "registries:edit", NoEnv, "registry.update", false, s.updateRegistry},
+		{"DELETE", "/api/registries/{id}", "registries:delete", NoEnv, "registry.delete", false, s.deleteRegistry},
+
 		{"GET", "/api/events", "containers:view", EnvQuery, "", false, s.streamEvents},
 	}
 }

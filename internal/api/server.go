@@ -15,6 +15,8 @@ import (
 	"github.com/berth-dev/berth/internal/containers"
 	"github.com/berth-dev/berth/internal/engine"
 	"github.com/berth-dev/berth/internal/events"
+	"github.com/berth-dev/berth/internal/images"
+	"github.com/berth-dev/berth/internal/jobs"
 	"github.com/berth-dev/berth/internal/license"
 	"github.com/berth-dev/berth/internal/store"
 )
@@ -27,6 +29,8 @@ type Server struct {
 	license    *license.Manager
 	engines    *engine.Manager
 	containers *containers.Service
+	images     *images.Service
+	jobs       *jobs.Registry
 	events     *events.Relay
 	origins    []string
 	now        func() time.Time
@@ -39,6 +43,7 @@ type Deps struct {
 	Auth    *auth.Service
 	License *license.Manager
 	Engines *engine.Manager
+	Jobs    *jobs.Registry
 	// AllowedOrigins are extra host patterns (e.g. "berth.example.com") whose
 	// browsers may open WebSockets; the request's own host is always allowed.
 	AllowedOrigins []string
@@ -53,6 +58,8 @@ func New(d Deps) *Server {
 		license:    d.License,
 		engines:    d.Engines,
 		containers: containers.New(d.Engines, d.Store, d.Log),
+		images:     images.New(d.Engines, d.Store, d.Log, nil),
+		jobs:       d.Jobs,
 		events:     events.NewRelay(d.Engines, d.Log),
 		origins:    d.AllowedOrigins,
 		now:        time.Now,

@@ -60,7 +60,8 @@ func (es *eventStream) keepalive(r *http.Request) {
 	}
 }
 
-// Send writes one event named event whose data is v as JSON.
+// Send writes one event named event whose data is v as JSON; an empty name
+// sends an unnamed event (a "message" to browsers).
 func (es *eventStream) Send(event string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -73,7 +74,12 @@ func (es *eventStream) Send(event string, v any) error {
 		return http.ErrHandlerTimeout
 	default:
 	}
-	if _, err := fmt.Fprintf(es.w, "event: %s\ndata: %s\n\n", event, data); err != nil {
+	if event != "" {
+		if _, err := fmt.Fprintf(es.w, "event: %s\n", event); err != nil {
+			return err
+		}
+	}
+	if _, err := fmt.Fprintf(es.w, "data: %s\n\n", data); err != nil {
 		return err
 	}
 	return es.rc.Flush()

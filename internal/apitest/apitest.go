@@ -17,6 +17,7 @@ import (
 	"github.com/berth-dev/berth/internal/auth"
 	"github.com/berth-dev/berth/internal/engine"
 	"github.com/berth-dev/berth/internal/enginetest"
+	"github.com/berth-dev/berth/internal/jobs"
 	"github.com/berth-dev/berth/internal/license"
 	"github.com/berth-dev/berth/internal/secret"
 	"github.com/berth-dev/berth/internal/store"
@@ -28,7 +29,10 @@ type Berth struct {
 	Store   *store.Store
 	Auth    *auth.Service
 	Engines *engine.Manager
+	Jobs    *jobs.Registry
 	srv     *httptest.Server
+
+	stopJobs context.CancelFunc
 }
 
 // Options configure a test Berth.
@@ -87,10 +91,14 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		st.Close()
 		return nil, err
 	}
-	srv := httptest.NewUnstartedServer(api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic, Engines: engines}).Handler())
+	jctx, stopJobs := context.WithCancel(context.Background())
+	jobReg := jobs.NewRegistry(jctx, time.Hour, o.Now)
+	srv := httptest.NewUnstartedServer(api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
+		Engines: engines, Jobs: jobReg}).Handler())
 	if o.Addr != "" {
 		ln, err := net.Listen("tcp", o.Addr)
 		if err != nil {
+			stopJobs()
 			engines.Close()
 			st.Close()
 			return nil, fmt.Errorf("listen on %s: %w", o.Addr, err)
@@ -99,7 +107,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		srv.Listener = ln
 	}
 	srv.Start()
-	return &Berth{URL: srv.URL, Store: st, Auth: authSvc, Engines: engines, srv: srv}, nil
+	return &Berth{URL: srv.URL, Store: st, Auth: authSvc, Engines: engines, Jobs: jobReg, srv: srv, stopJobs: stopJobs}, nil
 }
 
 // Client returns a keep-alive client for the server.
@@ -109,6 +117,8 @@ func (b *Berth) Client() *http.Client { return b.srv.Client() }
 func (b *Berth) Close() {
 	b.srv.CloseClientConnections()
 	b.srv.Close()
+	b.stopJobs()
+	b.Jobs.Wait()
 	b.Engines.Close()
 	b.Store.Close()
 }
