@@ -201,12 +201,7 @@ func (s *Service) PreparePush(ctx context.Context, env store.Environment, imageI
 		if err != nil {
 			return PushRequest{}, imageFault("push image", err)
 		}
-		for _, t := range info.RepoTags {
-			if t != "<none>:<none>" {
-				source = t
-				break
-			}
-		}
+		source = pickTag(info.RepoTags, imageID, imageName)
 		if source == "" {
 			return PushRequest{}, fault.New(fault.Invalid, "Image has no tag. Please provide a tag name.")
 		}
@@ -215,6 +210,24 @@ func (s *Service) PreparePush(ctx context.Context, env store.Environment, imageI
 		imageName = source
 	}
 	return PushRequest{ImageID: imageID, Source: source, Target: PushTarget(source, reg.URL), Registry: reg, ImageName: imageName}, nil
+}
+
+// pickTag chooses the tag to push from: the requested name itself when it
+// is one of the image's tags (an image often has several), else the first.
+func pickTag(tags []string, names ...string) string {
+	for _, n := range names {
+		for _, t := range tags {
+			if n != "" && (t == n || t == withTag(n)) {
+				return t
+			}
+		}
+	}
+	for _, t := range tags {
+		if t != "<none>:<none>" {
+			return t
+		}
+	}
+	return ""
 }
 
 // Push runs a prepared push as a job: {status: tagging}, {status: pushing},
