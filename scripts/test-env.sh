@@ -8,6 +8,7 @@
 #   - PostgreSQL (Debian's packaged cluster) on 127.0.0.1 with a role berth/berth that may create databases
 #   - OpenLDAP's slapd on ldap://127.0.0.1:3890 and ldaps://127.0.0.1:6360, seeded (scripts/lib/ldap.sh)
 #   - Dex, an OpenID Connect provider, on http://127.0.0.1:5556/dex with users alice and bob (scripts/lib/oidc.sh)
+#   - an image registry on http://127.0.0.1:5000 (user berth) holding the 50 MiB bench image (scripts/lib/registry.sh)
 #   - staticcheck, cached outside the repository
 # .test-env at the repository root holds KEY=VALUE lines for `make test` and `make bench`.
 set -euo pipefail
@@ -19,6 +20,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/lib/ldap.sh
 # shellcheck source=scripts/lib/oidc.sh
 . scripts/lib/oidc.sh
+# shellcheck source=scripts/lib/registry.sh
+. scripts/lib/registry.sh
 
 test_image=berth-test/busybox:1
 
@@ -125,6 +128,10 @@ ensure_ldap
 
 ensure_oidc
 
+# --- image registry (pull/push tests, pull benchmark: scripts/lib/registry.sh) ------
+
+ensure_registry
+
 # --- staticcheck ------------------------------------------------------------------
 
 staticcheck=$(scripts/staticcheck.sh)
@@ -141,6 +148,7 @@ CI=true
 ENV
 ldap_test_env >>"$tmp"
 oidc_test_env >>"$tmp"
+registry_test_env >>"$tmp"
 chmod 0644 "$tmp"
 mv -f "$tmp" .test-env
 log "test environment ready (.test-env)"

@@ -215,7 +215,9 @@ func TestImageAndRegistryBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var commit struct{ ID string `json:"Id"` }
+	var commit struct {
+		ID string `json:"Id"`
+	}
 	_ = json.NewDecoder(resp.Body).Decode(&commit)
 	resp.Body.Close()
 	removeImages(t, commit.ID)

@@ -137,6 +137,20 @@ func (s *Server) routes() []route {
 		{"PUT", "/api/registries/{id}", "registries:edit", NoEnv, "registry.update", false, s.updateRegistry},
 		{"DELETE", "/api/registries/{id}", "registries:delete", NoEnv, "registry.delete", false, s.deleteRegistry},
 
+		{"GET", "/api/volumes", "volumes:view", EnvQuery, "", false, s.listVolumes},
+		{"POST", "/api/volumes", "volumes:create", EnvQuery, "volume.create", false, s.createVolume},
+		{"GET", "/api/volumes/{name}", "volumes:inspect", EnvQuery, "", false, s.inspectVolume},
+		{"GET", "/api/volumes/{name}/inspect", "volumes:inspect", EnvQuery, "", false, s.inspectVolume},
+		{"DELETE", "/api/volumes/{name}", "volumes:remove", EnvQuery, "volume.remove", false, s.removeVolume},
+
+		{"GET", "/api/networks", "networks:view", EnvQuery, "", false, s.listNetworks},
+		{"POST", "/api/networks", "networks:create", EnvQuery, "network.create", false, s.createNetwork},
+		{"GET", "/api/networks/{id}", "networks:inspect", EnvQuery, "", false, s.inspectNetwork},
+		{"GET", "/api/networks/{id}/inspect", "networks:inspect", EnvQuery, "", false, s.inspectNetwork},
+		{"DELETE", "/api/networks/{id}", "networks:remove", EnvQuery, "network.remove", false, s.removeNetwork},
+		{"POST", "/api/networks/{id}/connect", "networks:connect", EnvQuery, "network.connect", false, s.connectNetwork},
+		{"POST", "/api/networks/{id}/disconnect", "networks:disconnect", EnvQuery, "network.disconnect", false, s.disconnectNetwork},
+
 		{"GET", "/api/events", "containers:view", EnvQuery, "", false, s.streamEvents},
 	}
 }

@@ -43,7 +43,7 @@ func TestPushTargetFollowsTheSpecRules(t *testing.T) {
 		{"myapp:1", "registry.example.com", "registry.example.com/myapp:1"},
 		{"team/myapp:1", "https://registry.example.com/v2/", "registry.example.com/team/myapp:1"},
 		{"old.example:5000/team/myapp:1", "registry.example.com", "registry.example.com/team/myapp:1"}, // host stripped
-		{"localhost/myapp:1", "r.example", "r.example/localhost/myapp:1"},                            // "localhost" has no '.' or ':'
+		{"localhost/myapp:1", "r.example", "r.example/localhost/myapp:1"},                              // "localhost" has no '.' or ':'
 		{"myapp", "r.example:5000", "r.example:5000/myapp:latest"},
 		{"team/myapp:1", "docker.io", "team/myapp:1"}, // the default public registry: no host
 		{"ghcr.io/team/myapp:1", "https://index.docker.io/v1/", "team/myapp:1"},
