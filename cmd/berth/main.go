@@ -21,6 +21,7 @@ import (
 	"github.com/berth-dev/berth/internal/engine"
 	"github.com/berth-dev/berth/internal/jobs"
 	"github.com/berth-dev/berth/internal/license"
+	"github.com/berth-dev/berth/internal/scan"
 	"github.com/berth-dev/berth/internal/secret"
 	"github.com/berth-dev/berth/internal/store"
 )
@@ -105,8 +106,10 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	jobReg := jobs.NewRegistry(ctx, jobTimeout, nil)
 	defer jobReg.Wait()
 	srv := &http.Server{
-		Addr:              cfg.Addr(),
-		Handler:           api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Jobs: jobReg}).Handler(),
+		Addr: cfg.Addr(),
+		Handler: api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Jobs: jobReg,
+			Scan: scan.Config{GrypePath: cfg.GrypePath, TrivyPath: cfg.TrivyPath, GrypeDBDir: cfg.GrypeDBDir,
+				TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// Requests derive from ctx, so that streams end when Berth stops.

@@ -122,6 +122,10 @@ func (s *Server) routes() []route {
 		{"POST", "/api/containers/exec/{execId}/resize", "containers:exec", EnvIDQuery, Quiet, false, s.resizeExec},
 
 		{"GET", "/api/images", "images:view", EnvQuery, "", false, s.listImages},
+		{"POST", "/api/images/scan", "images:inspect", EnvQuery, "image.scan", false, s.scanImage},
+		{"GET", "/api/images/scan", "images:inspect", EnvQuery, "", false, s.scanResult},
+		{"GET", "/api/settings/scanner", "settings:view", EnvQuery, "", false, s.getScannerSetting},
+		{"POST", "/api/settings/scanner", "settings:edit", EnvQuery, "settings.scanner", false, s.setScannerSetting},
 		{"POST", "/api/images/pull", "images:pull", EnvQuery, "image.pull", false, s.pullImage},
 		{"POST", "/api/images/push", "images:push", EnvQuery, "image.push", false, s.pushImage},
 		{"DELETE", "/api/images/{id}", "images:remove", EnvQuery, "image.remove", false, s.removeImage},

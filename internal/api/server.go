@@ -18,6 +18,7 @@ import (
 	"github.com/berth-dev/berth/internal/images"
 	"github.com/berth-dev/berth/internal/jobs"
 	"github.com/berth-dev/berth/internal/license"
+	"github.com/berth-dev/berth/internal/scan"
 	"github.com/berth-dev/berth/internal/store"
 )
 
@@ -30,6 +31,7 @@ type Server struct {
 	engines    *engine.Manager
 	containers *containers.Service
 	images     *images.Service
+	scan       *scan.Service
 	jobs       *jobs.Registry
 	events     *events.Relay
 	origins    []string
@@ -44,6 +46,7 @@ type Deps struct {
 	License *license.Manager
 	Engines *engine.Manager
 	Jobs    *jobs.Registry
+	Scan    scan.Config
 	// AllowedOrigins are extra host patterns (e.g. "berth.example.com") whose
 	// browsers may open WebSockets; the request's own host is always allowed.
 	AllowedOrigins []string
@@ -51,6 +54,7 @@ type Deps struct {
 
 // New returns a Server.
 func New(d Deps) *Server {
+	scanner := scan.New(d.Engines, d.Store, d.Log, d.Scan)
 	return &Server{
 		log:        d.Log,
 		store:      d.Store,
@@ -58,7 +62,8 @@ func New(d Deps) *Server {
 		license:    d.License,
 		engines:    d.Engines,
 		containers: containers.New(d.Engines, d.Store, d.Log),
-		images:     images.New(d.Engines, d.Store, d.Log, nil),
+		images:     images.New(d.Engines, d.Store, d.Log, scanner),
+		scan:       scanner,
 		jobs:       d.Jobs,
 		events:     events.NewRelay(d.Engines, d.Log),
 		origins:    d.AllowedOrigins,

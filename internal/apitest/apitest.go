@@ -19,6 +19,7 @@ import (
 	"github.com/berth-dev/berth/internal/enginetest"
 	"github.com/berth-dev/berth/internal/jobs"
 	"github.com/berth-dev/berth/internal/license"
+	"github.com/berth-dev/berth/internal/scan"
 	"github.com/berth-dev/berth/internal/secret"
 	"github.com/berth-dev/berth/internal/store"
 )
@@ -47,6 +48,9 @@ type Options struct {
 	Now func() time.Time
 	// DisableLocalLogin is DISABLE_LOCAL_LOGIN=true.
 	DisableLocalLogin bool
+	// Scan configures the scanners (tests point it at the scanners and
+	// offline databases that scripts/test-env.sh prepares).
+	Scan scan.Config
 	// Addr is a fixed listen address (e.g. the host:port of a redirect URI
 	// registered at an identity provider); empty: a free loopback port.
 	Addr string
@@ -94,7 +98,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	jctx, stopJobs := context.WithCancel(context.Background())
 	jobReg := jobs.NewRegistry(jctx, time.Hour, o.Now)
 	srv := httptest.NewUnstartedServer(api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
-		Engines: engines, Jobs: jobReg}).Handler())
+		Engines: engines, Jobs: jobReg, Scan: o.Scan}).Handler())
 	if o.Addr != "" {
 		ln, err := net.Listen("tcp", o.Addr)
 		if err != nil {

@@ -23,6 +23,11 @@ type Config struct {
 	LogLevel          slog.Level // LOG_LEVEL: debug, info, warn, error
 	DisableLocalLogin bool       // DISABLE_LOCAL_LOGIN=true
 	LocalSocket       string     // DOCKER_SOCKET: socket of the local engine, default /var/run/docker.sock
+	GrypePath         string     // GRYPE_PATH: Grype binary (scanner_a); default: "grype" on PATH, else its image on the engine
+	TrivyPath         string     // TRIVY_PATH: Trivy binary (scanner_b); default: "trivy" on PATH, else its image
+	GrypeDBDir        string     // GRYPE_DB_DIR: Grype's database directory
+	TrivyCacheDir     string     // TRIVY_CACHE_DIR: Trivy's cache (database) directory
+	ScannerOffline    bool       // SCANNER_OFFLINE=true: never update the scanners' databases
 }
 
 // Addr is the listen address.
@@ -66,6 +71,9 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	}
 	c.EncryptionKey = getenv("ENCRYPTION_KEY")
 	c.DisableLocalLogin = getenv("DISABLE_LOCAL_LOGIN") == "true"
+	c.GrypePath, c.TrivyPath = getenv("GRYPE_PATH"), getenv("TRIVY_PATH")
+	c.GrypeDBDir, c.TrivyCacheDir = getenv("GRYPE_DB_DIR"), getenv("TRIVY_CACHE_DIR")
+	c.ScannerOffline = getenv("SCANNER_OFFLINE") == "true"
 	level := getenv("LOG_LEVEL")
 
 	fs := flag.NewFlagSet("berth serve", flag.ContinueOnError)

@@ -158,7 +158,7 @@ func transferMessage(err error, fallback string) string {
 	low := strings.ToLower(msg)
 	switch {
 	case code == 401 || strings.Contains(low, "unauthorized") || strings.Contains(low, "authentication required") ||
-		strings.Contains(low, "incorrect username or password"):
+		strings.Contains(low, "incorrect username or password") || strings.Contains(low, "no basic auth credentials"):
 		return "Authentication failed. Check registry credentials."
 	case strings.Contains(low, "x509") || strings.Contains(low, "certificate") || strings.Contains(low, "tls:") ||
 		strings.Contains(low, "http response to https client"):
