@@ -38,6 +38,7 @@ type config struct {
 	warmup     int
 	image      string
 	keep       bool
+	pullRounds int
 }
 
 func main() {
@@ -61,6 +62,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.warmup, "warmup", 5, "unmeasured requests to each endpoint first")
 	fs.StringVar(&cfg.image, "image", enginetest.Image(), "image of the containers (default $BERTH_TEST_IMAGE)")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the containers afterwards")
+	fs.IntVar(&cfg.pullRounds, "pull-rounds", 5, "pulls of the ~50 MB image through each path (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -107,6 +109,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		return err
 	}
 	report(out, ver, cfg, res)
+	if pb, ok := pullBenchFromEnv(); ok && cfg.pullRounds > 0 {
+		return pb.run(ctx, eng, srv, token, cfg.pullRounds, out)
+	}
+	fmt.Fprintln(out, "\npull benchmark skipped: BERTH_TEST_BENCH_IMAGE / BERTH_TEST_REGISTRY unset (run scripts/test-env.sh)")
 	return nil
 }
 
