@@ -188,8 +188,10 @@ func (s *Server) recordAudit(r *http.Request, rt route) {
 	}
 	entityType, _, _ := strings.Cut(rt.Audit, ".")
 	e := store.AuditEntry{Action: rt.Audit, EntityType: entityType, EntityID: r.PathValue("id")}
-	if e.EntityID == "" {
-		e.EntityID = r.PathValue("execId")
+	for _, name := range []string{"execId", "name"} {
+		if e.EntityID == "" {
+			e.EntityID = r.PathValue(name)
+		}
 	}
 	if n, ok := r.Context().Value(auditKey{}).(*auditNote); ok {
 		if n.entityID != "" {
