@@ -58,6 +58,7 @@ func (s *Server) createNetwork(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	noteAudit(r, id, req.Name)
 	return writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": id})
 }
 

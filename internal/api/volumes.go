@@ -37,6 +37,7 @@ func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	noteAudit(r, v.Name, v.Name)
 	return writeJSON(w, http.StatusOK, map[string]any{"success": true, "name": v.Name})
 }
 
