@@ -452,3 +452,38 @@ func TestNoSecretInResponsesLogsOrTheDatabaseFile(t *testing.T) {
 		t.Fatal("the test saw no database file or no request log: it would prove nothing")
 	}
 }
+
+func TestJobsAreReadableByTheirStarterOnly(t *testing.T) {
+	t.Parallel()
+	h := newAuthHarness(t, apitest.Options{})
+	user, pw := h.setupAdmin()
+	admin := h.login(user, pw)
+	h.as(admin)
+	var viewer struct{ ID int64 }
+	h.must(201, "POST", "/api/users", map[string]any{"username": "vera", "password": "vera-password-1"}, &viewer)
+	var roles []struct {
+		ID   int64
+		Name string
+	}
+	h.must(200, "GET", "/api/roles", nil, &roles)
+	for _, r := range roles {
+		if r.Name == "Operator" {
+			h.must(201, "POST", fmt.Sprintf("/api/users/%d/roles", viewer.ID), map[string]any{"roleId": r.ID}, nil)
+		}
+	}
+	var job struct{ JobID string }
+	h.must(200, "POST", "/api/images/pull?env=1", map[string]any{"image": "127.0.0.1:1/nothing:here", "scanAfterPull": false}, &job)
+
+	h.as(h.login("vera", "vera-password-1"))
+	if status, _ := h.do("GET", "/api/jobs/"+job.JobID, nil); status != 404 {
+		t.Errorf("another user's job = %d, want 404", status)
+	}
+	var own struct{ JobID string }
+	h.must(200, "POST", "/api/images/pull?env=1", map[string]any{"image": "127.0.0.1:1/nothing:here", "scanAfterPull": false}, &own)
+	h.must(200, "GET", "/api/jobs/"+own.JobID, nil, nil)
+	h.as(admin)
+	h.must(200, "GET", "/api/jobs/"+own.JobID, nil, nil) // admins read every job
+	if status, _ := h.do("GET", "/api/jobs/no-such-job", nil); status != 404 {
+		t.Errorf("unknown job = %d", status)
+	}
+}
