@@ -135,7 +135,14 @@ func ParseGrype(data []byte) ([]Vulnerability, error) {
 				} `json:"cvss"`
 			} `json:"vulnerability"`
 			RelatedVulnerabilities []struct {
-				Description string `json:"description"`
+				Description string   `json:"description"`
+				URLs        []string `json:"urls"`
+				DataSource  string   `json:"dataSource"`
+				CVSS        []struct {
+					Metrics struct {
+						BaseScore float64 `json:"baseScore"`
+					} `json:"metrics"`
+				} `json:"cvss"`
 			} `json:"relatedVulnerabilities"`
 			Artifact struct {
 				Name    string `json:"name"`
@@ -160,17 +167,18 @@ func ParseGrype(data []byte) ([]Vulnerability, error) {
 			score = max(score, c.Metrics.BaseScore)
 		}
 		desc := v.Description
+		// References: the match's own, then those of related records (NVD).
+		urls := appendUnique(nil, v.URLs...)
+		urls = appendUnique(urls, v.DataSource)
 		for _, r := range m.RelatedVulnerabilities {
 			if desc == "" {
 				desc = r.Description
 			}
-		}
-		urls := v.URLs
-		if len(urls) == 0 && v.DataSource != "" {
-			urls = []string{v.DataSource}
-		}
-		if urls == nil {
-			urls = []string{}
+			urls = appendUnique(urls, r.URLs...)
+			urls = appendUnique(urls, r.DataSource)
+			for _, c := range r.CVSS {
+				score = max(score, c.Metrics.BaseScore)
+			}
 		}
 		out = append(out, Vulnerability{ID: v.ID, Severity: severityOf(v.Severity, score), Package: m.Artifact.Name,
 			Version: m.Artifact.Version, FixedVersion: strings.Join(v.Fix.Versions, ", "), Description: desc, URLs: urls})
@@ -221,19 +229,25 @@ func ParseTrivy(data []byte) ([]Vulnerability, error) {
 			if desc == "" {
 				desc = v.Title
 			}
-			urls := []string{}
-			if v.PrimaryURL != "" {
-				urls = append(urls, v.PrimaryURL)
-			}
-			for _, u := range v.References {
-				if !slices.Contains(urls, u) {
-					urls = append(urls, u)
-				}
-			}
+			urls := appendUnique(nil, v.PrimaryURL)
+			urls = appendUnique(urls, v.References...)
 			out = append(out, Vulnerability{ID: v.VulnerabilityID, Severity: severityOf(v.Severity, score),
 				Package: v.PkgName, Version: v.InstalledVersion, FixedVersion: v.FixedVersion, Description: desc, URLs: urls})
 		}
 	}
 	sortVulns(out)
 	return out, nil
+}
+
+// appendUnique appends the non-empty values not already in list (never nil).
+func appendUnique(list []string, values ...string) []string {
+	if list == nil {
+		list = []string{}
+	}
+	for _, v := range values {
+		if v != "" && !slices.Contains(list, v) {
+			list = append(list, v)
+		}
+	}
+	return list
 }
