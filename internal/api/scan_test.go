@@ -198,3 +198,53 @@ func TestAMissingScannerIsAClearErrorEvent(t *testing.T) {
 		t.Errorf("scan without a scanner = %+v", res)
 	}
 }
+
+func TestPullScansWhenTheEnvironmentAsksForIt(t *testing.T) {
+	t.Parallel()
+	env := requireScanners(t)
+	reg := requireRegistry(t)
+	h := newScanHarness(t, env.cfg)
+	remote := reg.host + "/berth-test/scan-" + h.label + ":1"
+	removeImages(t, remote)
+	var created struct{ ID int64 }
+	h.must(201, "POST", "/api/registries", map[string]any{"name": "r", "url": reg.host, "username": reg.user, "password": reg.password}, &created)
+	var job struct{ JobID string }
+	h.must(200, "POST", "/api/images/push?env=1", map[string]any{"imageId": env.vulnImage, "registryId": created.ID,
+		"newTag": "berth-test/scan-" + h.label + ":1"}, &job)
+	if final := lastData(t, h.followJob(job.JobID)); final["status"] != "complete" || final["targetTag"] != remote {
+		t.Fatalf("push = %v", final)
+	}
+	h.must(200, "DELETE", "/api/images/"+url.PathEscape(remote)+"?env=1&force=true", nil, nil)
+	h.must(200, "POST", "/api/settings/scanner?env=1", map[string]string{"scanner": "scanner_b"}, nil)
+
+	h.must(200, "POST", "/api/images/pull?env=1", map[string]any{"image": remote}, &job)
+	evs := h.followJob(job.JobID)
+	var statuses []string
+	var complete struct{ Results []scan.Result }
+	for _, e := range evs {
+		var d struct{ Status string }
+		_ = json.Unmarshal([]byte(e.Data), &d)
+		statuses = append(statuses, d.Status)
+		if d.Status == "scan-complete" {
+			_ = json.Unmarshal([]byte(e.Data), &complete)
+		}
+	}
+	if !contains(statuses, "scanning") || !contains(statuses, "scan-progress") || !contains(statuses, "scan-complete") || statuses[len(statuses)-1] != "complete" {
+		t.Fatalf("pull statuses = %v", statuses)
+	}
+	if len(complete.Results) != 1 {
+		t.Fatalf("scan-complete results = %+v", complete)
+	}
+	wantTestVulnerability(t, scan.ScannerB, complete.Results[0])
+
+	// scanAfterPull false skips it.
+	h.must(200, "DELETE", "/api/images/"+url.PathEscape(remote)+"?env=1&force=true", nil, nil)
+	h.must(200, "POST", "/api/images/pull?env=1", map[string]any{"image": remote, "scanAfterPull": false}, &job)
+	for _, e := range h.followJob(job.JobID) {
+		var d struct{ Status string }
+		_ = json.Unmarshal([]byte(e.Data), &d)
+		if strings.HasPrefix(d.Status, "scan") {
+			t.Errorf("a scan ran although scanAfterPull was false: %s", e.Data)
+		}
+	}
+}
