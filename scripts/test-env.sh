@@ -10,6 +10,7 @@
 #   - Dex, an OpenID Connect provider, on http://127.0.0.1:5556/dex with users alice and bob (scripts/lib/oidc.sh)
 #   - an image registry on http://127.0.0.1:5000 (user berth) holding the 50 MiB bench image (scripts/lib/registry.sh)
 #   - staticcheck, cached outside the repository
+#   - Trivy and Grype with tiny offline vulnerability databases and two Debian-like test images (scripts/lib/scanners.sh)
 # .test-env at the repository root holds KEY=VALUE lines for `make test` and `make bench`.
 set -euo pipefail
 
@@ -22,6 +23,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/lib/oidc.sh
 # shellcheck source=scripts/lib/registry.sh
 . scripts/lib/registry.sh
+# shellcheck source=scripts/lib/scanners.sh
+. scripts/lib/scanners.sh
 
 test_image=berth-test/busybox:1
 
@@ -132,6 +135,10 @@ ensure_oidc
 
 ensure_registry
 
+# --- vulnerability scanners (scripts/lib/scanners.sh) ------------------------------
+
+ensure_scanners
+
 # --- staticcheck ------------------------------------------------------------------
 
 staticcheck=$(scripts/staticcheck.sh)
@@ -149,6 +156,7 @@ ENV
 ldap_test_env >>"$tmp"
 oidc_test_env >>"$tmp"
 registry_test_env >>"$tmp"
+scanners_test_env >>"$tmp"
 chmod 0644 "$tmp"
 mv -f "$tmp" .test-env
 log "test environment ready (.test-env)"

@@ -1,3 +1,10 @@
+// Builds Grype, the vulnerability scanner behind Berth's scanner_a, at a pinned
+// version for the scan tests: scripts/scanners/build-scanner.sh copies this module
+// (go.mod and go.sum pin Grype and all its dependencies) into a temporary directory
+// and builds github.com/anchore/grype/cmd/grype there. Its own go.mod keeps it out
+// of the main module: `go test ./...`, `go vet ./...` and staticcheck at the
+// repository root never see it. scripts/scanners/grypedb pins the same version, so
+// the test database has the schema this Grype expects (v6).
 module github.com/berth-dev/berth/scripts/scanners/grype
 
 go 1.26.8

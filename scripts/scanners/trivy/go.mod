@@ -1,3 +1,12 @@
+// Builds Trivy, the vulnerability scanner behind Berth's scanner_b, at a pinned
+// version for the scan tests: scripts/scanners/build-scanner.sh copies this module
+// (go.mod and go.sum pin Trivy and all its dependencies) into a temporary directory
+// and builds github.com/aquasecurity/trivy/cmd/trivy there with GOEXPERIMENT=jsonv2.
+// Its own go.mod keeps it out of the main module: `go test ./...`, `go vet ./...`
+// and staticcheck at the repository root never see it.
+//
+// `go install github.com/aquasecurity/trivy/cmd/trivy@v0.74.0` cannot work here:
+// the module proxy refuses Trivy's version list.
 module github.com/berth-dev/berth/scripts/scanners/trivy
 
 go 1.26.3
