@@ -19,14 +19,8 @@ type testRegistry struct{ host, user, password string }
 
 func requireRegistry(t *testing.T) testRegistry {
 	t.Helper()
-	r := testRegistry{os.Getenv("BERTH_TEST_REGISTRY"), os.Getenv("BERTH_TEST_REGISTRY_USER"), os.Getenv("BERTH_TEST_REGISTRY_PASSWORD")}
-	if r.host == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("BERTH_TEST_REGISTRY is not set: run scripts/test-env.sh (a skipped suite is not a passing one)")
-		}
-		t.Skip("no test registry (run scripts/test-env.sh)")
-	}
-	return r
+	enginetest.RequireEnv(t, "test registry", "BERTH_TEST_REGISTRY", "BERTH_TEST_REGISTRY_USER", "BERTH_TEST_REGISTRY_PASSWORD")
+	return testRegistry{os.Getenv("BERTH_TEST_REGISTRY"), os.Getenv("BERTH_TEST_REGISTRY_USER"), os.Getenv("BERTH_TEST_REGISTRY_PASSWORD")}
 }
 
 // removeImages force-removes local images by name at cleanup.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/internal/apitest"
+	"github.com/berth-dev/berth/internal/enginetest"
 	"github.com/berth-dev/berth/internal/license"
 )
 
@@ -30,12 +31,7 @@ func requireOIDC(t *testing.T) oidcEnv {
 	e := oidcEnv{issuer: os.Getenv("BERTH_TEST_OIDC_ISSUER"), clientID: os.Getenv("BERTH_TEST_OIDC_CLIENT_ID"),
 		clientSecret: os.Getenv("BERTH_TEST_OIDC_CLIENT_SECRET"), port: os.Getenv("BERTH_TEST_OIDC_REDIRECT_PORT"),
 		logins: map[string]string{}}
-	if e.issuer == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("BERTH_TEST_OIDC_ISSUER is not set: run scripts/test-env.sh (a skipped suite is not a passing one)")
-		}
-		t.Skip("no OIDC provider (run scripts/test-env.sh)")
-	}
+	enginetest.RequireEnv(t, "OIDC provider", "BERTH_TEST_OIDC_ISSUER", "BERTH_TEST_OIDC_LOGINS")
 	for _, pair := range strings.Split(os.Getenv("BERTH_TEST_OIDC_LOGINS"), ",") {
 		email, _, _ := strings.Cut(pair, ":")
 		user, _, _ := strings.Cut(email, "@")

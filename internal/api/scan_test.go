@@ -29,12 +29,7 @@ func requireScanners(t *testing.T) scanEnv {
 	e := scanEnv{cfg: scan.Config{GrypePath: os.Getenv("BERTH_TEST_GRYPE"), TrivyPath: os.Getenv("BERTH_TEST_TRIVY"),
 		GrypeDBDir: os.Getenv("BERTH_TEST_GRYPE_DB"), TrivyCacheDir: os.Getenv("BERTH_TEST_TRIVY_CACHE"), Offline: true},
 		vulnImage: os.Getenv("BERTH_TEST_SCAN_IMAGE"), clean: os.Getenv("BERTH_TEST_SCAN_CLEAN_IMAGE")}
-	if e.cfg.GrypePath == "" || e.cfg.TrivyPath == "" || e.vulnImage == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("scanners are not prepared: run scripts/test-env.sh (a skipped suite is not a passing one)")
-		}
-		t.Skip("no scanners (run scripts/test-env.sh)")
-	}
+	enginetest.RequireEnv(t, "scanners", "BERTH_TEST_GRYPE", "BERTH_TEST_TRIVY", "BERTH_TEST_SCAN_IMAGE", "BERTH_TEST_SCAN_CLEAN_IMAGE")
 	return e
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-ldap/ldap/v3"
 
+	"github.com/berth-dev/berth/internal/enginetest"
 	"github.com/berth-dev/berth/internal/fault"
 	"github.com/berth-dev/berth/internal/store"
 	"github.com/berth-dev/berth/internal/store/storetest"
@@ -99,12 +100,7 @@ func requireLDAP(t *testing.T) ldapDirectory {
 	d := ldapDirectory{URL: os.Getenv("BERTH_TEST_LDAP_URL"), LDAPSURL: os.Getenv("BERTH_TEST_LDAPS_URL"),
 		CAFile: os.Getenv("BERTH_TEST_LDAP_CA"), Base: os.Getenv("BERTH_TEST_LDAP_BASE"),
 		BindDN: os.Getenv("BERTH_TEST_LDAP_BIND_DN"), BindPassword: os.Getenv("BERTH_TEST_LDAP_BIND_PASSWORD")}
-	if d.URL == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("BERTH_TEST_LDAP_URL is not set; LDAP tests cannot be skipped when CI=true")
-		}
-		t.Skip("BERTH_TEST_LDAP_URL is not set (scripts/test-env.sh starts the test directory)")
-	}
+	enginetest.RequireEnv(t, "LDAP directory", "BERTH_TEST_LDAP_URL", "BERTH_TEST_LDAP_BASE")
 	return d
 }
 

@@ -47,7 +47,7 @@ func (sp *CreateSpec) validate() error {
 		return fault.New(fault.Invalid, "Image is required")
 	}
 	sp.Name = strings.TrimPrefix(strings.TrimSpace(sp.Name), "/")
-	if sp.Name != "" && !validName(sp.Name) {
+	if sp.Name != "" && !engine.ValidName(sp.Name) {
 		return fault.New(fault.Invalid, "Invalid container name: use letters, digits, '_', '.' and '-', starting with a letter or digit")
 	}
 	if sp.Memory < 0 || sp.NanoCPUs < 0 {
@@ -72,18 +72,6 @@ func (sp *CreateSpec) validate() error {
 		sp.PortBindings[key] = append(sp.PortBindings[key], engine.HostPort{HostIP: p.HostIP, HostPort: p.HostPort})
 	}
 	return nil
-}
-
-// validName reports whether name matches the engine's container-name rule
-// [a-zA-Z0-9][a-zA-Z0-9_.-]*.
-func validName(name string) bool {
-	for i, r := range name {
-		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
-		if i == 0 && !alnum || !alnum && r != '_' && r != '.' && r != '-' {
-			return false
-		}
-	}
-	return true
 }
 
 // Create creates a container and, when asked, starts it. It returns the full id.

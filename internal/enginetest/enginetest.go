@@ -61,3 +61,20 @@ func ping() error {
 	resp.Body.Close()
 	return nil
 }
+
+// RequireEnv stops the test when a variable that scripts/test-env.sh sets
+// (a registry, a directory, an identity provider, the scanners) is empty:
+// it fails when CI=true (a skipped suite is not a passing one) and skips
+// otherwise. what names the service for the message.
+func RequireEnv(t testing.TB, what string, vars ...string) {
+	t.Helper()
+	for _, v := range vars {
+		if os.Getenv(v) != "" {
+			continue
+		}
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s: %s is not set (run scripts/test-env.sh)", what, v)
+		}
+		t.Skipf("%s: %s is not set (run scripts/test-env.sh)", what, v)
+	}
+}

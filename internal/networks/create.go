@@ -41,12 +41,8 @@ func ValidateName(name string) error {
 	if len(name) > MaxNameLen {
 		return fault.New(fault.Invalid, msgInvalidName)
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if i == 0 && !alnum || !alnum && c != '_' && c != '.' && c != '-' {
-			return fault.New(fault.Invalid, msgInvalidName)
-		}
+	if !engine.ValidName(name) {
+		return fault.New(fault.Invalid, msgInvalidName)
 	}
 	return nil
 }
