@@ -221,7 +221,8 @@ func TestOfflineEnvironmentsAnswerFastAndEmpty(t *testing.T) {
 	h.must(201, "POST", "/api/environments", map[string]any{"name": "stuck-" + h.label, "connectionType": "direct", "host": host, "port": mustAtoi(t, port)}, &stuck)
 
 	for _, env := range []int64{dead.ID, stuck.ID} {
-		for _, path := range []string{"/api/containers?all=true&env=%d", "/api/containers/stats?env=%d"} {
+		for _, path := range []string{"/api/containers?all=true&env=%d", "/api/containers/stats?env=%d", "/api/images?env=%d",
+			"/api/volumes?env=%d", "/api/networks?env=%d"} {
 			start := time.Now()
 			status, body := h.do("GET", fmt.Sprintf(path, env), nil)
 			if status != 200 || strings.TrimSpace(string(body)) != "[]" {
