@@ -75,6 +75,29 @@ our_dockerd_pid() {
 
 engine_started_by_us() { our_dockerd_pid >/dev/null; }
 
+# port_busy HOST:PORT: true when something accepts TCP connections there.
+port_busy() {
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	timeout 3 bash -c 'exec 3<>"/dev/tcp/${1%:*}/${1##*:}"' _ "$1" 2>/dev/null
+}
+
+# our_daemon_pid PIDFILE ADDR CHECK [FINGERPRINT]: print the pid of a daemon these
+# scripts started: the one in PIDFILE, else (pid file lost) the listener on ADDR's port
+# when CHECK (a function given a pid) says it is ours; then PIDFILE is rewritten and
+# FINGERPRINT removed, since the daemon's configuration is unknown (it gets restarted).
+our_daemon_pid() {
+	local pidfile=$1 addr=$2 check=$3 fingerprint=${4:-} pid=
+	[[ -f $pidfile ]] && pid=$(<"$pidfile")
+	if ! "$check" "$pid"; then
+		command -v ss >/dev/null || return 1
+		pid=$(ss -Hltnp "sport = :${addr##*:}" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
+		"$check" "$pid" || return 1
+		echo "$pid" >"$pidfile"
+		[[ -z $fingerprint ]] || rm -f "$fingerprint"
+	fi
+	printf '%s\n' "$pid"
+}
+
 # running PID: true while PID exists and is not a zombie.
 running() {
 	local state

@@ -58,11 +58,6 @@ ldap_hostport() {
 	printf '%s\n' "${hp%%/*}"
 }
 
-# port_open HOST:PORT: true when something accepts TCP connections there.
-port_open() {
-	# shellcheck disable=SC2016 # expanded by the inner bash
-	timeout 3 bash -c 'exec 3<>"/dev/tcp/${1%:*}/${1##*:}"' _ "$1" 2>/dev/null
-}
 
 # our_slapd_pid: print the pid of the slapd we started, if it is still running.
 our_slapd_pid() {
@@ -153,7 +148,7 @@ ldap_search_base() {
 start_slapd() {
 	local hostport pid deadline
 	for hostport in "$(ldap_hostport "$BERTH_LDAP_URL")" "$(ldap_hostport "$BERTH_LDAPS_URL")"; do
-		if port_open "$hostport"; then
+		if port_busy "$hostport"; then
 			die "something that is not the slapd these scripts started listens on $hostport
 (our pid file: $BERTH_SLAPD_DIR/slapd.pid); stop it, then run again."
 		fi

@@ -81,19 +81,9 @@ is_our_dex() {
 	[[ $cmdline == */dex-*" serve $BERTH_DEX_STATE/config.yaml " ]]
 }
 
-# our_dex_pid: print the pid of the Dex we started, if it is still running: the one
-# in the pid file, else (pid file lost) the listener on Dex's port if it is ours.
+# our_dex_pid: print the pid of the Dex we started, if it is still running.
 our_dex_pid() {
-	local pid=
-	[[ -f $BERTH_DEX_STATE/dex.pid ]] && pid=$(<"$BERTH_DEX_STATE/dex.pid")
-	if ! is_our_dex "$pid"; then
-		command -v ss >/dev/null || return 1
-		pid=$(ss -Hltnp "sport = :${BERTH_OIDC_HTTP_ADDR##*:}" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
-		is_our_dex "$pid" || return 1
-		echo "$pid" >"$BERTH_DEX_STATE/dex.pid"
-		rm -f "$BERTH_DEX_STATE/dex.fingerprint" # its configuration is unknown: restart it
-	fi
-	printf '%s\n' "$pid"
+	our_daemon_pid "$BERTH_DEX_STATE/dex.pid" "$BERTH_OIDC_HTTP_ADDR" is_our_dex "$BERTH_DEX_STATE/dex.fingerprint"
 }
 
 # oidc_ok: true when the discovery document answers with our issuer.
@@ -103,9 +93,7 @@ oidc_ok() {
 }
 
 # oidc_port_busy: true when something accepts connections on Dex's address.
-oidc_port_busy() {
-	(exec 3<>"/dev/tcp/${BERTH_OIDC_HTTP_ADDR%:*}/${BERTH_OIDC_HTTP_ADDR##*:}") 2>/dev/null
-}
+oidc_port_busy() { port_busy "$BERTH_OIDC_HTTP_ADDR"; }
 
 stop_dex() {
 	local pid=$1 deadline=$((SECONDS + 10))

@@ -113,26 +113,13 @@ is_our_registry() {
 	[[ $cmdline == *docker-registry" serve $(registry_conf) " ]]
 }
 
-# our_registry_pid: print the pid of the registry we started, if it is still running:
-# the one in the pid file, else (pid file lost) the listener on our port if it is ours.
+# our_registry_pid: print the pid of the registry we started, if it is still running.
 our_registry_pid() {
-	local pid=
-	[[ -f $BERTH_REGISTRY_DIR/registry.pid ]] && pid=$(<"$BERTH_REGISTRY_DIR/registry.pid")
-	if ! is_our_registry "$pid"; then
-		command -v ss >/dev/null || return 1
-		pid=$(ss -Hltnp "sport = :${BERTH_REGISTRY_ADDR##*:}" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
-		is_our_registry "$pid" || return 1
-		echo "$pid" >"$BERTH_REGISTRY_DIR/registry.pid"
-		rm -f "$BERTH_REGISTRY_DIR/registry.fingerprint" # its configuration is unknown: restart it
-	fi
-	printf '%s\n' "$pid"
+	our_daemon_pid "$BERTH_REGISTRY_DIR/registry.pid" "$BERTH_REGISTRY_ADDR" is_our_registry "$BERTH_REGISTRY_DIR/registry.fingerprint"
 }
 
 # registry_port_busy: true when something accepts connections on our address.
-registry_port_busy() {
-	# shellcheck disable=SC2016 # expanded by the inner bash
-	timeout 3 bash -c 'exec 3<>"/dev/tcp/${1%:*}/${1##*:}"' _ "$BERTH_REGISTRY_ADDR" 2>/dev/null
-}
+registry_port_busy() { port_busy "$BERTH_REGISTRY_ADDR"; }
 
 # registry_htpasswd: write the htpasswd file unless the one there accepts our
 # password (bcrypt salts differ on every run, so it is checked, not compared).
