@@ -109,7 +109,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		Addr: cfg.Addr(),
 		Handler: api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Jobs: jobReg,
 			Scan: scan.Config{GrypePath: cfg.GrypePath, TrivyPath: cfg.TrivyPath, GrypeDBDir: cfg.GrypeDBDir,
-				TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}}).Handler(),
+				TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}, DataDir: cfg.DataDir}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// Requests derive from ctx, so that streams end when Berth stops.

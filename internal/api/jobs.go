@@ -19,17 +19,19 @@ func wantsJSON(r *http.Request) bool {
 // once, or, when the client wants JSON, waits and answers the final payload.
 // Leaving never cancels the job.
 func (s *Server) runJob(w http.ResponseWriter, r *http.Request, fn jobs.Func) error {
-	var owner int64
-	if id := identityOf(r); id != nil {
-		owner = id.User.ID
-	}
-	j := s.jobs.Start(owner, fn)
+	j := s.jobs.Start(ownerOf(r), fn)
 	if !wantsJSON(r) {
 		return writeJSON(w, http.StatusOK, map[string]string{"jobId": j.ID})
 	}
+	return writeResult(w, r, j)
+}
+
+// writeResult waits for j and answers its final payload as JSON. A client
+// that leaves stops waiting; the job goes on.
+func writeResult(w http.ResponseWriter, r *http.Request, j *jobs.Job) error {
 	snap, err := j.Wait(r.Context())
 	if err != nil {
-		return err // the client left; the job goes on
+		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
@@ -56,4 +58,28 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
 	es := startEvents(w, r)
 	defer es.Close()
 	return j.Follow(r.Context(), func(e jobs.Event) error { return es.Send(e.Name, e.Data) })
+}
+
+// streamJob starts fn as a job of the request's user and answers with the
+// job itself as an event stream (the answer of stack deploys), or, when the
+// client wants JSON, with the final payload. The job's id is in the
+// X-Job-Id header, so that a client that leaves can follow it again at
+// /api/jobs/{jobId}; leaving never cancels the job.
+func (s *Server) streamJob(w http.ResponseWriter, r *http.Request, fn jobs.Func) error {
+	j := s.jobs.Start(ownerOf(r), fn)
+	w.Header().Set("X-Job-Id", j.ID)
+	if wantsJSON(r) {
+		return writeResult(w, r, j)
+	}
+	es := startEvents(w, r)
+	defer es.Close()
+	return j.Follow(r.Context(), func(e jobs.Event) error { return es.Send(e.Name, e.Data) })
+}
+
+// ownerOf is the user a job started by r belongs to (0: anonymous).
+func ownerOf(r *http.Request) int64 {
+	if id := identityOf(r); id != nil {
+		return id.User.ID
+	}
+	return 0
 }

@@ -1,5 +1,7 @@
 package api
 
+import "github.com/berth-dev/berth/internal/stacks"
+
 // Perm is the permission a route requires: a "<resource>:<action>" pair
 // checked against the route's environment, or one of the pseudo-permissions.
 type Perm string
@@ -140,6 +142,23 @@ func (s *Server) routes() []route {
 		{"GET", "/api/registries/{id}", "registries:view", NoEnv, "", false, s.getRegistry},
 		{"PUT", "/api/registries/{id}", "registries:edit", NoEnv, "registry.update", false, s.updateRegistry},
 		{"DELETE", "/api/registries/{id}", "registries:delete", NoEnv, "registry.delete", false, s.deleteRegistry},
+
+		{"GET", "/api/stacks", "stacks:view", EnvQuery, "", false, s.listStacks},
+		{"POST", "/api/stacks", "stacks:create", EnvQuery, "stack.create", false, s.createStack},
+		{"POST", "/api/stacks/scan", "stacks:view", EnvQuery, Quiet, false, s.scanStacks},
+		{"POST", "/api/stacks/adopt", "stacks:create", EnvQuery, "stack.adopt", false, s.adoptStack},
+		{"GET", "/api/stacks/{name}/compose", "stacks:view", EnvQuery, "", false, s.getStackCompose},
+		{"PUT", "/api/stacks/{name}/compose", "stacks:edit", EnvQuery, "stack.update", false, s.updateStackCompose},
+		{"DELETE", "/api/stacks/{name}", "stacks:remove", EnvQuery, "stack.delete", false, s.deleteStack},
+		{"POST", "/api/stacks/{name}/start", "stacks:start", EnvQuery, "stack.start", false, s.stackAction(stacks.Start)},
+		{"POST", "/api/stacks/{name}/stop", "stacks:stop", EnvQuery, "stack.stop", false, s.stackAction(stacks.Stop)},
+		{"POST", "/api/stacks/{name}/restart", "stacks:start", EnvQuery, "stack.restart", false, s.stackAction(stacks.Restart)},
+		{"POST", "/api/stacks/{name}/down", "stacks:stop", EnvQuery, "stack.down", false, s.stackAction(stacks.Down)},
+		{"POST", "/api/stacks/{name}/deploy", "stacks:start", EnvQuery, "stack.deploy", false, s.deployStack},
+		{"GET", "/api/stacks/{name}/env", "stacks:view", EnvQuery, "", false, s.getStackEnv},
+		{"PUT", "/api/stacks/{name}/env", "stacks:edit", EnvQuery, "stack.env", false, s.putStackEnv},
+		{"GET", "/api/stacks/{name}/env/raw", "stacks:view", EnvQuery, "", false, s.getStackRawEnv},
+		{"PUT", "/api/stacks/{name}/env/raw", "stacks:edit", EnvQuery, "stack.env", false, s.putStackRawEnv},
 
 		{"GET", "/api/volumes", "volumes:view", EnvQuery, "", false, s.listVolumes},
 		{"POST", "/api/volumes", "volumes:create", EnvQuery, "volume.create", false, s.createVolume},

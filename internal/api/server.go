@@ -19,6 +19,7 @@ import (
 	"github.com/berth-dev/berth/internal/jobs"
 	"github.com/berth-dev/berth/internal/license"
 	"github.com/berth-dev/berth/internal/scan"
+	"github.com/berth-dev/berth/internal/stacks"
 	"github.com/berth-dev/berth/internal/store"
 )
 
@@ -32,6 +33,7 @@ type Server struct {
 	containers *containers.Service
 	images     *images.Service
 	scan       *scan.Service
+	stacks     *stacks.Service
 	jobs       *jobs.Registry
 	events     *events.Relay
 	origins    []string
@@ -47,6 +49,8 @@ type Deps struct {
 	Engines *engine.Manager
 	Jobs    *jobs.Registry
 	Scan    scan.Config
+	// DataDir holds stack files (stacks/<env>/<stack>/) and git clones (git/).
+	DataDir string
 	// AllowedOrigins are extra host patterns (e.g. "berth.example.com") whose
 	// browsers may open WebSockets; the request's own host is always allowed.
 	AllowedOrigins []string
@@ -64,6 +68,7 @@ func New(d Deps) *Server {
 		containers: containers.New(d.Engines, d.Store, d.Log),
 		images:     images.New(d.Engines, d.Store, d.Log, scanner),
 		scan:       scanner,
+		stacks:     stacks.New(d.Store, d.Engines, d.DataDir, d.Log),
 		jobs:       d.Jobs,
 		events:     events.NewRelay(d.Engines, d.Log),
 		origins:    d.AllowedOrigins,

@@ -98,7 +98,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	jctx, stopJobs := context.WithCancel(context.Background())
 	jobReg := jobs.NewRegistry(jctx, time.Hour, o.Now)
 	srv := httptest.NewUnstartedServer(api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
-		Engines: engines, Jobs: jobReg, Scan: o.Scan}).Handler())
+		Engines: engines, Jobs: jobReg, Scan: o.Scan, DataDir: filepath.Dir(o.DBPath)}).Handler())
 	if o.Addr != "" {
 		ln, err := net.Listen("tcp", o.Addr)
 		if err != nil {

@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/docker/cli/cli/command"
+	"github.com/docker/compose/v5/pkg/api"
+	"github.com/docker/compose/v5/pkg/compose"
+)
+
+// Compose labels the engine's containers carry (set by every compose
+// implementation, Berth's included).
+const (
+	ComposeProjectLabel    = api.ProjectLabel
+	ComposeServiceLabel    = api.ServiceLabel
+	ComposeWorkingDirLabel = api.WorkingDirLabel
+	ComposeConfigLabel     = api.ConfigFilesLabel
+	ComposeOneoffLabel     = api.OneoffLabel
+)
+
+// composeTimeout bounds one compose operation (pulls included).
+const composeTimeout = 30 * time.Minute
+
+// ComposeProgress receives one human-readable line of a compose operation.
+type ComposeProgress func(line string)
+
+// LabelProject sets the labels compose itself puts on a project's
+// containers, so that the engine, the compose CLI and Berth agree on which
+// containers belong to it.
+func LabelProject(p *types.Project) {
+	for name, s := range p.Services {
+		s.CustomLabels = map[string]string{
+			api.ProjectLabel:     p.Name,
+			api.ServiceLabel:     name,
+			api.VersionLabel:     api.ComposeVersion,
+			api.WorkingDirLabel:  p.WorkingDir,
+			api.ConfigFilesLabel: strings.Join(p.ComposeFiles, ","),
+			api.OneoffLabel:      "False",
+		}
+		p.Services[name] = s
+	}
+}
+
+// compose returns the compose library bound to this engine, reporting
+// progress lines to progress.
+func (c *Client) compose(progress ComposeProgress) (api.Compose, error) {
+	cli, err := command.NewDockerCli(command.WithAPIClient(c.cli), command.WithCombinedStreams(io.Discard),
+		command.WithInputStream(io.NopCloser(strings.NewReader(""))))
+	if err != nil {
+		return nil, fmt.Errorf("compose: %w", err)
+	}
+	return compose.NewComposeService(cli, compose.WithEventProcessor(&progressLines{fn: progress}),
+		compose.WithPrompt(compose.AlwaysOkPrompt()), compose.WithMaxConcurrency(8))
+}
+
+// composeRun runs one compose operation with the compose deadline, turning
+// its error into this package's kinds.
+func (c *Client) composeRun(ctx context.Context, progress ComposeProgress, fn func(ctx context.Context, svc api.Compose) error) error {
+	svc, err := c.compose(progress)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, composeTimeout)
+	defer cancel()
+	return c.fail(fn(ctx, svc))
+}
+
+// ComposeUp creates and starts the project in the background (up -d),
+// removing containers of services no longer in it; force recreates every
+// container so that changed variables apply.
+func (c *Client) ComposeUp(ctx context.Context, p *types.Project, force bool, progress ComposeProgress) error {
+	recreate := api.RecreateDiverged
+	if force {
+		recreate = api.RecreateForce
+	}
+	return c.composeRun(ctx, progress, func(ctx context.Context, svc api.Compose) error {
+		return svc.Up(ctx, p, api.UpOptions{
+			Create: api.CreateOptions{RemoveOrphans: true, Recreate: recreate, RecreateDependencies: recreate},
+			Start:  api.StartOptions{Project: p},
+		})
+	})
+}
+
+// ComposeStart starts the project's existing containers. p may be nil: the
+// project is then rebuilt from the containers' labels.
+func (c *Client) ComposeStart(ctx context.Context, name string, p *types.Project, progress ComposeProgress) error {
+	return c.composeRun(ctx, progress, func(ctx context.Context, svc api.Compose) error {
+		return svc.Start(ctx, name, api.StartOptions{Project: p})
+	})
+}
+
+// ComposeStop stops the project's containers.
+func (c *Client) ComposeStop(ctx context.Context, name string, p *types.Project, progress ComposeProgress) error {
+	return c.composeRun(ctx, progress, func(ctx context.Context, svc api.Compose) error {
+		return svc.Stop(ctx, name, api.StopOptions{Project: p})
+	})
+}
+
+// ComposeRestart restarts the project's containers.
+func (c *Client) ComposeRestart(ctx context.Context, name string, p *types.Project, progress ComposeProgress) error {
+	return c.composeRun(ctx, progress, func(ctx context.Context, svc api.Compose) error {
+		return svc.Restart(ctx, name, api.RestartOptions{Project: p})
+	})
+}
+
+// ComposeDown stops and removes the project's containers and the networks
+// it created (kept while other containers use them); volumes removes its
+// named volumes too.
+func (c *Client) ComposeDown(ctx context.Context, name string, p *types.Project, volumes bool, progress ComposeProgress) error {
+	return c.composeRun(ctx, progress, func(ctx context.Context, svc api.Compose) error {
+		return svc.Down(ctx, name, api.DownOptions{Project: p, RemoveOrphans: true, Volumes: volumes})
+	})
+}
+
+// progressLines turns compose's task events into lines such as
+// "Container web-1 Started", skipping repeats of a task's state.
+type progressLines struct {
+	fn ComposeProgress
+
+	mu   sync.Mutex
+	last map[string]string
+}
+
+func (p *progressLines) Start(context.Context, string) {}
+
+func (p *progressLines) Done(string, bool) {}
+
+func (p *progressLines) On(events ...api.Resource) {
+	if p.fn == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last == nil {
+		p.last = map[string]string{}
+	}
+	for _, e := range events {
+		line := strings.TrimSpace(e.ID + " " + e.Text)
+		if e.Details != "" {
+			line += ": " + e.Details
+		}
+		if p.last[e.ID] == line || e.Text == "" {
+			continue
+		}
+		p.last[e.ID] = line
+		p.fn(line)
+	}
+}

@@ -1,0 +1,245 @@
+package stacks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/berth-dev/berth/internal/engine"
+	"github.com/berth-dev/berth/internal/fault"
+	"github.com/berth-dev/berth/internal/store"
+)
+
+// CreateSpec is a new internal stack.
+type CreateSpec struct {
+	Name          string
+	Compose       string
+	EnvVars       []Variable
+	RawEnvContent *string // non-secret env file text, comments kept; nil renders EnvVars
+	ComposePath   string  // custom absolute location of the compose file
+	EnvPath       string  // custom absolute location of the env file
+}
+
+// Create validates spec, writes the stack's files atomically and records it
+// with its secret variables. Nothing is started (see Up).
+func (s *Service) Create(ctx context.Context, env store.Environment, spec CreateSpec) (store.Stack, error) {
+	if err := checkName(spec.Name); err != nil {
+		return store.Stack{}, err
+	}
+	if strings.TrimSpace(spec.Compose) == "" {
+		return store.Stack{}, fault.New(fault.Invalid, "Compose file content is required")
+	}
+	if err := checkPath("compose path", spec.ComposePath); err != nil {
+		return store.Stack{}, err
+	}
+	if err := checkPath("env path", spec.EnvPath); err != nil {
+		return store.Stack{}, err
+	}
+	plain, secrets, err := splitVariables(spec.EnvVars)
+	if err != nil {
+		return store.Stack{}, err
+	}
+	defer s.lock(env.ID, spec.Name)()
+	if _, err := s.store.GetStack(ctx, env.ID, spec.Name); err == nil {
+		return store.Stack{}, fault.New(fault.Conflict, fmt.Sprintf("Stack '%s' already exists", spec.Name))
+	}
+	st := store.Stack{EnvironmentID: env.ID, Name: spec.Name, SourceType: store.SourceInternal,
+		ComposePath: spec.ComposePath, EnvPath: spec.EnvPath}
+	envText := renderEnv(plain)
+	if spec.RawEnvContent != nil {
+		envText = []byte(withoutKeys(*spec.RawEnvContent, secretKeys(secrets)))
+	}
+	composePath, envPath := s.composePath(st), s.envPath(st)
+	if err := s.validate(ctx, st.Name, composePath, []byte(spec.Compose), envText, secrets); err != nil {
+		return store.Stack{}, err
+	}
+	if err := writeFile(composePath, []byte(spec.Compose)); err != nil {
+		return store.Stack{}, err
+	}
+	if err := writeFile(envPath, envText); err != nil {
+		return store.Stack{}, err
+	}
+	if err := s.store.CreateStack(ctx, &st, secrets); err != nil {
+		s.removeFiles(st)
+		if errors.Is(err, store.ErrConflict) {
+			return store.Stack{}, fault.New(fault.Conflict, fmt.Sprintf("Stack '%s' already exists", spec.Name))
+		}
+		return store.Stack{}, err
+	}
+	return st, nil
+}
+
+// validate parses a compose file as it will run: with its env file text
+// and secrets.
+func (s *Service) validate(ctx context.Context, name, composePath string, compose, envText []byte, secrets []store.StackSecret) error {
+	dir, err := os.MkdirTemp("", "berth-validate-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	envFile := filepath.Join(dir, EnvFile)
+	if err := os.WriteFile(envFile, envText, 0o600); err != nil {
+		return err
+	}
+	_, err = projectSource{name: name, composePath: composePath, content: compose, envFiles: []string{envFile}, secrets: secrets}.load(ctx)
+	return err
+}
+
+func secretKeys(secrets []store.StackSecret) map[string]bool {
+	m := map[string]bool{}
+	for _, sec := range secrets {
+		m[sec.Key] = true
+	}
+	return m
+}
+
+// Up brings the stack up (up -d) from its files; force recreates every
+// container so that changed variables apply.
+func (s *Service) Up(ctx context.Context, env store.Environment, name string, force bool, progress engine.ComposeProgress) error {
+	defer s.lock(env.ID, name)()
+	st, err := s.get(ctx, env, name)
+	if err != nil {
+		return err
+	}
+	p, err := s.project(ctx, st)
+	if err != nil {
+		return err
+	}
+	c, err := s.client(ctx, env, fmt.Sprintf("deploy stack '%s'", name))
+	if err != nil {
+		return err
+	}
+	if err := c.ComposeUp(ctx, p, force, progress); err != nil {
+		return opFault(fmt.Sprintf("deploy stack '%s'", name), err)
+	}
+	return nil
+}
+
+// ComposeFile is the spec's compose file object.
+type ComposeFile struct {
+	Content          string `json:"content"`
+	StackDir         string `json:"stackDir"`
+	ComposePath      string `json:"composePath"`
+	EnvPath          string `json:"envPath"`
+	SuggestedEnvPath string `json:"suggestedEnvPath"`
+	SourceType       string `json:"sourceType"`
+}
+
+// Compose reads a stack's compose file.
+func (s *Service) Compose(ctx context.Context, env store.Environment, name string) (ComposeFile, error) {
+	st, err := s.get(ctx, env, name)
+	if err != nil {
+		return ComposeFile{}, err
+	}
+	path := s.composePath(st)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ComposeFile{}, fault.Wrap(fault.NotFound, fmt.Sprintf("Compose file of stack '%s' not found", name), err)
+	}
+	return ComposeFile{Content: string(b), StackDir: filepath.Dir(path), ComposePath: path, EnvPath: s.envPath(st),
+		SuggestedEnvPath: filepath.Join(filepath.Dir(path), EnvFile), SourceType: st.SourceType}, nil
+}
+
+// UpdateSpec is a new compose file for a stack, optionally at a new place.
+type UpdateSpec struct {
+	Content     string
+	ComposePath string
+	EnvPath     string
+}
+
+// UpdateCompose validates and saves a stack's compose file (atomically),
+// moving its files when new paths are given. It starts nothing.
+func (s *Service) UpdateCompose(ctx context.Context, env store.Environment, name string, spec UpdateSpec) error {
+	if strings.TrimSpace(spec.Content) == "" {
+		return errComposeRequired
+	}
+	if err := checkPath("compose path", spec.ComposePath); err != nil {
+		return err
+	}
+	if err := checkPath("env path", spec.EnvPath); err != nil {
+		return err
+	}
+	defer s.lock(env.ID, name)()
+	st, err := s.get(ctx, env, name)
+	if err != nil {
+		return err
+	}
+	if st.SourceType == store.SourceGit {
+		return fault.New(fault.Invalid, fmt.Sprintf("Stack '%s' is deployed from git: change its compose file in the repository", name))
+	}
+	oldCompose, oldEnv := s.composePath(st), s.envPath(st)
+	if _, err := os.Stat(oldCompose); err != nil {
+		return fault.Wrap(fault.NotFound, fmt.Sprintf("Compose file of stack '%s' not found", name), err)
+	}
+	moved := st
+	if spec.ComposePath != "" {
+		moved.ComposePath = spec.ComposePath
+	}
+	if spec.EnvPath != "" {
+		moved.EnvPath = spec.EnvPath
+	}
+	newCompose, newEnv := s.composePath(moved), s.envPath(moved)
+	src, err := s.source(ctx, st)
+	if err != nil {
+		return err
+	}
+	src.composePath, src.content = newCompose, []byte(spec.Content)
+	if _, err := src.load(ctx); err != nil {
+		return err
+	}
+	if err := writeFile(newCompose, []byte(spec.Content)); err != nil {
+		return err
+	}
+	if newEnv != oldEnv {
+		envText, err := readOptional(oldEnv)
+		if err != nil {
+			return err
+		}
+		if err := writeFile(newEnv, envText); err != nil {
+			return err
+		}
+	}
+	if moved.ComposePath == st.ComposePath && moved.EnvPath == st.EnvPath {
+		return nil
+	}
+	if err := s.store.UpdateStackPaths(ctx, &moved); err != nil {
+		return err
+	}
+	if st.SourceType == store.SourceInternal {
+		if newCompose != oldCompose {
+			os.Remove(oldCompose)
+		}
+		if newEnv != oldEnv {
+			os.Remove(oldEnv)
+		}
+		s.removeDirIfEmpty(filepath.Dir(oldCompose))
+	}
+	return nil
+}
+
+// removeFiles removes an internal stack's files: its compose and env files
+// and its directory (the whole default directory, or a custom one only when
+// nothing else is left in it).
+func (s *Service) removeFiles(st store.Stack) {
+	def := s.stackDir(st.EnvironmentID, st.Name)
+	for _, p := range []string{s.composePath(st), s.envPath(st)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("remove stack file", "stack", st.Name, "path", p, "err", err)
+		}
+		if filepath.Dir(p) != def {
+			s.removeDirIfEmpty(filepath.Dir(p))
+		}
+	}
+	if err := os.RemoveAll(def); err != nil {
+		s.log.Warn("remove stack directory", "stack", st.Name, "err", err)
+	}
+}
+
+func (s *Service) removeDirIfEmpty(dir string) {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) == 0 {
+		os.Remove(dir)
+	}
+}

@@ -1,0 +1,113 @@
+package stacks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/berth-dev/berth/internal/fault"
+	"github.com/berth-dev/berth/internal/store"
+)
+
+// Discovered is a compose project on an engine that Berth did not create
+// and has not adopted.
+type Discovered struct {
+	Name        string   `json:"name"`
+	Status      string   `json:"status"`
+	Containers  int      `json:"containers"`
+	WorkingDir  string   `json:"workingDir"`
+	ConfigFiles []string `json:"configFiles"`
+	// Adoptable is true when Berth can read the project's compose file.
+	Adoptable bool `json:"adoptable"`
+}
+
+// Scan lists the compose projects on env's engine that Berth does not know.
+func (s *Service) Scan(ctx context.Context, env store.Environment) ([]Discovered, error) {
+	projects, err := s.projects(ctx, env)
+	if err != nil {
+		return nil, opFault("scan stacks", err)
+	}
+	records, err := s.store.ListStacks(ctx, env.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range records {
+		delete(projects, r.Name)
+	}
+	out := []Discovered{}
+	for name, e := range projects {
+		d := Discovered{Name: name, Status: statusOf(e.ContainerDetails), Containers: len(e.Containers),
+			WorkingDir: e.WorkingDir, ConfigFiles: e.ConfigFiles}
+		if d.ConfigFiles == nil {
+			d.ConfigFiles = []string{}
+		}
+		if len(d.ConfigFiles) > 0 {
+			_, statErr := os.Stat(d.ConfigFiles[0])
+			d.Adoptable = statErr == nil
+		}
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// AdoptSpec names a compose project to adopt; ComposePath defaults to the
+// compose file its containers name.
+type AdoptSpec struct {
+	Name        string
+	ComposePath string
+	EnvPath     string
+}
+
+// Adopt makes a compose project Berth did not create one of its stacks
+// (source external), leaving its files where they are.
+func (s *Service) Adopt(ctx context.Context, env store.Environment, spec AdoptSpec) (store.Stack, error) {
+	if err := checkName(spec.Name); err != nil {
+		return store.Stack{}, err
+	}
+	if err := checkPath("compose path", spec.ComposePath); err != nil {
+		return store.Stack{}, err
+	}
+	if err := checkPath("env path", spec.EnvPath); err != nil {
+		return store.Stack{}, err
+	}
+	defer s.lock(env.ID, spec.Name)()
+	if _, err := s.store.GetStack(ctx, env.ID, spec.Name); err == nil {
+		return store.Stack{}, fault.New(fault.Conflict, fmt.Sprintf("Stack '%s' already exists", spec.Name))
+	}
+	found, err := s.Scan(ctx, env)
+	if err != nil {
+		return store.Stack{}, err
+	}
+	var d *Discovered
+	for i := range found {
+		if found[i].Name == spec.Name {
+			d = &found[i]
+		}
+	}
+	if d == nil {
+		return store.Stack{}, notFound(spec.Name)
+	}
+	path := spec.ComposePath
+	if path == "" && len(d.ConfigFiles) > 0 {
+		path = d.ConfigFiles[0]
+	}
+	if path == "" {
+		return store.Stack{}, fault.Invalidf("The compose file of stack '%s' is unknown: give composePath", spec.Name)
+	}
+	if err := checkPath("compose path", path); err != nil {
+		return store.Stack{}, err
+	}
+	st := store.Stack{EnvironmentID: env.ID, Name: spec.Name, SourceType: store.SourceExternal, ComposePath: path, EnvPath: spec.EnvPath}
+	if _, err := os.Stat(path); err != nil {
+		return store.Stack{}, fault.Invalidf("Compose file %s of stack '%s' cannot be read: %v", path, spec.Name, err)
+	}
+	if _, err := s.project(ctx, st); err != nil {
+		return store.Stack{}, err
+	}
+	if err := s.store.CreateStack(ctx, &st, nil); err != nil {
+		return store.Stack{}, err
+	}
+	return st, nil
+}
