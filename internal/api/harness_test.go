@@ -181,8 +181,26 @@ type sseEvent struct {
 // channel closes when the stream ends. The stream is closed at cleanup.
 func (h *harness) openEvents(ctx context.Context, path string) (<-chan sseEvent, *http.Response) {
 	h.t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, "GET", h.url+path, nil)
+	return h.openStream(ctx, "GET", path, nil)
+}
+
+// openStream is openEvents for any method, with an optional JSON body.
+func (h *harness) openStream(ctx context.Context, method, path string, body any) (<-chan sseEvent, *http.Response) {
+	h.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, _ := http.NewRequestWithContext(ctx, method, h.url+path, rd)
 	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h.headers {
+		req.Header.Set(k, v)
+	}
 	resp, err := (&http.Client{}).Do(req)
 	if err != nil {
 		h.t.Fatal(err)

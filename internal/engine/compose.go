@@ -10,6 +10,7 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/docker/cli/cli/command"
+	"github.com/docker/cli/cli/flags"
 	"github.com/docker/compose/v5/pkg/api"
 	"github.com/docker/compose/v5/pkg/compose"
 )
@@ -53,6 +54,16 @@ func (c *Client) compose(progress ComposeProgress) (api.Compose, error) {
 	cli, err := command.NewDockerCli(command.WithAPIClient(c.cli), command.WithCombinedStreams(io.Discard),
 		command.WithInputStream(io.NopCloser(strings.NewReader(""))))
 	if err != nil {
+		return nil, fmt.Errorf("compose: %w", err)
+	}
+	// Initialize resolves the context the library asks for; left out, the
+	// CLI exits the process on first use. A fixed host pins the default
+	// context, so that no DOCKER_HOST, DOCKER_CONTEXT or CLI configuration of
+	// Berth's own process can make that resolution fail. The client the
+	// operations use stays this environment's.
+	opts := flags.NewClientOptions()
+	opts.Hosts = []string{"unix:///var/run/docker.sock"}
+	if err := cli.Initialize(opts); err != nil {
 		return nil, fmt.Errorf("compose: %w", err)
 	}
 	return compose.NewComposeService(cli, compose.WithEventProcessor(&progressLines{fn: progress}),
