@@ -400,3 +400,73 @@ func TestStackErrorsAnswerTheSpecStatusAndMessage(t *testing.T) {
 		t.Errorf("duplicate = %d %s", code, body)
 	}
 }
+
+func TestExternalStackIsListedAdoptedAndDeletedWithoutItsFiles(t *testing.T) {
+	h := newHarness(t)
+	name := "ext-" + h.label
+	h.removeStackAtCleanup(name)
+	dir := t.TempDir()
+	composePath := filepath.Join(dir, "compose.yaml")
+	compose := fmt.Sprintf("services:\n  app:\n    image: %s\n    command: [\"sleep\", \"3600\"]\n", enginetest.Image())
+	if err := os.WriteFile(composePath, []byte(compose), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A compose project started by someone else: only the engine's compose
+	// labels say it is one.
+	var created struct {
+		ID string `json:"id"`
+	}
+	h.must(200, "POST", "/api/containers?env=1", map[string]any{
+		"name": name + "-app-1", "image": enginetest.Image(), "command": []string{"sleep", "3600"}, "startAfterCreate": true,
+		"labels": map[string]string{enginetest.Label: h.label, "com.docker.compose.project": name,
+			"com.docker.compose.service": "app", "com.docker.compose.project.working_dir": dir,
+			"com.docker.compose.project.config_files": composePath, "com.docker.compose.oneoff": "False"},
+	}, &created)
+
+	e, ok := h.stackEntry(name)
+	if !ok || e.SourceType != "external" || e.Status != "running" || len(e.Containers) != 1 || e.Containers[0] != created.ID {
+		t.Fatalf("entry = %+v, %v; want a running external stack", e, ok)
+	}
+	var scan struct {
+		Stacks []struct {
+			Name        string   `json:"name"`
+			ConfigFiles []string `json:"configFiles"`
+			Adoptable   bool     `json:"adoptable"`
+		} `json:"stacks"`
+	}
+	h.must(200, "POST", "/api/stacks/scan?env=1", nil, &scan)
+	found := false
+	for _, s := range scan.Stacks {
+		if s.Name == name {
+			found = s.Adoptable && len(s.ConfigFiles) == 1 && s.ConfigFiles[0] == composePath
+		}
+	}
+	if !found {
+		t.Errorf("scan = %+v, want %s adoptable from %s", scan.Stacks, name, composePath)
+	}
+
+	h.must(200, "POST", "/api/stacks/adopt?env=1", map[string]any{"name": name}, nil)
+	var file struct {
+		Content     string `json:"content"`
+		ComposePath string `json:"composePath"`
+	}
+	h.must(200, "GET", "/api/stacks/"+name+"/compose?env=1", nil, &file)
+	if file.Content != compose || file.ComposePath != composePath {
+		t.Errorf("compose of the adopted stack = %+v", file)
+	}
+	if code, _ := h.do("POST", "/api/stacks/adopt?env=1", map[string]any{"name": name}); code != 409 {
+		t.Errorf("second adoption = %d, want 409", code)
+	}
+	h.must(200, "POST", "/api/stacks/"+name+"/restart?env=1", nil, nil)
+
+	h.must(200, "DELETE", "/api/stacks/"+name+"?env=1", nil, nil)
+	if data, err := os.ReadFile(composePath); err != nil || string(data) != compose {
+		t.Errorf("the adopted stack's compose file after delete: %q, %v", data, err)
+	}
+	if e, ok := h.stackEntry(name); !ok || e.SourceType != "external" || e.Status != "running" {
+		t.Errorf("after delete the project is %+v, %v; want it back as an unadopted external stack", e, ok)
+	}
+	if code, _ := h.do("GET", "/api/stacks/"+name+"/compose?env=1", nil); code != 404 {
+		t.Errorf("compose after delete = %d, want 404 (no record)", code)
+	}
+}

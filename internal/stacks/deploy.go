@@ -26,7 +26,7 @@ type CreateSpec struct {
 // Create validates spec, writes the stack's files atomically and records it
 // with its secret variables. Nothing is started (see Up).
 func (s *Service) Create(ctx context.Context, env store.Environment, spec CreateSpec) (store.Stack, error) {
-	if err := checkName(spec.Name); err != nil {
+	if err := CheckName(spec.Name); err != nil {
 		return store.Stack{}, err
 	}
 	if strings.TrimSpace(spec.Compose) == "" {
@@ -44,7 +44,7 @@ func (s *Service) Create(ctx context.Context, env store.Environment, spec Create
 	}
 	defer s.lock(env.ID, spec.Name)()
 	if _, err := s.store.GetStack(ctx, env.ID, spec.Name); err == nil {
-		return store.Stack{}, fault.New(fault.Conflict, fmt.Sprintf("Stack '%s' already exists", spec.Name))
+		return store.Stack{}, errExists(spec.Name)
 	}
 	st := store.Stack{EnvironmentID: env.ID, Name: spec.Name, SourceType: store.SourceInternal,
 		ComposePath: spec.ComposePath, EnvPath: spec.EnvPath}
@@ -65,7 +65,7 @@ func (s *Service) Create(ctx context.Context, env store.Environment, spec Create
 	if err := s.store.CreateStack(ctx, &st, secrets); err != nil {
 		s.removeFiles(st)
 		if errors.Is(err, store.ErrConflict) {
-			return store.Stack{}, fault.New(fault.Conflict, fmt.Sprintf("Stack '%s' already exists", spec.Name))
+			return store.Stack{}, errExists(spec.Name)
 		}
 		return store.Stack{}, err
 	}
@@ -242,4 +242,25 @@ func (s *Service) removeDirIfEmpty(dir string) {
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) == 0 {
 		os.Remove(dir)
 	}
+}
+
+// CreateRecord records a stack whose files come from elsewhere (a git
+// clone), under the stack's lock: create runs the store writes, and a name
+// already taken in the environment is refused.
+func (s *Service) CreateRecord(ctx context.Context, env store.Environment, st *store.Stack, create func(*store.Stack) error) error {
+	defer s.lock(env.ID, st.Name)()
+	if _, err := s.store.GetStack(ctx, env.ID, st.Name); err == nil {
+		return errExists(st.Name)
+	}
+	if err := create(st); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return errExists(st.Name)
+		}
+		return err
+	}
+	return nil
+}
+
+func errExists(name string) error {
+	return fault.New(fault.Conflict, fmt.Sprintf("Stack '%s' already exists", name))
 }

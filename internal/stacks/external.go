@@ -2,7 +2,6 @@ package stacks
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sort"
 
@@ -63,7 +62,7 @@ type AdoptSpec struct {
 // Adopt makes a compose project Berth did not create one of its stacks
 // (source external), leaving its files where they are.
 func (s *Service) Adopt(ctx context.Context, env store.Environment, spec AdoptSpec) (store.Stack, error) {
-	if err := checkName(spec.Name); err != nil {
+	if err := CheckName(spec.Name); err != nil {
 		return store.Stack{}, err
 	}
 	if err := checkPath("compose path", spec.ComposePath); err != nil {
@@ -74,7 +73,7 @@ func (s *Service) Adopt(ctx context.Context, env store.Environment, spec AdoptSp
 	}
 	defer s.lock(env.ID, spec.Name)()
 	if _, err := s.store.GetStack(ctx, env.ID, spec.Name); err == nil {
-		return store.Stack{}, fault.New(fault.Conflict, fmt.Sprintf("Stack '%s' already exists", spec.Name))
+		return store.Stack{}, errExists(spec.Name)
 	}
 	found, err := s.Scan(ctx, env)
 	if err != nil {

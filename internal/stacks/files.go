@@ -21,7 +21,7 @@ import (
 // File names of a stack directory.
 const (
 	ComposeFileName = "compose.yaml"
-	EnvFile     = ".env"
+	EnvFile         = ".env"
 )
 
 // namePattern is compose's own rule for project names: a stack is a compose
@@ -36,8 +36,8 @@ var (
 	errComposeRequired = fault.New(fault.Invalid, "Compose file content is required")
 )
 
-// checkName validates a stack name (already URL-decoded).
-func checkName(name string) error {
+// CheckName validates a stack name (already URL-decoded).
+func CheckName(name string) error {
 	switch {
 	case name == "":
 		return errNameRequired

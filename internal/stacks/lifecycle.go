@@ -131,10 +131,8 @@ func (s *Service) Delete(ctx context.Context, env store.Environment, name string
 		return nil
 	}
 	if t.record.SourceType == store.SourceGit {
-		if g, err := s.store.GetGitStackOfStack(ctx, t.record.ID); err == nil {
-			if err := os.RemoveAll(s.CloneDir(g.ID)); err != nil {
-				s.log.Warn("remove git clone", "stack", name, "err", err)
-			}
+		if err := os.RemoveAll(s.CloneDir(t.record.ID)); err != nil {
+			s.log.Warn("remove git clone", "stack", name, "err", err)
 		}
 	}
 	if err := s.store.DeleteStack(ctx, t.record.ID); err != nil {

@@ -85,7 +85,7 @@ func (s *Service) source(ctx context.Context, st store.Stack) (projectSource, er
 	src := projectSource{name: st.Name, composePath: s.composePath(st), secrets: secrets}
 	if st.SourceType == store.SourceGit {
 		if g, err := s.store.GetGitStackOfStack(ctx, st.ID); err == nil && g.EnvFilePath != "" {
-			src.envFiles = append(src.envFiles, filepath.Join(s.CloneDir(g.ID), filepath.FromSlash(g.EnvFilePath)))
+			src.envFiles = append(src.envFiles, filepath.Join(s.CloneDir(st.ID), filepath.FromSlash(g.EnvFilePath)))
 		}
 	}
 	src.envFiles = append(src.envFiles, s.envPath(st))

@@ -38,9 +38,10 @@ func New(st *store.Store, engines *engine.Manager, dataDir string, log *slog.Log
 	return &Service{store: st, engines: engines, dataDir: dataDir, log: log, locks: map[string]*sync.Mutex{}}
 }
 
-// CloneDir is where the repository of git stack id is cloned.
-func (s *Service) CloneDir(gitStackID int64) string {
-	return filepath.Join(s.dataDir, "git", fmt.Sprintf("stack-%d", gitStackID))
+// CloneDir is where the repository of the git stack with stack id stackID
+// is cloned.
+func (s *Service) CloneDir(stackID int64) string {
+	return filepath.Join(s.dataDir, "git", fmt.Sprintf("stack-%d", stackID))
 }
 
 // lock serializes operations on one stack: two deploys of the same stack
