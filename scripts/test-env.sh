@@ -9,6 +9,7 @@
 #   - OpenLDAP's slapd on ldap://127.0.0.1:3890 and ldaps://127.0.0.1:6360, seeded (scripts/lib/ldap.sh)
 #   - Dex, an OpenID Connect provider, on http://127.0.0.1:5556/dex with users alice and bob (scripts/lib/oidc.sh)
 #   - an image registry on http://127.0.0.1:5000 (user berth) holding the 50 MiB bench image (scripts/lib/registry.sh)
+#   - git, whose git-http-backend serves the git-stack tests' repositories from temporary directories
 #   - staticcheck, cached outside the repository
 #   - Trivy and Grype with tiny offline vulnerability databases and two Debian-like test images (scripts/lib/scanners.sh)
 # .test-env at the repository root holds KEY=VALUE lines for `make test` and `make bench`.
@@ -139,6 +140,12 @@ ensure_registry
 
 ensure_scanners
 
+# --- git (repositories the git-stack tests serve over HTTP with git-http-backend) ---
+
+apt_install git
+git_http_backend=$(git --exec-path)/git-http-backend
+[[ -x $git_http_backend ]] || die "git-http-backend not found at $git_http_backend"
+
 # --- staticcheck ------------------------------------------------------------------
 
 staticcheck=$(scripts/staticcheck.sh)
@@ -151,6 +158,8 @@ cat >"$tmp" <<ENV
 BERTH_TEST_POSTGRES_URL=${postgres_url}
 BERTH_TEST_IMAGE=${test_image}
 STATICCHECK=${staticcheck}
+BERTH_TEST_GIT=$(command -v git)
+BERTH_TEST_GIT_HTTP_BACKEND=${git_http_backend}
 CI=true
 ENV
 ldap_test_env >>"$tmp"

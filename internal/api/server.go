@@ -15,6 +15,7 @@ import (
 	"github.com/berth-dev/berth/internal/containers"
 	"github.com/berth-dev/berth/internal/engine"
 	"github.com/berth-dev/berth/internal/events"
+	"github.com/berth-dev/berth/internal/gitops"
 	"github.com/berth-dev/berth/internal/images"
 	"github.com/berth-dev/berth/internal/jobs"
 	"github.com/berth-dev/berth/internal/license"
@@ -34,6 +35,7 @@ type Server struct {
 	images     *images.Service
 	scan       *scan.Service
 	stacks     *stacks.Service
+	git        *gitops.Service
 	jobs       *jobs.Registry
 	events     *events.Relay
 	origins    []string
@@ -59,6 +61,7 @@ type Deps struct {
 // New returns a Server.
 func New(d Deps) *Server {
 	scanner := scan.New(d.Engines, d.Store, d.Log, d.Scan)
+	stk := stacks.New(d.Store, d.Engines, d.DataDir, d.Log)
 	return &Server{
 		log:        d.Log,
 		store:      d.Store,
@@ -68,7 +71,8 @@ func New(d Deps) *Server {
 		containers: containers.New(d.Engines, d.Store, d.Log),
 		images:     images.New(d.Engines, d.Store, d.Log, scanner),
 		scan:       scanner,
-		stacks:     stacks.New(d.Store, d.Engines, d.DataDir, d.Log),
+		stacks:     stk,
+		git:        gitops.New(d.Store, stk, d.Log),
 		jobs:       d.Jobs,
 		events:     events.NewRelay(d.Engines, d.Log),
 		origins:    d.AllowedOrigins,
