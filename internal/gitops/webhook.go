@@ -94,7 +94,7 @@ type Commit struct {
 // (a manual trigger); a body that is not a JSON object is refused.
 func ParsePush(body []byte) (Push, error) {
 	if len(strings.TrimSpace(string(body))) == 0 {
-		return Push{}, nil
+		return Push{Commits: []Commit{}}, nil
 	}
 	var raw struct {
 		Ref        string `json:"ref"`

@@ -162,9 +162,10 @@ func quoteEnv(v string) string {
 	}) < 0 {
 		return v
 	}
-	// Single quotes are literal in compose's dotenv; a value holding one
-	// goes in double quotes with escapes.
-	if !strings.ContainsAny(v, "'\n\r") {
+	// Single quotes are literal in compose's dotenv except for \' ; a value
+	// holding a quote, a backslash or a line break goes in double quotes with
+	// escapes.
+	if !strings.ContainsAny(v, "'\\\n\r") {
 		return "'" + v + "'"
 	}
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "$", `\$`)
