@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -224,6 +225,17 @@ func TestStackDeployUpdateAndDeleteKeepingVolumes(t *testing.T) {
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, "compose.yaml")); err != nil || string(data) != stackCompose(h.label) {
 		t.Errorf("compose.yaml = %q, %v; want the submitted text", data, err)
+	}
+
+	// The secret reaches the container and nothing else: not the files, not
+	// the database (sealed), not the log.
+	for _, f := range []string{"berth.db", "berth.db-wal"} {
+		if data, err := os.ReadFile(filepath.Join(h.dataDir, f)); err == nil && bytes.Contains(data, []byte("tok-s3cret-value")) {
+			t.Errorf("%s holds the secret in plain text", f)
+		}
+	}
+	if strings.Contains(h.logs.String(), "tok-s3cret-value") {
+		t.Error("the log holds the secret")
 	}
 
 	e, ok := h.stackEntry(name)
@@ -468,5 +480,25 @@ func TestExternalStackIsListedAdoptedAndDeletedWithoutItsFiles(t *testing.T) {
 	}
 	if code, _ := h.do("GET", "/api/stacks/"+name+"/compose?env=1", nil); code != 404 {
 		t.Errorf("compose after delete = %d, want 404 (no record)", code)
+	}
+}
+
+func TestStackDeployFailureEndsTheStreamWithTheEngineError(t *testing.T) {
+	h := newHarness(t)
+	name := "sx-" + h.label
+	h.removeStackAtCleanup(name)
+	compose := fmt.Sprintf("services:\n  app:\n    image: 127.0.0.1:1/berth-missing/%s:1\n    labels:\n      %s: %s\n",
+		h.label, enginetest.Label, h.label)
+	status, _, res := h.streamStack("POST", "/api/stacks?env=1", map[string]any{"name": name, "compose": compose})
+	if status != 200 || res.Success || res.Started == nil || *res.Started || !strings.Contains(res.Error, "Failed to deploy stack '"+name+"'") {
+		t.Fatalf("deploy of an image that cannot be pulled = %+v", res)
+	}
+	// The files stay, so the stack can be fixed and deployed again.
+	if e, ok := h.stackEntry(name); !ok || e.Status != "created" {
+		t.Errorf("entry after a failed deploy = %+v, %v", e, ok)
+	}
+	code, body := h.doAccept("POST", "/api/stacks/"+name+"/deploy?env=1", "application/json")
+	if err := json.Unmarshal(body, &res); err != nil || code != 200 || res.Success || res.Error == "" {
+		t.Errorf("redeploy (JSON) = %d %s", code, body)
 	}
 }
