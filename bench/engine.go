@@ -40,7 +40,11 @@ func (e rawEngine) version(ctx context.Context) (engineVersion, error) {
 	return v, err
 }
 
-// createContainers creates n stopped containers named berth-bench-<i>.
+// stackSize is how many bench containers share one compose project.
+const stackSize = 10
+
+// createContainers creates n stopped containers named berth-bench-<i>,
+// labelled as members of compose projects of stackSize containers.
 func (e rawEngine) createContainers(ctx context.Context, image string, n int) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallel)
@@ -49,7 +53,10 @@ func (e rawEngine) createContainers(ctx context.Context, image string, n int) er
 			body := map[string]any{
 				"Image":  image,
 				"Cmd":    []string{"sleep", "3600"},
-				"Labels": map[string]string{benchLabel: "1"},
+				// Ten containers per compose project, so that the stack list
+				// has projects to group.
+				"Labels": map[string]string{benchLabel: "1", "com.docker.compose.project": fmt.Sprintf("berth-bench-%d", i/stackSize),
+					"com.docker.compose.service": fmt.Sprintf("svc%d", i%stackSize)},
 			}
 			path := "/containers/create?name=" + url.QueryEscape(fmt.Sprintf("berth-bench-%d", i))
 			if err := e.do(gctx, http.MethodPost, path, body, http.StatusCreated, nil); err != nil {

@@ -109,6 +109,16 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		return err
 	}
 	report(out, ver, cfg, res)
+
+	// The stack list: Berth lists every container (the raw request) and
+	// groups it by compose project with Berth's own stack records.
+	stacks := endpoint{name: "berth", url: srv.URL + "/api/stacks?env=1", client: srv.Client(), min: cfg.containers / stackSize, bearer: token}
+	res, err = measure(ctx, []*endpoint{&stacks, &raw}, cfg.warmup, cfg.iterations)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nstack list (GET /api/stacks, %d stacks of %d containers) against the raw container list:\n", cfg.containers/stackSize, stackSize)
+	report(out, ver, cfg, res)
 	if pb, ok := pullBenchFromEnv(); ok && cfg.pullRounds > 0 {
 		return pb.run(ctx, eng, srv, token, cfg.pullRounds, out)
 	}

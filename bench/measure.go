@@ -88,7 +88,7 @@ func (ep *endpoint) get(ctx context.Context) (time.Duration, int, error) {
 		return 0, 0, fmt.Errorf("%s: answer is not a JSON array: %w", ep.name, err)
 	}
 	if len(list) < ep.min {
-		return 0, 0, fmt.Errorf("%s: lists %d containers, want at least %d", ep.name, len(list), ep.min)
+		return 0, 0, fmt.Errorf("%s: lists %d entries, want at least %d", ep.name, len(list), ep.min)
 	}
 	return d, len(list), nil
 }
