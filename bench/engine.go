@@ -51,8 +51,8 @@ func (e rawEngine) createContainers(ctx context.Context, image string, n int) er
 	for i := range n {
 		g.Go(func() error {
 			body := map[string]any{
-				"Image":  image,
-				"Cmd":    []string{"sleep", "3600"},
+				"Image": image,
+				"Cmd":   []string{"sleep", "3600"},
 				// Ten containers per compose project, so that the stack list
 				// has projects to group.
 				"Labels": map[string]string{benchLabel: "1", "com.docker.compose.project": fmt.Sprintf("berth-bench-%d", i/stackSize),
