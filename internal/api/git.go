@@ -47,10 +47,7 @@ func (s *Server) getGitCredential(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	c, err := s.store.GetGitCredential(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return fault.New(fault.NotFound, "Credential not found")
-	}
+	c, err := s.git.Credential(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -69,16 +66,12 @@ func (s *Server) saveGitCredential(w http.ResponseWriter, r *http.Request) error
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	c := store.GitCredential{Name: req.Name, AuthType: req.AuthType, Username: req.Username, Password: req.Password,
-		SSHPrivateKey: req.SSHPrivateKey}
-	status := http.StatusCreated
-	if r.Method == http.MethodPut {
-		id, err := pathID(r, "Credential")
-		if err != nil {
-			return err
-		}
-		c.ID, status = id, http.StatusOK
+	id, status, err := saveTarget(r, "Credential")
+	if err != nil {
+		return err
 	}
+	c := store.GitCredential{ID: id, Name: req.Name, AuthType: req.AuthType, Username: req.Username, Password: req.Password,
+		SSHPrivateKey: req.SSHPrivateKey}
 	if err := s.git.SaveCredential(r.Context(), &c); err != nil {
 		return err
 	}
@@ -95,6 +88,16 @@ func (s *Server) deleteGitCredential(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	return writeJSON(w, http.StatusOK, success)
+}
+
+// saveTarget tells a save handler what it saves: a new record (POST, 201)
+// or the record of the {id} path parameter (PUT, 200).
+func saveTarget(r *http.Request, what string) (id int64, status int, err error) {
+	if r.Method != http.MethodPut {
+		return 0, http.StatusCreated, nil
+	}
+	id, err = pathID(r, what)
+	return id, http.StatusOK, err
 }
 
 // gitRepositoryJSON is a repository as clients read it (never its webhook
@@ -132,10 +135,7 @@ func (s *Server) getGitRepository(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	g, err := s.store.GetGitRepository(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return fault.New(fault.NotFound, "Repository not found")
-	}
+	g, err := s.git.Repository(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -155,16 +155,12 @@ func (s *Server) saveGitRepository(w http.ResponseWriter, r *http.Request) error
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	g := store.GitRepository{Name: req.Name, URL: req.URL, Branch: req.Branch, CredentialID: req.CredentialID,
-		WebhookEnabled: req.WebhookEnabled, WebhookSecret: req.WebhookSecret}
-	status := http.StatusCreated
-	if r.Method == http.MethodPut {
-		id, err := pathID(r, "Repository")
-		if err != nil {
-			return err
-		}
-		g.ID, status = id, http.StatusOK
+	id, status, err := saveTarget(r, "Repository")
+	if err != nil {
+		return err
 	}
+	g := store.GitRepository{ID: id, Name: req.Name, URL: req.URL, Branch: req.Branch, CredentialID: req.CredentialID,
+		WebhookEnabled: req.WebhookEnabled, WebhookSecret: req.WebhookSecret}
 	if err := s.git.SaveRepository(r.Context(), &g); err != nil {
 		return err
 	}

@@ -111,8 +111,26 @@ networks:
 // hook sends a webhook request and returns the status and {success, message}.
 func (h *harness) hook(method, path string, body []byte, headers map[string]string) (int, string) {
 	h.t.Helper()
+	status, data := h.send(method, path, body, headers)
+	var out struct {
+		Success bool   `json:"success"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		h.t.Fatalf("%s %s: %s", method, path, data)
+	}
+	return status, out.Message
+}
+
+// send sends a request with a raw body and extra headers (besides the
+// harness's own) and returns the status and body.
+func (h *harness) send(method, path string, body []byte, headers map[string]string) (int, []byte) {
+	h.t.Helper()
 	req, _ := http.NewRequest(method, h.url+path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h.headers {
+		req.Header.Set(k, v)
+	}
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
@@ -122,14 +140,7 @@ func (h *harness) hook(method, path string, body []byte, headers map[string]stri
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	var out struct {
-		Success bool   `json:"success"`
-		Message string `json:"message"`
-	}
-	if err := json.Unmarshal(data, &out); err != nil {
-		h.t.Fatalf("%s %s: %s", method, path, data)
-	}
-	return resp.StatusCode, out.Message
+	return resp.StatusCode, data
 }
 
 func sign(secret string, body []byte) string {
@@ -305,16 +316,5 @@ func (h *harness) gitStack(id int64) gitStackState {
 // doAccept sends a bodiless request with an Accept header.
 func (h *harness) doAccept(method, path, accept string) (int, []byte) {
 	h.t.Helper()
-	req, _ := http.NewRequest(method, h.url+path, nil)
-	req.Header.Set("Accept", accept)
-	for k, v := range h.headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := h.http.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, data
+	return h.send(method, path, nil, map[string]string{"Accept": accept})
 }

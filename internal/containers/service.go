@@ -52,28 +52,12 @@ func (s *Service) client(ctx context.Context, env store.Environment, op string) 
 // opFault turns an engine error of operation op ("start container") into the
 // fault clients see.
 func opFault(op string, err error) error {
-	var e *engine.Error
-	details := ""
-	if errors.As(err, &e) {
-		details = strings.TrimPrefix(e.Msg, "Error response from daemon: ")
-	}
+	details := engine.Details(err)
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
 		return fault.Wrap(fault.NotFound, "Container not found", err)
-	case errors.Is(err, engine.ErrOffline):
-		return fault.Wrap(fault.Internal, "Failed to "+op, err).WithDetails("Environment is offline")
-	case errors.Is(err, engine.ErrUnsupported):
-		return fault.Wrap(fault.Internal, "Failed to "+op, err).WithDetails(err.Error())
 	case errors.Is(err, engine.ErrInvalid):
-		if details == "" {
-			details = strings.TrimPrefix(err.Error(), engine.ErrInvalid.Error()+": ")
-		}
-		return fault.Wrap(fault.Invalid, "Failed to "+op, err).WithDetails(details)
-	case errors.Is(err, context.DeadlineExceeded):
-		return fault.Wrap(fault.Internal, "Failed to "+op, err).WithDetails("The engine did not answer in time")
-	}
-	if details == "" {
-		details = err.Error()
+		return fault.Wrap(fault.Invalid, "Failed to "+op, err).WithDetails(strings.TrimPrefix(details, engine.ErrInvalid.Error()+": "))
 	}
 	return fault.Wrap(fault.Internal, "Failed to "+op, err).WithDetails(details)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -81,4 +82,21 @@ func isConnectionError(err error) bool {
 // unsupported is returned for connection types this build cannot dial yet.
 func unsupported(connType string) error {
 	return fmt.Errorf("%w: %s", ErrUnsupported, connType)
+}
+
+// Details is the client-facing detail of an engine failure: what an offline
+// environment or a timeout means, else the engine's own message without the
+// SDK's prefix.
+func Details(err error) string {
+	switch {
+	case errors.Is(err, ErrOffline):
+		return "Environment is offline"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "The engine did not answer in time"
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return strings.TrimPrefix(e.Msg, "Error response from daemon: ")
+	}
+	return err.Error()
 }

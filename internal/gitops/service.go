@@ -56,6 +56,18 @@ func notFound(err, f error) error {
 	return err
 }
 
+// Credential returns a credential, or 404.
+func (s *Service) Credential(ctx context.Context, id int64) (store.GitCredential, error) {
+	c, err := s.store.GetGitCredential(ctx, id)
+	return c, notFound(err, errCredentialNotFound)
+}
+
+// Repository returns a repository, or 404.
+func (s *Service) Repository(ctx context.Context, id int64) (store.GitRepository, error) {
+	r, err := s.store.GetGitRepository(ctx, id)
+	return r, notFound(err, errRepositoryNotFound)
+}
+
 // SaveCredential validates and stores c (new when c.ID is 0). Secrets left
 // empty on an update keep their stored values.
 func (s *Service) SaveCredential(ctx context.Context, c *store.GitCredential) error {

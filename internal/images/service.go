@@ -42,11 +42,7 @@ func (s *Service) SetScanner(sc Scanner) { s.scanner = sc }
 
 // imageFault turns an engine error of operation op into the fault clients see.
 func imageFault(op string, err error) error {
-	var e *engine.Error
-	details := err.Error()
-	if errors.As(err, &e) {
-		details = strings.TrimPrefix(e.Msg, "Error response from daemon: ")
-	}
+	details := engine.Details(err)
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
 		return fault.Wrap(fault.NotFound, "Image not found", err)
@@ -54,8 +50,6 @@ func imageFault(op string, err error) error {
 		return fault.Wrap(fault.Conflict, "Failed to "+op, err).WithDetails(details)
 	case errors.Is(err, engine.ErrInvalid):
 		return fault.Wrap(fault.Invalid, "Failed to "+op, err).WithDetails(details)
-	case engine.IsOffline(err):
-		return fault.Wrap(fault.Internal, "Failed to "+op, err).WithDetails("Environment is offline")
 	}
 	return fault.Wrap(fault.Internal, "Failed to "+op, err).WithDetails(details)
 }

@@ -108,9 +108,9 @@ func (s *Service) Create(ctx context.Context, env store.Environment, sp CreateSp
 	if err != nil {
 		switch {
 		case errors.Is(err, engine.ErrConflict):
-			return "", fault.Wrap(fault.Conflict, "A network with this name already exists", err).WithDetails(engineMsg(err))
+			return "", fault.Wrap(fault.Conflict, "A network with this name already exists", err).WithDetails(engine.Details(err))
 		case errors.Is(err, engine.ErrNotFound): // e.g. an unknown driver plugin
-			return "", fault.Wrap(fault.Internal, "Failed to create network", err).WithDetails(engineMsg(err))
+			return "", fault.Wrap(fault.Internal, "Failed to create network", err).WithDetails(engine.Details(err))
 		}
 		return "", opFault("create network", msgNotFound, err)
 	}

@@ -31,27 +31,14 @@ func New(engines *engine.Manager, log *slog.Logger) *Service {
 // BuiltIn are the networks every engine creates itself; they cannot be removed.
 var BuiltIn = []string{"bridge", "host", "none"}
 
-// engineMsg is the engine's own message of err, for the details of a fault.
-func engineMsg(err error) string {
-	var e *engine.Error
-	if errors.As(err, &e) {
-		return strings.TrimPrefix(e.Msg, "Error response from daemon: ")
-	}
-	return err.Error()
-}
-
 // opFault turns an engine error of operation op ("remove network") into the
 // fault clients see. notFound is the message of a 404 (which object the
 // operation could not find).
 func opFault(op, notFound string, err error) error {
-	details := engineMsg(err)
+	details := engine.Details(err)
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
 		return fault.Wrap(fault.NotFound, notFound, err)
-	case errors.Is(err, engine.ErrOffline):
-		details = "Environment is offline"
-	case errors.Is(err, context.DeadlineExceeded):
-		details = "The engine did not answer in time"
 	case errors.Is(err, engine.ErrInvalid):
 		details = strings.TrimPrefix(details, engine.ErrInvalid.Error()+": ")
 		return fault.Wrap(fault.Invalid, "Failed to "+op, err).WithDetails(details)
@@ -117,7 +104,7 @@ func (s *Service) Remove(ctx context.Context, env store.Environment, id string) 
 		case errors.Is(err, engine.ErrConflict): // a container attached meanwhile
 			return inUse(n, err)
 		case errors.Is(err, engine.ErrInvalid): // the engine's own pre-defined networks
-			return fault.Wrap(fault.Invalid, "Cannot remove a built-in network", err).WithDetails(engineMsg(err))
+			return fault.Wrap(fault.Invalid, "Cannot remove a built-in network", err).WithDetails(engine.Details(err))
 		}
 		return opFault(op, msgNotFound, err)
 	}
@@ -128,7 +115,7 @@ func (s *Service) Remove(ctx context.Context, env store.Environment, id string) 
 func inUse(n engine.Network, cause error) error {
 	f := fault.Wrap(fault.Conflict, "Network is in use", cause)
 	if len(n.Containers) == 0 {
-		return f.WithDetails(engineMsg(cause))
+		return f.WithDetails(engine.Details(cause))
 	}
 	names := make([]string, 0, len(n.Containers))
 	for id, ep := range n.Containers {
@@ -155,7 +142,7 @@ func (s *Service) Connect(ctx context.Context, env store.Environment, networkID,
 	}
 	if err := c.ConnectNetwork(ctx, n.ID, containerID); err != nil {
 		if errors.Is(err, engine.ErrConflict) {
-			return fault.Wrap(fault.Conflict, "Container is already connected to this network", err).WithDetails(engineMsg(err))
+			return fault.Wrap(fault.Conflict, "Container is already connected to this network", err).WithDetails(engine.Details(err))
 		}
 		return opFault(op, "Container not found", err)
 	}
@@ -176,7 +163,7 @@ func (s *Service) Disconnect(ctx context.Context, env store.Environment, network
 	}
 	if err := c.DisconnectNetwork(ctx, n.ID, containerID, force); err != nil {
 		if errors.Is(err, engine.ErrConflict) {
-			return fault.Wrap(fault.Conflict, "Container is not connected to this network", err).WithDetails(engineMsg(err))
+			return fault.Wrap(fault.Conflict, "Container is not connected to this network", err).WithDetails(engine.Details(err))
 		}
 		return opFault(op, "Container not found", err)
 	}

@@ -33,9 +33,22 @@ type target struct {
 	exists  bool // the engine has containers of it
 }
 
-// resolve finds the stack called name: Berth's record, or a compose project
-// running on the engine. Neither is the 404 naming the stack.
-func (s *Service) resolve(ctx context.Context, env store.Environment, c *engine.Client, name string) (target, error) {
+// resolve finds the stack called name for operation op: Berth's record, or
+// a compose project on the engine (neither is the 404 naming the stack),
+// and returns the engine with it.
+func (s *Service) resolve(ctx context.Context, env store.Environment, name, op string) (*engine.Client, target, error) {
+	c, err := s.client(ctx, env, op)
+	if err != nil {
+		return nil, target{}, err
+	}
+	t, err := s.find(ctx, c, env, name)
+	if err != nil {
+		return nil, target{}, opFault(op, err)
+	}
+	return c, t, nil
+}
+
+func (s *Service) find(ctx context.Context, c *engine.Client, env store.Environment, name string) (target, error) {
 	var t target
 	st, err := s.store.GetStack(ctx, env.ID, name)
 	switch {
@@ -69,13 +82,9 @@ func (s *Service) resolve(ctx context.Context, env store.Environment, c *engine.
 func (s *Service) Run(ctx context.Context, env store.Environment, name string, a Action, progress engine.ComposeProgress) error {
 	op := fmt.Sprintf("%s stack '%s'", a, name)
 	defer s.lock(env.ID, name)()
-	c, err := s.client(ctx, env, op)
+	c, t, err := s.resolve(ctx, env, name, op)
 	if err != nil {
 		return err
-	}
-	t, err := s.resolve(ctx, env, c, name)
-	if err != nil {
-		return opFault(op, err)
 	}
 	switch a {
 	case Start:
@@ -111,13 +120,9 @@ func (s *Service) Delete(ctx context.Context, env store.Environment, name string
 	if err == nil && st.SourceType == store.SourceExternal {
 		return s.store.DeleteStack(ctx, st.ID)
 	}
-	c, err := s.client(ctx, env, op)
+	c, t, err := s.resolve(ctx, env, name, op)
 	if err != nil {
 		return err
-	}
-	t, err := s.resolve(ctx, env, c, name)
-	if err != nil {
-		return opFault(op, err)
 	}
 	if t.running && !force {
 		return fault.New(fault.Invalid, fmt.Sprintf("Stack '%s' is running. Stop it first or use force=true to delete it.", name))

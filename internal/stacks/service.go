@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/berth-dev/berth/internal/engine"
@@ -87,17 +86,7 @@ func opFault(op string, err error) error {
 	if _, ok := fault.As(err); ok {
 		return err
 	}
-	details := err.Error()
-	var e *engine.Error
-	switch {
-	case errors.As(err, &e):
-		details = strings.TrimPrefix(e.Msg, "Error response from daemon: ")
-	case errors.Is(err, engine.ErrOffline):
-		details = "Environment is offline"
-	case errors.Is(err, context.DeadlineExceeded):
-		details = "The engine did not answer in time"
-	}
-	return fault.Wrap(fault.Internal, "Failed to "+op, err).WithDetails(details)
+	return fault.Wrap(fault.Internal, "Failed to "+op, err).WithDetails(engine.Details(err))
 }
 
 // Message is the client-facing text of an operation's error (the details

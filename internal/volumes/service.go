@@ -28,24 +28,10 @@ func New(engines *engine.Manager, log *slog.Logger) *Service {
 // opFault turns an engine error of operation op ("remove volume") into the
 // fault clients see. A volume that does not exist is 404 Volume not found.
 func opFault(op string, err error) error {
-	var e *engine.Error
-	details := ""
-	if errors.As(err, &e) {
-		details = strings.TrimPrefix(e.Msg, "Error response from daemon: ")
-	}
-	switch {
-	case errors.Is(err, engine.ErrNotFound):
+	if errors.Is(err, engine.ErrNotFound) {
 		return fault.Wrap(fault.NotFound, "Volume not found", err)
-	case errors.Is(err, engine.ErrOffline):
-		details = "Environment is offline"
-	case errors.Is(err, engine.ErrUnsupported):
-		details = err.Error()
-	case errors.Is(err, context.DeadlineExceeded):
-		details = "The engine did not answer in time"
-	case details == "":
-		details = err.Error()
 	}
-	return fault.Wrap(fault.Internal, "Failed to "+op, err).WithDetails(details)
+	return fault.Wrap(fault.Internal, "Failed to "+op, err).WithDetails(engine.Details(err))
 }
 
 // List returns the volumes of env. An offline environment lists as empty.
