@@ -61,7 +61,8 @@ type Deps struct {
 // New returns a Server.
 func New(d Deps) *Server {
 	scanner := scan.New(d.Engines, d.Store, d.Log, d.Scan)
-	stk := stacks.New(d.Store, d.Engines, d.DataDir, d.Log)
+	imgs := images.New(d.Engines, d.Store, d.Log, scanner)
+	stk := stacks.New(d.Store, d.Engines, imgs, d.DataDir, d.Log)
 	return &Server{
 		log:        d.Log,
 		store:      d.Store,
@@ -69,7 +70,7 @@ func New(d Deps) *Server {
 		license:    d.License,
 		engines:    d.Engines,
 		containers: containers.New(d.Engines, d.Store, d.Log),
-		images:     images.New(d.Engines, d.Store, d.Log, scanner),
+		images:     imgs,
 		scan:       scanner,
 		stacks:     stk,
 		git:        gitops.New(d.Store, stk, d.Log),

@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -500,5 +501,56 @@ func TestStackDeployFailureEndsTheStreamWithTheEngineError(t *testing.T) {
 	code, body := h.doAccept("POST", "/api/stacks/"+name+"/deploy?env=1", "application/json")
 	if err := json.Unmarshal(body, &res); err != nil || code != 200 || res.Success || res.Error == "" {
 		t.Errorf("redeploy (JSON) = %d %s", code, body)
+	}
+}
+
+// enginePost sends a bodiless POST to the engine itself (tag, push).
+func enginePost(t *testing.T, path string, headers map[string]string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", "http://engine"+path, nil)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := enginetest.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 || bytes.Contains(body, []byte(`"error"`)) {
+		t.Fatalf("engine POST %s = %d %s", path, resp.StatusCode, body)
+	}
+}
+
+func TestStackDeployPullsWithTheConfiguredRegistryOnly(t *testing.T) {
+	reg := requireRegistry(t)
+	h := newHarness(t)
+	name := "sp-" + h.label
+	h.removeStackAtCleanup(name)
+	repo := reg.host + "/berth-test/stack-" + h.label
+	remote := repo + ":1"
+	removeImages(t, remote)
+	auth, _ := json.Marshal(map[string]string{"username": reg.user, "password": reg.password, "serveraddress": reg.host})
+	enginePost(t, "/images/"+enginetest.Image()+"/tag?repo="+repo+"&tag=1", nil)
+	enginePost(t, "/images/"+repo+"/push?tag=1", map[string]string{"X-Registry-Auth": base64.URLEncoding.EncodeToString(auth)})
+	req, _ := http.NewRequest("DELETE", "http://engine/images/"+remote, nil)
+	if resp, err := enginetest.HTTPClient().Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("untag %s: %v", remote, err)
+	}
+
+	compose := fmt.Sprintf("services:\n  app:\n    image: %s\n    command: [\"sleep\", \"3600\"]\n    labels:\n      %s: %s\n",
+		remote, enginetest.Label, h.label)
+	_, _, res := h.streamStack("POST", "/api/stacks?env=1", map[string]any{"name": name, "compose": compose})
+	if res.Success || !strings.Contains(strings.ToLower(res.Error), "auth") {
+		t.Fatalf("deploy without a configured registry = %+v, want an authentication failure", res)
+	}
+	h.must(201, "POST", "/api/registries", map[string]any{"name": "stack-" + h.label, "url": reg.host,
+		"username": reg.user, "password": reg.password}, nil)
+	code, body := h.doAccept("POST", "/api/stacks/"+name+"/deploy?env=1", "application/json")
+	if err := json.Unmarshal(body, &res); err != nil || code != 200 || !res.Success {
+		t.Fatalf("deploy with the registry configured = %d %s", code, body)
+	}
+	if e, _ := h.stackEntry(name); e.Status != "running" {
+		t.Errorf("after the pull: %+v", e)
 	}
 }

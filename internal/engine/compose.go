@@ -10,6 +10,8 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/docker/cli/cli/command"
+	"github.com/docker/cli/cli/config/configfile"
+	clitypes "github.com/docker/cli/cli/config/types"
 	"github.com/docker/cli/cli/flags"
 	"github.com/docker/compose/v5/pkg/api"
 	"github.com/docker/compose/v5/pkg/compose"
@@ -50,7 +52,7 @@ func LabelProject(p *types.Project) {
 
 // compose returns the compose library bound to this engine, reporting
 // progress lines to progress.
-func (c *Client) compose(progress ComposeProgress) (api.Compose, error) {
+func (c *Client) compose(auths []Credentials, progress ComposeProgress) (api.Compose, error) {
 	cli, err := command.NewDockerCli(command.WithAPIClient(c.cli), command.WithCombinedStreams(io.Discard),
 		command.WithInputStream(io.NopCloser(strings.NewReader(""))))
 	if err != nil {
@@ -66,14 +68,26 @@ func (c *Client) compose(progress ComposeProgress) (api.Compose, error) {
 	if err := cli.Initialize(opts); err != nil {
 		return nil, fmt.Errorf("compose: %w", err)
 	}
+	// Pulls authenticate with Berth's configured registries only: the CLI
+	// configuration of Berth's own process (credential helpers, proxies,
+	// stored logins) never reaches a stack.
+	cf := cli.ConfigFile()
+	*cf = configfile.ConfigFile{AuthConfigs: map[string]clitypes.AuthConfig{}}
+	for _, a := range auths {
+		key := a.ServerAddress
+		if key == "docker.io" || key == "index.docker.io" || key == "registry-1.docker.io" {
+			key = "https://index.docker.io/v1/"
+		}
+		cf.AuthConfigs[key] = clitypes.AuthConfig{Username: a.Username, Password: a.Password, ServerAddress: key}
+	}
 	return compose.NewComposeService(cli, compose.WithEventProcessor(&progressLines{fn: progress}),
 		compose.WithPrompt(compose.AlwaysOkPrompt()), compose.WithMaxConcurrency(8))
 }
 
 // composeRun runs one compose operation with the compose deadline, turning
 // its error into this package's kinds.
-func (c *Client) composeRun(ctx context.Context, progress ComposeProgress, fn func(ctx context.Context, svc api.Compose) error) error {
-	svc, err := c.compose(progress)
+func (c *Client) composeRun(ctx context.Context, auths []Credentials, progress ComposeProgress, fn func(ctx context.Context, svc api.Compose) error) error {
+	svc, err := c.compose(auths, progress)
 	if err != nil {
 		return err
 	}
@@ -83,14 +97,15 @@ func (c *Client) composeRun(ctx context.Context, progress ComposeProgress, fn fu
 }
 
 // ComposeUp creates and starts the project in the background (up -d),
-// removing containers of services no longer in it; force recreates every
-// container so that changed variables apply.
-func (c *Client) ComposeUp(ctx context.Context, p *types.Project, force bool, progress ComposeProgress) error {
+// pulling missing images with auths (by registry host), removing containers
+// of services no longer in it; force recreates every container so that
+// changed variables apply.
+func (c *Client) ComposeUp(ctx context.Context, p *types.Project, force bool, auths []Credentials, progress ComposeProgress) error {
 	recreate := api.RecreateDiverged
 	if force {
 		recreate = api.RecreateForce
 	}
-	return c.composeRun(ctx, progress, func(ctx context.Context, svc api.Compose) error {
+	return c.composeRun(ctx, auths, progress, func(ctx context.Context, svc api.Compose) error {
 		return svc.Up(ctx, p, api.UpOptions{
 			Create: api.CreateOptions{RemoveOrphans: true, Recreate: recreate, RecreateDependencies: recreate},
 			Start:  api.StartOptions{Project: p},
@@ -101,21 +116,21 @@ func (c *Client) ComposeUp(ctx context.Context, p *types.Project, force bool, pr
 // ComposeStart starts the project's existing containers. p may be nil: the
 // project is then rebuilt from the containers' labels.
 func (c *Client) ComposeStart(ctx context.Context, name string, p *types.Project, progress ComposeProgress) error {
-	return c.composeRun(ctx, progress, func(ctx context.Context, svc api.Compose) error {
+	return c.composeRun(ctx, nil, progress, func(ctx context.Context, svc api.Compose) error {
 		return svc.Start(ctx, name, api.StartOptions{Project: p})
 	})
 }
 
 // ComposeStop stops the project's containers.
 func (c *Client) ComposeStop(ctx context.Context, name string, p *types.Project, progress ComposeProgress) error {
-	return c.composeRun(ctx, progress, func(ctx context.Context, svc api.Compose) error {
+	return c.composeRun(ctx, nil, progress, func(ctx context.Context, svc api.Compose) error {
 		return svc.Stop(ctx, name, api.StopOptions{Project: p})
 	})
 }
 
 // ComposeRestart restarts the project's containers.
 func (c *Client) ComposeRestart(ctx context.Context, name string, p *types.Project, progress ComposeProgress) error {
-	return c.composeRun(ctx, progress, func(ctx context.Context, svc api.Compose) error {
+	return c.composeRun(ctx, nil, progress, func(ctx context.Context, svc api.Compose) error {
 		return svc.Restart(ctx, name, api.RestartOptions{Project: p})
 	})
 }
@@ -124,7 +139,7 @@ func (c *Client) ComposeRestart(ctx context.Context, name string, p *types.Proje
 // it created (kept while other containers use them); volumes removes its
 // named volumes too.
 func (c *Client) ComposeDown(ctx context.Context, name string, p *types.Project, volumes bool, progress ComposeProgress) error {
-	return c.composeRun(ctx, progress, func(ctx context.Context, svc api.Compose) error {
+	return c.composeRun(ctx, nil, progress, func(ctx context.Context, svc api.Compose) error {
 		return svc.Down(ctx, name, api.DownOptions{Project: p, RemoveOrphans: true, Volumes: volumes})
 	})
 }

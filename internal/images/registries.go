@@ -110,6 +110,22 @@ func (s *Service) credentialsFor(ctx context.Context, ref string) (*engine.Crede
 	return nil, nil
 }
 
+// PullCredentials returns the credentials of every configured registry that
+// has them, for pulls that name many images at once (stack deploys).
+func (s *Service) PullCredentials(ctx context.Context) ([]engine.Credentials, error) {
+	list, err := s.store.ListRegistries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []engine.Credentials{}
+	for _, r := range list {
+		if c := registryCredentials(r); c.Username != "" {
+			out = append(out, *c)
+		}
+	}
+	return out, nil
+}
+
 // registryCredentials are a registry's username and password when both are
 // set, otherwise only its address.
 func registryCredentials(r store.Registry) *engine.Credentials {

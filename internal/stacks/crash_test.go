@@ -42,7 +42,7 @@ func openCrashService(ctx context.Context, dir string) (*Service, *store.Store, 
 		return nil, nil, err
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return New(st, engine.NewManager(log), dir, log), st, nil
+	return New(st, engine.NewManager(log), nil, dir, log), st, nil
 }
 
 // TestHelperRewritesStackFiles is the process the crash test kills: it

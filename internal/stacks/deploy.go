@@ -112,7 +112,11 @@ func (s *Service) Up(ctx context.Context, env store.Environment, name string, fo
 	if err != nil {
 		return err
 	}
-	if err := c.ComposeUp(ctx, p, force, progress); err != nil {
+	auths, err := s.pullCredentials(ctx)
+	if err != nil {
+		return err
+	}
+	if err := c.ComposeUp(ctx, p, force, auths, progress); err != nil {
 		return opFault(fmt.Sprintf("deploy stack '%s'", name), err)
 	}
 	return nil

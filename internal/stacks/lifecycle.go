@@ -89,7 +89,10 @@ func (s *Service) Run(ctx context.Context, env store.Environment, name string, a
 	switch a {
 	case Start:
 		if !t.exists && t.project != nil { // never created (deployed with start false): bring it up
-			err = c.ComposeUp(ctx, t.project, false, progress)
+			var auths []engine.Credentials
+			if auths, err = s.pullCredentials(ctx); err == nil {
+				err = c.ComposeUp(ctx, t.project, false, auths, progress)
+			}
 		} else {
 			err = c.ComposeStart(ctx, name, t.project, progress)
 		}

@@ -20,21 +20,37 @@ import (
 	"github.com/berth-dev/berth/internal/store"
 )
 
+// Registries gives the credentials of the configured registries, which
+// deploys pull images with (never credentials of a request or of Berth's own
+// process).
+type Registries interface {
+	PullCredentials(ctx context.Context) ([]engine.Credentials, error)
+}
+
 // Service runs stack operations.
 type Service struct {
-	store   *store.Store
-	engines *engine.Manager
-	dataDir string
-	log     *slog.Logger
+	store      *store.Store
+	engines    *engine.Manager
+	registries Registries // nil: anonymous pulls
+	dataDir    string
+	log        *slog.Logger
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // one per environment and stack name
 }
 
 // New returns a Service keeping stack files under dataDir/stacks and git
-// clones under dataDir/git.
-func New(st *store.Store, engines *engine.Manager, dataDir string, log *slog.Logger) *Service {
-	return &Service{store: st, engines: engines, dataDir: dataDir, log: log, locks: map[string]*sync.Mutex{}}
+// clones under dataDir/git, pulling with the credentials of registries.
+func New(st *store.Store, engines *engine.Manager, registries Registries, dataDir string, log *slog.Logger) *Service {
+	return &Service{store: st, engines: engines, registries: registries, dataDir: dataDir, log: log, locks: map[string]*sync.Mutex{}}
+}
+
+// pullCredentials returns the credentials deploys pull with.
+func (s *Service) pullCredentials(ctx context.Context) ([]engine.Credentials, error) {
+	if s.registries == nil {
+		return nil, nil
+	}
+	return s.registries.PullCredentials(ctx)
 }
 
 // CloneDir is where the repository of the git stack with stack id stackID
