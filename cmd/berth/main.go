@@ -85,6 +85,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	}
 	defer st.Close()
 	engines := engine.NewManager(log)
+	engine.RouteComposeLogs(log)
 	defer engines.Close()
 	if err := engine.Bootstrap(ctx, st, engines, cfg.LocalSocket, log); err != nil {
 		return err
