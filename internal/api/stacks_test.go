@@ -76,6 +76,7 @@ func stackCompose(label string) string {
   worker:
     image: %[1]s
     command: ["sleep", "3600"]
+    env_file: .env
     environment:
       - GREETING
     labels:

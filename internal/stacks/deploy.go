@@ -53,7 +53,7 @@ func (s *Service) Create(ctx context.Context, env store.Environment, spec Create
 		envText = []byte(withoutKeys(*spec.RawEnvContent, secretKeys(secrets)))
 	}
 	composePath, envPath := s.composePath(st), s.envPath(st)
-	if err := s.validate(ctx, st.Name, composePath, []byte(spec.Compose), envText, secrets); err != nil {
+	if err := s.validate(ctx, st.Name, spec.ComposePath, []byte(spec.Compose), envText, secrets); err != nil {
 		return store.Stack{}, err
 	}
 	if err := writeFile(composePath, []byte(spec.Compose)); err != nil {
@@ -72,9 +72,12 @@ func (s *Service) Create(ctx context.Context, env store.Environment, spec Create
 	return st, nil
 }
 
-// validate parses a compose file as it will run: with its env file text
-// and secrets.
-func (s *Service) validate(ctx context.Context, name, composePath string, compose, envText []byte, secrets []store.StackSecret) error {
+// validate parses a compose file as it will run, with its env file text and
+// secrets, before anything is written. A stack in the default location is
+// parsed from a temporary directory holding its env file, so that
+// "env_file: .env" resolves as it will; a custom location is parsed in
+// place (customPath), where its neighbours already are.
+func (s *Service) validate(ctx context.Context, name, customPath string, compose, envText []byte, secrets []store.StackSecret) error {
 	dir, err := os.MkdirTemp("", "berth-validate-")
 	if err != nil {
 		return err
@@ -83,6 +86,10 @@ func (s *Service) validate(ctx context.Context, name, composePath string, compos
 	envFile := filepath.Join(dir, EnvFile)
 	if err := os.WriteFile(envFile, envText, 0o600); err != nil {
 		return err
+	}
+	composePath := customPath
+	if composePath == "" {
+		composePath = filepath.Join(dir, ComposeFileName)
 	}
 	_, err = projectSource{name: name, composePath: composePath, content: compose, envFiles: []string{envFile}, secrets: secrets}.load(ctx)
 	return err
