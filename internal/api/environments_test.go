@@ -222,7 +222,7 @@ func TestOfflineEnvironmentsAnswerFastAndEmpty(t *testing.T) {
 
 	for _, env := range []int64{dead.ID, stuck.ID} {
 		for _, path := range []string{"/api/containers?all=true&env=%d", "/api/containers/stats?env=%d", "/api/images?env=%d",
-			"/api/volumes?env=%d", "/api/networks?env=%d"} {
+			"/api/volumes?env=%d", "/api/networks?env=%d", "/api/stacks?env=%d"} {
 			start := time.Now()
 			status, body := h.do("GET", fmt.Sprintf(path, env), nil)
 			if status != 200 || strings.TrimSpace(string(body)) != "[]" {
