@@ -102,6 +102,11 @@ func decide(acc auth.Access, rt route, r *http.Request) error {
 		id := envOf(r).ID
 		d = acc.Check(perm, &id)
 	}
+	return denial(d)
+}
+
+// denial is the 403 of a refused decision (nil when allowed).
+func denial(d auth.Decision) error {
 	switch d {
 	case auth.Allowed:
 		return nil

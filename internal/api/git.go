@@ -2,14 +2,12 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/berth-dev/berth/internal/auth"
 	"github.com/berth-dev/berth/internal/fault"
 	"github.com/berth-dev/berth/internal/gitops"
 	"github.com/berth-dev/berth/internal/jobs"
@@ -257,7 +255,7 @@ func (s *Server) createGitStack(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.EnvironmentID == 0 {
-		req.EnvironmentID = 1
+		req.EnvironmentID = DefaultEnvironmentID
 	}
 	env, err := s.environmentFor(r, req.EnvironmentID, "stacks:create")
 	if err != nil {
@@ -330,17 +328,14 @@ func (s *Server) deployGitStack(onlyChanged bool) handler {
 // payload is {success, deployed, commit, message, output, error?}.
 func (s *Server) gitDeployJob(env store.Environment, id int64, onlyChanged bool) jobs.Func {
 	return func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
-		var lines []string
-		res, err := s.git.Deploy(ctx, env, id, onlyChanged, func(line string) {
-			lines = append(lines, line)
-			emit("", map[string]string{"message": line})
-		})
-		out := map[string]any{"success": err == nil, "deployed": res.Deployed, "commit": res.Commit, "message": res.Message,
-			"output": strings.Join(lines, "\n")}
+		var out output
+		res, err := s.git.Deploy(ctx, env, id, onlyChanged, out.streamTo(emit))
+		final := map[string]any{"success": err == nil, "deployed": res.Deployed, "commit": res.Commit, "message": res.Message,
+			"output": out.String()}
 		if err != nil {
-			out["error"] = stacks.Message(err)
+			final["error"] = stacks.Message(err)
 		}
-		return "", out, err != nil
+		return "", final, err != nil
 	}
 }
 
@@ -362,20 +357,13 @@ func (s *Server) gitStackOf(r *http.Request, perm string) (store.GitStack, store
 // environmentFor returns environment id once the request's user holds perm
 // in it (git routes name their environment in the body or the record).
 func (s *Server) environmentFor(r *http.Request, id int64, perm string) (store.Environment, error) {
-	env, err := s.store.GetEnvironment(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Environment{}, errEnvNotFound
-	}
+	env, err := s.environmentByID(r.Context(), id)
 	if err != nil {
 		return store.Environment{}, err
 	}
 	if ident := identityOf(r); ident != nil {
-		switch ident.Access.Check(perm, &env.ID) {
-		case auth.Allowed:
-		case auth.NoEnvAccess:
-			return store.Environment{}, errEnvAccess
-		default:
-			return store.Environment{}, errPermission
+		if err := denial(ident.Access.Check(perm, &env.ID)); err != nil {
+			return store.Environment{}, err
 		}
 	}
 	return env, nil

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/berth-dev/berth/internal/engine"
 	"github.com/berth-dev/berth/internal/jobs"
 	"github.com/berth-dev/berth/internal/stacks"
 	"github.com/berth-dev/berth/internal/store"
@@ -61,21 +62,34 @@ func (s *Server) createStack(w http.ResponseWriter, r *http.Request) error {
 // error?}.
 func (s *Server) upJob(env store.Environment, name string, force, reportStarted bool) jobs.Func {
 	return func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
-		var lines []string
-		err := s.stacks.Up(ctx, env, name, force, func(line string) {
-			lines = append(lines, line)
-			emit("", map[string]string{"message": line})
-		})
-		out := map[string]any{"success": err == nil, "output": strings.Join(lines, "\n")}
+		var out output
+		err := s.stacks.Up(ctx, env, name, force, out.streamTo(emit))
+		final := map[string]any{"success": err == nil, "output": out.String()}
 		if reportStarted {
-			out["started"] = err == nil
+			final["started"] = err == nil
 		}
 		if err != nil {
-			out["error"] = stacks.Message(err)
+			final["error"] = stacks.Message(err)
 		}
-		return "", out, err != nil
+		return "", final, err != nil
 	}
 }
+
+// output collects the progress lines of a compose run as its output.
+type output struct{ lines []string }
+
+// streamTo returns the progress callback that collects each line and, when
+// emit is set, sends it as a {message} event of the job.
+func (o *output) streamTo(emit jobs.Emit) engine.ComposeProgress {
+	return func(line string) {
+		o.lines = append(o.lines, line)
+		if emit != nil {
+			emit("", map[string]string{"message": line})
+		}
+	}
+}
+
+func (o *output) String() string { return strings.Join(o.lines, "\n") }
 
 func (s *Server) getStackCompose(w http.ResponseWriter, r *http.Request) error {
 	f, err := s.stacks.Compose(r.Context(), envOf(r), r.PathValue("name"))
@@ -135,12 +149,11 @@ func (s *Server) deleteStack(w http.ResponseWriter, r *http.Request) error {
 // {success, output}.
 func (s *Server) stackAction(a stacks.Action) handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		var lines []string
-		err := s.stacks.Run(r.Context(), envOf(r), r.PathValue("name"), a, func(line string) { lines = append(lines, line) })
-		if err != nil {
+		var out output
+		if err := s.stacks.Run(r.Context(), envOf(r), r.PathValue("name"), a, out.streamTo(nil)); err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusOK, map[string]any{"success": true, "output": strings.Join(lines, "\n")})
+		return writeJSON(w, http.StatusOK, map[string]any{"success": true, "output": out.String()})
 	}
 }
 

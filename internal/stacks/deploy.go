@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/compose-spec/compose-go/v2/types"
+
 	"github.com/berth-dev/berth/internal/engine"
 	"github.com/berth-dev/berth/internal/fault"
 	"github.com/berth-dev/berth/internal/store"
@@ -30,46 +32,38 @@ func (s *Service) Create(ctx context.Context, env store.Environment, spec Create
 		return store.Stack{}, err
 	}
 	if strings.TrimSpace(spec.Compose) == "" {
-		return store.Stack{}, fault.New(fault.Invalid, "Compose file content is required")
+		return store.Stack{}, errComposeRequired
 	}
-	if err := checkPath("compose path", spec.ComposePath); err != nil {
-		return store.Stack{}, err
-	}
-	if err := checkPath("env path", spec.EnvPath); err != nil {
+	if err := checkPaths(spec.ComposePath, spec.EnvPath); err != nil {
 		return store.Stack{}, err
 	}
 	plain, secrets, err := splitVariables(spec.EnvVars)
 	if err != nil {
 		return store.Stack{}, err
 	}
-	defer s.lock(env.ID, spec.Name)()
-	if _, err := s.store.GetStack(ctx, env.ID, spec.Name); err == nil {
-		return store.Stack{}, errExists(spec.Name)
-	}
-	st := store.Stack{EnvironmentID: env.ID, Name: spec.Name, SourceType: store.SourceInternal,
-		ComposePath: spec.ComposePath, EnvPath: spec.EnvPath}
 	envText := renderEnv(plain)
 	if spec.RawEnvContent != nil {
 		envText = []byte(withoutKeys(*spec.RawEnvContent, secretKeys(secrets)))
 	}
-	composePath, envPath := s.composePath(st), s.envPath(st)
-	if err := s.validate(ctx, st.Name, spec.ComposePath, []byte(spec.Compose), envText, secrets); err != nil {
-		return store.Stack{}, err
-	}
-	if err := writeFile(composePath, []byte(spec.Compose)); err != nil {
-		return store.Stack{}, err
-	}
-	if err := writeFile(envPath, envText); err != nil {
-		return store.Stack{}, err
-	}
-	if err := s.store.CreateStack(ctx, &st, secrets); err != nil {
-		s.removeFiles(st)
-		if errors.Is(err, store.ErrConflict) {
-			return store.Stack{}, errExists(spec.Name)
+	st := store.Stack{EnvironmentID: env.ID, Name: spec.Name, SourceType: store.SourceInternal,
+		ComposePath: spec.ComposePath, EnvPath: spec.EnvPath}
+	err = s.CreateRecord(ctx, env, &st, func(st *store.Stack) error {
+		if err := s.validate(ctx, st.Name, spec.ComposePath, []byte(spec.Compose), envText, secrets); err != nil {
+			return err
 		}
-		return store.Stack{}, err
-	}
-	return st, nil
+		if err := writeFile(s.composePath(*st), []byte(spec.Compose)); err != nil {
+			return err
+		}
+		if err := writeFile(s.envPath(*st), envText); err != nil {
+			return err
+		}
+		if err := s.store.CreateStack(ctx, st, secrets); err != nil {
+			s.removeFiles(*st)
+			return err
+		}
+		return nil
+	})
+	return st, err
 }
 
 // validate parses a compose file as it will run, with its env file text and
@@ -115,18 +109,27 @@ func (s *Service) Up(ctx context.Context, env store.Environment, name string, fo
 	if err != nil {
 		return err
 	}
-	c, err := s.client(ctx, env, fmt.Sprintf("deploy stack '%s'", name))
+	op := fmt.Sprintf("deploy stack '%s'", name)
+	c, err := s.client(ctx, env, op)
 	if err != nil {
 		return err
 	}
-	auths, err := s.pullCredentials(ctx)
-	if err != nil {
-		return err
-	}
-	if err := c.ComposeUp(ctx, p, force, auths, progress); err != nil {
-		return opFault(fmt.Sprintf("deploy stack '%s'", name), err)
+	if err := s.up(ctx, c, p, force, progress); err != nil {
+		return opFault(op, err)
 	}
 	return nil
+}
+
+// up brings project p up on c, pulling with the configured registries.
+func (s *Service) up(ctx context.Context, c *engine.Client, p *types.Project, force bool, progress engine.ComposeProgress) error {
+	var auths []engine.Credentials
+	if s.registries != nil {
+		var err error
+		if auths, err = s.registries.PullCredentials(ctx); err != nil {
+			return err
+		}
+	}
+	return c.ComposeUp(ctx, p, force, auths, progress)
 }
 
 // ComposeFile is the spec's compose file object.
@@ -148,7 +151,7 @@ func (s *Service) Compose(ctx context.Context, env store.Environment, name strin
 	path := s.composePath(st)
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return ComposeFile{}, fault.Wrap(fault.NotFound, fmt.Sprintf("Compose file of stack '%s' not found", name), err)
+		return ComposeFile{}, errNoComposeFile(name, err)
 	}
 	return ComposeFile{Content: string(b), StackDir: filepath.Dir(path), ComposePath: path, EnvPath: s.envPath(st),
 		SuggestedEnvPath: filepath.Join(filepath.Dir(path), EnvFile), SourceType: st.SourceType}, nil
@@ -167,10 +170,7 @@ func (s *Service) UpdateCompose(ctx context.Context, env store.Environment, name
 	if strings.TrimSpace(spec.Content) == "" {
 		return errComposeRequired
 	}
-	if err := checkPath("compose path", spec.ComposePath); err != nil {
-		return err
-	}
-	if err := checkPath("env path", spec.EnvPath); err != nil {
+	if err := checkPaths(spec.ComposePath, spec.EnvPath); err != nil {
 		return err
 	}
 	defer s.lock(env.ID, name)()
@@ -183,7 +183,7 @@ func (s *Service) UpdateCompose(ctx context.Context, env store.Environment, name
 	}
 	oldCompose, oldEnv := s.composePath(st), s.envPath(st)
 	if _, err := os.Stat(oldCompose); err != nil {
-		return fault.Wrap(fault.NotFound, fmt.Sprintf("Compose file of stack '%s' not found", name), err)
+		return errNoComposeFile(name, err)
 	}
 	moved := st
 	if spec.ComposePath != "" {

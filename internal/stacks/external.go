@@ -3,6 +3,7 @@ package stacks
 import (
 	"context"
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/berth-dev/berth/internal/fault"
@@ -65,48 +66,36 @@ func (s *Service) Adopt(ctx context.Context, env store.Environment, spec AdoptSp
 	if err := CheckName(spec.Name); err != nil {
 		return store.Stack{}, err
 	}
-	if err := checkPath("compose path", spec.ComposePath); err != nil {
+	if err := checkPaths(spec.ComposePath, spec.EnvPath); err != nil {
 		return store.Stack{}, err
 	}
-	if err := checkPath("env path", spec.EnvPath); err != nil {
-		return store.Stack{}, err
-	}
-	defer s.lock(env.ID, spec.Name)()
-	if _, err := s.store.GetStack(ctx, env.ID, spec.Name); err == nil {
-		return store.Stack{}, errExists(spec.Name)
-	}
-	found, err := s.Scan(ctx, env)
-	if err != nil {
-		return store.Stack{}, err
-	}
-	var d *Discovered
-	for i := range found {
-		if found[i].Name == spec.Name {
-			d = &found[i]
+	st := store.Stack{EnvironmentID: env.ID, Name: spec.Name, SourceType: store.SourceExternal, EnvPath: spec.EnvPath}
+	err := s.CreateRecord(ctx, env, &st, func(st *store.Stack) error {
+		found, err := s.Scan(ctx, env)
+		if err != nil {
+			return err
 		}
-	}
-	if d == nil {
-		return store.Stack{}, notFound(spec.Name)
-	}
-	path := spec.ComposePath
-	if path == "" && len(d.ConfigFiles) > 0 {
-		path = d.ConfigFiles[0]
-	}
-	if path == "" {
-		return store.Stack{}, fault.Invalidf("The compose file of stack '%s' is unknown: give composePath", spec.Name)
-	}
-	if err := checkPath("compose path", path); err != nil {
-		return store.Stack{}, err
-	}
-	st := store.Stack{EnvironmentID: env.ID, Name: spec.Name, SourceType: store.SourceExternal, ComposePath: path, EnvPath: spec.EnvPath}
-	if _, err := os.Stat(path); err != nil {
-		return store.Stack{}, fault.Invalidf("Compose file %s of stack '%s' cannot be read: %v", path, spec.Name, err)
-	}
-	if _, err := s.project(ctx, st); err != nil {
-		return store.Stack{}, err
-	}
-	if err := s.store.CreateStack(ctx, &st, nil); err != nil {
-		return store.Stack{}, err
-	}
-	return st, nil
+		i := slices.IndexFunc(found, func(d Discovered) bool { return d.Name == st.Name })
+		if i < 0 {
+			return notFound(st.Name)
+		}
+		st.ComposePath = spec.ComposePath
+		if st.ComposePath == "" && len(found[i].ConfigFiles) > 0 {
+			st.ComposePath = found[i].ConfigFiles[0] // as the project's containers name it
+		}
+		if st.ComposePath == "" {
+			return fault.Invalidf("The compose file of stack '%s' is unknown: give composePath", st.Name)
+		}
+		if err := checkPath("compose path", st.ComposePath); err != nil {
+			return err
+		}
+		if _, err := os.Stat(st.ComposePath); err != nil {
+			return fault.Invalidf("Compose file %s of stack '%s' cannot be read: %v", st.ComposePath, st.Name, err)
+		}
+		if _, err := s.project(ctx, *st); err != nil {
+			return err
+		}
+		return s.store.CreateStack(ctx, st, nil)
+	})
+	return st, err
 }

@@ -64,6 +64,19 @@ func checkPath(what, p string) error {
 	return nil
 }
 
+// checkPaths validates the custom locations of a stack's two files.
+func checkPaths(composePath, envPath string) error {
+	if err := checkPath("compose path", composePath); err != nil {
+		return err
+	}
+	return checkPath("env path", envPath)
+}
+
+// errNoComposeFile is the 404 of a stack whose compose file is missing.
+func errNoComposeFile(name string, err error) error {
+	return fault.Wrap(fault.NotFound, fmt.Sprintf("Compose file of stack '%s' not found", name), err)
+}
+
 // stackDir is the default directory of a stack.
 func (s *Service) stackDir(envID int64, name string) string {
 	return filepath.Join(s.dataDir, "stacks", fmt.Sprint(envID), name)

@@ -89,10 +89,7 @@ func (s *Service) Run(ctx context.Context, env store.Environment, name string, a
 	switch a {
 	case Start:
 		if !t.exists && t.project != nil { // never created (deployed with start false): bring it up
-			var auths []engine.Credentials
-			if auths, err = s.pullCredentials(ctx); err == nil {
-				err = c.ComposeUp(ctx, t.project, false, auths, progress)
-			}
+			err = s.up(ctx, c, t.project, false, progress)
 		} else {
 			err = c.ComposeStart(ctx, name, t.project, progress)
 		}

@@ -99,7 +99,7 @@ func (s *Service) project(ctx context.Context, st store.Stack) (*types.Project, 
 		return nil, err
 	}
 	if _, err := os.Stat(src.composePath); err != nil {
-		return nil, fault.Wrap(fault.NotFound, fmt.Sprintf("Compose file of stack '%s' not found", st.Name), err)
+		return nil, errNoComposeFile(st.Name, err)
 	}
 	return src.load(ctx)
 }

@@ -45,14 +45,6 @@ func New(st *store.Store, engines *engine.Manager, registries Registries, dataDi
 	return &Service{store: st, engines: engines, registries: registries, dataDir: dataDir, log: log, locks: map[string]*sync.Mutex{}}
 }
 
-// pullCredentials returns the credentials deploys pull with.
-func (s *Service) pullCredentials(ctx context.Context) ([]engine.Credentials, error) {
-	if s.registries == nil {
-		return nil, nil
-	}
-	return s.registries.PullCredentials(ctx)
-}
-
 // CloneDir is where the repository of the git stack with stack id stackID
 // is cloned.
 func (s *Service) CloneDir(stackID int64) string {
