@@ -31,13 +31,9 @@ func (s *Service) CreateStack(ctx context.Context, spec StackSpec) (store.GitSta
 	if err := s.checkStack(ctx, &g); err != nil {
 		return store.GitStack{}, err
 	}
-	st := store.Stack{EnvironmentID: spec.Environment.ID, Name: spec.StackName, SourceType: store.SourceGit}
+	st := store.Stack{EnvironmentID: spec.Environment.ID, Name: spec.StackName, SourceType: store.SourceGit, ComposePath: g.ComposePath}
 	if err := s.stacks.CreateRecord(ctx, spec.Environment, &st, func(st *store.Stack) error {
-		if err := s.store.CreateGitStack(ctx, st, &g, nil); err != nil {
-			return err
-		}
-		st.ComposePath = filepath.Join(s.stacks.CloneDir(st.ID), filepath.FromSlash(g.ComposePath))
-		return s.store.UpdateStackPaths(ctx, st)
+		return s.store.CreateGitStack(ctx, st, &g, nil)
 	}); err != nil {
 		return store.GitStack{}, err
 	}
@@ -81,15 +77,7 @@ func (s *Service) UpdateStack(ctx context.Context, g *store.GitStack) error {
 	if err := s.checkStack(ctx, g); err != nil {
 		return err
 	}
-	if err := s.store.UpdateGitStack(ctx, g); err != nil {
-		return notFound(err, errGitStackNotFound)
-	}
-	st, err := s.store.GetStackByID(ctx, old.StackID)
-	if err != nil {
-		return err
-	}
-	st.ComposePath = filepath.Join(s.stacks.CloneDir(st.ID), filepath.FromSlash(g.ComposePath))
-	return s.store.UpdateStackPaths(ctx, &st)
+	return notFound(s.store.UpdateGitStack(ctx, g), errGitStackNotFound)
 }
 
 // Stack returns a git stack, or 404.

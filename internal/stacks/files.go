@@ -82,8 +82,12 @@ func (s *Service) stackDir(envID int64, name string) string {
 	return filepath.Join(s.dataDir, "stacks", fmt.Sprint(envID), name)
 }
 
-// composePath is where the stack's compose file lives.
+// composePath is where the stack's compose file lives. A git stack's path
+// is relative to its clone.
 func (s *Service) composePath(st store.Stack) string {
+	if st.SourceType == store.SourceGit {
+		return filepath.Join(s.CloneDir(st.ID), filepath.FromSlash(st.ComposePath))
+	}
 	if st.ComposePath != "" {
 		return st.ComposePath
 	}

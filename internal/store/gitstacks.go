@@ -77,8 +77,8 @@ func (s *Store) GetGitStackOfStack(ctx context.Context, stackID int64) (GitStack
 	return g, nil
 }
 
-// CreateGitStack inserts the stack st (source git) and its git record g in
-// one transaction (ErrConflict when the name is taken, ErrNotFound for an
+// CreateGitStack inserts the stack st (source git, ComposePath relative to
+// its clone) and its git record g in one transaction (ErrConflict when the name is taken, ErrNotFound for an
 // unknown repository).
 func (s *Store) CreateGitStack(ctx context.Context, st *Stack, g *GitStack, secrets []StackSecret) error {
 	secret, err := s.box.Encrypt(g.WebhookSecret)
@@ -104,16 +104,28 @@ func (s *Store) CreateGitStack(ctx context.Context, st *Stack, g *GitStack, secr
 	return nil
 }
 
-// UpdateGitStack writes the settings of g by ID (not its sync state).
+// UpdateGitStack writes the settings of g by ID (not its sync state), and
+// its compose path to its stack, in one transaction.
 func (s *Store) UpdateGitStack(ctx context.Context, g *GitStack) error {
 	secret, err := s.box.Encrypt(g.WebhookSecret)
 	if err != nil {
 		return err
 	}
 	t := now()
-	err = s.execOne(ctx, `UPDATE git_stacks SET repository_id = ?, compose_path = ?, env_file_path = ?, auto_update = ?,
-		auto_update_cron = ?, webhook_enabled = ?, webhook_secret = ?, updated_at = ? WHERE id = ?`,
-		g.RepositoryID, g.ComposePath, g.EnvFilePath, g.AutoUpdate, g.AutoUpdateCron, g.WebhookEnabled, secret, s.timeArg(t), g.ID)
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.rebind(`UPDATE git_stacks SET repository_id = ?, compose_path = ?, env_file_path = ?,
+			auto_update = ?, auto_update_cron = ?, webhook_enabled = ?, webhook_secret = ?, updated_at = ? WHERE id = ?`),
+			g.RepositoryID, g.ComposePath, g.EnvFilePath, g.AutoUpdate, g.AutoUpdateCron, g.WebhookEnabled, secret, s.timeArg(t), g.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotFound
+		}
+		_, err = tx.ExecContext(ctx, s.rebind(`UPDATE stacks SET compose_path = ?, updated_at = ?
+			WHERE id = (SELECT stack_id FROM git_stacks WHERE id = ?)`), g.ComposePath, s.timeArg(t), g.ID)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("store: update git stack %d: %w", g.ID, translateRef(err, ErrNotFound))
 	}

@@ -15,8 +15,9 @@ const (
 )
 
 // Stack is a compose stack Berth knows in one environment. ComposePath and
-// EnvPath are absolute paths of its files; empty means the default location
-// under the data directory.
+// EnvPath are absolute paths of its files, empty meaning the default location
+// under the data directory; a git stack's ComposePath is relative to its
+// clone.
 type Stack struct {
 	ID            int64
 	EnvironmentID int64

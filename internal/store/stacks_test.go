@@ -82,6 +82,13 @@ func TestGitRecordsReferencesAndSyncState(t *testing.T) {
 		if err := s.CreateGitStack(ctx, &st, &g, nil); err != nil {
 			t.Fatal(err)
 		}
+		g.ComposePath = "deploy/compose.yaml"
+		if err := s.UpdateGitStack(ctx, &g); err != nil {
+			t.Fatal(err)
+		}
+		if rec, err := s.GetStackByID(ctx, st.ID); err != nil || rec.ComposePath != "deploy/compose.yaml" {
+			t.Errorf("stack after UpdateGitStack = %+v, %v; want its compose path moved with the git record", rec, err)
+		}
 		at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 		if err := s.RecordGitSync(ctx, g.ID, "abc123", "success", "", at); err != nil {
 			t.Fatal(err)
