@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -401,15 +402,14 @@ func (s *Server) gitWebhook(perStack bool) handler {
 			h.RepositoryID = id
 		}
 		out, err := s.git.Webhook(r.Context(), h)
+		s.auditWebhook(r, id, perStack, out, err)
 		if err != nil {
-			s.auditWebhook(r, id, perStack, out, err)
 			f, ok := fault.As(err)
 			if !ok {
 				return err
 			}
 			return writeJSON(w, statusOf[f.Kind], map[string]any{"success": false, "message": f.Message, "error": f.Message})
 		}
-		s.auditWebhook(r, id, perStack, out, nil)
 		return writeJSON(w, http.StatusOK, map[string]any{"success": !out.Failed(), "message": out.Message})
 	}
 }
@@ -420,11 +420,9 @@ func (s *Server) auditWebhook(r *http.Request, id int64, perStack bool, out gito
 	if perStack {
 		e.EntityType = "git_stack"
 	}
-	switch {
-	case err != nil:
+	e.Description = out.Message
+	if err != nil {
 		e.Description = "Webhook refused: " + stacks.Message(err)
-	default:
-		e.Description = out.Message
 	}
 	names := []string{}
 	for _, d := range out.Deployed {
@@ -433,9 +431,10 @@ func (s *Server) auditWebhook(r *http.Request, id int64, perStack bool, out gito
 		e.EnvironmentID = &envID
 	}
 	e.EntityName = strings.Join(names, ",")
-	e.Details = fmt.Sprintf(`{"ref":%q,"pusher":%q,"email":%q,"commits":%d}`, out.Push.Ref, out.Push.PusherName,
-		out.Push.PusherEmail, len(out.Push.Commits))
-	if e.Username == "" && out.Push.PusherName != "" {
+	details, _ := json.Marshal(map[string]any{"ref": out.Push.Ref, "pusher": out.Push.PusherName,
+		"email": out.Push.PusherEmail, "commits": len(out.Push.Commits)})
+	e.Details = string(details)
+	if out.Push.PusherName != "" {
 		e.Username = "webhook:" + out.Push.PusherName
 	}
 	s.audit(r, e)
