@@ -6,6 +6,9 @@ BIN        := bin/$(APP)
 ARGS       ?=
 TEST_FLAGS ?= -count=1 -timeout 25m
 
+# Every package of the go.work workspace (run from the root).
+PKGS := ./server/... ./shared/...
+
 # Exports the variables written by scripts/test-env.sh into the shell of one recipe line.
 WITH_TEST_ENV := set -a && . ./.test-env && set +a &&
 
@@ -17,7 +20,7 @@ WITH_TEST_ENV := set -a && . ./.test-env && set +a &&
 all: build
 
 build:
-	CGO_ENABLED=0 go build -trimpath -o $(BIN) ./cmd/berth
+	CGO_ENABLED=0 go build -trimpath -o $(BIN) ./server/cmd/berth
 
 # PORT (3000), HOST, DATA_DIR (./data), DATABASE_URL, … are read by the binary
 # from the environment; flags can be passed with ARGS="-port 8080".
@@ -28,7 +31,7 @@ run-env:
 	@scripts/run-env.sh
 
 test: test-env lint
-	$(WITH_TEST_ENV) go test $(TEST_FLAGS) ./...
+	$(WITH_TEST_ENV) go test $(TEST_FLAGS) $(PKGS)
 
 test-env:
 	@scripts/test-env.sh
@@ -36,11 +39,11 @@ test-env:
 lint:
 	@files=$$(gofmt -l .); \
 	if [ -n "$$files" ]; then echo "gofmt: these files need formatting:"; echo "$$files"; exit 1; fi
-	go vet ./...
-	@staticcheck=$$(scripts/staticcheck.sh) && echo "staticcheck ./..." && $$staticcheck ./...
+	go vet $(PKGS)
+	@staticcheck=$$(scripts/staticcheck.sh) && echo "staticcheck $(PKGS)" && $$staticcheck $(PKGS)
 
 bench: test-env
-	$(WITH_TEST_ENV) go run ./bench
+	$(WITH_TEST_ENV) go run ./server/bench
 
 clean:
 	rm -rf bin/

@@ -1,0 +1,159 @@
+// Command bench measures what Berth adds to listing containers: for a host
+// with -containers containers (200 by default), it compares the latency of
+// Berth's GET /api/containers?all=true with that of the raw Engine API's
+// GET /containers/json?all=1, measured in the same run over keep-alive
+// connections, and prints the ratio of the medians (and of the p90s).
+//
+// The containers are created, not started, and labelled berth.bench=1; they
+// are removed at the end, and on interrupt, unless -keep is given. Berth runs
+// in-process, wired as "berth serve" wires it, behind an httptest server.
+//
+// Run it with "make bench", which starts the test environment and exports
+// .test-env (BERTH_TEST_IMAGE). It reports; it does not judge.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/apitest"
+	"github.com/berth-dev/berth/shared/enginetest"
+	"github.com/berth-dev/berth/server/internal/secret"
+)
+
+// config holds the command-line flags.
+type config struct {
+	containers int
+	iterations int
+	warmup     int
+	image      string
+	keep       bool
+	pullRounds int
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg, err := parseFlags(os.Args[1:])
+	if err == nil {
+		err = run(ctx, cfg, os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.IntVar(&cfg.containers, "containers", 200, "number of containers to create")
+	fs.IntVar(&cfg.iterations, "iterations", 60, "measured requests to each endpoint")
+	fs.IntVar(&cfg.warmup, "warmup", 5, "unmeasured requests to each endpoint first")
+	fs.StringVar(&cfg.image, "image", enginetest.Image(), "image of the containers (default $BERTH_TEST_IMAGE)")
+	fs.BoolVar(&cfg.keep, "keep", false, "keep the containers afterwards")
+	fs.IntVar(&cfg.pullRounds, "pull-rounds", 5, "pulls of the ~50 MB image through each path (0: skip)")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if cfg.containers < 1 || cfg.iterations < 1 || cfg.warmup < 0 {
+		return config{}, errors.New("-containers and -iterations must be positive, -warmup not negative")
+	}
+	return cfg, nil
+}
+
+func run(ctx context.Context, cfg config, out io.Writer) (err error) {
+	eng := rawEngine{client: enginetest.HTTPClient()}
+	ver, err := eng.version(ctx)
+	if err != nil {
+		return fmt.Errorf("engine at %s: %w", enginetest.Socket, err)
+	}
+	if err := eng.removeBenchContainers(ctx); err != nil {
+		return fmt.Errorf("remove leftovers: %w", err)
+	}
+	if !cfg.keep {
+		defer func() {
+			// The run's context may be cancelled (SIGINT): clean up regardless.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+			defer cancel()
+			if cerr := eng.removeBenchContainers(cctx); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
+			}
+		}()
+	}
+	fmt.Fprintf(out, "creating %d containers from %s …\n", cfg.containers, cfg.image)
+	if err := eng.createContainers(ctx, cfg.image, cfg.containers); err != nil {
+		return err
+	}
+
+	srv, token, stopBerth, err := startBerth(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopBerth()
+
+	berth := endpoint{name: "berth", url: srv.URL + "/api/containers?all=true&env=1", client: srv.Client(), min: cfg.containers, bearer: token}
+	raw := endpoint{name: "raw", url: "http://engine/containers/json?all=1", client: eng.client, min: cfg.containers}
+	res, err := measure(ctx, []*endpoint{&berth, &raw}, cfg.warmup, cfg.iterations)
+	if err != nil {
+		return err
+	}
+	report(out, ver, cfg, res)
+
+	// The stack list: Berth lists every container (the raw request) and
+	// groups it by compose project with Berth's own stack records.
+	stacks := endpoint{name: "berth", url: srv.URL + "/api/stacks?env=1", client: srv.Client(), min: cfg.containers / stackSize, bearer: token}
+	res, err = measure(ctx, []*endpoint{&stacks, &raw}, cfg.warmup, cfg.iterations)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nstack list (GET /api/stacks, %d stacks of %d containers) against the raw container list:\n", cfg.containers/stackSize, stackSize)
+	report(out, ver, cfg, res)
+	if pb, ok := pullBenchFromEnv(); ok && cfg.pullRounds > 0 {
+		return pb.run(ctx, eng, srv, token, cfg.pullRounds, out)
+	}
+	fmt.Fprintln(out, "\npull benchmark skipped: BERTH_TEST_BENCH_IMAGE / BERTH_TEST_REGISTRY unset (run scripts/test-env.sh)")
+	return nil
+}
+
+// startBerth starts Berth in-process, as "berth serve" wires it, with a
+// throw-away SQLite database and authentication on (the default), creates
+// the first admin and an API token for it, and returns the server, the token
+// and a function that stops it. Bootstrap registers the local engine as
+// environment 1.
+func startBerth(ctx context.Context) (*apitest.Berth, string, func(), error) {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	dir, err := os.MkdirTemp("", "berth-bench-")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	box, err := secret.New(key)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, "", nil, err
+	}
+	b, err := apitest.Start(ctx, apitest.Options{DBPath: filepath.Join(dir, "berth.db"), Box: box, Log: log, Auth: true})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, "", nil, err
+	}
+	stop := func() { b.Close(); os.RemoveAll(dir) }
+	token, err := b.AdminToken(ctx)
+	if err != nil {
+		stop()
+		return nil, "", nil, err
+	}
+	return b, token, stop, nil
+}

@@ -1,0 +1,177 @@
+// Command berth is the Berth server: a web UI and JSON API that manage Docker
+// engines. Subcommands: serve (default), admin, agent.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/api"
+	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/server/internal/config"
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/server/internal/jobs"
+	"github.com/berth-dev/berth/server/internal/license"
+	"github.com/berth-dev/berth/server/internal/scan"
+	"github.com/berth-dev/berth/server/internal/secret"
+	"github.com/berth-dev/berth/server/internal/environments"
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/version"
+)
+
+const usage = `usage: berth [serve] [flags]   start the server (default)
+       berth admin <command>     recovery: create-user, reset-password, disable-auth, enable-auth
+       berth agent               remote agent (not available yet)
+       berth version
+
+Run "berth serve -h" for the server's flags.
+`
+
+// jobTimeout bounds one long operation (a pull of a large image over a slow
+// link included).
+const jobTimeout = time.Hour
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "berth:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		cfg, err := config.Load(args, getenv, stderr)
+		if err != nil {
+			return err
+		}
+		return serve(ctx, cfg, stderr)
+	case "version":
+		fmt.Fprintln(stderr, "berth", version.Version)
+		return nil
+	case "admin":
+		return admin(ctx, args, getenv, stdin, stderr)
+	case "agent":
+		return fmt.Errorf("%s: not available in this version", cmd)
+	case "help", "-h", "--help":
+		fmt.Fprint(stderr, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	engines := engine.NewManager(log)
+	engine.RouteComposeLogs(log)
+	defer engines.Close()
+	if err := environments.Bootstrap(ctx, st, engines, cfg.LocalSocket, log); err != nil {
+		return err
+	}
+	lic, err := license.New(ctx, st, license.VendorKeys(), nil)
+	if err != nil {
+		return err
+	}
+	authSvc, err := auth.New(ctx, auth.Options{Store: st, Log: log, DataDir: cfg.DataDir,
+		DisableLocalLogin: cfg.DisableLocalLogin, Edition: lic})
+	if err != nil {
+		return err
+	}
+	if err := announceSetup(ctx, authSvc, log, stderr, cfg.Port); err != nil {
+		return err
+	}
+
+	// Long operations (pulls, pushes, scans) outlive their requests, not Berth.
+	jobReg := jobs.NewRegistry(ctx, jobTimeout, nil)
+	defer jobReg.Wait()
+	srv := &http.Server{
+		Addr: cfg.Addr(),
+		Handler: api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Jobs: jobReg,
+			Scan: scan.Config{GrypePath: cfg.GrypePath, TrivyPath: cfg.TrivyPath, GrypeDBDir: cfg.GrypeDBDir,
+				TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}, DataDir: cfg.DataDir}).Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		// Requests derive from ctx, so that streams end when Berth stops.
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("berth listening", "addr", cfg.Addr(), "data_dir", cfg.DataDir, "database", st.Dialect(), "version", version.Version)
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Streams (events, logs, terminals) end when their requests' contexts do.
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// announceSetup prints the one-time setup token while no user exists, so
+// that whoever started Berth (and only they) can create the first admin.
+func announceSetup(ctx context.Context, a *auth.Service, log *slog.Logger, stderr io.Writer, port int) error {
+	enabled, err := a.Enabled(ctx)
+	if err != nil || !enabled {
+		return err
+	}
+	tok, err := a.PrepareSetup(ctx)
+	if err != nil || tok == "" {
+		return err
+	}
+	log.Warn("no user exists yet: create the first admin with the one-time setup token",
+		"setup_token", tok, "file", a.SetupTokenPath())
+	fmt.Fprintf(stderr, "\n  First start: create the admin account with the one-time setup token\n"+
+		"    %s\n  (also in %s), e.g.\n"+
+		"    curl -X POST http://localhost:%d/api/users -H 'X-Setup-Token: %s' \\\n"+
+		"         -H 'Content-Type: application/json' -d '{\"username\":\"admin\",\"password\":\"<at least 8 characters>\"}'\n\n",
+		tok, a.SetupTokenPath(), port, tok)
+	return nil
+}
+
+// openStore opens the database of cfg with the data directory's encryption
+// key (generated on first use).
+func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	key, err := secret.LoadKey(cfg.DataDir, cfg.EncryptionKey)
+	if err != nil {
+		return nil, err
+	}
+	box, err := secret.New(key)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL, box)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return st, nil
+}

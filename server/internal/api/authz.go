@@ -1,0 +1,236 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/shared/fault"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// SessionCookie is the session cookie's name; third-party clients look it up.
+const SessionCookie = "dockhand_session"
+
+var (
+	errAuthRequired = errors.New("authentication required")
+	errPermission   = fault.New(fault.Forbidden, "Permission denied")
+	errEnvAccess    = fault.New(fault.Forbidden, "Access denied to this environment")
+	errCrossSite    = fault.New(fault.Forbidden, "Cross-site request refused")
+)
+
+type identityKey struct{}
+
+type auditKey struct{}
+
+// auditNote lets a handler name what its change was about, for the audit
+// line the route records after it succeeds.
+type auditNote struct {
+	entityID, entityName string
+}
+
+// noteAudit names the entity of the request's change.
+func noteAudit(r *http.Request, id, name string) {
+	if n, ok := r.Context().Value(auditKey{}).(*auditNote); ok {
+		n.entityID, n.entityName = id, name
+	}
+}
+
+// identityOf returns the signed-in user of r, or nil (anonymous, or
+// authentication disabled without a session).
+func identityOf(r *http.Request) *auth.Identity {
+	id, _ := r.Context().Value(identityKey{}).(*auth.Identity)
+	return id
+}
+
+// admitted runs the route's checks in order: who is asking (API token or
+// session cookie), cross-site protection, sign-in, the route's environment,
+// and the permission on it. It returns the request carrying the identity and
+// the environment.
+func (s *Server) admitted(r *http.Request, rt route) (*http.Request, error) {
+	r = r.WithContext(context.WithValue(r.Context(), auditKey{}, &auditNote{}))
+	ctx := r.Context()
+	st, err := s.auth.Settings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ident, byCookie, err := s.identify(r)
+	if err != nil {
+		return nil, err
+	}
+	if ident != nil {
+		r = r.WithContext(context.WithValue(ctx, identityKey{}, ident))
+		if byCookie && !safeMethod(r.Method) && !sameOrigin(r) {
+			return nil, errCrossSite
+		}
+	}
+	if st.AuthEnabled && rt.Perm != Public && ident == nil {
+		if !rt.Setup {
+			return nil, errAuthRequired
+		}
+		if need, err := s.auth.SetupRequired(ctx); err != nil {
+			return nil, err
+		} else if !need {
+			return nil, errAuthRequired
+		}
+	}
+	r, err = s.withEnvironment(r, rt.Env)
+	if err != nil {
+		return nil, err
+	}
+	if !st.AuthEnabled || rt.Perm == Public || rt.Perm == Authenticated || ident == nil {
+		return r, nil
+	}
+	return r, decide(ident.Access, rt, r)
+}
+
+// decide applies the route's permission to the route's environment.
+func decide(acc auth.Access, rt route, r *http.Request) error {
+	perm := string(rt.Perm)
+	var d auth.Decision
+	switch rt.Env {
+	case NoEnv:
+		d = acc.Check(perm, nil)
+	case AnyEnv:
+		d = acc.CheckAny(perm)
+	default:
+		id := envOf(r).ID
+		d = acc.Check(perm, &id)
+	}
+	return denial(d)
+}
+
+// denial is the 403 of a refused decision (nil when allowed).
+func denial(d auth.Decision) error {
+	switch d {
+	case auth.Allowed:
+		return nil
+	case auth.NoEnvAccess:
+		return errEnvAccess
+	}
+	return errPermission
+}
+
+// identify finds the caller: an API token (Authorization: Bearer) or a
+// session cookie. Unknown credentials are anonymous; byCookie tells whether
+// a session cookie did it (and cross-site checks apply).
+func (s *Server) identify(r *http.Request) (ident *auth.Identity, byCookie bool, err error) {
+	ctx := r.Context()
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, _ := strings.Cut(h, " ")
+		if strings.EqualFold(scheme, "Bearer") {
+			id, err := s.auth.TokenIdentity(ctx, strings.TrimSpace(tok), clientIP(r))
+			switch {
+			case err == nil:
+				return &id, false, nil
+			case !errors.Is(err, auth.ErrNoCredentials):
+				return nil, false, err
+			}
+			return nil, false, nil
+		}
+	}
+	c, err := r.Cookie(SessionCookie)
+	if err != nil || c.Value == "" {
+		return nil, false, nil
+	}
+	id, err := s.auth.SessionIdentity(ctx, c.Value)
+	switch {
+	case err == nil:
+		return &id, true, nil
+	case errors.Is(err, auth.ErrNoCredentials):
+		return nil, false, nil
+	}
+	return nil, false, err
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// sameOrigin reports whether a state-changing request comes from this host:
+// its Origin (or else Referer) must name the request's host. A request with
+// neither (a script, not a browser) passes.
+func sameOrigin(r *http.Request) bool {
+	src := r.Header.Get("Origin")
+	if src == "" {
+		src = r.Header.Get("Referer")
+	}
+	if src == "" {
+		return true
+	}
+	u, err := url.Parse(src)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+}
+
+// clientIP is the address of the direct peer.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// isHTTPS reports whether the client reached Berth over HTTPS: directly, or
+// through a proxy on this host that says so.
+func isHTTPS(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	ip := net.ParseIP(clientIP(r))
+	return ip != nil && ip.IsLoopback() && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+// recordAudit writes the audit line of a successful state-changing route.
+func (s *Server) recordAudit(r *http.Request, rt route) {
+	if rt.Audit == "" || rt.Audit == Quiet {
+		return
+	}
+	entityType, _, _ := strings.Cut(rt.Audit, ".")
+	e := store.AuditEntry{Action: rt.Audit, EntityType: entityType, EntityID: r.PathValue("id")}
+	for _, name := range []string{"execId", "name"} {
+		if e.EntityID == "" {
+			e.EntityID = r.PathValue(name)
+		}
+	}
+	if n, ok := r.Context().Value(auditKey{}).(*auditNote); ok {
+		if n.entityID != "" {
+			e.EntityID = n.entityID
+		}
+		e.EntityName = n.entityName
+	}
+	s.audit(r, e)
+}
+
+// audit writes e with the request's user, environment and address. A
+// failure is logged: it never fails the operation that already happened.
+func (s *Server) audit(r *http.Request, e store.AuditEntry) {
+	if id := identityOf(r); id != nil && e.UserID == nil {
+		uid := id.User.ID
+		e.UserID, e.Username = &uid, id.User.Username
+	}
+	if env := envOf(r); env.ID != 0 && e.EnvironmentID == nil {
+		envID := env.ID
+		e.EnvironmentID = &envID
+	}
+	if e.IP == "" {
+		e.IP = clientIP(r)
+	}
+	if err := s.store.AddAudit(context.WithoutCancel(r.Context()), &e); err != nil {
+		s.log.Error("audit entry not written", "action", e.Action, "err", err)
+	}
+}
+
+// pathID parses the numeric {id} path parameter.
+func pathID(r *http.Request, what string) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, fault.New(fault.NotFound, what+" not found")
+	}
+	return id, nil
+}

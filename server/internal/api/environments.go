@@ -1,0 +1,429 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/shared/fault"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// Environment defaults of the spec.
+const (
+	defaultPort     = 2375
+	defaultProtocol = "http"
+	defaultIcon     = "globe"
+	maxLabels       = 10
+)
+
+// DefaultEnvironmentID is the environment used when a request names none.
+const DefaultEnvironmentID = 1
+
+var errEnvNotFound = fault.New(fault.NotFound, "Environment not found")
+
+// environment resolves the environment a request selects with the query
+// parameter param ("env", or "envId" for exec); none selects environment 1.
+func (s *Server) environment(r *http.Request, param string) (store.Environment, error) {
+	v := r.URL.Query().Get(param)
+	id := int64(DefaultEnvironmentID)
+	if v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return store.Environment{}, fault.Invalidf("Invalid environment ID: %s must be a positive integer", param)
+		}
+		id = n
+	}
+	return s.environmentByID(r.Context(), id)
+}
+
+func (s *Server) environmentByID(ctx context.Context, id int64) (store.Environment, error) {
+	env, err := s.store.GetEnvironment(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Environment{}, errEnvNotFound
+	}
+	return env, err
+}
+
+// pathEnvironment resolves the {id} path parameter of /api/environments/{id}.
+func (s *Server) pathEnvironment(r *http.Request) (store.Environment, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return store.Environment{}, errEnvNotFound
+	}
+	return s.environmentByID(r.Context(), id)
+}
+
+// environmentJSON is the wire form of an environment. Secrets appear only in
+// the create response (which echoes what was submitted).
+type environmentJSON struct {
+	ID                    int64      `json:"id"`
+	Name                  string     `json:"name"`
+	ConnectionType        string     `json:"connectionType"`
+	Host                  string     `json:"host"`
+	Port                  int        `json:"port"`
+	Protocol              string     `json:"protocol"`
+	SocketPath            string     `json:"socketPath"`
+	TLSCA                 string     `json:"tlsCa"`
+	TLSCert               string     `json:"tlsCert"`
+	TLSKey                *string    `json:"tlsKey,omitempty"`
+	TLSSkipVerify         bool       `json:"tlsSkipVerify"`
+	AgentToken            *string    `json:"agentToken,omitempty"`
+	HasTLSKey             bool       `json:"hasTlsKey"`
+	HasAgentToken         bool       `json:"hasAgentToken"`
+	AgentLastSeen         *time.Time `json:"agentLastSeen"`
+	AgentID               *string    `json:"agentId"`
+	AgentName             *string    `json:"agentName"`
+	AgentVersion          *string    `json:"agentVersion"`
+	AgentCapabilities     []string   `json:"agentCapabilities"`
+	Icon                  string     `json:"icon"`
+	Labels                []string   `json:"labels"`
+	CollectActivity       bool       `json:"collectActivity"`
+	CollectMetrics        bool       `json:"collectMetrics"`
+	HighlightChanges      bool       `json:"highlightChanges"`
+	PublicIP              *string    `json:"publicIp"`
+	UpdateCheckEnabled    bool       `json:"updateCheckEnabled"`
+	UpdateCheckAutoUpdate bool       `json:"updateCheckAutoUpdate"`
+	ImagePruneEnabled     bool       `json:"imagePruneEnabled"`
+	Timezone              *string    `json:"timezone"`
+	CreatedAt             time.Time  `json:"createdAt"`
+	UpdatedAt             time.Time  `json:"updatedAt"`
+}
+
+func toEnvironmentJSON(e store.Environment) environmentJSON {
+	caps := e.AgentCapabilities
+	if caps == nil {
+		caps = []string{}
+	}
+	labels := e.Labels
+	if labels == nil {
+		labels = []string{}
+	}
+	return environmentJSON{
+		ID: e.ID, Name: e.Name, ConnectionType: e.ConnectionType, Host: e.Host, Port: e.Port,
+		Protocol: e.Protocol, SocketPath: e.SocketPath, TLSCA: e.TLSCA, TLSCert: e.TLSCert,
+		TLSSkipVerify: e.TLSSkipVerify, HasTLSKey: e.TLSKey != "", HasAgentToken: e.AgentToken != "",
+		AgentLastSeen: e.AgentLastSeen, AgentID: nonEmpty(e.AgentID), AgentName: nonEmpty(e.AgentName),
+		AgentVersion: nonEmpty(e.AgentVersion), AgentCapabilities: caps, Icon: e.Icon, Labels: labels,
+		CollectActivity: e.CollectActivity, CollectMetrics: e.CollectMetrics, HighlightChanges: e.HighlightChanges,
+		PublicIP: e.PublicIP, UpdateCheckEnabled: e.UpdateCheckEnabled, UpdateCheckAutoUpdate: e.UpdateCheckAutoUpdate,
+		ImagePruneEnabled: e.ImagePruneEnabled, Timezone: e.Timezone, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
+	}
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// environmentRequest is the body of create (absent fields take defaults) and
+// update (absent fields keep their value).
+type environmentRequest struct {
+	Name                  *string   `json:"name"`
+	ConnectionType        *string   `json:"connectionType"`
+	Host                  *string   `json:"host"`
+	Port                  *int      `json:"port"`
+	Protocol              *string   `json:"protocol"`
+	SocketPath            *string   `json:"socketPath"`
+	TLSCA                 *string   `json:"tlsCa"`
+	TLSCert               *string   `json:"tlsCert"`
+	TLSKey                *string   `json:"tlsKey"`
+	TLSSkipVerify         *bool     `json:"tlsSkipVerify"`
+	AgentToken            *string   `json:"agentToken"`
+	Icon                  *string   `json:"icon"`
+	Labels                *[]string `json:"labels"`
+	CollectActivity       *bool     `json:"collectActivity"`
+	CollectMetrics        *bool     `json:"collectMetrics"`
+	HighlightChanges      *bool     `json:"highlightChanges"`
+	PublicIP              *string   `json:"publicIp"`
+	UpdateCheckEnabled    *bool     `json:"updateCheckEnabled"`
+	UpdateCheckAutoUpdate *bool     `json:"updateCheckAutoUpdate"`
+	ImagePruneEnabled     *bool     `json:"imagePruneEnabled"`
+	Timezone              *string   `json:"timezone"`
+}
+
+// newEnvironment is an environment with the spec's defaults.
+func newEnvironment() store.Environment {
+	return store.Environment{
+		ConnectionType: engine.Socket, Port: defaultPort, Protocol: defaultProtocol,
+		SocketPath: engine.DefaultSocket, Icon: defaultIcon, Labels: []string{},
+		CollectActivity: true, CollectMetrics: true, HighlightChanges: true,
+	}
+}
+
+// apply copies the present fields of req onto e and validates the result.
+func (req environmentRequest) apply(e *store.Environment) error {
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = strings.TrimSpace(*src)
+		}
+	}
+	setBool := func(dst *bool, src *bool) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&e.Name, req.Name)
+	set(&e.ConnectionType, req.ConnectionType)
+	set(&e.Host, req.Host)
+	set(&e.Protocol, req.Protocol)
+	set(&e.SocketPath, req.SocketPath)
+	set(&e.Icon, req.Icon)
+	if req.Port != nil {
+		e.Port = *req.Port
+	}
+	if req.TLSCA != nil {
+		e.TLSCA = *req.TLSCA
+	}
+	if req.TLSCert != nil {
+		e.TLSCert = *req.TLSCert
+	}
+	if req.TLSKey != nil {
+		e.TLSKey = *req.TLSKey
+	}
+	if req.AgentToken != nil {
+		e.AgentToken = *req.AgentToken
+	}
+	setBool(&e.TLSSkipVerify, req.TLSSkipVerify)
+	setBool(&e.CollectActivity, req.CollectActivity)
+	setBool(&e.CollectMetrics, req.CollectMetrics)
+	setBool(&e.HighlightChanges, req.HighlightChanges)
+	setBool(&e.UpdateCheckEnabled, req.UpdateCheckEnabled)
+	setBool(&e.UpdateCheckAutoUpdate, req.UpdateCheckAutoUpdate)
+	setBool(&e.ImagePruneEnabled, req.ImagePruneEnabled)
+	if req.Labels != nil {
+		e.Labels = cleanLabels(*req.Labels)
+	}
+	if req.PublicIP != nil {
+		e.PublicIP = nonEmpty(strings.TrimSpace(*req.PublicIP))
+	}
+	if req.Timezone != nil {
+		e.Timezone = nonEmpty(strings.TrimSpace(*req.Timezone))
+	}
+	return validateEnvironment(e)
+}
+
+// cleanLabels trims labels and drops empty and repeated ones.
+func cleanLabels(in []string) []string {
+	out := make([]string, 0, len(in))
+	seen := map[string]bool{}
+	for _, l := range in {
+		l = strings.TrimSpace(l)
+		if l != "" && !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func validateEnvironment(e *store.Environment) error {
+	if e.Name == "" {
+		return fault.New(fault.Invalid, "Environment name is required")
+	}
+	if len(e.Name) > 100 {
+		return fault.New(fault.Invalid, "Environment name must be at most 100 characters")
+	}
+	switch e.ConnectionType {
+	case engine.Socket, engine.Direct, engine.AgentStandard, engine.AgentEdge:
+	default:
+		return fault.New(fault.Invalid, "Invalid connection type: use socket, direct, agent-standard or agent-edge")
+	}
+	if (e.ConnectionType == engine.Direct || e.ConnectionType == engine.AgentStandard) && e.Host == "" {
+		return fault.New(fault.Invalid, "Host is required for direct and agent-standard connections")
+	}
+	if e.Port < 1 || e.Port > 65535 {
+		return fault.New(fault.Invalid, "Port must be between 1 and 65535")
+	}
+	if e.Protocol != "http" && e.Protocol != "https" {
+		return fault.New(fault.Invalid, "Protocol must be http or https")
+	}
+	if e.SocketPath == "" {
+		e.SocketPath = engine.DefaultSocket
+	}
+	if e.ConnectionType == engine.Socket && !strings.HasPrefix(e.SocketPath, "/") {
+		return fault.New(fault.Invalid, "Socket path must be absolute")
+	}
+	if e.Icon == "" {
+		e.Icon = defaultIcon
+	}
+	if len(e.Labels) > maxLabels {
+		return fault.New(fault.Invalid, "An environment can have at most 10 labels")
+	}
+	if (e.TLSCert == "") != (e.TLSKey == "") {
+		return fault.New(fault.Invalid, "tlsCert and tlsKey must be given together")
+	}
+	if e.Timezone != nil {
+		if _, err := time.LoadLocation(*e.Timezone); err != nil {
+			return fault.Invalidf("Unknown timezone %q", *e.Timezone)
+		}
+	}
+	return nil
+}
+
+var errEnvNameTaken = fault.New(fault.Conflict, "An environment with this name already exists")
+
+func (s *Server) listEnvironments(w http.ResponseWriter, r *http.Request) error {
+	envs, err := s.store.ListEnvironments(r.Context())
+	if err != nil {
+		return err
+	}
+	ident := identityOf(r)
+	out := make([]environmentJSON, 0, len(envs))
+	for _, e := range envs {
+		if ident == nil || ident.Access.CanAccess(e.ID) {
+			out = append(out, toEnvironmentJSON(e))
+		}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getEnvironment(w http.ResponseWriter, r *http.Request) error {
+	env := envOf(r)
+	return writeJSON(w, http.StatusOK, toEnvironmentJSON(env))
+}
+
+func (s *Server) createEnvironment(w http.ResponseWriter, r *http.Request) error {
+	var req environmentRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	env := newEnvironment()
+	if err := req.apply(&env); err != nil {
+		return err
+	}
+	if err := s.store.CreateEnvironment(r.Context(), &env); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return errEnvNameTaken
+		}
+		return err
+	}
+	out := toEnvironmentJSON(env)
+	// The create response echoes the submitted connection fields (spec).
+	out.TLSKey, out.AgentToken = req.TLSKey, req.AgentToken
+	return writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) updateEnvironment(w http.ResponseWriter, r *http.Request) error {
+	env := envOf(r)
+	var req environmentRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := req.apply(&env); err != nil {
+		return err
+	}
+	if err := s.store.UpdateEnvironment(r.Context(), &env); err != nil {
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			return errEnvNameTaken
+		case errors.Is(err, store.ErrNotFound):
+			return errEnvNotFound
+		}
+		return err
+	}
+	s.engines.Forget(env.ID)
+	return writeJSON(w, http.StatusOK, toEnvironmentJSON(env))
+}
+
+func (s *Server) deleteEnvironment(w http.ResponseWriter, r *http.Request) error {
+	env := envOf(r)
+	if err := s.store.DeleteEnvironment(r.Context(), env.ID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return errEnvNotFound
+		}
+		return err
+	}
+	s.engines.Forget(env.ID)
+	return writeJSON(w, http.StatusOK, success)
+}
+
+// testResult is the answer of a connection test.
+type testResult struct {
+	Success bool      `json:"success"`
+	Info    *testInfo `json:"info,omitempty"`
+	Error   string    `json:"error,omitempty"`
+}
+
+type testInfo struct {
+	ServerVersion string `json:"serverVersion"`
+	APIVersion    string `json:"apiVersion"`
+	Containers    int    `json:"containers"`
+	Images        int    `json:"images"`
+	Name          string `json:"name"`
+}
+
+func (s *Server) testEnvironment(w http.ResponseWriter, r *http.Request) error {
+	env := envOf(r)
+	return writeJSON(w, http.StatusOK, s.test(r.Context(), env))
+}
+
+// testNewEnvironment tests connection settings before they are saved.
+func (s *Server) testNewEnvironment(w http.ResponseWriter, r *http.Request) error {
+	var req environmentRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	env := newEnvironment()
+	if req.Name == nil {
+		env.Name = "test"
+	}
+	if err := req.apply(&env); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, s.test(r.Context(), env))
+}
+
+func (s *Server) test(ctx context.Context, env store.Environment) testResult {
+	info, err := s.engines.Test(ctx, env.Endpoint())
+	if err != nil {
+		msg := err.Error()
+		var off *engine.OfflineError
+		switch {
+		case errors.Is(err, engine.ErrUnsupported):
+			msg = "Agent connections are not available yet in this version"
+		case errors.As(err, &off) && off.Cause != nil:
+			msg = "Cannot connect to the engine: " + off.Cause.Error()
+		}
+		return testResult{Success: false, Error: msg}
+	}
+	return testResult{Success: true, Info: &testInfo{ServerVersion: info.ServerVersion, APIVersion: info.APIVersion,
+		Containers: info.Containers, Images: info.Images, Name: info.Name}}
+}
+
+// envKey is the context key of the environment a route's selector resolved.
+type envKey struct{}
+
+// envOf returns the environment resolved for r by its route's selector.
+func envOf(r *http.Request) store.Environment {
+	env, _ := r.Context().Value(envKey{}).(store.Environment)
+	return env
+}
+
+// withEnvironment resolves the route's environment selector into r's context.
+func (s *Server) withEnvironment(r *http.Request, sel Selector) (*http.Request, error) {
+	var (
+		env store.Environment
+		err error
+	)
+	switch sel {
+	case NoEnv, AnyEnv:
+		return r, nil
+	case EnvQuery:
+		env, err = s.environment(r, "env")
+	case EnvIDQuery:
+		env, err = s.environment(r, "envId")
+	case EnvPath:
+		env, err = s.pathEnvironment(r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.WithContext(context.WithValue(r.Context(), envKey{}, env)), nil
+}

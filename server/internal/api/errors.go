@@ -1,0 +1,72 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/shared/fault"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// errorBody is the error response of every endpoint: {error, details?}.
+type errorBody struct {
+	Error   string `json:"error"`
+	Details string `json:"details,omitempty"`
+	Message string `json:"message,omitempty"` // only the 401 of COMPAT.md
+}
+
+// statusOf maps each fault kind to its HTTP status.
+var statusOf = map[fault.Kind]int{
+	fault.Internal:     http.StatusInternalServerError,
+	fault.Invalid:      http.StatusBadRequest,
+	fault.Unauthorized: http.StatusUnauthorized,
+	fault.Forbidden:    http.StatusForbidden,
+	fault.NotFound:     http.StatusNotFound,
+	fault.Conflict:     http.StatusConflict,
+	fault.TooMany:      http.StatusTooManyRequests,
+}
+
+// errorResponse is THE mapping from an error to a status and a body. It is
+// the only place that decides an error status.
+func errorResponse(err error) (int, errorBody) {
+	if errors.Is(err, errAuthRequired) {
+		return http.StatusUnauthorized, errorBody{Error: "Unauthorized", Message: "Authentication required"}
+	}
+	if f, ok := fault.As(err); ok {
+		if f.Kind == fault.TooMany {
+			return http.StatusTooManyRequests, errorBody{Error: f.Message} // details carry the retry hint for the header
+		}
+		status, known := statusOf[f.Kind]
+		if !known {
+			status = http.StatusInternalServerError
+		}
+		return status, errorBody{Error: f.Message, Details: f.Details}
+	}
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return http.StatusRequestEntityTooLarge, errorBody{Error: "Request body too large"}
+	case errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound, errorBody{Error: "Not found"}
+	case errors.Is(err, store.ErrConflict):
+		return http.StatusConflict, errorBody{Error: "Already exists"}
+	}
+	return http.StatusInternalServerError, errorBody{Error: "Internal server error"}
+}
+
+// writeError answers with err's status and body; server errors are logged
+// with their full cause, which the client never sees.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := errorResponse(err)
+	if secs, ok := auth.RetryAfter(err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+	if status >= 500 {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	} else {
+		s.log.Debug("request rejected", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	}
+	writeJSON(w, status, body)
+}

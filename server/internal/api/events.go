@@ -1,0 +1,26 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/berth-dev/berth/server/internal/events"
+)
+
+// streamEvents relays the engine events of an environment as SSE, each named
+// like container-start with data {id, name}. While the engine cannot be
+// reached an `error` event tells why; the relay reconnects by itself.
+func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
+	env := envOf(r)
+	es := startEvents(w, r)
+	defer es.Close()
+	if err := es.Send("connected", map[string]int64{"env": env.ID}); err != nil {
+		return err
+	}
+	return s.events.Follow(r.Context(), env,
+		func(ev events.Event) error {
+			return es.Send(ev.Name, map[string]string{"id": ev.ID, "name": ev.Object})
+		},
+		func(cause error) error {
+			return es.Send("error", map[string]string{"error": "Environment is offline"})
+		})
+}

@@ -1,0 +1,441 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/berth-dev/berth/shared/fault"
+	"github.com/berth-dev/berth/server/internal/gitops"
+	"github.com/berth-dev/berth/server/internal/jobs"
+	"github.com/berth-dev/berth/server/internal/stacks"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// gitCredentialJSON is a credential as clients read it: never its secrets.
+type gitCredentialJSON struct {
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	AuthType    string    `json:"authType"`
+	Username    string    `json:"username"`
+	HasPassword bool      `json:"hasPassword"`
+	HasSSHKey   bool      `json:"hasSshKey"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+func toCredentialJSON(c store.GitCredential) gitCredentialJSON {
+	return gitCredentialJSON{ID: c.ID, Name: c.Name, AuthType: c.AuthType, Username: c.Username, HasPassword: c.Password != "",
+		HasSSHKey: c.SSHPrivateKey != "", CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+func (s *Server) listGitCredentials(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.store.ListGitCredentials(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, convert(list, toCredentialJSON))
+}
+
+func (s *Server) getGitCredential(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "Credential")
+	if err != nil {
+		return err
+	}
+	c, err := s.git.Credential(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toCredentialJSON(c))
+}
+
+// saveGitCredential creates (POST) or updates (PUT /{id}) a credential.
+func (s *Server) saveGitCredential(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Name          string `json:"name"`
+		AuthType      string `json:"authType"`
+		Username      string `json:"username"`
+		Password      string `json:"password"`
+		SSHPrivateKey string `json:"sshPrivateKey"`
+	}
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	id, status, err := saveTarget(r, "Credential")
+	if err != nil {
+		return err
+	}
+	c := store.GitCredential{ID: id, Name: req.Name, AuthType: req.AuthType, Username: req.Username, Password: req.Password,
+		SSHPrivateKey: req.SSHPrivateKey}
+	if err := s.git.SaveCredential(r.Context(), &c); err != nil {
+		return err
+	}
+	noteAudit(r, fmt.Sprint(c.ID), c.Name)
+	return writeJSON(w, status, toCredentialJSON(c))
+}
+
+func (s *Server) deleteGitCredential(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "Credential")
+	if err != nil {
+		return err
+	}
+	if err := s.git.DeleteCredential(r.Context(), id); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, success)
+}
+
+// saveTarget tells a save handler what it saves: a new record (POST, 201)
+// or the record of the {id} path parameter (PUT, 200).
+func saveTarget(r *http.Request, what string) (id int64, status int, err error) {
+	if r.Method != http.MethodPut {
+		return 0, http.StatusCreated, nil
+	}
+	id, err = pathID(r, what)
+	return id, http.StatusOK, err
+}
+
+// gitRepositoryJSON is a repository as clients read it (never its webhook
+// secret).
+type gitRepositoryJSON struct {
+	ID               int64      `json:"id"`
+	Name             string     `json:"name"`
+	URL              string     `json:"url"`
+	Branch           string     `json:"branch"`
+	CredentialID     *int64     `json:"credentialId"`
+	WebhookEnabled   bool       `json:"webhookEnabled"`
+	HasWebhookSecret bool       `json:"hasWebhookSecret"`
+	WebhookPath      string     `json:"webhookPath"`
+	LastSync         *time.Time `json:"lastSync"`
+	CreatedAt        time.Time  `json:"createdAt"`
+	UpdatedAt        time.Time  `json:"updatedAt"`
+}
+
+func toRepositoryJSON(g store.GitRepository) gitRepositoryJSON {
+	return gitRepositoryJSON{ID: g.ID, Name: g.Name, URL: g.URL, Branch: g.Branch, CredentialID: g.CredentialID,
+		WebhookEnabled: g.WebhookEnabled, HasWebhookSecret: g.WebhookSecret != "", WebhookPath: fmt.Sprintf("/api/git/webhook/%d", g.ID),
+		LastSync: g.LastSyncAt, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
+}
+
+func (s *Server) listGitRepositories(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.store.ListGitRepositories(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, convert(list, toRepositoryJSON))
+}
+
+func (s *Server) getGitRepository(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "Repository")
+	if err != nil {
+		return err
+	}
+	g, err := s.git.Repository(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toRepositoryJSON(g))
+}
+
+// saveGitRepository creates (POST) or updates (PUT /{id}) a repository.
+func (s *Server) saveGitRepository(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Name           string `json:"name"`
+		URL            string `json:"url"`
+		Branch         string `json:"branch"`
+		CredentialID   *int64 `json:"credentialId"`
+		WebhookEnabled bool   `json:"webhookEnabled"`
+		WebhookSecret  string `json:"webhookSecret"`
+	}
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	id, status, err := saveTarget(r, "Repository")
+	if err != nil {
+		return err
+	}
+	g := store.GitRepository{ID: id, Name: req.Name, URL: req.URL, Branch: req.Branch, CredentialID: req.CredentialID,
+		WebhookEnabled: req.WebhookEnabled, WebhookSecret: req.WebhookSecret}
+	if err := s.git.SaveRepository(r.Context(), &g); err != nil {
+		return err
+	}
+	noteAudit(r, fmt.Sprint(g.ID), g.Name)
+	return writeJSON(w, status, toRepositoryJSON(g))
+}
+
+func (s *Server) deleteGitRepository(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "Repository")
+	if err != nil {
+		return err
+	}
+	if err := s.git.DeleteRepository(r.Context(), id); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, success)
+}
+
+// gitStackJSON is a git stack as clients read it (never its webhook secret).
+type gitStackJSON struct {
+	ID               int64      `json:"id"`
+	StackName        string     `json:"stackName"`
+	EnvironmentID    int64      `json:"environmentId"`
+	RepositoryID     int64      `json:"repositoryId"`
+	ComposePath      string     `json:"composePath"`
+	EnvFilePath      string     `json:"envFilePath"`
+	AutoUpdate       bool       `json:"autoUpdate"`
+	AutoUpdateCron   string     `json:"autoUpdateCron"`
+	WebhookEnabled   bool       `json:"webhookEnabled"`
+	HasWebhookSecret bool       `json:"hasWebhookSecret"`
+	WebhookPath      string     `json:"webhookPath"`
+	LastCommit       string     `json:"lastCommit"`
+	LastSync         *time.Time `json:"lastSync"`
+	LastSyncStatus   string     `json:"lastSyncStatus"`
+	LastSyncError    string     `json:"lastSyncError"`
+	CreatedAt        time.Time  `json:"createdAt"`
+	UpdatedAt        time.Time  `json:"updatedAt"`
+	JobID            string     `json:"jobId,omitempty"`
+}
+
+func toGitStackJSON(g store.GitStack) gitStackJSON {
+	return gitStackJSON{ID: g.ID, StackName: g.StackName, EnvironmentID: g.EnvironmentID, RepositoryID: g.RepositoryID,
+		ComposePath: g.ComposePath, EnvFilePath: g.EnvFilePath, AutoUpdate: g.AutoUpdate, AutoUpdateCron: g.AutoUpdateCron,
+		WebhookEnabled: g.WebhookEnabled, HasWebhookSecret: g.WebhookSecret != "", WebhookPath: fmt.Sprintf("/api/git/stacks/%d/webhook", g.ID),
+		LastCommit: g.LastCommit, LastSync: g.LastSyncAt, LastSyncStatus: g.LastSyncStatus, LastSyncError: g.LastSyncError,
+		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
+}
+
+func (s *Server) listGitStacks(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.store.ListGitStacks(r.Context(), 0)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, convert(list, toGitStackJSON))
+}
+
+func (s *Server) getGitStack(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "Git stack")
+	if err != nil {
+		return err
+	}
+	g, err := s.git.Stack(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toGitStackJSON(g))
+}
+
+// gitStackRequest is COMPAT's git stack body.
+type gitStackRequest struct {
+	StackName      string            `json:"stackName"`
+	EnvironmentID  int64             `json:"environmentId"`
+	RepositoryID   int64             `json:"repositoryId"`
+	ComposePath    string            `json:"composePath"`
+	EnvFilePath    string            `json:"envFilePath"`
+	AutoUpdate     bool              `json:"autoUpdate"`
+	AutoUpdateCron string            `json:"autoUpdateCron"`
+	WebhookEnabled bool              `json:"webhookEnabled"`
+	WebhookSecret  string            `json:"webhookSecret"`
+	DeployNow      bool              `json:"deployNow"`
+	EnvVars        []stacks.Variable `json:"envVars"`
+}
+
+func (q gitStackRequest) record() store.GitStack {
+	return store.GitStack{RepositoryID: q.RepositoryID, ComposePath: q.ComposePath, EnvFilePath: q.EnvFilePath,
+		AutoUpdate: q.AutoUpdate, AutoUpdateCron: q.AutoUpdateCron, WebhookEnabled: q.WebhookEnabled, WebhookSecret: q.WebhookSecret}
+}
+
+// createGitStack records a git stack; with deployNow it also starts its
+// first deploy as a job, whose id the answer carries.
+func (s *Server) createGitStack(w http.ResponseWriter, r *http.Request) error {
+	var req gitStackRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.EnvironmentID == 0 {
+		req.EnvironmentID = DefaultEnvironmentID
+	}
+	env, err := s.environmentFor(r, req.EnvironmentID, "stacks:create")
+	if err != nil {
+		return err
+	}
+	g, err := s.git.CreateStack(r.Context(), gitops.StackSpec{StackName: req.StackName, Environment: env, Git: req.record(), EnvVars: req.EnvVars})
+	if err != nil {
+		return err
+	}
+	noteAudit(r, fmt.Sprint(g.ID), g.StackName)
+	out := toGitStackJSON(g)
+	if req.DeployNow {
+		out.JobID = s.jobs.Start(ownerOf(r), s.gitDeployJob(env, g.ID, false)).ID
+	}
+	return writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) updateGitStack(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "Git stack")
+	if err != nil {
+		return err
+	}
+	var req gitStackRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	g := req.record()
+	g.ID = id
+	if err := s.git.UpdateStack(r.Context(), &g); err != nil {
+		return err
+	}
+	g, err = s.git.Stack(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	noteAudit(r, fmt.Sprint(g.ID), g.StackName)
+	return writeJSON(w, http.StatusOK, toGitStackJSON(g))
+}
+
+func (s *Server) deleteGitStack(w http.ResponseWriter, r *http.Request) error {
+	g, env, err := s.gitStackOf(r, "stacks:remove")
+	if err != nil {
+		return err
+	}
+	force, err := queryBool(r, "force", true)
+	if err != nil {
+		return err
+	}
+	if err := s.git.DeleteStack(r.Context(), env, g.ID, force); err != nil {
+		return err
+	}
+	noteAudit(r, fmt.Sprint(g.ID), g.StackName)
+	return writeJSON(w, http.StatusOK, success)
+}
+
+// deployGitStack pulls and deploys (sync: only when the commit changed) as
+// a job: {jobId}, or the final payload with Accept: application/json.
+func (s *Server) deployGitStack(onlyChanged bool) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		g, env, err := s.gitStackOf(r, "stacks:start")
+		if err != nil {
+			return err
+		}
+		noteAudit(r, fmt.Sprint(g.ID), g.StackName)
+		return s.runJob(w, r, s.gitDeployJob(env, g.ID, onlyChanged))
+	}
+}
+
+// gitDeployJob deploys a git stack, streaming {message} lines; the final
+// payload is {success, deployed, commit, message, output, error?}.
+func (s *Server) gitDeployJob(env store.Environment, id int64, onlyChanged bool) jobs.Func {
+	return func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
+		var out output
+		res, err := s.git.Deploy(ctx, env, id, onlyChanged, out.streamTo(emit))
+		final := map[string]any{"success": err == nil, "deployed": res.Deployed, "commit": res.Commit, "message": res.Message,
+			"output": out.String()}
+		if err != nil {
+			final["error"] = stacks.Message(err)
+		}
+		return "", final, err != nil
+	}
+}
+
+// gitStackOf returns the git stack of the {id} path parameter and its
+// environment, once the user holds perm there.
+func (s *Server) gitStackOf(r *http.Request, perm string) (store.GitStack, store.Environment, error) {
+	id, err := pathID(r, "Git stack")
+	if err != nil {
+		return store.GitStack{}, store.Environment{}, err
+	}
+	g, err := s.git.Stack(r.Context(), id)
+	if err != nil {
+		return store.GitStack{}, store.Environment{}, err
+	}
+	env, err := s.environmentFor(r, g.EnvironmentID, perm)
+	return g, env, err
+}
+
+// environmentFor returns environment id once the request's user holds perm
+// in it (git routes name their environment in the body or the record).
+func (s *Server) environmentFor(r *http.Request, id int64, perm string) (store.Environment, error) {
+	env, err := s.environmentByID(r.Context(), id)
+	if err != nil {
+		return store.Environment{}, err
+	}
+	if ident := identityOf(r); ident != nil {
+		if err := denial(ident.Access.Check(perm, &env.ID)); err != nil {
+			return store.Environment{}, err
+		}
+	}
+	return env, nil
+}
+
+// maxWebhookBody bounds a webhook payload (GitHub caps theirs at 25 MB;
+// pushes are far smaller).
+const maxWebhookBody = 5 << 20
+
+// gitWebhook serves POST and GET of the repository webhook and of the
+// per-stack form: verified by signature, GitLab token or secret, never by a
+// session. The answer is {success, message}; an audit entry records it.
+func (s *Server) gitWebhook(perStack bool) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r, "Webhook")
+		if err != nil {
+			return err
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+		if err != nil {
+			return fault.New(fault.Invalid, "Webhook payload too large")
+		}
+		secret, hasSecret := r.URL.Query()["secret"]
+		h := gitops.Hook{Body: body, Proof: gitops.Proof{Signature256: r.Header.Get("X-Hub-Signature-256"),
+			GitLabToken: r.Header.Get("X-Gitlab-Token"), HasSecret: hasSecret}}
+		if hasSecret {
+			h.Proof.Secret = secret[0]
+		}
+		if r.Method == http.MethodGet {
+			h.Body = nil // a manual trigger: no payload
+		}
+		if perStack {
+			h.GitStackID = id
+		} else {
+			h.RepositoryID = id
+		}
+		out, err := s.git.Webhook(r.Context(), h)
+		s.auditWebhook(r, id, perStack, out, err)
+		if err != nil {
+			f, ok := fault.As(err)
+			if !ok {
+				return err
+			}
+			return writeJSON(w, statusOf[f.Kind], map[string]any{"success": false, "message": f.Message, "error": f.Message})
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{"success": !out.Failed(), "message": out.Message})
+	}
+}
+
+// auditWebhook writes the audit entry of a webhook call.
+func (s *Server) auditWebhook(r *http.Request, id int64, perStack bool, out gitops.HookOutcome, err error) {
+	e := store.AuditEntry{Action: "git.webhook", EntityType: "git_repository", EntityID: fmt.Sprint(id)}
+	if perStack {
+		e.EntityType = "git_stack"
+	}
+	e.Description = out.Message
+	if err != nil {
+		e.Description = "Webhook refused: " + stacks.Message(err)
+	}
+	names := []string{}
+	for _, d := range out.Deployed {
+		names = append(names, d.GitStack.StackName)
+		envID := d.GitStack.EnvironmentID
+		e.EnvironmentID = &envID
+	}
+	e.EntityName = strings.Join(names, ",")
+	details, _ := json.Marshal(map[string]any{"ref": out.Push.Ref, "pusher": out.Push.PusherName,
+		"email": out.Push.PusherEmail, "commits": len(out.Push.Commits)})
+	e.Details = string(details)
+	if out.Push.PusherName != "" {
+		e.Username = "webhook:" + out.Push.PusherName
+	}
+	s.audit(r, e)
+}

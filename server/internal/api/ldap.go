@@ -1,0 +1,168 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// ldapConfigJSON is an LDAP configuration as clients see it (bind password
+// masked).
+type ldapConfigJSON struct {
+	ID                   int64                   `json:"id"`
+	Name                 string                  `json:"name"`
+	Enabled              bool                    `json:"enabled"`
+	ServerURL            string                  `json:"serverUrl"`
+	BindDN               string                  `json:"bindDn"`
+	BindPassword         string                  `json:"bindPassword"`
+	BaseDN               string                  `json:"baseDn"`
+	UserFilter           string                  `json:"userFilter"`
+	UsernameAttribute    string                  `json:"usernameAttribute"`
+	EmailAttribute       string                  `json:"emailAttribute"`
+	DisplayNameAttribute string                  `json:"displayNameAttribute"`
+	GroupBaseDN          string                  `json:"groupBaseDn"`
+	GroupFilter          string                  `json:"groupFilter"`
+	AdminGroup           string                  `json:"adminGroup"`
+	RoleMappings         []store.LDAPRoleMapping `json:"roleMappings"`
+	TLSEnabled           bool                    `json:"tlsEnabled"`
+	TLSCA                string                  `json:"tlsCa"`
+	CreatedAt            time.Time               `json:"createdAt"`
+	UpdatedAt            time.Time               `json:"updatedAt"`
+}
+
+func toLDAPConfigJSON(c store.LDAPConfig) ldapConfigJSON {
+	mask := ""
+	if c.BindPassword != "" {
+		mask = secretMask
+	}
+	mappings := c.RoleMappings
+	if mappings == nil {
+		mappings = []store.LDAPRoleMapping{}
+	}
+	return ldapConfigJSON{ID: c.ID, Name: c.Name, Enabled: c.Enabled, ServerURL: c.ServerURL, BindDN: c.BindDN,
+		BindPassword: mask, BaseDN: c.BaseDN, UserFilter: c.UserFilter, UsernameAttribute: c.UsernameAttribute,
+		EmailAttribute: c.EmailAttribute, DisplayNameAttribute: c.DisplayNameAttribute, GroupBaseDN: c.GroupBaseDN,
+		GroupFilter: c.GroupFilter, AdminGroup: c.AdminGroup, RoleMappings: mappings, TLSEnabled: c.TLSEnabled,
+		TLSCA: c.TLSCA, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+// ldapConfigRequest is the body of create (absent fields take defaults) and
+// PATCH (absent fields keep their value; the mask keeps the bind password,
+// "" removes it).
+type ldapConfigRequest struct {
+	Name                 *string                  `json:"name"`
+	Enabled              *bool                    `json:"enabled"`
+	ServerURL            *string                  `json:"serverUrl"`
+	BindDN               *string                  `json:"bindDn"`
+	BindPassword         *string                  `json:"bindPassword"`
+	BaseDN               *string                  `json:"baseDn"`
+	UserFilter           *string                  `json:"userFilter"`
+	UsernameAttribute    *string                  `json:"usernameAttribute"`
+	EmailAttribute       *string                  `json:"emailAttribute"`
+	DisplayNameAttribute *string                  `json:"displayNameAttribute"`
+	GroupBaseDN          *string                  `json:"groupBaseDn"`
+	GroupFilter          *string                  `json:"groupFilter"`
+	AdminGroup           *string                  `json:"adminGroup"`
+	RoleMappings         *[]store.LDAPRoleMapping `json:"roleMappings"`
+	TLSEnabled           *bool                    `json:"tlsEnabled"`
+	TLSCA                *string                  `json:"tlsCa"`
+}
+
+func (req ldapConfigRequest) patch() auth.LDAPConfigPatch {
+	p := auth.LDAPConfigPatch{Name: req.Name, Enabled: req.Enabled, ServerURL: req.ServerURL, BindDN: req.BindDN,
+		BindPassword: req.BindPassword, BaseDN: req.BaseDN, UserFilter: req.UserFilter,
+		UsernameAttribute: req.UsernameAttribute, EmailAttribute: req.EmailAttribute,
+		DisplayNameAttribute: req.DisplayNameAttribute, GroupBaseDN: req.GroupBaseDN, GroupFilter: req.GroupFilter,
+		AdminGroup: req.AdminGroup, RoleMappings: req.RoleMappings, TLSEnabled: req.TLSEnabled, TLSCA: req.TLSCA}
+	if p.BindPassword != nil && *p.BindPassword == secretMask {
+		p.BindPassword = nil
+	}
+	return p
+}
+
+func (s *Server) listLDAP(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.auth.LDAPConfigs(r.Context())
+	if err != nil {
+		return err
+	}
+	out := convert(list, toLDAPConfigJSON)
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getLDAP(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "LDAP configuration")
+	if err != nil {
+		return err
+	}
+	c, err := s.auth.LDAPConfig(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toLDAPConfigJSON(c))
+}
+
+func (s *Server) createLDAP(w http.ResponseWriter, r *http.Request) error {
+	if err := s.auth.RequireEnterprise(); err != nil {
+		return err
+	}
+	var req ldapConfigRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	c, err := s.auth.CreateLDAPConfig(r.Context(), req.patch())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, toLDAPConfigJSON(c))
+}
+
+func (s *Server) patchLDAP(w http.ResponseWriter, r *http.Request) error {
+	if err := s.auth.RequireEnterprise(); err != nil {
+		return err
+	}
+	id, err := pathID(r, "LDAP configuration")
+	if err != nil {
+		return err
+	}
+	var req ldapConfigRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	c, err := s.auth.UpdateLDAPConfig(r.Context(), id, req.patch())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toLDAPConfigJSON(c))
+}
+
+func (s *Server) deleteLDAP(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "LDAP configuration")
+	if err != nil {
+		return err
+	}
+	if err := s.auth.DeleteLDAPConfig(r.Context(), id); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, success)
+}
+
+// testLDAP binds and searches with * as the login name: {success, userCount},
+// or {success: false, error} when the directory cannot be used.
+func (s *Server) testLDAP(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "LDAP configuration")
+	if err != nil {
+		return err
+	}
+	n, err := s.auth.TestLDAP(r.Context(), id)
+	var derr *auth.DirectoryError
+	switch {
+	case errors.As(err, &derr):
+		return writeJSON(w, http.StatusOK, map[string]any{"success": false, "error": "LDAP server unavailable: " + derr.Error()})
+	case err != nil:
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"success": true, "userCount": n})
+}

@@ -1,0 +1,110 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/server/internal/networks"
+)
+
+// networkService returns the network operations. The service holds no
+// state of its own, so it is built per request from the engine manager.
+func (s *Server) networkService() *networks.Service { return networks.New(s.engines, s.log) }
+
+func (s *Server) listNetworks(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.networkService().List(r.Context(), envOf(r))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, list)
+}
+
+// createNetworkRequest is a network to create.
+type createNetworkRequest struct {
+	Name       string            `json:"name"`
+	Driver     string            `json:"driver"`
+	Internal   bool              `json:"internal"`
+	Attachable bool              `json:"attachable"`
+	Labels     map[string]string `json:"labels"`
+	Options    map[string]string `json:"options"`
+	IPAM       *struct {
+		Driver string `json:"driver"`
+		Config []struct {
+			Subnet  string `json:"subnet"`
+			Gateway string `json:"gateway"`
+			IPRange string `json:"ipRange"`
+		} `json:"config"`
+	} `json:"ipam"`
+}
+
+func (req createNetworkRequest) spec() networks.CreateSpec {
+	sp := networks.CreateSpec{Name: req.Name, Driver: req.Driver, Internal: req.Internal,
+		Attachable: req.Attachable, Labels: req.Labels, Options: req.Options}
+	if req.IPAM != nil {
+		sp.IPAMDriver = req.IPAM.Driver
+		for _, c := range req.IPAM.Config {
+			sp.IPAM = append(sp.IPAM, engine.IPAMConfig{Subnet: c.Subnet, Gateway: c.Gateway, IPRange: c.IPRange})
+		}
+	}
+	return sp
+}
+
+func (s *Server) createNetwork(w http.ResponseWriter, r *http.Request) error {
+	var req createNetworkRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	id, err := s.networkService().Create(r.Context(), envOf(r), req.spec())
+	if err != nil {
+		return err
+	}
+	noteAudit(r, id, req.Name)
+	return writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": id})
+}
+
+// inspectNetwork answers the engine's inspection document of a network.
+func (s *Server) inspectNetwork(w http.ResponseWriter, r *http.Request) error {
+	raw, err := s.networkService().Inspect(r.Context(), envOf(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, err = w.Write(raw)
+	return err
+}
+
+func (s *Server) removeNetwork(w http.ResponseWriter, r *http.Request) error {
+	if err := s.networkService().Remove(r.Context(), envOf(r), r.PathValue("id")); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, success)
+}
+
+// networkContainerRequest names the container to connect or disconnect.
+type networkContainerRequest struct {
+	ContainerID string `json:"containerId"`
+	Force       bool   `json:"force"` // disconnect only
+}
+
+func (s *Server) connectNetwork(w http.ResponseWriter, r *http.Request) error {
+	var req networkContainerRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := s.networkService().Connect(r.Context(), envOf(r), r.PathValue("id"), req.ContainerID); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, success)
+}
+
+func (s *Server) disconnectNetwork(w http.ResponseWriter, r *http.Request) error {
+	var req networkContainerRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	err := s.networkService().Disconnect(r.Context(), envOf(r), r.PathValue("id"), req.ContainerID, req.Force)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, success)
+}

@@ -1,0 +1,235 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/berth-dev/berth/shared/fault"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// secretMask stands for a stored secret (client secret, bind password) in
+// responses; sent back in an update, it keeps the stored value.
+const secretMask = "********"
+
+// oidcJSON is a provider configuration as clients see it (secret masked).
+type oidcJSON struct {
+	ID                int64                   `json:"id"`
+	Name              string                  `json:"name"`
+	Enabled           bool                    `json:"enabled"`
+	IssuerURL         string                  `json:"issuerUrl"`
+	ClientID          string                  `json:"clientId"`
+	ClientSecret      string                  `json:"clientSecret"`
+	RedirectURI       string                  `json:"redirectUri"`
+	Scopes            string                  `json:"scopes"`
+	UsernameClaim     string                  `json:"usernameClaim"`
+	EmailClaim        string                  `json:"emailClaim"`
+	DisplayNameClaim  string                  `json:"displayNameClaim"`
+	AdminClaim        string                  `json:"adminClaim"`
+	AdminValue        string                  `json:"adminValue"`
+	RoleMappingsClaim string                  `json:"roleMappingsClaim"`
+	RoleMappings      []store.OIDCRoleMapping `json:"roleMappings"`
+	CreatedAt         time.Time               `json:"createdAt"`
+	UpdatedAt         time.Time               `json:"updatedAt"`
+}
+
+func toOIDCJSON(p store.OIDCProvider) oidcJSON {
+	mask := ""
+	if p.ClientSecret != "" {
+		mask = secretMask
+	}
+	mappings := p.RoleMappings
+	if mappings == nil {
+		mappings = []store.OIDCRoleMapping{}
+	}
+	return oidcJSON{ID: p.ID, Name: p.Name, Enabled: p.Enabled, IssuerURL: p.IssuerURL, ClientID: p.ClientID,
+		ClientSecret: mask, RedirectURI: p.RedirectURI, Scopes: p.Scopes, UsernameClaim: p.UsernameClaim,
+		EmailClaim: p.EmailClaim, DisplayNameClaim: p.DisplayNameClaim, AdminClaim: p.AdminClaim,
+		AdminValue: p.AdminValue, RoleMappingsClaim: p.RoleMappingsClaim, RoleMappings: mappings,
+		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+}
+
+// oidcRequest is the body of create (absent fields take defaults) and
+// PATCH (absent fields keep their value; the mask keeps the secret).
+type oidcRequest struct {
+	Name              *string                  `json:"name"`
+	Enabled           *bool                    `json:"enabled"`
+	IssuerURL         *string                  `json:"issuerUrl"`
+	ClientID          *string                  `json:"clientId"`
+	ClientSecret      *string                  `json:"clientSecret"`
+	RedirectURI       *string                  `json:"redirectUri"`
+	Scopes            *string                  `json:"scopes"`
+	UsernameClaim     *string                  `json:"usernameClaim"`
+	EmailClaim        *string                  `json:"emailClaim"`
+	DisplayNameClaim  *string                  `json:"displayNameClaim"`
+	AdminClaim        *string                  `json:"adminClaim"`
+	AdminValue        *string                  `json:"adminValue"`
+	RoleMappingsClaim *string                  `json:"roleMappingsClaim"`
+	RoleMappings      *[]store.OIDCRoleMapping `json:"roleMappings"`
+}
+
+func (req oidcRequest) apply(p *store.OIDCProvider) {
+	for _, f := range []struct {
+		dst *string
+		src *string
+	}{{&p.Name, req.Name}, {&p.IssuerURL, req.IssuerURL}, {&p.ClientID, req.ClientID}, {&p.RedirectURI, req.RedirectURI},
+		{&p.Scopes, req.Scopes}, {&p.UsernameClaim, req.UsernameClaim}, {&p.EmailClaim, req.EmailClaim},
+		{&p.DisplayNameClaim, req.DisplayNameClaim}, {&p.AdminClaim, req.AdminClaim}, {&p.AdminValue, req.AdminValue},
+		{&p.RoleMappingsClaim, req.RoleMappingsClaim}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+	if req.ClientSecret != nil && *req.ClientSecret != secretMask {
+		p.ClientSecret = *req.ClientSecret
+	}
+	if req.Enabled != nil {
+		p.Enabled = *req.Enabled
+	}
+	if req.RoleMappings != nil {
+		p.RoleMappings = *req.RoleMappings
+	}
+}
+
+func (s *Server) listOIDC(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.store.ListOIDCProviders(r.Context())
+	if err != nil {
+		return err
+	}
+	out := convert(list, toOIDCJSON)
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) createOIDC(w http.ResponseWriter, r *http.Request) error {
+	var req oidcRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	var p store.OIDCProvider
+	req.apply(&p)
+	if err := s.auth.SaveOIDC(r.Context(), &p); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, toOIDCJSON(p))
+}
+
+func (s *Server) getOIDC(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "OIDC provider")
+	if err != nil {
+		return err
+	}
+	p, err := s.auth.GetOIDC(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toOIDCJSON(p))
+}
+
+func (s *Server) patchOIDC(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "OIDC provider")
+	if err != nil {
+		return err
+	}
+	var req oidcRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	p, err := s.auth.GetOIDC(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	req.apply(&p)
+	if err := s.auth.SaveOIDC(r.Context(), &p); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toOIDCJSON(p))
+}
+
+func (s *Server) deleteOIDC(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "OIDC provider")
+	if err != nil {
+		return err
+	}
+	if err := s.auth.DeleteOIDC(r.Context(), id); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, success)
+}
+
+// testOIDC fetches the discovery document: {success, issuer, endpoints}.
+func (s *Server) testOIDC(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "OIDC provider")
+	if err != nil {
+		return err
+	}
+	ep, err := s.auth.TestOIDC(r.Context(), id)
+	if err != nil {
+		if f, ok := fault.As(err); ok && f.Kind != fault.NotFound {
+			return writeJSON(w, http.StatusOK, map[string]any{"success": false, "error": f.Message, "details": f.Details})
+		}
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"success": true, "issuer": ep.Issuer,
+		"endpoints": map[string]string{"authorization": ep.Authorization, "token": ep.Token, "userinfo": ep.UserInfo}})
+}
+
+// initiateOIDC starts a sign-in: GET redirects the browser to the provider;
+// POST answers {url} for pages that navigate themselves. The optional
+// redirect parameter (a local path) is where the browser lands afterwards.
+func (s *Server) initiateOIDC(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "OIDC provider")
+	if err != nil {
+		return err
+	}
+	to := r.URL.Query().Get("redirect")
+	if r.Method == http.MethodPost {
+		var req struct {
+			Redirect string `json:"redirect"`
+		}
+		if err := decode(w, r, &req); err != nil {
+			return err
+		}
+		if req.Redirect != "" {
+			to = req.Redirect
+		}
+	}
+	authURL, err := s.auth.OIDCInitiate(r.Context(), id, to)
+	if err != nil {
+		return err
+	}
+	if r.Method == http.MethodPost {
+		return writeJSON(w, http.StatusOK, map[string]string{"url": authURL})
+	}
+	http.Redirect(w, r, authURL, http.StatusFound)
+	return nil
+}
+
+// oidcCallback completes a sign-in and sends the browser on with a session;
+// a failure sends it to the login page with the error.
+func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	fail := func(msg string) error {
+		s.audit(r, store.AuditEntry{Action: "login.failure", EntityType: "session", Description: "OIDC: " + msg})
+		http.Redirect(w, r, "/login?error="+url.QueryEscape(msg), http.StatusFound)
+		return nil
+	}
+	if e := q.Get("error"); e != "" { // the provider refused (e.g. access_denied)
+		return fail("The identity provider answered " + e)
+	}
+	ident, sess, to, err := s.auth.OIDCCallback(r.Context(), q.Get("state"), q.Get("code"), clientIP(r), r.UserAgent())
+	if err != nil {
+		_, body := errorResponse(err)
+		if status, _ := errorResponse(err); status >= 500 {
+			s.log.Error("OIDC sign-in failed", "err", err)
+		}
+		return fail(body.Error)
+	}
+	s.setSessionCookie(w, r, sess)
+	uid := ident.User.ID
+	s.audit(r, store.AuditEntry{Action: "login", EntityType: "session", UserID: &uid, Username: ident.User.Username,
+		EntityID: strconv.FormatInt(uid, 10), EntityName: ident.User.Username, Description: "signed in with oidc"})
+	http.Redirect(w, r, to, http.StatusFound)
+	return nil
+}

@@ -1,0 +1,127 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/images"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// registryJSON is a registry as clients decode it (never the password).
+type registryJSON struct {
+	ID             int64     `json:"id"`
+	Name           string    `json:"name"`
+	URL            string    `json:"url"`
+	Username       string    `json:"username"`
+	IsDefault      bool      `json:"isDefault"`
+	HasCredentials bool      `json:"hasCredentials"`
+	CreatedAt      time.Time `json:"createdAt"`
+	UpdatedAt      time.Time `json:"updatedAt"`
+}
+
+func toRegistryJSON(r store.Registry) registryJSON {
+	return registryJSON{ID: r.ID, Name: r.Name, URL: r.URL, Username: r.Username, IsDefault: r.IsDefault,
+		HasCredentials: r.Username != "" && r.Password != "", CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
+type registryRequest struct {
+	Name      string  `json:"name"`
+	URL       string  `json:"url"`
+	Username  string  `json:"username"`
+	Password  *string `json:"password"`
+	IsDefault bool    `json:"isDefault"`
+}
+
+func (req registryRequest) spec() images.RegistrySpec {
+	return images.RegistrySpec{Name: req.Name, URL: req.URL, Username: req.Username, Password: req.Password, IsDefault: req.IsDefault}
+}
+
+func (s *Server) listRegistries(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.images.Registries(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, convert(list, toRegistryJSON))
+}
+
+func (s *Server) getRegistry(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "Registry")
+	if err != nil {
+		return err
+	}
+	reg, err := s.images.Registry(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toRegistryJSON(reg))
+}
+
+func (s *Server) createRegistry(w http.ResponseWriter, r *http.Request) error {
+	var req registryRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	reg, err := s.images.SaveRegistry(r.Context(), 0, req.spec())
+	if err != nil {
+		return err
+	}
+	noteAudit(r, "", reg.Name)
+	return writeJSON(w, http.StatusCreated, toRegistryJSON(reg))
+}
+
+func (s *Server) updateRegistry(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "Registry")
+	if err != nil {
+		return err
+	}
+	var req registryRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	reg, err := s.images.SaveRegistry(r.Context(), id, req.spec())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toRegistryJSON(reg))
+}
+
+func (s *Server) deleteRegistry(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "Registry")
+	if err != nil {
+		return err
+	}
+	if err := s.images.DeleteRegistry(r.Context(), id); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, success)
+}
+
+// testRegistry checks credentials from the environment's engine: a saved
+// registry ({id}) or unsaved settings ({url, username, password}).
+func (s *Server) testRegistry(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		registryRequest
+		ID int64 `json:"id"`
+	}
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	var reg store.Registry
+	if req.ID > 0 {
+		var err error
+		if reg, err = s.images.Registry(r.Context(), req.ID); err != nil {
+			return err
+		}
+	} else {
+		reg = store.Registry{URL: req.URL, Username: req.Username}
+		if req.Password != nil {
+			reg.Password = *req.Password
+		}
+	}
+	if err := s.images.TestRegistry(r.Context(), envOf(r), reg); err != nil {
+		_, body := errorResponse(err)
+		return writeJSON(w, http.StatusOK, map[string]any{"success": false, "error": body.Error})
+	}
+	return writeJSON(w, http.StatusOK, success)
+}

@@ -1,0 +1,242 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/server/internal/jobs"
+	"github.com/berth-dev/berth/server/internal/stacks"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// listStacks answers env's stacks; without env the answer is [] (spec).
+func (s *Server) listStacks(w http.ResponseWriter, r *http.Request) error {
+	if r.URL.Query().Get("env") == "" {
+		return writeJSON(w, http.StatusOK, []any{})
+	}
+	list, err := s.stacks.List(r.Context(), envOf(r))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, list)
+}
+
+// createStackRequest is the spec's deploy body.
+type createStackRequest struct {
+	Name          string            `json:"name"`
+	Compose       string            `json:"compose"`
+	Start         *bool             `json:"start"`
+	EnvVars       []stacks.Variable `json:"envVars"`
+	RawEnvContent *string           `json:"rawEnvContent"`
+	ComposePath   string            `json:"composePath"`
+	EnvPath       string            `json:"envPath"`
+}
+
+// createStack writes a stack's files and, unless start is false, brings it
+// up; the answer is an event stream ending with {success, started, output?,
+// error?}. Invalid input is refused before the stream starts.
+func (s *Server) createStack(w http.ResponseWriter, r *http.Request) error {
+	var req createStackRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	env := envOf(r)
+	st, err := s.stacks.Create(r.Context(), env, stacks.CreateSpec{Name: req.Name, Compose: req.Compose, EnvVars: req.EnvVars,
+		RawEnvContent: req.RawEnvContent, ComposePath: req.ComposePath, EnvPath: req.EnvPath})
+	if err != nil {
+		return err
+	}
+	noteAudit(r, st.Name, st.Name)
+	if req.Start != nil && !*req.Start {
+		return s.streamJob(w, r, func(context.Context, jobs.Emit) (string, any, bool) {
+			return "", map[string]any{"success": true, "started": false}, false
+		})
+	}
+	return s.streamJob(w, r, s.upJob(env, st.Name, false, true))
+}
+
+// upJob brings a stack up, streaming compose's progress lines as
+// {message} events; the final payload is {success, started?, output,
+// error?}.
+func (s *Server) upJob(env store.Environment, name string, force, reportStarted bool) jobs.Func {
+	return func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
+		var out output
+		err := s.stacks.Up(ctx, env, name, force, out.streamTo(emit))
+		final := map[string]any{"success": err == nil, "output": out.String()}
+		if reportStarted {
+			final["started"] = err == nil
+		}
+		if err != nil {
+			final["error"] = stacks.Message(err)
+		}
+		return "", final, err != nil
+	}
+}
+
+// output collects the progress lines of a compose run as its output.
+type output struct{ lines []string }
+
+// streamTo returns the progress callback that collects each line and, when
+// emit is set, sends it as a {message} event of the job.
+func (o *output) streamTo(emit jobs.Emit) engine.ComposeProgress {
+	return func(line string) {
+		o.lines = append(o.lines, line)
+		if emit != nil {
+			emit("", map[string]string{"message": line})
+		}
+	}
+}
+
+func (o *output) String() string { return strings.Join(o.lines, "\n") }
+
+func (s *Server) getStackCompose(w http.ResponseWriter, r *http.Request) error {
+	f, err := s.stacks.Compose(r.Context(), envOf(r), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, f)
+}
+
+// updateStackRequest is the spec's update body. moveFromDir, oldComposePath
+// and oldEnvPath are accepted for clients that send them: Berth knows where
+// a stack's files are, so the new paths alone move them.
+type updateStackRequest struct {
+	Content        *string `json:"content"`
+	Restart        bool    `json:"restart"`
+	ComposePath    string  `json:"composePath"`
+	EnvPath        string  `json:"envPath"`
+	MoveFromDir    string  `json:"moveFromDir"`
+	OldComposePath string  `json:"oldComposePath"`
+	OldEnvPath     string  `json:"oldEnvPath"`
+}
+
+// updateStackCompose saves a stack's compose file; with restart the answer
+// is an event stream of the forced recreation ending with {success, output}.
+func (s *Server) updateStackCompose(w http.ResponseWriter, r *http.Request) error {
+	var req updateStackRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	content := ""
+	if req.Content != nil {
+		content = *req.Content
+	}
+	env, name := envOf(r), r.PathValue("name")
+	err := s.stacks.UpdateCompose(r.Context(), env, name, stacks.UpdateSpec{Content: content, ComposePath: req.ComposePath, EnvPath: req.EnvPath})
+	if err != nil {
+		return err
+	}
+	if !req.Restart {
+		return writeJSON(w, http.StatusOK, success)
+	}
+	return s.streamJob(w, r, s.upJob(env, name, true, false))
+}
+
+func (s *Server) deleteStack(w http.ResponseWriter, r *http.Request) error {
+	force, err := queryBool(r, "force", false)
+	if err != nil {
+		return err
+	}
+	if err := s.stacks.Delete(r.Context(), envOf(r), r.PathValue("name"), force); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, success)
+}
+
+// stackAction returns the handler of a lifecycle action; it answers
+// {success, output}.
+func (s *Server) stackAction(a stacks.Action) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var out output
+		if err := s.stacks.Run(r.Context(), envOf(r), r.PathValue("name"), a, out.streamTo(nil)); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{"success": true, "output": out.String()})
+	}
+}
+
+// deployStack brings a stack up again from its files (event stream, or the
+// final payload as JSON).
+func (s *Server) deployStack(w http.ResponseWriter, r *http.Request) error {
+	env, name := envOf(r), r.PathValue("name")
+	if _, err := s.stacks.Compose(r.Context(), env, name); err != nil {
+		return err
+	}
+	return s.streamJob(w, r, s.upJob(env, name, false, true))
+}
+
+func (s *Server) getStackEnv(w http.ResponseWriter, r *http.Request) error {
+	vars, err := s.stacks.Variables(r.Context(), envOf(r), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"variables": vars})
+}
+
+func (s *Server) putStackEnv(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Variables []stacks.Variable `json:"variables"`
+	}
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := s.stacks.SetVariables(r.Context(), envOf(r), r.PathValue("name"), req.Variables); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, success)
+}
+
+func (s *Server) getStackRawEnv(w http.ResponseWriter, r *http.Request) error {
+	content, err := s.stacks.RawEnv(r.Context(), envOf(r), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]string{"content": content})
+}
+
+func (s *Server) putStackRawEnv(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Content string `json:"content"`
+	}
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := s.stacks.SetRawEnv(r.Context(), envOf(r), r.PathValue("name"), req.Content); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, success)
+}
+
+// scanStacks lists the compose projects on the engine Berth does not know.
+func (s *Server) scanStacks(w http.ResponseWriter, r *http.Request) error {
+	found, err := s.stacks.Scan(r.Context(), envOf(r))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"stacks": found})
+}
+
+// adoptStack makes a discovered compose project a stack of Berth's.
+func (s *Server) adoptStack(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Name        string `json:"name"`
+		StackName   string `json:"stackName"`
+		ComposePath string `json:"composePath"`
+		EnvPath     string `json:"envPath"`
+	}
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.Name == "" {
+		req.Name = req.StackName
+	}
+	st, err := s.stacks.Adopt(r.Context(), envOf(r), stacks.AdoptSpec{Name: req.Name, ComposePath: req.ComposePath, EnvPath: req.EnvPath})
+	if err != nil {
+		return err
+	}
+	noteAudit(r, st.Name, st.Name)
+	return writeJSON(w, http.StatusOK, map[string]any{"success": true, "name": st.Name, "sourceType": st.SourceType,
+		"composePath": st.ComposePath})
+}

@@ -1,0 +1,363 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/shared/fault"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// userJSON is a user as clients decode it (never the password hash).
+type userJSON struct {
+	ID           int64      `json:"id"`
+	Username     string     `json:"username"`
+	Email        string     `json:"email"`
+	DisplayName  string     `json:"displayName"`
+	MFAEnabled   bool       `json:"mfaEnabled"`
+	IsAdmin      bool       `json:"isAdmin"`
+	IsActive     bool       `json:"isActive"`
+	AuthProvider string     `json:"authProvider"`
+	LastLogin    *time.Time `json:"lastLogin"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	UpdatedAt    time.Time  `json:"updatedAt"`
+}
+
+func toUserJSON(u store.User) userJSON {
+	return userJSON{ID: u.ID, Username: u.Username, Email: u.Email, DisplayName: u.DisplayName, MFAEnabled: u.MFAEnabled,
+		IsAdmin: u.IsAdmin, IsActive: u.IsActive, AuthProvider: u.AuthProvider, LastLogin: u.LastLogin,
+		CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+}
+
+// requireAdmin refuses a signed-in non-admin: only admins create admins,
+// change admins, or hand out the Admin role (no escalation through a role
+// that merely manages users). With authentication disabled anyone may.
+func requireAdmin(r *http.Request) error {
+	if ident := identityOf(r); ident != nil && !ident.Access.Admin {
+		return errPermission
+	}
+	return nil
+}
+
+func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.store.ListUsers(r.Context())
+	if err != nil {
+		return err
+	}
+	out := convert(list, toUserJSON)
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// createUser creates a local user. While no user exists, the holder of the
+// setup token (header X-Setup-Token or field setupToken) creates the first
+// admin.
+func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Username    string `json:"username"`
+		Password    string `json:"password"`
+		Email       string `json:"email"`
+		DisplayName string `json:"displayName"`
+		IsAdmin     bool   `json:"isAdmin"`
+		SetupToken  string `json:"setupToken"`
+	}
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	spec := auth.UserSpec{Username: req.Username, Password: req.Password, Email: req.Email,
+		DisplayName: req.DisplayName, IsAdmin: req.IsAdmin}
+	if identityOf(r) == nil {
+		need, err := s.auth.SetupRequired(r.Context())
+		if err != nil {
+			return err
+		}
+		enabled, err := s.auth.Enabled(r.Context())
+		if err != nil {
+			return err
+		}
+		if need && enabled {
+			tok := r.Header.Get("X-Setup-Token")
+			if tok == "" {
+				tok = req.SetupToken
+			}
+			u, err := s.auth.CreateFirstAdmin(r.Context(), tok, spec)
+			if err != nil {
+				return err
+			}
+			uid := u.ID
+			s.audit(r, store.AuditEntry{Action: "user.create", EntityType: "user", UserID: &uid, Username: u.Username,
+				EntityID: strconv.FormatInt(u.ID, 10), EntityName: u.Username, Description: "first admin created with the setup token"})
+			return writeJSON(w, http.StatusCreated, toUserJSON(u))
+		}
+	}
+	if spec.IsAdmin {
+		if err := requireAdmin(r); err != nil {
+			return err
+		}
+	}
+	u, err := s.auth.CreateUser(r.Context(), spec)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, toUserJSON(u))
+}
+
+func (s *Server) getUser(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "User")
+	if err != nil {
+		return err
+	}
+	u, err := s.auth.GetUser(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toUserJSON(u))
+}
+
+func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "User")
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Username    *string `json:"username"`
+		Password    *string `json:"password"`
+		Email       *string `json:"email"`
+		DisplayName *string `json:"displayName"`
+		IsAdmin     *bool   `json:"isAdmin"`
+		IsActive    *bool   `json:"isActive"`
+	}
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	target, err := s.auth.GetUser(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if target.IsAdmin || req.IsAdmin != nil {
+		if err := requireAdmin(r); err != nil {
+			return err
+		}
+	}
+	u, err := s.auth.UpdateUser(r.Context(), id, auth.UserPatch{Username: req.Username, Password: req.Password,
+		Email: req.Email, DisplayName: req.DisplayName, IsAdmin: req.IsAdmin, IsActive: req.IsActive})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toUserJSON(u))
+}
+
+func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "User")
+	if err != nil {
+		return err
+	}
+	target, err := s.auth.GetUser(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if target.IsAdmin {
+		if err := requireAdmin(r); err != nil {
+			return err
+		}
+	}
+	if err := s.auth.DeleteUser(r.Context(), id); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, success)
+}
+
+// roleJSON is a role as clients decode it.
+type roleJSON struct {
+	ID             int64               `json:"id"`
+	Name           string              `json:"name"`
+	Description    string              `json:"description"`
+	Permissions    map[string][]string `json:"permissions"`
+	EnvironmentIDs []int64             `json:"environmentIds"`
+	IsSystem       bool                `json:"isSystem"`
+	CreatedAt      time.Time           `json:"createdAt"`
+	UpdatedAt      time.Time           `json:"updatedAt"`
+}
+
+func toRoleJSON(r store.Role) roleJSON {
+	return roleJSON{ID: r.ID, Name: r.Name, Description: r.Description, Permissions: r.Permissions,
+		EnvironmentIDs: r.EnvironmentIDs, IsSystem: r.IsSystem, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
+type roleRequest struct {
+	Name           string              `json:"name"`
+	Description    string              `json:"description"`
+	Permissions    map[string][]string `json:"permissions"`
+	EnvironmentIDs []int64             `json:"environmentIds"`
+}
+
+func (req roleRequest) spec() auth.RoleSpec {
+	return auth.RoleSpec{Name: req.Name, Description: req.Description, Permissions: req.Permissions, EnvironmentIDs: req.EnvironmentIDs}
+}
+
+func (s *Server) listRoles(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.auth.ListRoles(r.Context())
+	if err != nil {
+		return err
+	}
+	out := convert(list, toRoleJSON)
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getRole(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "Role")
+	if err != nil {
+		return err
+	}
+	role, err := s.auth.GetRole(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toRoleJSON(role))
+}
+
+func (s *Server) createRole(w http.ResponseWriter, r *http.Request) error {
+	var req roleRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	role, err := s.auth.CreateRole(r.Context(), req.spec())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, toRoleJSON(role))
+}
+
+func (s *Server) updateRole(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "Role")
+	if err != nil {
+		return err
+	}
+	var req roleRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	role, err := s.auth.UpdateRole(r.Context(), id, req.spec())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toRoleJSON(role))
+}
+
+func (s *Server) deleteRole(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "Role")
+	if err != nil {
+		return err
+	}
+	if err := s.auth.DeleteRole(r.Context(), id); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, success)
+}
+
+// assignmentJSON is one role of a user.
+type assignmentJSON struct {
+	ID            int64     `json:"id"`
+	RoleID        int64     `json:"roleId"`
+	RoleName      string    `json:"roleName"`
+	EnvironmentID *int64    `json:"environmentId"`
+	Source        string    `json:"source"`
+	CreatedAt     time.Time `json:"createdAt"`
+}
+
+func (s *Server) listUserRoles(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "User")
+	if err != nil {
+		return err
+	}
+	list, err := s.auth.UserRoles(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	names := map[int64]string{}
+	roles, err := s.auth.ListRoles(r.Context())
+	if err != nil {
+		return err
+	}
+	for _, x := range roles {
+		names[x.ID] = x.Name
+	}
+	out := make([]assignmentJSON, 0, len(list))
+	for _, a := range list {
+		out = append(out, assignmentJSON{ID: a.ID, RoleID: a.RoleID, RoleName: names[a.RoleID],
+			EnvironmentID: a.EnvironmentID, Source: a.Source, CreatedAt: a.CreatedAt})
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+type assignmentRequest struct {
+	RoleID        int64  `json:"roleId"`
+	EnvironmentID *int64 `json:"environmentId"`
+}
+
+func (s *Server) assignRole(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "User")
+	if err != nil {
+		return err
+	}
+	var req assignmentRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.RoleID <= 0 {
+		return fault.New(fault.Invalid, "roleId is required")
+	}
+	role, err := s.auth.GetRole(r.Context(), req.RoleID)
+	if err != nil {
+		return err
+	}
+	if role.Name == auth.RoleAdmin {
+		if err := requireAdmin(r); err != nil {
+			return err
+		}
+	}
+	a, err := s.auth.AssignRole(r.Context(), id, req.RoleID, req.EnvironmentID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, assignmentJSON{ID: a.ID, RoleID: a.RoleID, RoleName: role.Name,
+		EnvironmentID: a.EnvironmentID, Source: a.Source, CreatedAt: a.CreatedAt})
+}
+
+// unassignRole takes {roleId, environmentId} from the body or the query.
+func (s *Server) unassignRole(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "User")
+	if err != nil {
+		return err
+	}
+	var req assignmentRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	if v := q.Get("roleId"); v != "" {
+		if req.RoleID, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return fault.New(fault.Invalid, "roleId must be a number")
+		}
+	}
+	if v := q.Get("environmentId"); v != "" {
+		envID, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fault.New(fault.Invalid, "environmentId must be a number")
+		}
+		req.EnvironmentID = &envID
+	}
+	if req.RoleID <= 0 {
+		return fault.New(fault.Invalid, "roleId is required")
+	}
+	if role, err := s.auth.GetRole(r.Context(), req.RoleID); err == nil && role.Name == auth.RoleAdmin {
+		if err := requireAdmin(r); err != nil {
+			return err
+		}
+	}
+	if err := s.auth.UnassignRole(r.Context(), id, req.RoleID, req.EnvironmentID); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, success)
+}

@@ -1,0 +1,148 @@
+// Package apitest provides a Berth served in-process over real HTTP, wired as
+// "berth serve" wires it, for integration tests and benchmarks.
+package apitest
+
+import (
+	"context"
+	"crypto/ed25519"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/api"
+	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/shared/enginetest"
+	"github.com/berth-dev/berth/server/internal/jobs"
+	"github.com/berth-dev/berth/server/internal/license"
+	"github.com/berth-dev/berth/server/internal/scan"
+	"github.com/berth-dev/berth/server/internal/secret"
+	"github.com/berth-dev/berth/server/internal/environments"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// Berth is a running in-process server.
+type Berth struct {
+	URL     string
+	Store   *store.Store
+	Auth    *auth.Service
+	Engines *engine.Manager
+	Jobs    *jobs.Registry
+	srv     *httptest.Server
+
+	stopJobs context.CancelFunc
+}
+
+// Options configure a test Berth.
+type Options struct {
+	DBPath string // SQLite file
+	Box    *secret.Box
+	Log    *slog.Logger
+	// Auth keeps authentication enabled (the default of a real start); when
+	// false the instance runs with authentication disabled (open access).
+	Auth bool
+	// Now replaces the clock of authentication (login limits, sessions).
+	Now func() time.Time
+	// DisableLocalLogin is DISABLE_LOCAL_LOGIN=true.
+	DisableLocalLogin bool
+	// Scan configures the scanners (tests point it at the scanners and
+	// offline databases that scripts/test-env.sh prepares).
+	Scan scan.Config
+	// Addr is a fixed listen address (e.g. the host:port of a redirect URI
+	// registered at an identity provider); empty: a free loopback port.
+	Addr string
+	// LicenseKeys are the keys trusted to sign licenses (tests inject their
+	// own; nil trusts none, never every license).
+	LicenseKeys []ed25519.PublicKey
+}
+
+// FastArgon2 are cheap password-hash parameters for tests (recorded in each
+// hash like the real ones).
+var FastArgon2 = auth.Argon2Params{Memory: 1024, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}
+
+// Start serves a Berth with the real local engine (enginetest.Socket)
+// bootstrapped as environment 1.
+func Start(ctx context.Context, o Options) (*Berth, error) {
+	st, err := store.Open(ctx, o.DBPath, o.Box)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	engines := engine.NewManager(o.Log)
+	if err := environments.Bootstrap(ctx, st, engines, enginetest.Socket, o.Log); err != nil {
+		engines.Close()
+		st.Close()
+		return nil, fmt.Errorf("bootstrap local environment: %w", err)
+	}
+	lic, err := license.New(ctx, st, o.LicenseKeys, o.Now)
+	if err != nil {
+		engines.Close()
+		st.Close()
+		return nil, err
+	}
+	authSvc, err := auth.New(ctx, auth.Options{Store: st, Log: o.Log, DataDir: filepath.Dir(o.DBPath), Now: o.Now, Argon2: &FastArgon2,
+		DisableLocalLogin: o.DisableLocalLogin, Edition: lic})
+	if err == nil && !o.Auth {
+		err = authSvc.SetEnabled(ctx, false)
+	}
+	if err == nil {
+		_, err = authSvc.PrepareSetup(ctx)
+	}
+	if err != nil {
+		engines.Close()
+		st.Close()
+		return nil, err
+	}
+	jctx, stopJobs := context.WithCancel(context.Background())
+	jobReg := jobs.NewRegistry(jctx, time.Hour, o.Now)
+	srv := httptest.NewUnstartedServer(api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
+		Engines: engines, Jobs: jobReg, Scan: o.Scan, DataDir: filepath.Dir(o.DBPath)}).Handler())
+	if o.Addr != "" {
+		ln, err := net.Listen("tcp", o.Addr)
+		if err != nil {
+			stopJobs()
+			engines.Close()
+			st.Close()
+			return nil, fmt.Errorf("listen on %s: %w", o.Addr, err)
+		}
+		srv.Listener.Close()
+		srv.Listener = ln
+	}
+	srv.Start()
+	return &Berth{URL: srv.URL, Store: st, Auth: authSvc, Engines: engines, Jobs: jobReg, srv: srv, stopJobs: stopJobs}, nil
+}
+
+// Client returns a keep-alive client for the server.
+func (b *Berth) Client() *http.Client { return b.srv.Client() }
+
+// Close stops the server (ending open streams) and closes the store.
+func (b *Berth) Close() {
+	b.srv.CloseClientConnections()
+	b.srv.Close()
+	b.stopJobs()
+	b.Jobs.Wait()
+	b.Engines.Close()
+	b.Store.Close()
+}
+
+// AdminToken creates the first admin (with the setup token) and returns an
+// API token of theirs.
+func (b *Berth) AdminToken(ctx context.Context) (string, error) {
+	tok, err := b.Auth.PrepareSetup(ctx)
+	if err != nil {
+		return "", err
+	}
+	const password = "bench-admin-password"
+	u, err := b.Auth.CreateFirstAdmin(ctx, tok, auth.UserSpec{Username: "admin", Password: password})
+	if err != nil {
+		return "", err
+	}
+	t, err := b.Auth.CreateToken(ctx, u, "bench", password, nil)
+	if err != nil {
+		return "", err
+	}
+	return t.Token, nil
+}

@@ -1,0 +1,75 @@
+// Package events provides the relay of engine events to clients, under the
+// names the API uses ("container-start", "container-die", …).
+package events
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// Event is one relayed engine occurrence.
+type Event struct {
+	Name   string // "<type>-<action>", e.g. container-start
+	ID     string
+	Object string // the object's name, when the engine gives one
+}
+
+// Relay follows the engine events of environments.
+type Relay struct {
+	engines *engine.Manager
+	log     *slog.Logger
+}
+
+// NewRelay returns a Relay.
+func NewRelay(engines *engine.Manager, log *slog.Logger) *Relay {
+	return &Relay{engines: engines, log: log}
+}
+
+// Retry bounds of the reconnection to an engine whose event stream failed.
+const (
+	retryMin = time.Second
+	retryMax = 30 * time.Second
+)
+
+// Follow calls emit for each event of env until ctx ends or emit fails. When
+// the engine cannot be reached or its stream breaks, offline is called with
+// the cause and Follow reconnects with a growing delay.
+func (r *Relay) Follow(ctx context.Context, env store.Environment, emit func(Event) error, offline func(error) error) error {
+	delay := retryMin
+	for {
+		c, err := r.engines.Client(ctx, env.Endpoint())
+		if err == nil {
+			start := time.Now()
+			var emitErr error
+			err = c.Events(ctx, func(ev engine.Event) error {
+				emitErr = emit(Event{Name: ev.Type + "-" + ev.Action, ID: ev.ID, Object: ev.Name})
+				return emitErr
+			})
+			switch {
+			case emitErr != nil:
+				return emitErr
+			case err == nil || ctx.Err() != nil:
+				return nil
+			}
+			if time.Since(start) > retryMax {
+				delay = retryMin // the stream worked for a while: retry soon
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if oerr := offline(err); oerr != nil {
+			return oerr
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, retryMax)
+	}
+}

@@ -1,0 +1,232 @@
+// Package gitops provides git-backed stacks: credentials (secrets sealed by
+// the store), repositories, git stacks cloned with go-git and deployed
+// through the stacks package, syncs that deploy only when the commit
+// changed, the auto-sync schedule record, and webhooks verified by HMAC
+// signature, GitLab token or GET secret.
+package gitops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/berth-dev/berth/shared/fault"
+	"github.com/berth-dev/berth/server/internal/schedule"
+	"github.com/berth-dev/berth/server/internal/stacks"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// Authentication types of a credential.
+const (
+	AuthNone     = "none"
+	AuthPassword = "password"
+	AuthSSH      = "ssh"
+)
+
+// Service runs git operations.
+type Service struct {
+	store  *store.Store
+	stacks *stacks.Service
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// New returns a Service deploying through stk.
+func New(st *store.Store, stk *stacks.Service, log *slog.Logger) *Service {
+	return &Service{store: st, stacks: stk, log: log, now: time.Now}
+}
+
+var (
+	errCredentialNotFound = fault.New(fault.NotFound, "Credential not found")
+	errRepositoryNotFound = fault.New(fault.NotFound, "Repository not found")
+	errGitStackNotFound   = fault.New(fault.NotFound, "Git stack not found")
+)
+
+// notFound maps the store's ErrNotFound to f.
+func notFound(err, f error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return f
+	}
+	return err
+}
+
+// Credential returns a credential, or 404.
+func (s *Service) Credential(ctx context.Context, id int64) (store.GitCredential, error) {
+	c, err := s.store.GetGitCredential(ctx, id)
+	return c, notFound(err, errCredentialNotFound)
+}
+
+// Repository returns a repository, or 404.
+func (s *Service) Repository(ctx context.Context, id int64) (store.GitRepository, error) {
+	r, err := s.store.GetGitRepository(ctx, id)
+	return r, notFound(err, errRepositoryNotFound)
+}
+
+// SaveCredential validates and stores c (new when c.ID is 0). Secrets left
+// empty on an update keep their stored values.
+func (s *Service) SaveCredential(ctx context.Context, c *store.GitCredential) error {
+	if strings.TrimSpace(c.Name) == "" {
+		return fault.New(fault.Invalid, "Credential name is required")
+	}
+	if c.AuthType == "" {
+		c.AuthType = AuthNone
+	}
+	if c.ID != 0 {
+		old, err := s.store.GetGitCredential(ctx, c.ID)
+		if err != nil {
+			return notFound(err, errCredentialNotFound)
+		}
+		if c.Password == "" {
+			c.Password = old.Password
+		}
+		if c.SSHPrivateKey == "" {
+			c.SSHPrivateKey = old.SSHPrivateKey
+		}
+	}
+	switch c.AuthType {
+	case AuthNone:
+		c.Username, c.Password, c.SSHPrivateKey = "", "", ""
+	case AuthPassword:
+		if c.Password == "" {
+			return fault.New(fault.Invalid, "Password or token is required")
+		}
+		c.SSHPrivateKey = ""
+	case AuthSSH:
+		if c.SSHPrivateKey == "" {
+			return fault.New(fault.Invalid, "SSH private key is required")
+		}
+		if _, err := authMethod(c); err != nil {
+			return err
+		}
+	default:
+		return fault.Invalidf("Invalid authType %q: use none, password or ssh", c.AuthType)
+	}
+	if err := s.store.SaveGitCredential(ctx, c); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return fault.New(fault.Conflict, fmt.Sprintf("Credential '%s' already exists", c.Name))
+		}
+		return notFound(err, errCredentialNotFound)
+	}
+	return nil
+}
+
+// DeleteCredential deletes a credential no repository uses.
+func (s *Service) DeleteCredential(ctx context.Context, id int64) error {
+	err := s.store.DeleteGitCredential(ctx, id)
+	if errors.Is(err, store.ErrInUse) {
+		return fault.New(fault.Conflict, "Credential is used by a repository")
+	}
+	return notFound(err, errCredentialNotFound)
+}
+
+// scpURL is the scp-like form git accepts for SSH: user@host:path.
+var scpURL = regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/].*$`)
+
+// checkURL accepts the URLs git clones from: http(s), ssh, git, file, and
+// the scp-like SSH form.
+func checkURL(raw string) error {
+	if raw == "" {
+		return fault.New(fault.Invalid, "Repository URL is required")
+	}
+	if scpURL.MatchString(raw) {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" && u.Scheme != "file" {
+		return fault.Invalidf("Invalid repository URL %q", raw)
+	}
+	switch u.Scheme {
+	case "http", "https", "ssh", "git", "file":
+		return nil
+	}
+	return fault.Invalidf("Invalid repository URL %q: use https, ssh or git", raw)
+}
+
+// branchPattern is what git accepts as a branch name, roughly: no spaces,
+// no "..", no leading '-'.
+var branchPattern = regexp.MustCompile(`^[A-Za-z0-9._/][A-Za-z0-9._/-]*$`)
+
+func checkBranch(b string) error {
+	if !branchPattern.MatchString(b) || strings.Contains(b, "..") || strings.HasSuffix(b, ".lock") {
+		return fault.Invalidf("Invalid branch %q", b)
+	}
+	return nil
+}
+
+// SaveRepository validates and stores r (new when r.ID is 0). An empty
+// webhook secret on an update keeps the stored one.
+func (s *Service) SaveRepository(ctx context.Context, r *store.GitRepository) error {
+	if strings.TrimSpace(r.Name) == "" {
+		return fault.New(fault.Invalid, "Repository name is required")
+	}
+	if err := checkURL(r.URL); err != nil {
+		return err
+	}
+	if r.Branch == "" {
+		r.Branch = "main"
+	}
+	if err := checkBranch(r.Branch); err != nil {
+		return err
+	}
+	if r.ID != 0 {
+		old, err := s.store.GetGitRepository(ctx, r.ID)
+		if err != nil {
+			return notFound(err, errRepositoryNotFound)
+		}
+		if r.WebhookSecret == "" {
+			r.WebhookSecret = old.WebhookSecret
+		}
+	}
+	if r.CredentialID != nil {
+		if _, err := s.store.GetGitCredential(ctx, *r.CredentialID); err != nil {
+			return notFound(err, errCredentialNotFound)
+		}
+	}
+	if err := s.store.SaveGitRepository(ctx, r); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return fault.New(fault.Conflict, fmt.Sprintf("Repository '%s' already exists", r.Name))
+		}
+		return notFound(err, errRepositoryNotFound)
+	}
+	return nil
+}
+
+// DeleteRepository deletes a repository no git stack uses.
+func (s *Service) DeleteRepository(ctx context.Context, id int64) error {
+	err := s.store.DeleteGitRepository(ctx, id)
+	if errors.Is(err, store.ErrInUse) {
+		return fault.New(fault.Conflict, "Repository is used by a git stack")
+	}
+	return notFound(err, errRepositoryNotFound)
+}
+
+// checkRelPath validates a path inside the repository: relative, clean,
+// never leaving the clone.
+func checkRelPath(what, p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	clean := path.Clean(strings.ReplaceAll(p, `\`, "/"))
+	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") || strings.ContainsRune(p, 0) {
+		return "", fault.Invalidf("Invalid %s %q: a path inside the repository is required", what, p)
+	}
+	return clean, nil
+}
+
+// checkSchedule validates the auto-sync schedule record.
+func checkSchedule(g *store.GitStack) error {
+	if !g.AutoUpdate {
+		return nil
+	}
+	if g.AutoUpdateCron == "" {
+		g.AutoUpdateCron = "*/5 * * * *"
+	}
+	_, err := schedule.ParseCron(g.AutoUpdateCron)
+	return err
+}

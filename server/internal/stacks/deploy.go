@@ -1,0 +1,277 @@
+package stacks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/compose-spec/compose-go/v2/types"
+
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/shared/fault"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// CreateSpec is a new internal stack.
+type CreateSpec struct {
+	Name          string
+	Compose       string
+	EnvVars       []Variable
+	RawEnvContent *string // non-secret env file text, comments kept; nil renders EnvVars
+	ComposePath   string  // custom absolute location of the compose file
+	EnvPath       string  // custom absolute location of the env file
+}
+
+// Create validates spec, writes the stack's files atomically and records it
+// with its secret variables. Nothing is started (see Up).
+func (s *Service) Create(ctx context.Context, env store.Environment, spec CreateSpec) (store.Stack, error) {
+	if err := CheckName(spec.Name); err != nil {
+		return store.Stack{}, err
+	}
+	if strings.TrimSpace(spec.Compose) == "" {
+		return store.Stack{}, errComposeRequired
+	}
+	if err := checkPaths(spec.ComposePath, spec.EnvPath); err != nil {
+		return store.Stack{}, err
+	}
+	plain, secrets, err := splitVariables(spec.EnvVars)
+	if err != nil {
+		return store.Stack{}, err
+	}
+	envText := renderEnv(plain)
+	if spec.RawEnvContent != nil {
+		envText = []byte(withoutKeys(*spec.RawEnvContent, secretKeys(secrets)))
+	}
+	st := store.Stack{EnvironmentID: env.ID, Name: spec.Name, SourceType: store.SourceInternal,
+		ComposePath: spec.ComposePath, EnvPath: spec.EnvPath}
+	err = s.CreateRecord(ctx, env, &st, func(st *store.Stack) error {
+		if err := s.validate(ctx, st.Name, spec.ComposePath, []byte(spec.Compose), envText, secrets); err != nil {
+			return err
+		}
+		if err := writeFile(s.composePath(*st), []byte(spec.Compose)); err != nil {
+			return err
+		}
+		if err := writeFile(s.envPath(*st), envText); err != nil {
+			return err
+		}
+		if err := s.store.CreateStack(ctx, st, secrets); err != nil {
+			s.removeFiles(*st)
+			return err
+		}
+		return nil
+	})
+	return st, err
+}
+
+// validate parses a compose file as it will run, with its env file text and
+// secrets, before anything is written. A stack in the default location is
+// parsed from a temporary directory holding its env file, so that
+// "env_file: .env" resolves as it will; a custom location is parsed in
+// place (customPath), where its neighbours already are.
+func (s *Service) validate(ctx context.Context, name, customPath string, compose, envText []byte, secrets []store.StackSecret) error {
+	dir, err := os.MkdirTemp("", "berth-validate-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	envFile := filepath.Join(dir, EnvFile)
+	if err := os.WriteFile(envFile, envText, 0o600); err != nil {
+		return err
+	}
+	composePath := customPath
+	if composePath == "" {
+		composePath = filepath.Join(dir, ComposeFileName)
+	}
+	_, err = projectSource{name: name, composePath: composePath, content: compose, envFiles: []string{envFile}, secrets: secrets}.load(ctx)
+	return err
+}
+
+func secretKeys(secrets []store.StackSecret) map[string]bool {
+	m := map[string]bool{}
+	for _, sec := range secrets {
+		m[sec.Key] = true
+	}
+	return m
+}
+
+// Up brings the stack up (up -d) from its files; force recreates every
+// container so that changed variables apply.
+func (s *Service) Up(ctx context.Context, env store.Environment, name string, force bool, progress engine.ComposeProgress) error {
+	defer s.lock(env.ID, name)()
+	st, err := s.get(ctx, env, name)
+	if err != nil {
+		return err
+	}
+	p, err := s.project(ctx, st)
+	if err != nil {
+		return err
+	}
+	op := fmt.Sprintf("deploy stack '%s'", name)
+	c, err := s.client(ctx, env, op)
+	if err != nil {
+		return err
+	}
+	if err := s.up(ctx, c, p, force, progress); err != nil {
+		return opFault(op, err)
+	}
+	return nil
+}
+
+// up brings project p up on c, pulling with the configured registries.
+func (s *Service) up(ctx context.Context, c *engine.Client, p *types.Project, force bool, progress engine.ComposeProgress) error {
+	var auths []engine.Credentials
+	if s.registries != nil {
+		var err error
+		if auths, err = s.registries.PullCredentials(ctx); err != nil {
+			return err
+		}
+	}
+	return c.ComposeUp(ctx, p, force, auths, progress)
+}
+
+// ComposeFile is the spec's compose file object.
+type ComposeFile struct {
+	Content          string `json:"content"`
+	StackDir         string `json:"stackDir"`
+	ComposePath      string `json:"composePath"`
+	EnvPath          string `json:"envPath"`
+	SuggestedEnvPath string `json:"suggestedEnvPath"`
+	SourceType       string `json:"sourceType"`
+}
+
+// Compose reads a stack's compose file.
+func (s *Service) Compose(ctx context.Context, env store.Environment, name string) (ComposeFile, error) {
+	st, err := s.get(ctx, env, name)
+	if err != nil {
+		return ComposeFile{}, err
+	}
+	path := s.composePath(st)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ComposeFile{}, errNoComposeFile(name, err)
+	}
+	return ComposeFile{Content: string(b), StackDir: filepath.Dir(path), ComposePath: path, EnvPath: s.envPath(st),
+		SuggestedEnvPath: filepath.Join(filepath.Dir(path), EnvFile), SourceType: st.SourceType}, nil
+}
+
+// UpdateSpec is a new compose file for a stack, optionally at a new place.
+type UpdateSpec struct {
+	Content     string
+	ComposePath string
+	EnvPath     string
+}
+
+// UpdateCompose validates and saves a stack's compose file (atomically),
+// moving its files when new paths are given. It starts nothing.
+func (s *Service) UpdateCompose(ctx context.Context, env store.Environment, name string, spec UpdateSpec) error {
+	if strings.TrimSpace(spec.Content) == "" {
+		return errComposeRequired
+	}
+	if err := checkPaths(spec.ComposePath, spec.EnvPath); err != nil {
+		return err
+	}
+	defer s.lock(env.ID, name)()
+	st, err := s.get(ctx, env, name)
+	if err != nil {
+		return err
+	}
+	if st.SourceType == store.SourceGit {
+		return fault.New(fault.Invalid, fmt.Sprintf("Stack '%s' is deployed from git: change its compose file in the repository", name))
+	}
+	oldCompose, oldEnv := s.composePath(st), s.envPath(st)
+	if _, err := os.Stat(oldCompose); err != nil {
+		return errNoComposeFile(name, err)
+	}
+	moved := st
+	if spec.ComposePath != "" {
+		moved.ComposePath = spec.ComposePath
+	}
+	if spec.EnvPath != "" {
+		moved.EnvPath = spec.EnvPath
+	}
+	newCompose, newEnv := s.composePath(moved), s.envPath(moved)
+	src, err := s.source(ctx, st)
+	if err != nil {
+		return err
+	}
+	src.composePath, src.content = newCompose, []byte(spec.Content)
+	if _, err := src.load(ctx); err != nil {
+		return err
+	}
+	if err := writeFile(newCompose, []byte(spec.Content)); err != nil {
+		return err
+	}
+	if newEnv != oldEnv {
+		envText, err := readOptional(oldEnv)
+		if err != nil {
+			return err
+		}
+		if err := writeFile(newEnv, envText); err != nil {
+			return err
+		}
+	}
+	if moved.ComposePath == st.ComposePath && moved.EnvPath == st.EnvPath {
+		return nil
+	}
+	if err := s.store.UpdateStackPaths(ctx, &moved); err != nil {
+		return err
+	}
+	if st.SourceType == store.SourceInternal {
+		if newCompose != oldCompose {
+			os.Remove(oldCompose)
+		}
+		if newEnv != oldEnv {
+			os.Remove(oldEnv)
+		}
+		s.removeDirIfEmpty(filepath.Dir(oldCompose))
+	}
+	return nil
+}
+
+// removeFiles removes an internal stack's files: its compose and env files
+// and its directory (the whole default directory, or a custom one only when
+// nothing else is left in it).
+func (s *Service) removeFiles(st store.Stack) {
+	def := s.stackDir(st.EnvironmentID, st.Name)
+	for _, p := range []string{s.composePath(st), s.envPath(st)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("remove stack file", "stack", st.Name, "path", p, "err", err)
+		}
+		if filepath.Dir(p) != def {
+			s.removeDirIfEmpty(filepath.Dir(p))
+		}
+	}
+	if err := os.RemoveAll(def); err != nil {
+		s.log.Warn("remove stack directory", "stack", st.Name, "err", err)
+	}
+}
+
+func (s *Service) removeDirIfEmpty(dir string) {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) == 0 {
+		os.Remove(dir)
+	}
+}
+
+// CreateRecord records a stack whose files come from elsewhere (a git
+// clone), under the stack's lock: create runs the store writes, and a name
+// already taken in the environment is refused.
+func (s *Service) CreateRecord(ctx context.Context, env store.Environment, st *store.Stack, create func(*store.Stack) error) error {
+	defer s.lock(env.ID, st.Name)()
+	if _, err := s.store.GetStack(ctx, env.ID, st.Name); err == nil {
+		return errExists(st.Name)
+	}
+	if err := create(st); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return errExists(st.Name)
+		}
+		return err
+	}
+	return nil
+}
+
+func errExists(name string) error {
+	return fault.New(fault.Conflict, fmt.Sprintf("Stack '%s' already exists", name))
+}

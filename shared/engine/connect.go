@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/moby/moby/client"
+
+)
+
+// Connection types of an environment.
+const (
+	Socket        = "socket"
+	Direct        = "direct"
+	AgentStandard = "agent-standard"
+	AgentEdge     = "agent-edge"
+)
+
+// DefaultSocket is the default socket path of the local engine.
+const DefaultSocket = "/var/run/docker.sock"
+
+// newClient builds (without connecting) the SDK client for env. Berth's own
+// transport dials the engine directly: no proxy from the environment, the
+// connection timeout of PingTimeout.
+func newClient(env Endpoint) (*client.Client, error) {
+	dialer := &net.Dialer{Timeout: PingTimeout, KeepAlive: 30 * time.Second}
+	transport := &http.Transport{
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: PingTimeout,
+		// No ResponseHeaderTimeout: streams (logs, events) wait indefinitely;
+		// every call carries its own deadline.
+	}
+	var host, scheme string
+	switch env.ConnectionType {
+	case "", Socket:
+		path := env.SocketPath
+		if path == "" {
+			path = DefaultSocket
+		}
+		host, scheme = "unix://"+path, "http"
+		transport.DisableCompression = true
+		transport.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, "unix", path)
+		}
+	case Direct:
+		if env.Host == "" {
+			return nil, fmt.Errorf("%w: host is required for direct connections", ErrInvalid)
+		}
+		port := env.Port
+		if port == 0 {
+			port = 2375
+		}
+		host, scheme = "tcp://"+net.JoinHostPort(env.Host, strconv.Itoa(port)), "http"
+		transport.DialContext = dialer.DialContext
+		if env.Protocol == "https" {
+			cfg, err := tlsConfig(env)
+			if err != nil {
+				return nil, err
+			}
+			transport.TLSClientConfig, scheme = cfg, "https"
+		}
+	case AgentStandard, AgentEdge:
+		return nil, unsupported(env.ConnectionType)
+	default:
+		return nil, fmt.Errorf("%w: unknown connection type %q", ErrInvalid, env.ConnectionType)
+	}
+	// WithHost configures a default transport; WithHTTPClient then replaces
+	// it with ours. The client negotiates the API version on first use, and
+	// Manager pings eagerly so that happens at connect time.
+	cli, err := client.New(
+		client.WithUserAgent("berth"),
+		client.WithHost(host),
+		client.WithHTTPClient(&http.Client{Transport: transport}),
+		client.WithScheme(scheme),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("engine: build client: %w", err)
+	}
+	return cli, nil
+}
+
+// tlsConfig builds the TLS settings of a direct https environment: a custom CA
+// (tlsCa) replaces the system roots, a client certificate (tlsCert + tlsKey)
+// enables mutual TLS, tlsSkipVerify disables verification.
+func tlsConfig(env Endpoint) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: env.TLSSkipVerify} //nolint:gosec // the user's explicit choice
+	if env.TLSCA != "" {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(env.TLSCA)) {
+			return nil, fmt.Errorf("%w: tlsCa holds no PEM certificate", ErrInvalid)
+		}
+		cfg.RootCAs = pool
+	}
+	switch {
+	case env.TLSCert != "" && env.TLSKey != "":
+		pair, err := tls.X509KeyPair([]byte(env.TLSCert), []byte(env.TLSKey))
+		if err != nil {
+			return nil, fmt.Errorf("%w: tlsCert/tlsKey: %v", ErrInvalid, err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	case env.TLSCert != "" || env.TLSKey != "":
+		return nil, fmt.Errorf("%w: tlsCert and tlsKey must be given together", ErrInvalid)
+	}
+	return cfg, nil
+}

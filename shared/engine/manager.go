@@ -1,0 +1,208 @@
+// Package engine provides access to the Docker engine of each environment: it
+// builds one moby client per environment (socket, direct over HTTP or TLS),
+// negotiates the API version eagerly, caches the connection, and isolates
+// offline environments behind a circuit breaker so that one dead engine never
+// slows requests for another.
+//
+// It is the only package that imports the Docker SDK; it translates the SDK's
+// errors and types at its boundary.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/client"
+
+)
+
+// PingTimeout bounds a connection attempt (ping with version negotiation).
+const PingTimeout = 3 * time.Second
+
+// Breaker timings: after a failed connection the environment is reported
+// offline without touching the network for a back-off that doubles from
+// breakerMin to breakerMax.
+const (
+	breakerMin = 2 * time.Second
+	breakerMax = 30 * time.Second
+)
+
+// Manager hands out one cached Client per environment.
+type Manager struct {
+	log *slog.Logger
+	now func() time.Time
+
+	mu    sync.Mutex
+	conns map[int64]*conn
+}
+
+// conn is the cached connection state of one environment.
+type conn struct {
+	stamp time.Time // UpdatedAt of the environment the client was built from
+
+	mu        sync.Mutex // serializes connection attempts for this environment only
+	cli       *client.Client
+	ready     bool // pinged and negotiated since the last failure
+	failures  int
+	openUntil time.Time // breaker: no attempt before this instant
+	lastErr   error
+}
+
+// NewManager returns a Manager.
+func NewManager(log *slog.Logger) *Manager {
+	return &Manager{log: log, now: time.Now, conns: make(map[int64]*conn)}
+}
+
+// Client returns the engine client of env, connecting first when needed.
+// While the environment's breaker is open it fails at once with ErrOffline.
+func (m *Manager) Client(ctx context.Context, env Endpoint) (*Client, error) {
+	c, err := m.conn(env)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ready {
+		return &Client{cli: c.cli, conn: c, m: m, envID: env.ID}, nil
+	}
+	if now := m.now(); now.Before(c.openUntil) {
+		return nil, &OfflineError{EnvID: env.ID, Cause: c.lastErr}
+	}
+	pctx, cancel := context.WithTimeout(ctx, PingTimeout)
+	defer cancel()
+	if _, err := c.cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true, ForceNegotiate: true}); err != nil {
+		if ctx.Err() != nil {
+			// The caller left (or ran out of time) first: that says nothing
+			// about the engine, so the breaker stays as it is.
+			return nil, ctx.Err()
+		}
+		m.tripLocked(c, env.ID, err)
+		return nil, &OfflineError{EnvID: env.ID, Cause: err}
+	}
+	c.ready, c.failures, c.lastErr = true, 0, nil
+	return &Client{cli: c.cli, conn: c, m: m, envID: env.ID}, nil
+}
+
+// conn returns the cached connection of env, rebuilding it when the
+// environment changed since it was built.
+func (m *Manager) conn(env Endpoint) (*conn, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.conns[env.ID]; ok && c.stamp.Equal(env.UpdatedAt) {
+		return c, nil
+	}
+	cli, err := newClient(env)
+	if err != nil {
+		return nil, err
+	}
+	if old, ok := m.conns[env.ID]; ok {
+		go old.cli.Close() // in-flight requests finish on their own connections
+	}
+	c := &conn{stamp: env.UpdatedAt, cli: cli}
+	m.conns[env.ID] = c
+	return c, nil
+}
+
+// tripLocked opens the breaker of c after a connection failure. c.mu is held.
+func (m *Manager) tripLocked(c *conn, envID int64, err error) {
+	backoff := breakerMin << min(c.failures, 8)
+	backoff = min(backoff, breakerMax)
+	c.ready = false
+	c.failures++
+	c.lastErr = err
+	c.openUntil = m.now().Add(backoff)
+	m.log.Warn("engine offline", "env", envID, "retry_in", backoff, "err", err)
+}
+
+// observe trips the breaker when err shows that the engine cannot be reached.
+// A call that ended because its caller left or its deadline passed says
+// nothing certain about the engine and leaves the breaker alone.
+func (m *Manager) observe(c *conn, envID int64, err error) {
+	if err == nil || !isConnectionError(err) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ready {
+		c.failures = 0
+		m.tripLocked(c, envID, err)
+	}
+}
+
+// Online reports whether env's engine answered its last connection attempt;
+// known is false when Berth never tried.
+func (m *Manager) Online(envID int64) (online, known bool) {
+	m.mu.Lock()
+	c, ok := m.conns[envID]
+	m.mu.Unlock()
+	if !ok {
+		return false, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ready, c.ready || c.lastErr != nil
+}
+
+// Forget drops the cached connection of an environment (after delete or update).
+func (m *Manager) Forget(envID int64) {
+	m.mu.Lock()
+	c, ok := m.conns[envID]
+	delete(m.conns, envID)
+	m.mu.Unlock()
+	if ok {
+		c.cli.Close()
+	}
+}
+
+// Close closes every cached connection.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, c := range m.conns {
+		c.cli.Close()
+		delete(m.conns, id)
+	}
+}
+
+// Test connects to env with a fresh, uncached client and returns the engine's
+// facts. It never touches the breaker.
+func (m *Manager) Test(ctx context.Context, env Endpoint) (Info, error) {
+	cli, err := newClient(env)
+	if err != nil {
+		return Info{}, err
+	}
+	defer cli.Close()
+	pctx, cancel := context.WithTimeout(ctx, PingTimeout)
+	defer cancel()
+	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		return Info{}, &OfflineError{EnvID: env.ID, Cause: err}
+	}
+	c := &Client{cli: cli, conn: &conn{cli: cli}, m: m, envID: env.ID}
+	return c.Info(ctx)
+}
+
+// OfflineError reports an environment whose engine cannot be reached.
+type OfflineError struct {
+	EnvID int64
+	Cause error
+}
+
+func (e *OfflineError) Error() string {
+	if e.Cause == nil {
+		return fmt.Sprintf("environment %d is offline", e.EnvID)
+	}
+	return fmt.Sprintf("environment %d is offline: %v", e.EnvID, e.Cause)
+}
+
+func (e *OfflineError) Unwrap() error { return e.Cause }
+
+// Is makes errors.Is(err, ErrOffline) true for every OfflineError.
+func (e *OfflineError) Is(target error) bool { return target == ErrOffline }
+
+// IsOffline reports whether err means the engine cannot be reached.
+func IsOffline(err error) bool { return errors.Is(err, ErrOffline) }
