@@ -27,8 +27,8 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/apitest"
-	"github.com/berth-dev/berth/shared/enginetest"
 	"github.com/berth-dev/berth/server/internal/secret"
+	"github.com/berth-dev/berth/shared/enginetest"
 )
 
 // config holds the command-line flags.

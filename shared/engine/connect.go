@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
-
 )
 
 // Connection types of an environment.

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
-
 )
 
 // PingTimeout bounds a connection attempt (ping with version negotiation).

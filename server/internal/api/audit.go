@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // auditJSON is one audit entry as clients decode it.

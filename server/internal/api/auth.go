@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/auth"
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // sessionUser is the user part of the login and session answers.

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/apitest"
-	"github.com/berth-dev/berth/shared/clocktest"
 	"github.com/berth-dev/berth/server/internal/license"
+	"github.com/berth-dev/berth/shared/clocktest"
 )
 
 // setupAdmin creates the first admin with the setup token from the data

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/berth-dev/berth/server/internal/auth"
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // SessionCookie is the session cookie's name; third-party clients look it up.

@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	"github.com/berth-dev/berth/server/internal/auth"
-	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/server/internal/license"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
+	"github.com/berth-dev/berth/shared/engine"
 )
 
 var fastArgon = auth.Argon2Params{Memory: 1024, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/shared/enginetest"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
+	"github.com/berth-dev/berth/shared/enginetest"
 )
 
 func TestLocalEnvironmentIsCreatedWithIDOne(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"strconv"
 
 	"github.com/berth-dev/berth/server/internal/auth"
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // errorBody is the error response of every endpoint: {error, details?}.

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/berth-dev/berth/shared/enginetest"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/enginetest"
 )
 
 // gitServer is a bare repository in a temporary directory served over HTTP

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/apitest"
-	"github.com/berth-dev/berth/shared/enginetest"
 	"github.com/berth-dev/berth/server/internal/secret"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
+	"github.com/berth-dev/berth/shared/enginetest"
 )
 
 // harness is a Berth served in-process over real HTTP, with SQLite in a

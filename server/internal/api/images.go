@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/jobs"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // listImages answers env's images; without env the answer is [] (spec).

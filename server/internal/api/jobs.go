@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/jobs"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // wantsJSON reports whether the client asks for a synchronous answer

@@ -18,8 +18,8 @@ import (
 	"github.com/go-ldap/ldap/v3"
 
 	"github.com/berth-dev/berth/server/internal/apitest"
-	"github.com/berth-dev/berth/shared/enginetest"
 	"github.com/berth-dev/berth/server/internal/license"
+	"github.com/berth-dev/berth/shared/enginetest"
 )
 
 // ldapDirectory is the test directory of scripts/test-env.sh: users alice,

@@ -3,8 +3,8 @@ package api
 import (
 	"net/http"
 
-	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/server/internal/networks"
+	"github.com/berth-dev/berth/shared/engine"
 )
 
 // networkService returns the network operations. The service holds no

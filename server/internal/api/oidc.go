@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // secretMask stands for a stored secret (client secret, bind password) in

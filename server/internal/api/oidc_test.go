@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/apitest"
-	"github.com/berth-dev/berth/shared/enginetest"
 	"github.com/berth-dev/berth/server/internal/license"
+	"github.com/berth-dev/berth/shared/enginetest"
 )
 
 // oidcEnv is the real provider (Dex) that scripts/test-env.sh starts.

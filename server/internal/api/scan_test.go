@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/apitest"
-	"github.com/berth-dev/berth/shared/enginetest"
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
+	"github.com/berth-dev/berth/shared/enginetest"
 )
 
 // scanEnv is what scripts/test-env.sh prepares: both scanners built from the

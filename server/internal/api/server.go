@@ -13,7 +13,6 @@ import (
 
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/containers"
-	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/server/internal/events"
 	"github.com/berth-dev/berth/server/internal/gitops"
 	"github.com/berth-dev/berth/server/internal/images"
@@ -22,6 +21,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
 )
 
 // Server serves the API.

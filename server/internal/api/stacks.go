@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
 )
 
 // listStacks answers env's stacks; without env the answer is [] (spec).

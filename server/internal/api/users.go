@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/auth"
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // userJSON is a user as clients decode it (never the password hash).

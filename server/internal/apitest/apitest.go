@@ -15,14 +15,14 @@ import (
 
 	"github.com/berth-dev/berth/server/internal/api"
 	"github.com/berth-dev/berth/server/internal/auth"
-	"github.com/berth-dev/berth/shared/engine"
-	"github.com/berth-dev/berth/shared/enginetest"
+	"github.com/berth-dev/berth/server/internal/environments"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/license"
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/secret"
-	"github.com/berth-dev/berth/server/internal/environments"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/shared/enginetest"
 )
 
 // Berth is a running in-process server.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/clocktest"
 	"github.com/berth-dev/berth/shared/fault"
-	"github.com/berth-dev/berth/server/internal/store"
 )
 
 // cheapArgon keeps hashing fast in tests; the parameters are recorded in

@@ -15,8 +15,8 @@ import (
 
 	"github.com/go-ldap/ldap/v3"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // ldapTimeout bounds dialing a directory (TLS handshake included) and each

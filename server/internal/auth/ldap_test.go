@@ -10,10 +10,10 @@ import (
 
 	"github.com/go-ldap/ldap/v3"
 
-	"github.com/berth-dev/berth/shared/enginetest"
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
+	"github.com/berth-dev/berth/shared/enginetest"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 func TestEscapeFilter(t *testing.T) {

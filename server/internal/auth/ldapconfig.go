@@ -9,8 +9,8 @@ import (
 
 	"github.com/go-ldap/ldap/v3"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 var (

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // ErrInvalidCredentials is the one answer for an unknown user, a wrong

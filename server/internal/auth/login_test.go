@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 func TestLoginOpensSessionStoringOnlyTheTokenHash(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 var (

@@ -19,9 +19,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/atomicfile"
 	"github.com/berth-dev/berth/shared/fault"
-	"github.com/berth-dev/berth/server/internal/store"
 )
 
 // SetupTokenFile is the file in the data directory that holds the one-time

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // TokenPrefix starts every API token, so that leaked tokens are recognisable.

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // token creates an API token for u (whose password is the fixture's).

@@ -3,9 +3,9 @@ package auth
 import (
 	"testing"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 func TestCreateUserEnforcesPasswordLength(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
-	"github.com/berth-dev/berth/server/internal/store"
 )
 
 // ExecAttachWindow is how long a created exec waits for its WebSocket.

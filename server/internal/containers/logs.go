@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
-	"github.com/berth-dev/berth/server/internal/store"
 )
 
 // DefaultTail is the number of log lines returned when tail is not given.

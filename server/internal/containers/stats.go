@@ -9,9 +9,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
-	"github.com/berth-dev/berth/server/internal/store"
 )
 
 // Limits of a pass over all running containers.

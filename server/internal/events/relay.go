@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
 )
 
 // Event is one relayed engine occurrence.

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // Hook is one webhook call: for a repository (every git stack deploying

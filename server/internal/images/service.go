@@ -10,10 +10,10 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/berth-dev/berth/shared/engine"
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // Scanner scans an image after a pull (the scan package provides it).

@@ -18,8 +18,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // VendorKey is the public key that signs production licenses (base64).

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/shared/clocktest"
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
+	"github.com/berth-dev/berth/shared/clocktest"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 func TestVendorKeyIsAValidPublicKey(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
-	"github.com/berth-dev/berth/server/internal/store"
 )
 
 // Service runs network operations.

@@ -12,10 +12,10 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/berth-dev/berth/shared/engine"
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // Settings of an environment's scanning.

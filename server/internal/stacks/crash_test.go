@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/server/internal/secret"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
 )
 
 // crashCompose is a valid compose file of about 4 MiB (a long comment), so

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // Discovered is a compose project on an engine that Berth did not create

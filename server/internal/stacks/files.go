@@ -13,9 +13,9 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/dotenv"
 
+	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/atomicfile"
 	"github.com/berth-dev/berth/shared/fault"
-	"github.com/berth-dev/berth/server/internal/store"
 )
 
 // File names of a stack directory.

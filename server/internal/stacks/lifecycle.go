@@ -8,9 +8,9 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/types"
 
+	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
-	"github.com/berth-dev/berth/server/internal/store"
 )
 
 // Action is a lifecycle operation on a stack's containers.

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
 )
 
 // Stack statuses.

@@ -13,9 +13,9 @@ import (
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
 
+	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
-	"github.com/berth-dev/berth/server/internal/store"
 )
 
 // projectSource is what a compose project is loaded from.

@@ -15,9 +15,9 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
-	"github.com/berth-dev/berth/server/internal/store"
 )
 
 // Registries gives the credentials of the configured registries, which

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
-	"github.com/berth-dev/berth/server/internal/store"
 )
 
 // CreateSpec is a volume to create, as clients describe it.

@@ -9,9 +9,9 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
-	"github.com/berth-dev/berth/server/internal/store"
 )
 
 // Service runs volume operations.
