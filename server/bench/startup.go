@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/berth-dev/berth/shared/enginetest"
+)
+
+// startupSample is one start of the real server binary.
+type startupSample struct {
+	ready   time.Duration // from exec to the first 200 of /api/health
+	idleRSS int64         // resident set size in bytes after idleWait of no requests
+}
+
+// idleWait is how long the server sits without requests before its RSS is read.
+const idleWait = 2 * time.Second
+
+// benchStartup starts the server binary rounds times, each with a fresh data
+// directory (SQLite, a new encryption key, the local environment bootstrapped
+// against the test engine), and reports start-to-ready and idle RSS.
+func benchStartup(ctx context.Context, binary string, rounds int, out io.Writer) error {
+	if _, err := os.Stat(binary); err != nil {
+		return fmt.Errorf("server binary %s: %w (run make build)", binary, err)
+	}
+	var samples []startupSample
+	for range rounds {
+		s, err := startOnce(ctx, binary)
+		if err != nil {
+			return err
+		}
+		samples = append(samples, s)
+	}
+	ready := make([]time.Duration, len(samples))
+	rss := make([]int64, len(samples))
+	for i, s := range samples {
+		ready[i], rss[i] = s.ready, s.idleRSS
+	}
+	slices.Sort(ready)
+	slices.Sort(rss)
+	fmt.Fprintf(out, "\nserver binary %s, %d starts with a fresh SQLite data directory:\n", binary, rounds)
+	fmt.Fprintf(out, "  start-to-ready (exec → first 200 of /api/health): median %v, min %v, max %v\n",
+		ready[len(ready)/2].Round(time.Millisecond), ready[0].Round(time.Millisecond), ready[len(ready)-1].Round(time.Millisecond))
+	fmt.Fprintf(out, "  idle RSS after %v: median %.1f MB, max %.1f MB\n", idleWait,
+		float64(rss[len(rss)/2])/1e6, float64(rss[len(rss)-1])/1e6)
+	return nil
+}
+
+// startOnce runs one server process until it is ready and idle, measures it
+// and stops it.
+func startOnce(ctx context.Context, binary string) (startupSample, error) {
+	dir, err := os.MkdirTemp("", "berth-bench-start-")
+	if err != nil {
+		return startupSample{}, err
+	}
+	defer os.RemoveAll(dir)
+	port, err := freePort()
+	if err != nil {
+		return startupSample{}, err
+	}
+	cmd := exec.CommandContext(ctx, binary, "serve")
+	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT="+strconv.Itoa(port),
+		"DATA_DIR="+filepath.Join(dir, "data"), "DATABASE_URL=", "DOCKER_SOCKET="+enginetest.Socket)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return startupSample{}, err
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}()
+	url := fmt.Sprintf("http://127.0.0.1:%d/api/health", port)
+	hc := &http.Client{Timeout: time.Second}
+	deadline := start.Add(30 * time.Second)
+	var s startupSample
+	for {
+		if resp, err := hc.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				s.ready = time.Since(start)
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return s, errors.New("the server did not answer /api/health within 30 s")
+		}
+		select {
+		case <-ctx.Done():
+			return s, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	hc.CloseIdleConnections()
+	select {
+	case <-ctx.Done():
+		return s, ctx.Err()
+	case <-time.After(idleWait):
+	}
+	s.idleRSS, err = residentBytes(cmd.Process.Pid)
+	return s, err
+}
+
+// residentBytes reads VmRSS of a process from /proc.
+func residentBytes(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("VmRSS %q: %w", rest, err)
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, errors.New("no VmRSS in /proc status")
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
