@@ -39,6 +39,8 @@ type config struct {
 	image      string
 	keep       bool
 	pullRounds int
+	binary     string // the server binary whose start-up and idle memory are measured
+	starts     int
 }
 
 func main() {
@@ -63,11 +65,13 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.image, "image", enginetest.Image(), "image of the containers (default $BERTH_TEST_IMAGE)")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the containers afterwards")
 	fs.IntVar(&cfg.pullRounds, "pull-rounds", 5, "pulls of the ~50 MB image through each path (0: skip)")
+	fs.StringVar(&cfg.binary, "binary", "bin/berth", "server binary for the start-up and idle-memory measurement")
+	fs.IntVar(&cfg.starts, "starts", 5, "starts of the server binary to measure (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
-	if cfg.containers < 1 || cfg.iterations < 1 || cfg.warmup < 0 {
-		return config{}, errors.New("-containers and -iterations must be positive, -warmup not negative")
+	if cfg.containers < 1 || cfg.iterations < 1 || cfg.warmup < 0 || cfg.starts < 0 {
+		return config{}, errors.New("-containers and -iterations must be positive, -warmup and -starts not negative")
 	}
 	return cfg, nil
 }
@@ -109,6 +113,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		return err
 	}
 	report(out, ver, cfg, res)
+	if cfg.starts > 0 {
+		if err := benchStartup(ctx, cfg.binary, cfg.starts, out); err != nil {
+			return fmt.Errorf("start-up: %w", err)
+		}
+	}
 
 	// The stack list: Berth lists every container (the raw request) and
 	// groups it by compose project with Berth's own stack records.
