@@ -6,6 +6,19 @@ BIN        := bin/$(APP)
 ARGS       ?=
 TEST_FLAGS ?= -count=1 -timeout 25m
 
+# Stamped into the binary and the image; "dev" outside a git checkout.
+VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE      ?= berth/server:dev
+
+# SQLite (mattn/go-sqlite3) is cgo, yet bin/berth stays one static binary that
+# runs FROM scratch: the external linker links glibc statically; netgo and
+# osusergo keep out glibc's name-service lookups (getaddrinfo, getpwnam), which
+# cannot work from a static binary, and SQLite's extension loading (dlopen) is
+# compiled out.
+GO_TAGS    := netgo osusergo sqlite_omit_load_extension
+GO_LDFLAGS := -s -w -linkmode external -extldflags "-static" \
+	-X github.com/berth-dev/berth/shared/version.Version=$(VERSION)
+
 # Every package of the go.work workspace (run from the root).
 PKGS := ./server/... ./shared/...
 
@@ -15,12 +28,30 @@ WITH_TEST_ENV := set -a && . ./.test-env && set +a &&
 # Targets run one after the other, in the order they are listed, even under -j.
 .NOTPARALLEL:
 
-.PHONY: all build run run-env test test-env lint bench clean
+.PHONY: all build check-static images run run-env test test-env lint bench clean
 
 all: build
 
 build:
-	CGO_ENABLED=0 go build -trimpath -o $(BIN) ./server/cmd/berth
+	CGO_ENABLED=1 go build -trimpath -tags '$(GO_TAGS)' -ldflags '$(GO_LDFLAGS)' -o $(BIN) ./server/cmd/berth
+
+# Fails unless bin/berth needs no shared library at run time (the image has none).
+check-static: build
+	@out=$$(file $(BIN)); case "$$out" in *"statically linked"*) ;; \
+		*) echo "$$out"; echo "check-static: $(BIN) is not statically linked"; exit 1;; esac
+	@out=$$(ldd $(BIN) 2>&1); case "$$out" in *"not a dynamic executable"*) ;; \
+		*) echo "$$out"; echo "check-static: ldd lists libraries for $(BIN)"; exit 1;; esac
+	@echo "check-static: $(BIN) is statically linked"
+
+# The server image, FROM scratch (no base image is pulled): bin/berth plus the
+# CA bundle, time zone data and an empty /data staged in bin/image/ by
+# scripts/image-rootfs.sh. The build context is the repository root, cut down
+# to bin/berth and bin/image/ by .dockerignore.
+images: check-static
+	@scripts/image-rootfs.sh bin/image
+	docker build -f Dockerfile.server --build-arg VERSION=$(VERSION) \
+		--build-arg REVISION=$$(git rev-parse HEAD 2>/dev/null || echo unknown) -t $(IMAGE) .
+	@docker image inspect -f '$(IMAGE): {{.Size}} bytes' $(IMAGE)
 
 # PORT (3000), HOST, DATA_DIR (./data), DATABASE_URL, … are read by the binary
 # from the environment; flags can be passed with ARGS="-port 8080".
@@ -30,7 +61,9 @@ run: build run-env
 run-env:
 	@scripts/run-env.sh
 
-test: test-env lint
+# The image test (server/cmd/berth/image_test.go) runs the image named here.
+test: export BERTH_SERVER_IMAGE := $(IMAGE)
+test: test-env lint check-static images
 	$(WITH_TEST_ENV) go test $(TEST_FLAGS) $(PKGS)
 
 test-env:

@@ -1,5 +1,5 @@
 // Command berth is the Berth server: a web UI and JSON API that manage Docker
-// engines. Subcommands: serve (default), admin, agent.
+// engines. Subcommands: serve (default), admin, healthcheck, agent.
 package main
 
 import (
@@ -30,6 +30,7 @@ import (
 
 const usage = `usage: berth [serve] [flags]   start the server (default)
        berth admin <command>     recovery: create-user, reset-password, disable-auth, enable-auth
+       berth healthcheck         exit 0 when the server of this HOST and PORT answers /api/health
        berth agent               remote agent (not available yet)
        berth version
 
@@ -66,6 +67,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return nil
 	case "admin":
 		return admin(ctx, args, getenv, stdin, stderr)
+	case "healthcheck":
+		return healthcheck(ctx, args, getenv, stderr)
 	case "agent":
 		return fmt.Errorf("%s: not available in this version", cmd)
 	case "help", "-h", "--help":
