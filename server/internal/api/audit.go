@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -35,8 +37,8 @@ func toAuditJSON(e store.AuditEntry) auditJSON {
 // auditFilter reads the listing's filters: userId, username, environmentId,
 // action (a trailing * matches a prefix), entityType, since, until (RFC 3339),
 // limit (default 100, at most 1000; exports: all, up to 100000) and offset.
-func auditFilter(r *http.Request) (store.AuditFilter, error) {
-	q := r.URL.Query()
+func auditFilter(c *gin.Context) (store.AuditFilter, error) {
+	q := c.Request.URL.Query()
 	f := store.AuditFilter{Username: q.Get("username"), Action: q.Get("action"), EntityType: q.Get("entityType")}
 	intParam := func(name string) (*int64, error) {
 		v := q.Get(name)
@@ -92,15 +94,15 @@ func auditFilter(r *http.Request) (store.AuditFilter, error) {
 
 // listAudit answers the audit log as a page of JSON, or, with format=json or
 // format=csv, as a file to download. An enterprise feature.
-func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) listAudit(c *gin.Context) error {
 	if err := s.auth.RequireEnterprise(); err != nil {
 		return err
 	}
-	format := r.URL.Query().Get("format")
+	format := c.Query("format")
 	if format != "" && format != "json" && format != "csv" {
 		return fault.New(fault.Invalid, "format must be json or csv")
 	}
-	f, err := auditFilter(r)
+	f, err := auditFilter(c)
 	if err != nil {
 		return err
 	}
@@ -109,9 +111,9 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 		total   int
 	)
 	if format == "" {
-		entries, total, err = s.store.ListAudit(r.Context(), f)
+		entries, total, err = s.store.ListAudit(c.Request.Context(), f)
 	} else {
-		entries, err = s.exportAudit(r, f)
+		entries, err = s.exportAudit(c, f)
 	}
 	if err != nil {
 		return err
@@ -120,12 +122,12 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 	stamp := s.now().UTC().Format("20060102-150405")
 	switch format {
 	case "json":
-		w.Header().Set("Content-Disposition", `attachment; filename="berth-audit-`+stamp+`.json"`)
-		return writeJSON(w, http.StatusOK, out)
+		c.Header("Content-Disposition", `attachment; filename="berth-audit-`+stamp+`.json"`)
+		return writeJSON(c, http.StatusOK, out)
 	case "csv":
-		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-		w.Header().Set("Content-Disposition", `attachment; filename="berth-audit-`+stamp+`.csv"`)
-		cw := csv.NewWriter(w)
+		c.Header("Content-Type", "text/csv; charset=utf-8")
+		c.Header("Content-Disposition", `attachment; filename="berth-audit-`+stamp+`.csv"`)
+		cw := csv.NewWriter(c.Writer)
 		_ = cw.Write([]string{"id", "timestamp", "userId", "username", "environmentId", "action", "entityType",
 			"entityId", "entityName", "description", "details", "ipAddress"})
 		for _, e := range out {
@@ -140,7 +142,7 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 	if limit == 0 {
 		limit = 100
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"entries": out, "total": total, "limit": limit, "offset": f.Offset})
+	return writeJSON(c, http.StatusOK, map[string]any{"entries": out, "total": total, "limit": limit, "offset": f.Offset})
 }
 
 // maxExport bounds the entries of one export.
@@ -148,7 +150,7 @@ const maxExport = 100000
 
 // exportAudit collects the entries an export asks for (limit, or all up to
 // maxExport), page by page.
-func (s *Server) exportAudit(r *http.Request, f store.AuditFilter) ([]store.AuditEntry, error) {
+func (s *Server) exportAudit(c *gin.Context, f store.AuditFilter) ([]store.AuditEntry, error) {
 	want := f.Limit
 	if want <= 0 || want > maxExport {
 		want = maxExport
@@ -156,7 +158,7 @@ func (s *Server) exportAudit(r *http.Request, f store.AuditFilter) ([]store.Audi
 	var out []store.AuditEntry
 	for len(out) < want {
 		f.Limit = min(1000, want-len(out))
-		page, _, err := s.store.ListAudit(r.Context(), f)
+		page, _, err := s.store.ListAudit(c.Request.Context(), f)
 		if err != nil {
 			return nil, err
 		}

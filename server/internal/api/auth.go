@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
@@ -22,77 +24,77 @@ type sessionUser struct {
 	Permissions auth.Permissions `json:"permissions,omitempty"`
 }
 
-func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) login(c *gin.Context) error {
 	var req struct {
 		Username string `json:"username"`
 		Password string `json:"password"`
 		Provider string `json:"provider"`
 		MFAToken string `json:"mfaToken"`
 	}
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	ident, sess, err := s.auth.Login(r.Context(), auth.LoginRequest{Username: req.Username, Password: req.Password,
-		Provider: req.Provider, IP: clientIP(r), UserAgent: r.UserAgent()})
+	ident, sess, err := s.auth.Login(c.Request.Context(), auth.LoginRequest{Username: req.Username, Password: req.Password,
+		Provider: req.Provider, IP: clientIP(c.Request), UserAgent: c.Request.UserAgent()})
 	if err != nil {
 		if k := fault.KindOf(err); k == fault.Unauthorized || k == fault.TooMany {
-			s.audit(r, store.AuditEntry{Action: "login.failure", EntityType: "session", Username: req.Username,
+			s.audit(c, store.AuditEntry{Action: "login.failure", EntityType: "session", Username: req.Username,
 				Description: "failed sign-in"})
 		}
 		return err
 	}
-	s.setSessionCookie(w, r, sess)
+	s.setSessionCookie(c, sess)
 	uid := ident.User.ID
-	s.audit(r, store.AuditEntry{Action: "login", EntityType: "session", UserID: &uid, Username: ident.User.Username,
+	s.audit(c, store.AuditEntry{Action: "login", EntityType: "session", UserID: &uid, Username: ident.User.Username,
 		EntityID: strconv.FormatInt(uid, 10), EntityName: ident.User.Username, Description: "signed in with " + ident.Provider})
-	return writeJSON(w, http.StatusOK, map[string]any{"success": true, "user": sessionUser{ID: ident.User.ID,
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "user": sessionUser{ID: ident.User.ID,
 		Username: ident.User.Username, Email: ident.User.Email, DisplayName: ident.User.DisplayName, IsAdmin: ident.User.IsAdmin}})
 }
 
 // setSessionCookie hands the session token to the browser.
-func (s *Server) setSessionCookie(w http.ResponseWriter, r *http.Request, sess auth.Session) {
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: sess.Token, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: isHTTPS(r), Expires: sess.ExpiresAt,
+func (s *Server) setSessionCookie(c *gin.Context, sess auth.Session) {
+	http.SetCookie(c.Writer, &http.Cookie{Name: SessionCookie, Value: sess.Token, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: isHTTPS(c.Request), Expires: sess.ExpiresAt,
 		MaxAge: int(time.Until(sess.ExpiresAt).Seconds())})
 }
 
-func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
-	if c, err := r.Cookie(SessionCookie); err == nil {
-		if err := s.auth.Logout(r.Context(), c.Value); err != nil {
+func (s *Server) logout(c *gin.Context) error {
+	if ck, err := c.Request.Cookie(SessionCookie); err == nil {
+		if err := s.auth.Logout(c.Request.Context(), ck.Value); err != nil {
 			return err
 		}
-		if ident := identityOf(r); ident != nil {
-			s.audit(r, store.AuditEntry{Action: "logout", EntityType: "session", EntityName: ident.User.Username})
+		if ident := identityOf(c); ident != nil {
+			s.audit(c, store.AuditEntry{Action: "logout", EntityType: "session", EntityName: ident.User.Username})
 		}
 	}
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: isHTTPS(r), MaxAge: -1})
-	return writeJSON(w, http.StatusOK, success)
+	http.SetCookie(c.Writer, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: isHTTPS(c.Request), MaxAge: -1})
+	return writeJSON(c, http.StatusOK, success)
 }
 
-func (s *Server) session(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.auth.Settings(r.Context())
+func (s *Server) session(c *gin.Context) error {
+	st, err := s.auth.Settings(c.Request.Context())
 	if err != nil {
 		return err
 	}
-	ident := identityOf(r)
+	ident := identityOf(c)
 	if ident == nil || !st.AuthEnabled {
 		out := map[string]any{"authenticated": false, "authEnabled": st.AuthEnabled}
 		if st.AuthEnabled {
-			need, err := s.auth.SetupRequired(r.Context())
+			need, err := s.auth.SetupRequired(c.Request.Context())
 			if err != nil {
 				return err
 			}
 			out["setupRequired"] = need
 		}
-		return writeJSON(w, http.StatusOK, out)
+		return writeJSON(c, http.StatusOK, out)
 	}
 	provider := ident.Provider
 	if provider == "token" {
 		provider = ident.User.AuthProvider
 	}
 	provider, _, _ = strings.Cut(provider, ":") // "oidc:<name>" → "oidc"
-	return writeJSON(w, http.StatusOK, map[string]any{"authenticated": true, "authEnabled": true,
+	return writeJSON(c, http.StatusOK, map[string]any{"authenticated": true, "authEnabled": true,
 		"user": sessionUser{ID: ident.User.ID, Username: ident.User.Username, Email: ident.User.Email,
 			DisplayName: ident.User.DisplayName, IsAdmin: ident.User.IsAdmin, Provider: provider,
 			Permissions: ident.Access.Summary()}})
@@ -106,8 +108,8 @@ type provider struct {
 	InitiateURL string `json:"initiateUrl,omitempty"`
 }
 
-func (s *Server) providers(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.auth.Settings(r.Context())
+func (s *Server) providers(c *gin.Context) error {
+	st, err := s.auth.Settings(c.Request.Context())
 	if err != nil {
 		return err
 	}
@@ -115,14 +117,14 @@ func (s *Server) providers(w http.ResponseWriter, r *http.Request) error {
 	if !s.auth.LocalLoginDisabled() {
 		list = append(list, provider{ID: "local", Name: "Local", Type: "local"})
 	}
-	ldaps, err := s.auth.LDAPProviders(r.Context())
+	ldaps, err := s.auth.LDAPProviders(c.Request.Context())
 	if err != nil {
 		return err
 	}
 	for _, p := range ldaps {
 		list = append(list, provider{ID: p.ID, Name: p.Name, Type: "ldap"})
 	}
-	oidcs, err := s.auth.OIDCProviders(r.Context())
+	oidcs, err := s.auth.OIDCProviders(c.Request.Context())
 	if err != nil {
 		return err
 	}
@@ -130,27 +132,27 @@ func (s *Server) providers(w http.ResponseWriter, r *http.Request) error {
 		id := strconv.FormatInt(p.ID, 10)
 		list = append(list, provider{ID: "oidc:" + id, Name: p.Name, Type: "oidc", InitiateURL: "/api/auth/oidc/" + id + "/initiate"})
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"providers": list, "defaultProvider": st.DefaultProvider})
+	return writeJSON(c, http.StatusOK, map[string]any{"providers": list, "defaultProvider": st.DefaultProvider})
 }
 
-func (s *Server) getAuthSettings(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.auth.Settings(r.Context())
+func (s *Server) getAuthSettings(c *gin.Context) error {
+	st, err := s.auth.Settings(c.Request.Context())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, st)
+	return writeJSON(c, http.StatusOK, st)
 }
 
-func (s *Server) putAuthSettings(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) putAuthSettings(c *gin.Context) error {
 	var p auth.SettingsPatch
-	if err := decode(w, r, &p); err != nil {
+	if err := bindJSON(c, &p); err != nil {
 		return err
 	}
-	st, err := s.auth.UpdateSettings(r.Context(), p)
+	st, err := s.auth.UpdateSettings(c.Request.Context(), p)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, st)
+	return writeJSON(c, http.StatusOK, st)
 }
 
 // tokenJSON is an API token as listed (never the token itself).
@@ -171,33 +173,33 @@ func toTokenJSON(t store.APIToken) tokenJSON {
 
 // signedIn returns the request's user; token routes need one even when
 // authentication is disabled (a token belongs to someone).
-func signedIn(r *http.Request) (*auth.Identity, error) {
-	ident := identityOf(r)
+func signedIn(c *gin.Context) (*auth.Identity, error) {
+	ident := identityOf(c)
 	if ident == nil {
 		return nil, errAuthRequired
 	}
 	return ident, nil
 }
 
-func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) error {
-	ident, err := signedIn(r)
+func (s *Server) listTokens(c *gin.Context) error {
+	ident, err := signedIn(c)
 	if err != nil {
 		return err
 	}
-	all, err := queryBool(r, "all", false)
+	all, err := queryBool(c, "all", false)
 	if err != nil {
 		return err
 	}
-	list, err := s.auth.ListTokens(r.Context(), ident.User, all)
+	list, err := s.auth.ListTokens(c.Request.Context(), ident.User, all)
 	if err != nil {
 		return err
 	}
 	out := convert(list, toTokenJSON)
-	return writeJSON(w, http.StatusOK, out)
+	return writeJSON(c, http.StatusOK, out)
 }
 
-func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
-	ident, err := signedIn(r)
+func (s *Server) createToken(c *gin.Context) error {
+	ident, err := signedIn(c)
 	if err != nil {
 		return err
 	}
@@ -206,30 +208,30 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 		ExpiresAt *time.Time `json:"expiresAt"`
 		Password  string     `json:"password"`
 	}
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	t, err := s.auth.CreateToken(r.Context(), ident.User, req.Name, req.Password, req.ExpiresAt)
+	t, err := s.auth.CreateToken(c.Request.Context(), ident.User, req.Name, req.Password, req.ExpiresAt)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, struct {
+	return writeJSON(c, http.StatusCreated, struct {
 		tokenJSON
 		Token string `json:"token"`
 	}{toTokenJSON(t.APIToken), t.Token})
 }
 
-func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
-	ident, err := signedIn(r)
+func (s *Server) revokeToken(c *gin.Context) error {
+	ident, err := signedIn(c)
 	if err != nil {
 		return err
 	}
-	id, err := pathID(r, "Token")
+	id, err := pathID(c, "Token")
 	if err != nil {
 		return err
 	}
-	if err := s.auth.RevokeToken(r.Context(), ident.User, id); err != nil {
+	if err := s.auth.RevokeToken(c.Request.Context(), ident.User, id); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
@@ -35,62 +37,76 @@ type auditNote struct {
 }
 
 // noteAudit names the entity of the request's change.
-func noteAudit(r *http.Request, id, name string) {
-	if n, ok := r.Context().Value(auditKey{}).(*auditNote); ok {
+func noteAudit(c *gin.Context, id, name string) {
+	if v, ok := c.Get(auditKey{}); ok {
+		n := v.(*auditNote)
 		n.entityID, n.entityName = id, name
 	}
 }
 
-// identityOf returns the signed-in user of r, or nil (anonymous, or
-// authentication disabled without a session).
-func identityOf(r *http.Request) *auth.Identity {
-	id, _ := r.Context().Value(identityKey{}).(*auth.Identity)
+// identityOf returns the signed-in user of the request, or nil (anonymous,
+// or authentication disabled without a session).
+func identityOf(c *gin.Context) *auth.Identity {
+	v, _ := c.Get(identityKey{})
+	id, _ := v.(*auth.Identity)
 	return id
+}
+
+// admit is the gin middleware of a route's admission: it answers the
+// route's refusal and stops the chain, or lets the request through carrying
+// its identity and environment.
+func (s *Server) admit(rt route) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := s.admitted(c, rt); err != nil {
+			s.fail(c, err)
+			c.Abort()
+		}
+	}
 }
 
 // admitted runs the route's checks in order: who is asking (API token or
 // session cookie), cross-site protection, sign-in, the route's environment,
-// and the permission on it. It returns the request carrying the identity and
-// the environment.
-func (s *Server) admitted(r *http.Request, rt route) (*http.Request, error) {
-	r = r.WithContext(context.WithValue(r.Context(), auditKey{}, &auditNote{}))
+// and the permission on it. It keeps the identity and the environment on the
+// gin context.
+func (s *Server) admitted(c *gin.Context, rt route) error {
+	c.Set(auditKey{}, &auditNote{})
+	r := c.Request
 	ctx := r.Context()
 	st, err := s.auth.Settings(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ident, byCookie, err := s.identify(r)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if ident != nil {
-		r = r.WithContext(context.WithValue(ctx, identityKey{}, ident))
+		c.Set(identityKey{}, ident)
 		if byCookie && !safeMethod(r.Method) && !sameOrigin(r) {
-			return nil, errCrossSite
+			return errCrossSite
 		}
 	}
 	if st.AuthEnabled && rt.Perm != Public && ident == nil {
 		if !rt.Setup {
-			return nil, errAuthRequired
+			return errAuthRequired
 		}
 		if need, err := s.auth.SetupRequired(ctx); err != nil {
-			return nil, err
+			return err
 		} else if !need {
-			return nil, errAuthRequired
+			return errAuthRequired
 		}
 	}
-	r, err = s.withEnvironment(r, rt.Env)
-	if err != nil {
-		return nil, err
+	if err := s.withEnvironment(c, rt.Env); err != nil {
+		return err
 	}
 	if !st.AuthEnabled || rt.Perm == Public || rt.Perm == Authenticated || ident == nil {
-		return r, nil
+		return nil
 	}
-	return r, decide(ident.Access, rt, r)
+	return decide(ident.Access, rt, envOf(c))
 }
 
 // decide applies the route's permission to the route's environment.
-func decide(acc auth.Access, rt route, r *http.Request) error {
+func decide(acc auth.Access, rt route, env store.Environment) error {
 	perm := string(rt.Perm)
 	var d auth.Decision
 	switch rt.Env {
@@ -99,7 +115,7 @@ func decide(acc auth.Access, rt route, r *http.Request) error {
 	case AnyEnv:
 		d = acc.CheckAny(perm)
 	default:
-		id := envOf(r).ID
+		id := env.ID
 		d = acc.Check(perm, &id)
 	}
 	return denial(d)
@@ -186,49 +202,61 @@ func isHTTPS(r *http.Request) bool {
 	return ip != nil && ip.IsLoopback() && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
+// auditAfter is the gin middleware that writes the audit line of a
+// state-changing route once its handler succeeded.
+func (s *Server) auditAfter(rt route) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Next()
+		if len(c.Errors) == 0 && c.Writer.Status() < 400 {
+			s.recordAudit(c, rt)
+		}
+	}
+}
+
 // recordAudit writes the audit line of a successful state-changing route.
-func (s *Server) recordAudit(r *http.Request, rt route) {
+func (s *Server) recordAudit(c *gin.Context, rt route) {
 	if rt.Audit == "" || rt.Audit == Quiet {
 		return
 	}
 	entityType, _, _ := strings.Cut(rt.Audit, ".")
-	e := store.AuditEntry{Action: rt.Audit, EntityType: entityType, EntityID: r.PathValue("id")}
+	e := store.AuditEntry{Action: rt.Audit, EntityType: entityType, EntityID: c.Param("id")}
 	for _, name := range []string{"execId", "name"} {
 		if e.EntityID == "" {
-			e.EntityID = r.PathValue(name)
+			e.EntityID = c.Param(name)
 		}
 	}
-	if n, ok := r.Context().Value(auditKey{}).(*auditNote); ok {
+	if v, ok := c.Get(auditKey{}); ok {
+		n := v.(*auditNote)
 		if n.entityID != "" {
 			e.EntityID = n.entityID
 		}
 		e.EntityName = n.entityName
 	}
-	s.audit(r, e)
+	s.audit(c, e)
 }
 
 // audit writes e with the request's user, environment and address. A
 // failure is logged: it never fails the operation that already happened.
-func (s *Server) audit(r *http.Request, e store.AuditEntry) {
-	if id := identityOf(r); id != nil && e.UserID == nil {
+func (s *Server) audit(c *gin.Context, e store.AuditEntry) {
+	if id := identityOf(c); id != nil && e.UserID == nil {
 		uid := id.User.ID
 		e.UserID, e.Username = &uid, id.User.Username
 	}
-	if env := envOf(r); env.ID != 0 && e.EnvironmentID == nil {
+	if env := envOf(c); env.ID != 0 && e.EnvironmentID == nil {
 		envID := env.ID
 		e.EnvironmentID = &envID
 	}
 	if e.IP == "" {
-		e.IP = clientIP(r)
+		e.IP = clientIP(c.Request)
 	}
-	if err := s.store.AddAudit(context.WithoutCancel(r.Context()), &e); err != nil {
+	if err := s.store.AddAudit(context.WithoutCancel(c.Request.Context()), &e); err != nil {
 		s.log.Error("audit entry not written", "action", e.Action, "err", err)
 	}
 }
 
 // pathID parses the numeric {id} path parameter.
-func pathID(r *http.Request, what string) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+func pathID(c *gin.Context, what string) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id <= 0 {
 		return 0, fault.New(fault.NotFound, what+" not found")
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/license"
 	"github.com/berth-dev/berth/server/internal/store"
@@ -60,12 +62,14 @@ func newAuthzFixture(t *testing.T) *authzFixture {
 	f := &authzFixture{store: st, auth: a, tokens: map[string]string{}}
 	f.routes = s.routes()
 	for i := range f.routes {
-		f.routes[i].h = func(w http.ResponseWriter, r *http.Request) error {
-			w.WriteHeader(http.StatusNoContent)
+		key := f.routes[i].Method + " " + f.routes[i].Path
+		f.routes[i].h = func(c *gin.Context) error {
+			c.Header("X-Route", key) // which route's handler the engine dispatched to
+			c.Status(http.StatusNoContent)
 			return nil
 		}
 	}
-	f.srv = httptest.NewServer(s.mux(f.routes))
+	f.srv = httptest.NewServer(s.engine(f.routes))
 	t.Cleanup(f.srv.Close)
 
 	two := int64(2)
@@ -194,6 +198,9 @@ func TestRouteTableAuthorization(t *testing.T) {
 			if resp.StatusCode != wantStatus || body.Error != wantErr {
 				t.Errorf("%s %s as %s = %d %q, want %d %q", rt.Method, rt.Path, principal,
 					resp.StatusCode, body.Error, wantStatus, wantErr)
+			}
+			if key := rt.Method + " " + rt.Path; resp.StatusCode == 204 && resp.Header.Get("X-Route") != key {
+				t.Errorf("%s %s as %s reached the handler of %q", rt.Method, rt.Path, principal, resp.Header.Get("X-Route"))
 			}
 		}
 	}

@@ -5,22 +5,24 @@ import (
 	"path"
 	"strings"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/containers"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
 )
 
-func (s *Server) listContainers(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	all, err := queryBool(r, "all", false)
+func (s *Server) listContainers(c *gin.Context) error {
+	env := envOf(c)
+	all, err := queryBool(c, "all", false)
 	if err != nil {
 		return err
 	}
-	list, err := s.containers.List(r.Context(), env, all)
+	list, err := s.containers.List(c.Request.Context(), env, all)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, list)
+	return writeJSON(c, http.StatusOK, list)
 }
 
 // createContainerRequest accepts the spec's fields and the de-facto ones.
@@ -75,105 +77,105 @@ func (req createContainerRequest) spec() containers.CreateSpec {
 	return sp
 }
 
-func (s *Server) createContainer(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
+func (s *Server) createContainer(c *gin.Context) error {
+	env := envOf(c)
 	var req createContainerRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	id, err := s.containers.Create(r.Context(), env, req.spec())
+	id, err := s.containers.Create(c.Request.Context(), env, req.spec())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": id})
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "id": id})
 }
 
-func (s *Server) inspectContainer(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	raw, err := s.containers.Inspect(r.Context(), env, r.PathValue("id"))
+func (s *Server) inspectContainer(c *gin.Context) error {
+	env := envOf(c)
+	raw, err := s.containers.Inspect(c.Request.Context(), env, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_, err = w.Write(raw)
+	c.Header("Content-Type", "application/json")
+	_, err = c.Writer.Write(raw)
 	return err
 }
 
 // containerAction serves POST /api/containers/{id}/{start|stop|restart|pause|unpause}.
-func (s *Server) containerAction(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	action := containers.Action(path.Base(r.URL.Path))
-	if err := s.containers.Do(r.Context(), env, r.PathValue("id"), action); err != nil {
+func (s *Server) containerAction(c *gin.Context) error {
+	env := envOf(c)
+	action := containers.Action(path.Base(c.Request.URL.Path))
+	if err := s.containers.Do(c.Request.Context(), env, c.Param("id"), action); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
-func (s *Server) removeContainer(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	force, err := queryBool(r, "force", false)
+func (s *Server) removeContainer(c *gin.Context) error {
+	env := envOf(c)
+	force, err := queryBool(c, "force", false)
 	if err != nil {
 		return err
 	}
-	if err := s.containers.Remove(r.Context(), env, r.PathValue("id"), force); err != nil {
+	if err := s.containers.Remove(c.Request.Context(), env, c.Param("id"), force); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
-func (s *Server) renameContainer(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
+func (s *Server) renameContainer(c *gin.Context) error {
+	env := envOf(c)
 	var req struct {
 		Name string `json:"name"`
 	}
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := s.containers.Rename(r.Context(), env, r.PathValue("id"), req.Name); err != nil {
+	if err := s.containers.Rename(c.Request.Context(), env, c.Param("id"), req.Name); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
-func (s *Server) containerTop(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	p, err := s.containers.Top(r.Context(), env, r.PathValue("id"))
+func (s *Server) containerTop(c *gin.Context) error {
+	env := envOf(c)
+	p, err := s.containers.Top(c.Request.Context(), env, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, p)
+	return writeJSON(c, http.StatusOK, p)
 }
 
-func (s *Server) containerStats(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	snap, err := s.containers.Stats(r.Context(), env, r.PathValue("id"))
+func (s *Server) containerStats(c *gin.Context) error {
+	env := envOf(c)
+	snap, err := s.containers.Stats(c.Request.Context(), env, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, snap)
+	return writeJSON(c, http.StatusOK, snap)
 }
 
 // allContainerStats answers one pass over the running containers as an array.
-func (s *Server) allContainerStats(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
+func (s *Server) allContainerStats(c *gin.Context) error {
+	env := envOf(c)
 	out := []containers.Stat{}
-	err := s.containers.StatsAll(r.Context(), env, func(st containers.Stat) error {
+	err := s.containers.StatsAll(c.Request.Context(), env, func(st containers.Stat) error {
 		out = append(out, st)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return writeJSON(c, http.StatusOK, out)
 }
 
 // streamContainerStats sends one `stat` event per running container, then
 // `done`; a failure of the pass is an `error` event.
-func (s *Server) streamContainerStats(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	es := startEvents(w, r)
+func (s *Server) streamContainerStats(c *gin.Context) error {
+	env := envOf(c)
+	es := startEvents(c)
 	defer es.Close()
-	err := s.containers.StatsAll(r.Context(), env, func(st containers.Stat) error {
+	err := s.containers.StatsAll(c.Request.Context(), env, func(st containers.Stat) error {
 		return es.Send("stat", st)
 	})
 	if err != nil {
@@ -184,32 +186,32 @@ func (s *Server) streamContainerStats(w http.ResponseWriter, r *http.Request) er
 	return es.Send("done", struct{}{})
 }
 
-func (s *Server) containerLogs(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	ts, err := queryBool(r, "timestamps", false)
+func (s *Server) containerLogs(c *gin.Context) error {
+	env := envOf(c)
+	ts, err := queryBool(c, "timestamps", false)
 	if err != nil {
 		return err
 	}
-	logs, err := s.containers.Logs(r.Context(), env, r.PathValue("id"), r.URL.Query().Get("tail"), ts)
+	logs, err := s.containers.Logs(c.Request.Context(), env, c.Param("id"), c.Query("tail"), ts)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]string{"logs": logs})
+	return writeJSON(c, http.StatusOK, map[string]string{"logs": logs})
 }
 
 // streamContainerLogs sends `connected`, then a `log` event per line, then
 // `end` when the container's output ends; failures are `error` events.
-func (s *Server) streamContainerLogs(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	ts, err := queryBool(r, "timestamps", false)
+func (s *Server) streamContainerLogs(c *gin.Context) error {
+	env := envOf(c)
+	ts, err := queryBool(c, "timestamps", false)
 	if err != nil {
 		return err
 	}
-	id := r.PathValue("id")
+	id := c.Param("id")
 	var es *eventStream
-	err = s.containers.FollowLogs(r.Context(), env, id, r.URL.Query().Get("tail"), ts,
+	err = s.containers.FollowLogs(c.Request.Context(), env, id, c.Query("tail"), ts,
 		func() error {
-			es = startEvents(w, r)
+			es = startEvents(c)
 			return es.Send("connected", map[string]string{"containerId": id})
 		},
 		func(l engine.LogLine) error {
@@ -220,64 +222,64 @@ func (s *Server) streamContainerLogs(w http.ResponseWriter, r *http.Request) err
 	}
 	defer es.Close()
 	if err != nil {
-		if r.Context().Err() == nil {
+		if c.Request.Context().Err() == nil {
 			_, body := errorResponse(err)
 			_ = es.Send("error", body)
 		}
 		return err
 	}
-	if r.Context().Err() != nil {
+	if c.Request.Context().Err() != nil {
 		return nil
 	}
 	return es.Send("end", struct{}{})
 }
 
-func (s *Server) createExec(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
+func (s *Server) createExec(c *gin.Context) error {
+	env := envOf(c)
 	var req struct {
 		Shell string `json:"shell"`
 		User  string `json:"user"`
 	}
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	inst, err := s.containers.CreateExec(r.Context(), env, r.PathValue("id"), req.Shell, req.User)
+	inst, err := s.containers.CreateExec(c.Request.Context(), env, c.Param("id"), req.Shell, req.User)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, inst)
+	return writeJSON(c, http.StatusOK, inst)
 }
 
 // attachExec joins a WebSocket to a created exec: text frames in are
 // terminal input, text frames out are terminal output; closing either side
 // ends the session.
-func (s *Server) attachExec(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	if err := s.checkOrigin(r); err != nil {
+func (s *Server) attachExec(c *gin.Context) error {
+	env := envOf(c)
+	if err := s.checkOrigin(c.Request); err != nil {
 		return err
 	}
-	execID := r.PathValue("execId")
-	stream, err := s.containers.AttachExec(r.Context(), env, execID)
+	execID := c.Param("execId")
+	stream, err := s.containers.AttachExec(c.Request.Context(), env, execID)
 	if err != nil {
 		return err
 	}
 	defer s.containers.EndExec(execID)
-	ws, err := s.acceptWebSocket(w, r)
+	ws, err := s.acceptWebSocket(c)
 	if err != nil {
 		stream.Close()
 		return nil // Accept has answered the client
 	}
-	pumpTerminal(r.Context(), ws, stream)
+	pumpTerminal(c.Request.Context(), ws, stream)
 	return nil
 }
 
-func (s *Server) resizeExec(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	q := r.URL.Query()
-	if err := s.containers.ResizeExec(r.Context(), env, r.PathValue("execId"), q.Get("h"), q.Get("w")); err != nil {
+func (s *Server) resizeExec(c *gin.Context) error {
+	env := envOf(c)
+	q := c.Request.URL.Query()
+	if err := s.containers.ResizeExec(c.Request.Context(), env, c.Param("execId"), q.Get("h"), q.Get("w")); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
 // flexString decodes a JSON string or number as a string ("8080" or 8080).

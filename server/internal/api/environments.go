@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
@@ -28,8 +30,8 @@ var errEnvNotFound = fault.New(fault.NotFound, "Environment not found")
 
 // environment resolves the environment a request selects with the query
 // parameter param ("env", or "envId" for exec); none selects environment 1.
-func (s *Server) environment(r *http.Request, param string) (store.Environment, error) {
-	v := r.URL.Query().Get(param)
+func (s *Server) environment(c *gin.Context, param string) (store.Environment, error) {
+	v := c.Query(param)
 	id := int64(DefaultEnvironmentID)
 	if v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -38,7 +40,7 @@ func (s *Server) environment(r *http.Request, param string) (store.Environment, 
 		}
 		id = n
 	}
-	return s.environmentByID(r.Context(), id)
+	return s.environmentByID(c.Request.Context(), id)
 }
 
 func (s *Server) environmentByID(ctx context.Context, id int64) (store.Environment, error) {
@@ -50,12 +52,12 @@ func (s *Server) environmentByID(ctx context.Context, id int64) (store.Environme
 }
 
 // pathEnvironment resolves the {id} path parameter of /api/environments/{id}.
-func (s *Server) pathEnvironment(r *http.Request) (store.Environment, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+func (s *Server) pathEnvironment(c *gin.Context) (store.Environment, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id <= 0 {
 		return store.Environment{}, errEnvNotFound
 	}
-	return s.environmentByID(r.Context(), id)
+	return s.environmentByID(c.Request.Context(), id)
 }
 
 // environmentJSON is the wire form of an environment. Secrets appear only in
@@ -269,36 +271,36 @@ func validateEnvironment(e *store.Environment) error {
 
 var errEnvNameTaken = fault.New(fault.Conflict, "An environment with this name already exists")
 
-func (s *Server) listEnvironments(w http.ResponseWriter, r *http.Request) error {
-	envs, err := s.store.ListEnvironments(r.Context())
+func (s *Server) listEnvironments(c *gin.Context) error {
+	envs, err := s.store.ListEnvironments(c.Request.Context())
 	if err != nil {
 		return err
 	}
-	ident := identityOf(r)
+	ident := identityOf(c)
 	out := make([]environmentJSON, 0, len(envs))
 	for _, e := range envs {
 		if ident == nil || ident.Access.CanAccess(e.ID) {
 			out = append(out, toEnvironmentJSON(e))
 		}
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return writeJSON(c, http.StatusOK, out)
 }
 
-func (s *Server) getEnvironment(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	return writeJSON(w, http.StatusOK, toEnvironmentJSON(env))
+func (s *Server) getEnvironment(c *gin.Context) error {
+	env := envOf(c)
+	return writeJSON(c, http.StatusOK, toEnvironmentJSON(env))
 }
 
-func (s *Server) createEnvironment(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) createEnvironment(c *gin.Context) error {
 	var req environmentRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
 	env := newEnvironment()
 	if err := req.apply(&env); err != nil {
 		return err
 	}
-	if err := s.store.CreateEnvironment(r.Context(), &env); err != nil {
+	if err := s.store.CreateEnvironment(c.Request.Context(), &env); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return errEnvNameTaken
 		}
@@ -307,19 +309,19 @@ func (s *Server) createEnvironment(w http.ResponseWriter, r *http.Request) error
 	out := toEnvironmentJSON(env)
 	// The create response echoes the submitted connection fields (spec).
 	out.TLSKey, out.AgentToken = req.TLSKey, req.AgentToken
-	return writeJSON(w, http.StatusCreated, out)
+	return writeJSON(c, http.StatusCreated, out)
 }
 
-func (s *Server) updateEnvironment(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
+func (s *Server) updateEnvironment(c *gin.Context) error {
+	env := envOf(c)
 	var req environmentRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
 	if err := req.apply(&env); err != nil {
 		return err
 	}
-	if err := s.store.UpdateEnvironment(r.Context(), &env); err != nil {
+	if err := s.store.UpdateEnvironment(c.Request.Context(), &env); err != nil {
 		switch {
 		case errors.Is(err, store.ErrConflict):
 			return errEnvNameTaken
@@ -329,19 +331,19 @@ func (s *Server) updateEnvironment(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	s.engines.Forget(env.ID)
-	return writeJSON(w, http.StatusOK, toEnvironmentJSON(env))
+	return writeJSON(c, http.StatusOK, toEnvironmentJSON(env))
 }
 
-func (s *Server) deleteEnvironment(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	if err := s.store.DeleteEnvironment(r.Context(), env.ID); err != nil {
+func (s *Server) deleteEnvironment(c *gin.Context) error {
+	env := envOf(c)
+	if err := s.store.DeleteEnvironment(c.Request.Context(), env.ID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return errEnvNotFound
 		}
 		return err
 	}
 	s.engines.Forget(env.ID)
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
 // testResult is the answer of a connection test.
@@ -359,15 +361,15 @@ type testInfo struct {
 	Name          string `json:"name"`
 }
 
-func (s *Server) testEnvironment(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	return writeJSON(w, http.StatusOK, s.test(r.Context(), env))
+func (s *Server) testEnvironment(c *gin.Context) error {
+	env := envOf(c)
+	return writeJSON(c, http.StatusOK, s.test(c.Request.Context(), env))
 }
 
 // testNewEnvironment tests connection settings before they are saved.
-func (s *Server) testNewEnvironment(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) testNewEnvironment(c *gin.Context) error {
 	var req environmentRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
 	env := newEnvironment()
@@ -377,7 +379,7 @@ func (s *Server) testNewEnvironment(w http.ResponseWriter, r *http.Request) erro
 	if err := req.apply(&env); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, s.test(r.Context(), env))
+	return writeJSON(c, http.StatusOK, s.test(c.Request.Context(), env))
 }
 
 func (s *Server) test(ctx context.Context, env store.Environment) testResult {
@@ -400,30 +402,34 @@ func (s *Server) test(ctx context.Context, env store.Environment) testResult {
 // envKey is the context key of the environment a route's selector resolved.
 type envKey struct{}
 
-// envOf returns the environment resolved for r by its route's selector.
-func envOf(r *http.Request) store.Environment {
-	env, _ := r.Context().Value(envKey{}).(store.Environment)
+// envOf returns the environment resolved for the request by its route's
+// selector (the zero Environment for routes without one).
+func envOf(c *gin.Context) store.Environment {
+	v, _ := c.Get(envKey{})
+	env, _ := v.(store.Environment)
 	return env
 }
 
-// withEnvironment resolves the route's environment selector into r's context.
-func (s *Server) withEnvironment(r *http.Request, sel Selector) (*http.Request, error) {
+// withEnvironment resolves the route's environment selector and keeps the
+// environment on the gin context.
+func (s *Server) withEnvironment(c *gin.Context, sel Selector) error {
 	var (
 		env store.Environment
 		err error
 	)
 	switch sel {
 	case NoEnv, AnyEnv:
-		return r, nil
+		return nil
 	case EnvQuery:
-		env, err = s.environment(r, "env")
+		env, err = s.environment(c, "env")
 	case EnvIDQuery:
-		env, err = s.environment(r, "envId")
+		env, err = s.environment(c, "envId")
 	case EnvPath:
-		env, err = s.pathEnvironment(r)
+		env, err = s.pathEnvironment(c)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return r.WithContext(context.WithValue(r.Context(), envKey{}, env)), nil
+	c.Set(envKey{}, env)
+	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
@@ -58,15 +60,16 @@ func errorResponse(err error) (int, errorBody) {
 
 // writeError answers with err's status and body; server errors are logged
 // with their full cause, which the client never sees.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+func (s *Server) writeError(c *gin.Context, err error) {
+	r := c.Request
 	status, body := errorResponse(err)
 	if secs, ok := auth.RetryAfter(err); ok {
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		c.Header("Retry-After", strconv.Itoa(secs))
 	}
 	if status >= 500 {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 	} else {
 		s.log.Debug("request rejected", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 	}
-	writeJSON(w, status, body)
+	writeJSON(c, status, body)
 }

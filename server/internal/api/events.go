@@ -1,7 +1,7 @@
 package api
 
 import (
-	"net/http"
+	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/server/internal/events"
 )
@@ -9,14 +9,14 @@ import (
 // streamEvents relays the engine events of an environment as SSE, each named
 // like container-start with data {id, name}. While the engine cannot be
 // reached an `error` event tells why; the relay reconnects by itself.
-func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
-	env := envOf(r)
-	es := startEvents(w, r)
+func (s *Server) streamEvents(c *gin.Context) error {
+	env := envOf(c)
+	es := startEvents(c)
 	defer es.Close()
 	if err := es.Send("connected", map[string]int64{"env": env.ID}); err != nil {
 		return err
 	}
-	return s.events.Follow(r.Context(), env,
+	return s.events.Follow(c.Request.Context(), env,
 		func(ev events.Event) error {
 			return es.Send(ev.Name, map[string]string{"id": ev.ID, "name": ev.Object})
 		},

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/gitops"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/stacks"
@@ -33,28 +35,28 @@ func toCredentialJSON(c store.GitCredential) gitCredentialJSON {
 		HasSSHKey: c.SSHPrivateKey != "", CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
-func (s *Server) listGitCredentials(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.store.ListGitCredentials(r.Context())
+func (s *Server) listGitCredentials(c *gin.Context) error {
+	list, err := s.store.ListGitCredentials(c.Request.Context())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, convert(list, toCredentialJSON))
+	return writeJSON(c, http.StatusOK, convert(list, toCredentialJSON))
 }
 
-func (s *Server) getGitCredential(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "Credential")
+func (s *Server) getGitCredential(c *gin.Context) error {
+	id, err := pathID(c, "Credential")
 	if err != nil {
 		return err
 	}
-	c, err := s.git.Credential(r.Context(), id)
+	cred, err := s.git.Credential(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toCredentialJSON(c))
+	return writeJSON(c, http.StatusOK, toCredentialJSON(cred))
 }
 
 // saveGitCredential creates (POST) or updates (PUT /{id}) a credential.
-func (s *Server) saveGitCredential(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) saveGitCredential(c *gin.Context) error {
 	var req struct {
 		Name          string `json:"name"`
 		AuthType      string `json:"authType"`
@@ -62,40 +64,40 @@ func (s *Server) saveGitCredential(w http.ResponseWriter, r *http.Request) error
 		Password      string `json:"password"`
 		SSHPrivateKey string `json:"sshPrivateKey"`
 	}
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	id, status, err := saveTarget(r, "Credential")
+	id, status, err := saveTarget(c, "Credential")
 	if err != nil {
 		return err
 	}
-	c := store.GitCredential{ID: id, Name: req.Name, AuthType: req.AuthType, Username: req.Username, Password: req.Password,
+	cred := store.GitCredential{ID: id, Name: req.Name, AuthType: req.AuthType, Username: req.Username, Password: req.Password,
 		SSHPrivateKey: req.SSHPrivateKey}
-	if err := s.git.SaveCredential(r.Context(), &c); err != nil {
+	if err := s.git.SaveCredential(c.Request.Context(), &cred); err != nil {
 		return err
 	}
-	noteAudit(r, fmt.Sprint(c.ID), c.Name)
-	return writeJSON(w, status, toCredentialJSON(c))
+	noteAudit(c, fmt.Sprint(cred.ID), cred.Name)
+	return writeJSON(c, status, toCredentialJSON(cred))
 }
 
-func (s *Server) deleteGitCredential(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "Credential")
+func (s *Server) deleteGitCredential(c *gin.Context) error {
+	id, err := pathID(c, "Credential")
 	if err != nil {
 		return err
 	}
-	if err := s.git.DeleteCredential(r.Context(), id); err != nil {
+	if err := s.git.DeleteCredential(c.Request.Context(), id); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
 // saveTarget tells a save handler what it saves: a new record (POST, 201)
 // or the record of the {id} path parameter (PUT, 200).
-func saveTarget(r *http.Request, what string) (id int64, status int, err error) {
-	if r.Method != http.MethodPut {
+func saveTarget(c *gin.Context, what string) (id int64, status int, err error) {
+	if c.Request.Method != http.MethodPut {
 		return 0, http.StatusCreated, nil
 	}
-	id, err = pathID(r, what)
+	id, err = pathID(c, what)
 	return id, http.StatusOK, err
 }
 
@@ -121,28 +123,28 @@ func toRepositoryJSON(g store.GitRepository) gitRepositoryJSON {
 		LastSync: g.LastSyncAt, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
 }
 
-func (s *Server) listGitRepositories(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.store.ListGitRepositories(r.Context())
+func (s *Server) listGitRepositories(c *gin.Context) error {
+	list, err := s.store.ListGitRepositories(c.Request.Context())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, convert(list, toRepositoryJSON))
+	return writeJSON(c, http.StatusOK, convert(list, toRepositoryJSON))
 }
 
-func (s *Server) getGitRepository(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "Repository")
+func (s *Server) getGitRepository(c *gin.Context) error {
+	id, err := pathID(c, "Repository")
 	if err != nil {
 		return err
 	}
-	g, err := s.git.Repository(r.Context(), id)
+	g, err := s.git.Repository(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toRepositoryJSON(g))
+	return writeJSON(c, http.StatusOK, toRepositoryJSON(g))
 }
 
 // saveGitRepository creates (POST) or updates (PUT /{id}) a repository.
-func (s *Server) saveGitRepository(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) saveGitRepository(c *gin.Context) error {
 	var req struct {
 		Name           string `json:"name"`
 		URL            string `json:"url"`
@@ -151,31 +153,31 @@ func (s *Server) saveGitRepository(w http.ResponseWriter, r *http.Request) error
 		WebhookEnabled bool   `json:"webhookEnabled"`
 		WebhookSecret  string `json:"webhookSecret"`
 	}
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	id, status, err := saveTarget(r, "Repository")
+	id, status, err := saveTarget(c, "Repository")
 	if err != nil {
 		return err
 	}
 	g := store.GitRepository{ID: id, Name: req.Name, URL: req.URL, Branch: req.Branch, CredentialID: req.CredentialID,
 		WebhookEnabled: req.WebhookEnabled, WebhookSecret: req.WebhookSecret}
-	if err := s.git.SaveRepository(r.Context(), &g); err != nil {
+	if err := s.git.SaveRepository(c.Request.Context(), &g); err != nil {
 		return err
 	}
-	noteAudit(r, fmt.Sprint(g.ID), g.Name)
-	return writeJSON(w, status, toRepositoryJSON(g))
+	noteAudit(c, fmt.Sprint(g.ID), g.Name)
+	return writeJSON(c, status, toRepositoryJSON(g))
 }
 
-func (s *Server) deleteGitRepository(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "Repository")
+func (s *Server) deleteGitRepository(c *gin.Context) error {
+	id, err := pathID(c, "Repository")
 	if err != nil {
 		return err
 	}
-	if err := s.git.DeleteRepository(r.Context(), id); err != nil {
+	if err := s.git.DeleteRepository(c.Request.Context(), id); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
 // gitStackJSON is a git stack as clients read it (never its webhook secret).
@@ -208,24 +210,24 @@ func toGitStackJSON(g store.GitStack) gitStackJSON {
 		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
 }
 
-func (s *Server) listGitStacks(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.store.ListGitStacks(r.Context(), 0)
+func (s *Server) listGitStacks(c *gin.Context) error {
+	list, err := s.store.ListGitStacks(c.Request.Context(), 0)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, convert(list, toGitStackJSON))
+	return writeJSON(c, http.StatusOK, convert(list, toGitStackJSON))
 }
 
-func (s *Server) getGitStack(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "Git stack")
+func (s *Server) getGitStack(c *gin.Context) error {
+	id, err := pathID(c, "Git stack")
 	if err != nil {
 		return err
 	}
-	g, err := s.git.Stack(r.Context(), id)
+	g, err := s.git.Stack(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toGitStackJSON(g))
+	return writeJSON(c, http.StatusOK, toGitStackJSON(g))
 }
 
 // gitStackRequest is COMPAT's git stack body.
@@ -250,78 +252,78 @@ func (q gitStackRequest) record() store.GitStack {
 
 // createGitStack records a git stack; with deployNow it also starts its
 // first deploy as a job, whose id the answer carries.
-func (s *Server) createGitStack(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) createGitStack(c *gin.Context) error {
 	var req gitStackRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
 	if req.EnvironmentID == 0 {
 		req.EnvironmentID = DefaultEnvironmentID
 	}
-	env, err := s.environmentFor(r, req.EnvironmentID, "stacks:create")
+	env, err := s.environmentFor(c, req.EnvironmentID, "stacks:create")
 	if err != nil {
 		return err
 	}
-	g, err := s.git.CreateStack(r.Context(), gitops.StackSpec{StackName: req.StackName, Environment: env, Git: req.record(), EnvVars: req.EnvVars})
+	g, err := s.git.CreateStack(c.Request.Context(), gitops.StackSpec{StackName: req.StackName, Environment: env, Git: req.record(), EnvVars: req.EnvVars})
 	if err != nil {
 		return err
 	}
-	noteAudit(r, fmt.Sprint(g.ID), g.StackName)
+	noteAudit(c, fmt.Sprint(g.ID), g.StackName)
 	out := toGitStackJSON(g)
 	if req.DeployNow {
-		out.JobID = s.jobs.Start(ownerOf(r), s.gitDeployJob(env, g.ID, false)).ID
+		out.JobID = s.jobs.Start(ownerOf(c), s.gitDeployJob(env, g.ID, false)).ID
 	}
-	return writeJSON(w, http.StatusCreated, out)
+	return writeJSON(c, http.StatusCreated, out)
 }
 
-func (s *Server) updateGitStack(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "Git stack")
+func (s *Server) updateGitStack(c *gin.Context) error {
+	id, err := pathID(c, "Git stack")
 	if err != nil {
 		return err
 	}
 	var req gitStackRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
 	g := req.record()
 	g.ID = id
-	if err := s.git.UpdateStack(r.Context(), &g); err != nil {
+	if err := s.git.UpdateStack(c.Request.Context(), &g); err != nil {
 		return err
 	}
-	g, err = s.git.Stack(r.Context(), id)
+	g, err = s.git.Stack(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
-	noteAudit(r, fmt.Sprint(g.ID), g.StackName)
-	return writeJSON(w, http.StatusOK, toGitStackJSON(g))
+	noteAudit(c, fmt.Sprint(g.ID), g.StackName)
+	return writeJSON(c, http.StatusOK, toGitStackJSON(g))
 }
 
-func (s *Server) deleteGitStack(w http.ResponseWriter, r *http.Request) error {
-	g, env, err := s.gitStackOf(r, "stacks:remove")
+func (s *Server) deleteGitStack(c *gin.Context) error {
+	g, env, err := s.gitStackOf(c, "stacks:remove")
 	if err != nil {
 		return err
 	}
-	force, err := queryBool(r, "force", true)
+	force, err := queryBool(c, "force", true)
 	if err != nil {
 		return err
 	}
-	if err := s.git.DeleteStack(r.Context(), env, g.ID, force); err != nil {
+	if err := s.git.DeleteStack(c.Request.Context(), env, g.ID, force); err != nil {
 		return err
 	}
-	noteAudit(r, fmt.Sprint(g.ID), g.StackName)
-	return writeJSON(w, http.StatusOK, success)
+	noteAudit(c, fmt.Sprint(g.ID), g.StackName)
+	return writeJSON(c, http.StatusOK, success)
 }
 
 // deployGitStack pulls and deploys (sync: only when the commit changed) as
 // a job: {jobId}, or the final payload with Accept: application/json.
 func (s *Server) deployGitStack(onlyChanged bool) handler {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		g, env, err := s.gitStackOf(r, "stacks:start")
+	return func(c *gin.Context) error {
+		g, env, err := s.gitStackOf(c, "stacks:start")
 		if err != nil {
 			return err
 		}
-		noteAudit(r, fmt.Sprint(g.ID), g.StackName)
-		return s.runJob(w, r, s.gitDeployJob(env, g.ID, onlyChanged))
+		noteAudit(c, fmt.Sprint(g.ID), g.StackName)
+		return s.runJob(c, s.gitDeployJob(env, g.ID, onlyChanged))
 	}
 }
 
@@ -342,27 +344,27 @@ func (s *Server) gitDeployJob(env store.Environment, id int64, onlyChanged bool)
 
 // gitStackOf returns the git stack of the {id} path parameter and its
 // environment, once the user holds perm there.
-func (s *Server) gitStackOf(r *http.Request, perm string) (store.GitStack, store.Environment, error) {
-	id, err := pathID(r, "Git stack")
+func (s *Server) gitStackOf(c *gin.Context, perm string) (store.GitStack, store.Environment, error) {
+	id, err := pathID(c, "Git stack")
 	if err != nil {
 		return store.GitStack{}, store.Environment{}, err
 	}
-	g, err := s.git.Stack(r.Context(), id)
+	g, err := s.git.Stack(c.Request.Context(), id)
 	if err != nil {
 		return store.GitStack{}, store.Environment{}, err
 	}
-	env, err := s.environmentFor(r, g.EnvironmentID, perm)
+	env, err := s.environmentFor(c, g.EnvironmentID, perm)
 	return g, env, err
 }
 
 // environmentFor returns environment id once the request's user holds perm
 // in it (git routes name their environment in the body or the record).
-func (s *Server) environmentFor(r *http.Request, id int64, perm string) (store.Environment, error) {
-	env, err := s.environmentByID(r.Context(), id)
+func (s *Server) environmentFor(c *gin.Context, id int64, perm string) (store.Environment, error) {
+	env, err := s.environmentByID(c.Request.Context(), id)
 	if err != nil {
 		return store.Environment{}, err
 	}
-	if ident := identityOf(r); ident != nil {
+	if ident := identityOf(c); ident != nil {
 		if err := denial(ident.Access.Check(perm, &env.ID)); err != nil {
 			return store.Environment{}, err
 		}
@@ -378,22 +380,22 @@ const maxWebhookBody = 5 << 20
 // per-stack form: verified by signature, GitLab token or secret, never by a
 // session. The answer is {success, message}; an audit entry records it.
 func (s *Server) gitWebhook(perStack bool) handler {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := pathID(r, "Webhook")
+	return func(c *gin.Context) error {
+		id, err := pathID(c, "Webhook")
 		if err != nil {
 			return err
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+		body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxWebhookBody))
 		if err != nil {
 			return fault.New(fault.Invalid, "Webhook payload too large")
 		}
-		secret, hasSecret := r.URL.Query()["secret"]
-		h := gitops.Hook{Body: body, Proof: gitops.Proof{Signature256: r.Header.Get("X-Hub-Signature-256"),
-			GitLabToken: r.Header.Get("X-Gitlab-Token"), HasSecret: hasSecret}}
+		secret, hasSecret := c.Request.URL.Query()["secret"]
+		h := gitops.Hook{Body: body, Proof: gitops.Proof{Signature256: c.GetHeader("X-Hub-Signature-256"),
+			GitLabToken: c.GetHeader("X-Gitlab-Token"), HasSecret: hasSecret}}
 		if hasSecret {
 			h.Proof.Secret = secret[0]
 		}
-		if r.Method == http.MethodGet {
+		if c.Request.Method == http.MethodGet {
 			h.Body = nil // a manual trigger: no payload
 		}
 		if perStack {
@@ -401,21 +403,21 @@ func (s *Server) gitWebhook(perStack bool) handler {
 		} else {
 			h.RepositoryID = id
 		}
-		out, err := s.git.Webhook(r.Context(), h)
-		s.auditWebhook(r, id, perStack, out, err)
+		out, err := s.git.Webhook(c.Request.Context(), h)
+		s.auditWebhook(c, id, perStack, out, err)
 		if err != nil {
 			f, ok := fault.As(err)
 			if !ok {
 				return err
 			}
-			return writeJSON(w, statusOf[f.Kind], map[string]any{"success": false, "message": f.Message, "error": f.Message})
+			return writeJSON(c, statusOf[f.Kind], map[string]any{"success": false, "message": f.Message, "error": f.Message})
 		}
-		return writeJSON(w, http.StatusOK, map[string]any{"success": !out.Failed(), "message": out.Message})
+		return writeJSON(c, http.StatusOK, map[string]any{"success": !out.Failed(), "message": out.Message})
 	}
 }
 
 // auditWebhook writes the audit entry of a webhook call.
-func (s *Server) auditWebhook(r *http.Request, id int64, perStack bool, out gitops.HookOutcome, err error) {
+func (s *Server) auditWebhook(c *gin.Context, id int64, perStack bool, out gitops.HookOutcome, err error) {
 	e := store.AuditEntry{Action: "git.webhook", EntityType: "git_repository", EntityID: fmt.Sprint(id)}
 	if perStack {
 		e.EntityType = "git_stack"
@@ -437,5 +439,5 @@ func (s *Server) auditWebhook(r *http.Request, id int64, perStack bool, out gito
 	if out.Push.PusherName != "" {
 		e.Username = "webhook:" + out.Push.PusherName
 	}
-	s.audit(r, e)
+	s.audit(c, e)
 }

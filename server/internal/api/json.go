@@ -7,16 +7,20 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/shared/fault"
 )
 
 // maxBody bounds JSON request bodies.
 const maxBody = 1 << 20
 
-// decode reads the JSON body of r into v. An empty body decodes as {}; a
-// malformed one, or one followed by more data, is a 400.
-func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, maxBody)
+// bindJSON reads the JSON body of the request into v. An empty body binds as
+// {}; unknown fields are ignored (third-party clients send extra ones); a
+// malformed body, a wrong type or more data after the value is a 400, and a
+// body over maxBody a 413.
+func bindJSON(c *gin.Context, v any) error {
+	body := http.MaxBytesReader(c.Writer, c.Request.Body, maxBody)
 	dec := json.NewDecoder(body)
 	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -34,19 +38,20 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
-// writeJSON answers with status and v encoded as JSON.
-func writeJSON(w http.ResponseWriter, status int, v any) error {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	return json.NewEncoder(w).Encode(v)
+// writeJSON answers with status and v encoded as JSON (Content-Type exactly
+// application/json, one value per line as encoding/json writes it).
+func writeJSON(c *gin.Context, status int, v any) error {
+	c.Header("Content-Type", "application/json")
+	c.Status(status)
+	return json.NewEncoder(c.Writer).Encode(v)
 }
 
 // success is the {success: true} answer of many operations.
 var success = map[string]bool{"success": true}
 
 // queryBool reads a boolean query parameter ("true"/"1"/"false"/"0"/absent).
-func queryBool(r *http.Request, name string, def bool) (bool, error) {
-	v := r.URL.Query().Get(name)
+func queryBool(c *gin.Context, name string, def bool) (bool, error) {
+	v := c.Query(name)
 	if v == "" {
 		return def, nil
 	}

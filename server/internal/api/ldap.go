@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/store"
 )
@@ -83,86 +85,86 @@ func (req ldapConfigRequest) patch() auth.LDAPConfigPatch {
 	return p
 }
 
-func (s *Server) listLDAP(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.auth.LDAPConfigs(r.Context())
+func (s *Server) listLDAP(c *gin.Context) error {
+	list, err := s.auth.LDAPConfigs(c.Request.Context())
 	if err != nil {
 		return err
 	}
 	out := convert(list, toLDAPConfigJSON)
-	return writeJSON(w, http.StatusOK, out)
+	return writeJSON(c, http.StatusOK, out)
 }
 
-func (s *Server) getLDAP(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "LDAP configuration")
+func (s *Server) getLDAP(c *gin.Context) error {
+	id, err := pathID(c, "LDAP configuration")
 	if err != nil {
 		return err
 	}
-	c, err := s.auth.LDAPConfig(r.Context(), id)
+	cfg, err := s.auth.LDAPConfig(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toLDAPConfigJSON(c))
+	return writeJSON(c, http.StatusOK, toLDAPConfigJSON(cfg))
 }
 
-func (s *Server) createLDAP(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) createLDAP(c *gin.Context) error {
 	if err := s.auth.RequireEnterprise(); err != nil {
 		return err
 	}
 	var req ldapConfigRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	c, err := s.auth.CreateLDAPConfig(r.Context(), req.patch())
+	cfg, err := s.auth.CreateLDAPConfig(c.Request.Context(), req.patch())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, toLDAPConfigJSON(c))
+	return writeJSON(c, http.StatusCreated, toLDAPConfigJSON(cfg))
 }
 
-func (s *Server) patchLDAP(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) patchLDAP(c *gin.Context) error {
 	if err := s.auth.RequireEnterprise(); err != nil {
 		return err
 	}
-	id, err := pathID(r, "LDAP configuration")
+	id, err := pathID(c, "LDAP configuration")
 	if err != nil {
 		return err
 	}
 	var req ldapConfigRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	c, err := s.auth.UpdateLDAPConfig(r.Context(), id, req.patch())
+	cfg, err := s.auth.UpdateLDAPConfig(c.Request.Context(), id, req.patch())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toLDAPConfigJSON(c))
+	return writeJSON(c, http.StatusOK, toLDAPConfigJSON(cfg))
 }
 
-func (s *Server) deleteLDAP(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "LDAP configuration")
+func (s *Server) deleteLDAP(c *gin.Context) error {
+	id, err := pathID(c, "LDAP configuration")
 	if err != nil {
 		return err
 	}
-	if err := s.auth.DeleteLDAPConfig(r.Context(), id); err != nil {
+	if err := s.auth.DeleteLDAPConfig(c.Request.Context(), id); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
 // testLDAP binds and searches with * as the login name: {success, userCount},
 // or {success: false, error} when the directory cannot be used.
-func (s *Server) testLDAP(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "LDAP configuration")
+func (s *Server) testLDAP(c *gin.Context) error {
+	id, err := pathID(c, "LDAP configuration")
 	if err != nil {
 		return err
 	}
-	n, err := s.auth.TestLDAP(r.Context(), id)
+	n, err := s.auth.TestLDAP(c.Request.Context(), id)
 	var derr *auth.DirectoryError
 	switch {
 	case errors.As(err, &derr):
-		return writeJSON(w, http.StatusOK, map[string]any{"success": false, "error": "LDAP server unavailable: " + derr.Error()})
+		return writeJSON(c, http.StatusOK, map[string]any{"success": false, "error": "LDAP server unavailable: " + derr.Error()})
 	case err != nil:
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"success": true, "userCount": n})
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "userCount": n})
 }

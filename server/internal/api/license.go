@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/shared/fault"
 )
 
@@ -19,31 +21,31 @@ func (s *Server) licenseState() map[string]any {
 	return out
 }
 
-func (s *Server) getLicense(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, http.StatusOK, s.licenseState())
+func (s *Server) getLicense(c *gin.Context) error {
+	return writeJSON(c, http.StatusOK, s.licenseState())
 }
 
-func (s *Server) installLicense(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) installLicense(c *gin.Context) error {
 	var req struct {
 		License string `json:"license"`
 	}
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
 	if req.License == "" {
 		return fault.New(fault.Invalid, "license is required")
 	}
-	if _, err := s.license.Install(r.Context(), req.License); err != nil {
+	if _, err := s.license.Install(c.Request.Context(), req.License); err != nil {
 		return err
 	}
 	out := s.licenseState()
 	out["success"] = true
-	return writeJSON(w, http.StatusOK, out)
+	return writeJSON(c, http.StatusOK, out)
 }
 
-func (s *Server) removeLicense(w http.ResponseWriter, r *http.Request) error {
-	if err := s.license.Remove(r.Context()); err != nil {
+func (s *Server) removeLicense(c *gin.Context) error {
+	if err := s.license.Remove(c.Request.Context()); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }

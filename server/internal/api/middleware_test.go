@@ -2,33 +2,40 @@ package api
 
 import (
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/gin-gonic/gin"
 )
 
 func TestPanicBecomesA500WithErrorBody(t *testing.T) {
 	var logs strings.Builder
 	s := &Server{log: slog.New(slog.NewTextHandler(&logs, nil))}
-	h := s.logRequests(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	e := gin.New()
+	e.Use(s.logRequests)
+	e.GET("/api/x", func(*gin.Context) { panic("boom") })
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/x", nil))
+	e.ServeHTTP(rec, httptest.NewRequest("GET", "/api/x", nil))
 	if rec.Code != 500 || !strings.Contains(rec.Body.String(), `"error":"Internal server error"`) {
 		t.Fatalf("panic answered %d %s", rec.Code, rec.Body)
 	}
 	if !strings.Contains(logs.String(), "boom") {
 		t.Error("the panic was not logged")
 	}
+	if !strings.Contains(logs.String(), "status=500") {
+		t.Errorf("the request line does not say 500: %s", logs.String())
+	}
 }
 
 func TestEventStreamSendsKeepaliveEveryFiveSeconds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := httptest.NewRecorder()
-		req := httptest.NewRequest("GET", "/api/containers/stats/stream", nil)
-		es := startEvents(rec, req)
+		c, _ := gin.CreateTestContext(rec)
+		c.Request = httptest.NewRequest("GET", "/api/containers/stats/stream", nil)
+		es := startEvents(c)
 		if err := es.Send("stat", map[string]int{"n": 1}); err != nil {
 			t.Fatal(err)
 		}

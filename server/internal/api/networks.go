@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/networks"
 	"github.com/berth-dev/berth/shared/engine"
 )
@@ -11,12 +13,12 @@ import (
 // state of its own, so it is built per request from the engine manager.
 func (s *Server) networkService() *networks.Service { return networks.New(s.engines, s.log) }
 
-func (s *Server) listNetworks(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.networkService().List(r.Context(), envOf(r))
+func (s *Server) listNetworks(c *gin.Context) error {
+	list, err := s.networkService().List(c.Request.Context(), envOf(c))
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, list)
+	return writeJSON(c, http.StatusOK, list)
 }
 
 // createNetworkRequest is a network to create.
@@ -49,35 +51,35 @@ func (req createNetworkRequest) spec() networks.CreateSpec {
 	return sp
 }
 
-func (s *Server) createNetwork(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) createNetwork(c *gin.Context) error {
 	var req createNetworkRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	id, err := s.networkService().Create(r.Context(), envOf(r), req.spec())
+	id, err := s.networkService().Create(c.Request.Context(), envOf(c), req.spec())
 	if err != nil {
 		return err
 	}
-	noteAudit(r, id, req.Name)
-	return writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": id})
+	noteAudit(c, id, req.Name)
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "id": id})
 }
 
 // inspectNetwork answers the engine's inspection document of a network.
-func (s *Server) inspectNetwork(w http.ResponseWriter, r *http.Request) error {
-	raw, err := s.networkService().Inspect(r.Context(), envOf(r), r.PathValue("id"))
+func (s *Server) inspectNetwork(c *gin.Context) error {
+	raw, err := s.networkService().Inspect(c.Request.Context(), envOf(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_, err = w.Write(raw)
+	c.Header("Content-Type", "application/json")
+	_, err = c.Writer.Write(raw)
 	return err
 }
 
-func (s *Server) removeNetwork(w http.ResponseWriter, r *http.Request) error {
-	if err := s.networkService().Remove(r.Context(), envOf(r), r.PathValue("id")); err != nil {
+func (s *Server) removeNetwork(c *gin.Context) error {
+	if err := s.networkService().Remove(c.Request.Context(), envOf(c), c.Param("id")); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
 // networkContainerRequest names the container to connect or disconnect.
@@ -86,25 +88,25 @@ type networkContainerRequest struct {
 	Force       bool   `json:"force"` // disconnect only
 }
 
-func (s *Server) connectNetwork(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) connectNetwork(c *gin.Context) error {
 	var req networkContainerRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := s.networkService().Connect(r.Context(), envOf(r), r.PathValue("id"), req.ContainerID); err != nil {
+	if err := s.networkService().Connect(c.Request.Context(), envOf(c), c.Param("id"), req.ContainerID); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
-func (s *Server) disconnectNetwork(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) disconnectNetwork(c *gin.Context) error {
 	var req networkContainerRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	err := s.networkService().Disconnect(r.Context(), envOf(r), r.PathValue("id"), req.ContainerID, req.Force)
+	err := s.networkService().Disconnect(c.Request.Context(), envOf(c), c.Param("id"), req.ContainerID, req.Force)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }

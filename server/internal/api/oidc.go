@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -93,132 +95,132 @@ func (req oidcRequest) apply(p *store.OIDCProvider) {
 	}
 }
 
-func (s *Server) listOIDC(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.store.ListOIDCProviders(r.Context())
+func (s *Server) listOIDC(c *gin.Context) error {
+	list, err := s.store.ListOIDCProviders(c.Request.Context())
 	if err != nil {
 		return err
 	}
 	out := convert(list, toOIDCJSON)
-	return writeJSON(w, http.StatusOK, out)
+	return writeJSON(c, http.StatusOK, out)
 }
 
-func (s *Server) createOIDC(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) createOIDC(c *gin.Context) error {
 	var req oidcRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
 	var p store.OIDCProvider
 	req.apply(&p)
-	if err := s.auth.SaveOIDC(r.Context(), &p); err != nil {
+	if err := s.auth.SaveOIDC(c.Request.Context(), &p); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, toOIDCJSON(p))
+	return writeJSON(c, http.StatusCreated, toOIDCJSON(p))
 }
 
-func (s *Server) getOIDC(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "OIDC provider")
+func (s *Server) getOIDC(c *gin.Context) error {
+	id, err := pathID(c, "OIDC provider")
 	if err != nil {
 		return err
 	}
-	p, err := s.auth.GetOIDC(r.Context(), id)
+	p, err := s.auth.GetOIDC(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toOIDCJSON(p))
+	return writeJSON(c, http.StatusOK, toOIDCJSON(p))
 }
 
-func (s *Server) patchOIDC(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "OIDC provider")
+func (s *Server) patchOIDC(c *gin.Context) error {
+	id, err := pathID(c, "OIDC provider")
 	if err != nil {
 		return err
 	}
 	var req oidcRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	p, err := s.auth.GetOIDC(r.Context(), id)
+	p, err := s.auth.GetOIDC(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
 	req.apply(&p)
-	if err := s.auth.SaveOIDC(r.Context(), &p); err != nil {
+	if err := s.auth.SaveOIDC(c.Request.Context(), &p); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toOIDCJSON(p))
+	return writeJSON(c, http.StatusOK, toOIDCJSON(p))
 }
 
-func (s *Server) deleteOIDC(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "OIDC provider")
+func (s *Server) deleteOIDC(c *gin.Context) error {
+	id, err := pathID(c, "OIDC provider")
 	if err != nil {
 		return err
 	}
-	if err := s.auth.DeleteOIDC(r.Context(), id); err != nil {
+	if err := s.auth.DeleteOIDC(c.Request.Context(), id); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
 // testOIDC fetches the discovery document: {success, issuer, endpoints}.
-func (s *Server) testOIDC(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "OIDC provider")
+func (s *Server) testOIDC(c *gin.Context) error {
+	id, err := pathID(c, "OIDC provider")
 	if err != nil {
 		return err
 	}
-	ep, err := s.auth.TestOIDC(r.Context(), id)
+	ep, err := s.auth.TestOIDC(c.Request.Context(), id)
 	if err != nil {
 		if f, ok := fault.As(err); ok && f.Kind != fault.NotFound {
-			return writeJSON(w, http.StatusOK, map[string]any{"success": false, "error": f.Message, "details": f.Details})
+			return writeJSON(c, http.StatusOK, map[string]any{"success": false, "error": f.Message, "details": f.Details})
 		}
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"success": true, "issuer": ep.Issuer,
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "issuer": ep.Issuer,
 		"endpoints": map[string]string{"authorization": ep.Authorization, "token": ep.Token, "userinfo": ep.UserInfo}})
 }
 
 // initiateOIDC starts a sign-in: GET redirects the browser to the provider;
 // POST answers {url} for pages that navigate themselves. The optional
 // redirect parameter (a local path) is where the browser lands afterwards.
-func (s *Server) initiateOIDC(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "OIDC provider")
+func (s *Server) initiateOIDC(c *gin.Context) error {
+	id, err := pathID(c, "OIDC provider")
 	if err != nil {
 		return err
 	}
-	to := r.URL.Query().Get("redirect")
-	if r.Method == http.MethodPost {
+	to := c.Query("redirect")
+	if c.Request.Method == http.MethodPost {
 		var req struct {
 			Redirect string `json:"redirect"`
 		}
-		if err := decode(w, r, &req); err != nil {
+		if err := bindJSON(c, &req); err != nil {
 			return err
 		}
 		if req.Redirect != "" {
 			to = req.Redirect
 		}
 	}
-	authURL, err := s.auth.OIDCInitiate(r.Context(), id, to)
+	authURL, err := s.auth.OIDCInitiate(c.Request.Context(), id, to)
 	if err != nil {
 		return err
 	}
-	if r.Method == http.MethodPost {
-		return writeJSON(w, http.StatusOK, map[string]string{"url": authURL})
+	if c.Request.Method == http.MethodPost {
+		return writeJSON(c, http.StatusOK, map[string]string{"url": authURL})
 	}
-	http.Redirect(w, r, authURL, http.StatusFound)
+	c.Redirect(http.StatusFound, authURL)
 	return nil
 }
 
 // oidcCallback completes a sign-in and sends the browser on with a session;
 // a failure sends it to the login page with the error.
-func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
+func (s *Server) oidcCallback(c *gin.Context) error {
+	q := c.Request.URL.Query()
 	fail := func(msg string) error {
-		s.audit(r, store.AuditEntry{Action: "login.failure", EntityType: "session", Description: "OIDC: " + msg})
-		http.Redirect(w, r, "/login?error="+url.QueryEscape(msg), http.StatusFound)
+		s.audit(c, store.AuditEntry{Action: "login.failure", EntityType: "session", Description: "OIDC: " + msg})
+		c.Redirect(http.StatusFound, "/login?error="+url.QueryEscape(msg))
 		return nil
 	}
 	if e := q.Get("error"); e != "" { // the provider refused (e.g. access_denied)
 		return fail("The identity provider answered " + e)
 	}
-	ident, sess, to, err := s.auth.OIDCCallback(r.Context(), q.Get("state"), q.Get("code"), clientIP(r), r.UserAgent())
+	ident, sess, to, err := s.auth.OIDCCallback(c.Request.Context(), q.Get("state"), q.Get("code"), clientIP(c.Request), c.Request.UserAgent())
 	if err != nil {
 		_, body := errorResponse(err)
 		if status, _ := errorResponse(err); status >= 500 {
@@ -226,10 +228,10 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) error {
 		}
 		return fail(body.Error)
 	}
-	s.setSessionCookie(w, r, sess)
+	s.setSessionCookie(c, sess)
 	uid := ident.User.ID
-	s.audit(r, store.AuditEntry{Action: "login", EntityType: "session", UserID: &uid, Username: ident.User.Username,
+	s.audit(c, store.AuditEntry{Action: "login", EntityType: "session", UserID: &uid, Username: ident.User.Username,
 		EntityID: strconv.FormatInt(uid, 10), EntityName: ident.User.Username, Description: "signed in with oidc"})
-	http.Redirect(w, r, to, http.StatusFound)
+	c.Redirect(http.StatusFound, to)
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/images"
 	"github.com/berth-dev/berth/server/internal/store"
 )
@@ -37,80 +39,80 @@ func (req registryRequest) spec() images.RegistrySpec {
 	return images.RegistrySpec{Name: req.Name, URL: req.URL, Username: req.Username, Password: req.Password, IsDefault: req.IsDefault}
 }
 
-func (s *Server) listRegistries(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.images.Registries(r.Context())
+func (s *Server) listRegistries(c *gin.Context) error {
+	list, err := s.images.Registries(c.Request.Context())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, convert(list, toRegistryJSON))
+	return writeJSON(c, http.StatusOK, convert(list, toRegistryJSON))
 }
 
-func (s *Server) getRegistry(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "Registry")
+func (s *Server) getRegistry(c *gin.Context) error {
+	id, err := pathID(c, "Registry")
 	if err != nil {
 		return err
 	}
-	reg, err := s.images.Registry(r.Context(), id)
+	reg, err := s.images.Registry(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toRegistryJSON(reg))
+	return writeJSON(c, http.StatusOK, toRegistryJSON(reg))
 }
 
-func (s *Server) createRegistry(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) createRegistry(c *gin.Context) error {
 	var req registryRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	reg, err := s.images.SaveRegistry(r.Context(), 0, req.spec())
+	reg, err := s.images.SaveRegistry(c.Request.Context(), 0, req.spec())
 	if err != nil {
 		return err
 	}
-	noteAudit(r, "", reg.Name)
-	return writeJSON(w, http.StatusCreated, toRegistryJSON(reg))
+	noteAudit(c, "", reg.Name)
+	return writeJSON(c, http.StatusCreated, toRegistryJSON(reg))
 }
 
-func (s *Server) updateRegistry(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "Registry")
+func (s *Server) updateRegistry(c *gin.Context) error {
+	id, err := pathID(c, "Registry")
 	if err != nil {
 		return err
 	}
 	var req registryRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	reg, err := s.images.SaveRegistry(r.Context(), id, req.spec())
+	reg, err := s.images.SaveRegistry(c.Request.Context(), id, req.spec())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toRegistryJSON(reg))
+	return writeJSON(c, http.StatusOK, toRegistryJSON(reg))
 }
 
-func (s *Server) deleteRegistry(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "Registry")
+func (s *Server) deleteRegistry(c *gin.Context) error {
+	id, err := pathID(c, "Registry")
 	if err != nil {
 		return err
 	}
-	if err := s.images.DeleteRegistry(r.Context(), id); err != nil {
+	if err := s.images.DeleteRegistry(c.Request.Context(), id); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
 // testRegistry checks credentials from the environment's engine: a saved
 // registry ({id}) or unsaved settings ({url, username, password}).
-func (s *Server) testRegistry(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) testRegistry(c *gin.Context) error {
 	var req struct {
 		registryRequest
 		ID int64 `json:"id"`
 	}
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
 	var reg store.Registry
 	if req.ID > 0 {
 		var err error
-		if reg, err = s.images.Registry(r.Context(), req.ID); err != nil {
+		if reg, err = s.images.Registry(c.Request.Context(), req.ID); err != nil {
 			return err
 		}
 	} else {
@@ -119,9 +121,9 @@ func (s *Server) testRegistry(w http.ResponseWriter, r *http.Request) error {
 			reg.Password = *req.Password
 		}
 	}
-	if err := s.images.TestRegistry(r.Context(), envOf(r), reg); err != nil {
+	if err := s.images.TestRegistry(c.Request.Context(), envOf(c), reg); err != nil {
 		_, body := errorResponse(err)
-		return writeJSON(w, http.StatusOK, map[string]any{"success": false, "error": body.Error})
+		return writeJSON(c, http.StatusOK, map[string]any{"success": false, "error": body.Error})
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -91,7 +93,7 @@ func TestErrorResponseMapsEveryKind(t *testing.T) {
 	}
 }
 
-func TestDecodeRejectsMalformedBodies(t *testing.T) {
+func TestBindJSONRejectsMalformedBodies(t *testing.T) {
 	cases := []struct {
 		body    string
 		wantErr bool
@@ -100,6 +102,7 @@ func TestDecodeRejectsMalformedBodies(t *testing.T) {
 		{`{}`, false},
 		{`{"name":"x"}`, false},
 		{`{"name":"x"}` + "\n", false},
+		{`{"name":"x","clientVersion":"9.9","extra":{"a":[1]}}`, false}, // unknown fields are accepted
 		{`{"name":`, true},
 		{`{"name":"x"}{}`, true},
 		{`{"name":5}`, true},
@@ -107,15 +110,16 @@ func TestDecodeRejectsMalformedBodies(t *testing.T) {
 		{`{"name":"` + strings.Repeat("a", maxBody) + `"}`, true},
 	}
 	for _, c := range cases {
-		r := httptest.NewRequest("POST", "/", strings.NewReader(c.body))
+		gc, _ := gin.CreateTestContext(httptest.NewRecorder())
+		gc.Request = httptest.NewRequest("POST", "/", strings.NewReader(c.body))
 		var v struct{ Name string }
-		err := decode(httptest.NewRecorder(), r, &v)
+		err := bindJSON(gc, &v)
 		if (err != nil) != c.wantErr {
-			t.Errorf("decode(%.40q) error = %v, want error %v", c.body, err, c.wantErr)
+			t.Errorf("bindJSON(%.40q) error = %v, want error %v", c.body, err, c.wantErr)
 		}
 		if err != nil {
 			if status, _ := errorResponse(err); status != 400 && status != 413 {
-				t.Errorf("decode(%.40q) maps to %d", c.body, status)
+				t.Errorf("bindJSON(%.40q) maps to %d", c.body, status)
 			}
 		}
 	}

@@ -9,7 +9,10 @@ package api
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/containers"
@@ -60,6 +63,9 @@ type Deps struct {
 
 // New returns a Server.
 func New(d Deps) *Server {
+	if gin.IsDebugging() {
+		gin.SetMode(gin.ReleaseMode) // no route dump or debug warnings on the console
+	}
 	scanner := scan.New(d.Engines, d.Store, d.Log, d.Scan)
 	imgs := images.New(d.Engines, d.Store, d.Log, scanner)
 	stk := stacks.New(d.Store, d.Engines, imgs, d.DataDir, d.Log)
@@ -81,62 +87,111 @@ func New(d Deps) *Server {
 	}
 }
 
-// handler is an endpoint that returns its error instead of writing it.
-type handler func(w http.ResponseWriter, r *http.Request) error
+// handler is an endpoint that returns its error instead of writing it; the
+// route table wraps it (see run).
+type handler func(c *gin.Context) error
 
 // Handler returns the HTTP handler serving every route.
-func (s *Server) Handler() http.Handler { return s.mux(s.routes()) }
+func (s *Server) Handler() http.Handler { return s.engine(s.routes()) }
 
-// mux serves routes (the route table, or in tests a copy with stub handlers).
-func (s *Server) mux(routes []route) http.Handler {
-	mux := http.NewServeMux()
+// engine registers routes (the route table, or in tests a copy with stub
+// handlers) on a gin.Engine. Every route runs admission, then, for audited
+// changes, the audit recorder, then its handler; request logging and panic
+// recovery wrap them all.
+func (s *Server) engine(routes []route) *gin.Engine {
+	e := gin.New()
+	// A path answers exactly or not at all: no redirects to a neighbouring
+	// path, and a known path with another method is simply not found.
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.HandleMethodNotAllowed = false
+	// Match on the escaped path, as net/http does, so that an escaped slash
+	// (%2F) stays inside its path parameter, which reaches handlers unescaped.
+	e.UseEscapedPath = true
+	e.UnescapePathValues = true
+	e.Use(s.logRequests)
 	for _, rt := range routes {
-		mux.Handle(rt.Method+" "+rt.Path, s.serve(rt))
+		chain := s.chain(rt)
+		e.Handle(rt.Method, ginPath(rt.Path), chain...)
+		if rt.Method == http.MethodGet { // a GET route answers HEAD too (net/http's rule)
+			e.Handle(http.MethodHead, ginPath(rt.Path), chain...)
+		}
 	}
-	mux.Handle("/api/", s.serve(route{Perm: Public, h: s.notFound}))
-	mux.Handle("GET /{$}", s.serve(route{Perm: Public, h: s.index}))
-	return s.logRequests(mux)
+	index := s.chain(route{Perm: Public, h: s.index})
+	e.GET("/", index...)
+	e.HEAD("/", index...)
+	e.NoRoute(append(gin.HandlersChain{apiOnly}, s.chain(route{Perm: Public, h: s.notFound})...)...)
+	return e
 }
 
-// serve admits a request to its route (sign-in, environment, permission),
-// runs the handler, writes its error, if any, unless the handler already
-// started its response (streams report errors in-band), and audits a
-// successful change.
-func (s *Server) serve(rt route) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := s.admitted(r, rt)
-		if err == nil {
-			err = rt.h(w, req)
+// ginPath writes a route table path ("/api/containers/{id}/logs") in gin's
+// syntax ("/api/containers/:id/logs").
+func ginPath(p string) string {
+	parts := strings.Split(p, "/")
+	for i, part := range parts {
+		if strings.HasPrefix(part, "{") && strings.HasSuffix(part, "}") {
+			parts[i] = ":" + strings.TrimSuffix(strings.TrimPrefix(part, "{"), "}")
 		}
-		rec, _ := w.(*statusRecorder)
-		if err == nil {
-			if rec != nil && rec.status < 400 {
-				s.recordAudit(req, rt)
-			}
-			return
-		}
-		if rec != nil && rec.written {
-			if !isClientGone(err) {
-				s.log.Warn("error after response started", "method", r.Method, "path", r.URL.Path, "err", err)
-			}
-			return
-		}
-		s.writeError(w, r, err)
-	})
+	}
+	return strings.Join(parts, "/")
 }
 
-func (s *Server) notFound(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, http.StatusNotFound, errorBody{Error: "Not found"})
+// chain is the gin handler chain of one route: admission (sign-in,
+// environment, permission), the audit recorder when the route changes
+// something worth a line, and the handler.
+func (s *Server) chain(rt route) gin.HandlersChain {
+	chain := gin.HandlersChain{s.admit(rt)}
+	if rt.Audit != "" && rt.Audit != Quiet {
+		chain = append(chain, s.auditAfter(rt))
+	}
+	return append(chain, s.run(rt.h))
+}
+
+// run calls h and answers its error, if any, unless h already started its
+// response (streams report errors in-band). The error is also kept on the
+// gin context, so that the audit recorder sees the route failed.
+func (s *Server) run(h handler) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := h(c); err != nil {
+			_ = c.Error(err)
+			s.fail(c, err)
+		}
+	}
+}
+
+// fail answers err with THE mapping of errors.go, or, when the response has
+// already started, only logs it.
+func (s *Server) fail(c *gin.Context, err error) {
+	if c.Writer.Written() {
+		if !isClientGone(err) {
+			s.log.Warn("error after response started", "method", c.Request.Method, "path", c.Request.URL.Path, "err", err)
+		}
+		return
+	}
+	s.writeError(c, err)
+}
+
+// apiOnly lets unknown paths under /api/ through to the JSON 404; any other
+// unknown path gets net/http's plain one.
+func apiOnly(c *gin.Context) {
+	if !strings.HasPrefix(c.Request.URL.Path, "/api/") {
+		http.NotFound(c.Writer, c.Request)
+		c.Abort()
+	}
+}
+
+func (s *Server) notFound(c *gin.Context) error {
+	return writeJSON(c, http.StatusNotFound, errorBody{Error: "Not found"})
 }
 
 // index answers the root until the web UI is embedded.
-func (s *Server) index(w http.ResponseWriter, r *http.Request) error {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, err := w.Write([]byte(`<!doctype html><meta charset="utf-8"><title>Berth</title>` +
+func (s *Server) index(c *gin.Context) error {
+	c.Header("Content-Type", "text/html; charset=utf-8")
+	_, err := c.Writer.Write([]byte(`<!doctype html><meta charset="utf-8"><title>Berth</title>` +
 		`<h1>Berth</h1><p>The API is served under <code>/api</code>; see <a href="/api/health">/api/health</a>.</p>`))
 	return err
 }
 
-func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "timestamp": s.now().UTC().Format(time.RFC3339Nano)})
+func (s *Server) health(c *gin.Context) error {
+	return writeJSON(c, http.StatusOK, map[string]any{"status": "ok", "timestamp": s.now().UTC().Format(time.RFC3339Nano)})
 }

@@ -1,11 +1,14 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/gin-gonic/gin"
 )
 
 // KeepaliveInterval is the period of the comment lines that keep idle event
@@ -23,31 +26,39 @@ type eventStream struct {
 	once sync.Once
 }
 
-// startEvents answers r with an event stream.
-func startEvents(w http.ResponseWriter, r *http.Request) *eventStream {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+// startEvents answers the request with an event stream. The stream must be
+// closed before the handler returns (the gin context, its writer included,
+// is reused afterwards).
+func startEvents(c *gin.Context) *eventStream {
+	c.Header("Content-Type", "text/event-stream")
+	c.Header("Cache-Control", "no-cache")
+	c.Header("Connection", "keep-alive")
+	c.Header("X-Accel-Buffering", "no")
+	c.Status(http.StatusOK)
+	w := c.Writer
 	es := &eventStream{w: w, rc: http.NewResponseController(w), done: make(chan struct{})}
 	_ = es.rc.Flush()
-	go es.keepalive(r)
+	go es.keepalive(c.Request.Context())
 	return es
 }
 
-func (es *eventStream) keepalive(r *http.Request) {
+func (es *eventStream) keepalive(ctx context.Context) {
 	t := time.NewTicker(KeepaliveInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-es.done:
 			return
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
 			es.mu.Lock()
+			select {
+			case <-es.done: // closed while the tick fired: the writer is no longer ours
+				es.mu.Unlock()
+				return
+			default:
+			}
 			_, err := fmt.Fprint(es.w, ": keepalive\n\n")
 			if err == nil {
 				err = es.rc.Flush()

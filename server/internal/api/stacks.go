@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
@@ -12,15 +14,15 @@ import (
 )
 
 // listStacks answers env's stacks; without env the answer is [] (spec).
-func (s *Server) listStacks(w http.ResponseWriter, r *http.Request) error {
-	if r.URL.Query().Get("env") == "" {
-		return writeJSON(w, http.StatusOK, []any{})
+func (s *Server) listStacks(c *gin.Context) error {
+	if c.Query("env") == "" {
+		return writeJSON(c, http.StatusOK, []any{})
 	}
-	list, err := s.stacks.List(r.Context(), envOf(r))
+	list, err := s.stacks.List(c.Request.Context(), envOf(c))
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, list)
+	return writeJSON(c, http.StatusOK, list)
 }
 
 // createStackRequest is the spec's deploy body.
@@ -37,24 +39,24 @@ type createStackRequest struct {
 // createStack writes a stack's files and, unless start is false, brings it
 // up; the answer is an event stream ending with {success, started, output?,
 // error?}. Invalid input is refused before the stream starts.
-func (s *Server) createStack(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) createStack(c *gin.Context) error {
 	var req createStackRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	env := envOf(r)
-	st, err := s.stacks.Create(r.Context(), env, stacks.CreateSpec{Name: req.Name, Compose: req.Compose, EnvVars: req.EnvVars,
+	env := envOf(c)
+	st, err := s.stacks.Create(c.Request.Context(), env, stacks.CreateSpec{Name: req.Name, Compose: req.Compose, EnvVars: req.EnvVars,
 		RawEnvContent: req.RawEnvContent, ComposePath: req.ComposePath, EnvPath: req.EnvPath})
 	if err != nil {
 		return err
 	}
-	noteAudit(r, st.Name, st.Name)
+	noteAudit(c, st.Name, st.Name)
 	if req.Start != nil && !*req.Start {
-		return s.streamJob(w, r, func(context.Context, jobs.Emit) (string, any, bool) {
+		return s.streamJob(c, func(context.Context, jobs.Emit) (string, any, bool) {
 			return "", map[string]any{"success": true, "started": false}, false
 		})
 	}
-	return s.streamJob(w, r, s.upJob(env, st.Name, false, true))
+	return s.streamJob(c, s.upJob(env, st.Name, false, true))
 }
 
 // upJob brings a stack up, streaming compose's progress lines as
@@ -91,12 +93,12 @@ func (o *output) streamTo(emit jobs.Emit) engine.ComposeProgress {
 
 func (o *output) String() string { return strings.Join(o.lines, "\n") }
 
-func (s *Server) getStackCompose(w http.ResponseWriter, r *http.Request) error {
-	f, err := s.stacks.Compose(r.Context(), envOf(r), r.PathValue("name"))
+func (s *Server) getStackCompose(c *gin.Context) error {
+	f, err := s.stacks.Compose(c.Request.Context(), envOf(c), c.Param("name"))
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, f)
+	return writeJSON(c, http.StatusOK, f)
 }
 
 // updateStackRequest is the spec's update body. moveFromDir, oldComposePath
@@ -114,129 +116,129 @@ type updateStackRequest struct {
 
 // updateStackCompose saves a stack's compose file; with restart the answer
 // is an event stream of the forced recreation ending with {success, output}.
-func (s *Server) updateStackCompose(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) updateStackCompose(c *gin.Context) error {
 	var req updateStackRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
 	content := ""
 	if req.Content != nil {
 		content = *req.Content
 	}
-	env, name := envOf(r), r.PathValue("name")
-	err := s.stacks.UpdateCompose(r.Context(), env, name, stacks.UpdateSpec{Content: content, ComposePath: req.ComposePath, EnvPath: req.EnvPath})
+	env, name := envOf(c), c.Param("name")
+	err := s.stacks.UpdateCompose(c.Request.Context(), env, name, stacks.UpdateSpec{Content: content, ComposePath: req.ComposePath, EnvPath: req.EnvPath})
 	if err != nil {
 		return err
 	}
 	if !req.Restart {
-		return writeJSON(w, http.StatusOK, success)
+		return writeJSON(c, http.StatusOK, success)
 	}
-	return s.streamJob(w, r, s.upJob(env, name, true, false))
+	return s.streamJob(c, s.upJob(env, name, true, false))
 }
 
-func (s *Server) deleteStack(w http.ResponseWriter, r *http.Request) error {
-	force, err := queryBool(r, "force", false)
+func (s *Server) deleteStack(c *gin.Context) error {
+	force, err := queryBool(c, "force", false)
 	if err != nil {
 		return err
 	}
-	if err := s.stacks.Delete(r.Context(), envOf(r), r.PathValue("name"), force); err != nil {
+	if err := s.stacks.Delete(c.Request.Context(), envOf(c), c.Param("name"), force); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
 // stackAction returns the handler of a lifecycle action; it answers
 // {success, output}.
 func (s *Server) stackAction(a stacks.Action) handler {
-	return func(w http.ResponseWriter, r *http.Request) error {
+	return func(c *gin.Context) error {
 		var out output
-		if err := s.stacks.Run(r.Context(), envOf(r), r.PathValue("name"), a, out.streamTo(nil)); err != nil {
+		if err := s.stacks.Run(c.Request.Context(), envOf(c), c.Param("name"), a, out.streamTo(nil)); err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusOK, map[string]any{"success": true, "output": out.String()})
+		return writeJSON(c, http.StatusOK, map[string]any{"success": true, "output": out.String()})
 	}
 }
 
 // deployStack brings a stack up again from its files (event stream, or the
 // final payload as JSON).
-func (s *Server) deployStack(w http.ResponseWriter, r *http.Request) error {
-	env, name := envOf(r), r.PathValue("name")
-	if _, err := s.stacks.Compose(r.Context(), env, name); err != nil {
+func (s *Server) deployStack(c *gin.Context) error {
+	env, name := envOf(c), c.Param("name")
+	if _, err := s.stacks.Compose(c.Request.Context(), env, name); err != nil {
 		return err
 	}
-	return s.streamJob(w, r, s.upJob(env, name, false, true))
+	return s.streamJob(c, s.upJob(env, name, false, true))
 }
 
-func (s *Server) getStackEnv(w http.ResponseWriter, r *http.Request) error {
-	vars, err := s.stacks.Variables(r.Context(), envOf(r), r.PathValue("name"))
+func (s *Server) getStackEnv(c *gin.Context) error {
+	vars, err := s.stacks.Variables(c.Request.Context(), envOf(c), c.Param("name"))
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"variables": vars})
+	return writeJSON(c, http.StatusOK, map[string]any{"variables": vars})
 }
 
-func (s *Server) putStackEnv(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) putStackEnv(c *gin.Context) error {
 	var req struct {
 		Variables []stacks.Variable `json:"variables"`
 	}
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := s.stacks.SetVariables(r.Context(), envOf(r), r.PathValue("name"), req.Variables); err != nil {
+	if err := s.stacks.SetVariables(c.Request.Context(), envOf(c), c.Param("name"), req.Variables); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
-func (s *Server) getStackRawEnv(w http.ResponseWriter, r *http.Request) error {
-	content, err := s.stacks.RawEnv(r.Context(), envOf(r), r.PathValue("name"))
+func (s *Server) getStackRawEnv(c *gin.Context) error {
+	content, err := s.stacks.RawEnv(c.Request.Context(), envOf(c), c.Param("name"))
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]string{"content": content})
+	return writeJSON(c, http.StatusOK, map[string]string{"content": content})
 }
 
-func (s *Server) putStackRawEnv(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) putStackRawEnv(c *gin.Context) error {
 	var req struct {
 		Content string `json:"content"`
 	}
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := s.stacks.SetRawEnv(r.Context(), envOf(r), r.PathValue("name"), req.Content); err != nil {
+	if err := s.stacks.SetRawEnv(c.Request.Context(), envOf(c), c.Param("name"), req.Content); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
 // scanStacks lists the compose projects on the engine Berth does not know.
-func (s *Server) scanStacks(w http.ResponseWriter, r *http.Request) error {
-	found, err := s.stacks.Scan(r.Context(), envOf(r))
+func (s *Server) scanStacks(c *gin.Context) error {
+	found, err := s.stacks.Scan(c.Request.Context(), envOf(c))
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"stacks": found})
+	return writeJSON(c, http.StatusOK, map[string]any{"stacks": found})
 }
 
 // adoptStack makes a discovered compose project a stack of Berth's.
-func (s *Server) adoptStack(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) adoptStack(c *gin.Context) error {
 	var req struct {
 		Name        string `json:"name"`
 		StackName   string `json:"stackName"`
 		ComposePath string `json:"composePath"`
 		EnvPath     string `json:"envPath"`
 	}
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
 	if req.Name == "" {
 		req.Name = req.StackName
 	}
-	st, err := s.stacks.Adopt(r.Context(), envOf(r), stacks.AdoptSpec{Name: req.Name, ComposePath: req.ComposePath, EnvPath: req.EnvPath})
+	st, err := s.stacks.Adopt(c.Request.Context(), envOf(c), stacks.AdoptSpec{Name: req.Name, ComposePath: req.ComposePath, EnvPath: req.EnvPath})
 	if err != nil {
 		return err
 	}
-	noteAudit(r, st.Name, st.Name)
-	return writeJSON(w, http.StatusOK, map[string]any{"success": true, "name": st.Name, "sourceType": st.SourceType,
+	noteAudit(c, st.Name, st.Name)
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "name": st.Name, "sourceType": st.SourceType,
 		"composePath": st.ComposePath})
 }

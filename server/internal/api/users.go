@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
@@ -34,26 +36,26 @@ func toUserJSON(u store.User) userJSON {
 // requireAdmin refuses a signed-in non-admin: only admins create admins,
 // change admins, or hand out the Admin role (no escalation through a role
 // that merely manages users). With authentication disabled anyone may.
-func requireAdmin(r *http.Request) error {
-	if ident := identityOf(r); ident != nil && !ident.Access.Admin {
+func requireAdmin(c *gin.Context) error {
+	if ident := identityOf(c); ident != nil && !ident.Access.Admin {
 		return errPermission
 	}
 	return nil
 }
 
-func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.store.ListUsers(r.Context())
+func (s *Server) listUsers(c *gin.Context) error {
+	list, err := s.store.ListUsers(c.Request.Context())
 	if err != nil {
 		return err
 	}
 	out := convert(list, toUserJSON)
-	return writeJSON(w, http.StatusOK, out)
+	return writeJSON(c, http.StatusOK, out)
 }
 
 // createUser creates a local user. While no user exists, the holder of the
 // setup token (header X-Setup-Token or field setupToken) creates the first
 // admin.
-func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) createUser(c *gin.Context) error {
 	var req struct {
 		Username    string `json:"username"`
 		Password    string `json:"password"`
@@ -62,61 +64,61 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 		IsAdmin     bool   `json:"isAdmin"`
 		SetupToken  string `json:"setupToken"`
 	}
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
 	spec := auth.UserSpec{Username: req.Username, Password: req.Password, Email: req.Email,
 		DisplayName: req.DisplayName, IsAdmin: req.IsAdmin}
-	if identityOf(r) == nil {
-		need, err := s.auth.SetupRequired(r.Context())
+	if identityOf(c) == nil {
+		need, err := s.auth.SetupRequired(c.Request.Context())
 		if err != nil {
 			return err
 		}
-		enabled, err := s.auth.Enabled(r.Context())
+		enabled, err := s.auth.Enabled(c.Request.Context())
 		if err != nil {
 			return err
 		}
 		if need && enabled {
-			tok := r.Header.Get("X-Setup-Token")
+			tok := c.GetHeader("X-Setup-Token")
 			if tok == "" {
 				tok = req.SetupToken
 			}
-			u, err := s.auth.CreateFirstAdmin(r.Context(), tok, spec)
+			u, err := s.auth.CreateFirstAdmin(c.Request.Context(), tok, spec)
 			if err != nil {
 				return err
 			}
 			uid := u.ID
-			s.audit(r, store.AuditEntry{Action: "user.create", EntityType: "user", UserID: &uid, Username: u.Username,
+			s.audit(c, store.AuditEntry{Action: "user.create", EntityType: "user", UserID: &uid, Username: u.Username,
 				EntityID: strconv.FormatInt(u.ID, 10), EntityName: u.Username, Description: "first admin created with the setup token"})
-			return writeJSON(w, http.StatusCreated, toUserJSON(u))
+			return writeJSON(c, http.StatusCreated, toUserJSON(u))
 		}
 	}
 	if spec.IsAdmin {
-		if err := requireAdmin(r); err != nil {
+		if err := requireAdmin(c); err != nil {
 			return err
 		}
 	}
-	u, err := s.auth.CreateUser(r.Context(), spec)
+	u, err := s.auth.CreateUser(c.Request.Context(), spec)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, toUserJSON(u))
+	return writeJSON(c, http.StatusCreated, toUserJSON(u))
 }
 
-func (s *Server) getUser(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "User")
+func (s *Server) getUser(c *gin.Context) error {
+	id, err := pathID(c, "User")
 	if err != nil {
 		return err
 	}
-	u, err := s.auth.GetUser(r.Context(), id)
+	u, err := s.auth.GetUser(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toUserJSON(u))
+	return writeJSON(c, http.StatusOK, toUserJSON(u))
 }
 
-func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "User")
+func (s *Server) updateUser(c *gin.Context) error {
+	id, err := pathID(c, "User")
 	if err != nil {
 		return err
 	}
@@ -128,44 +130,44 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 		IsAdmin     *bool   `json:"isAdmin"`
 		IsActive    *bool   `json:"isActive"`
 	}
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	target, err := s.auth.GetUser(r.Context(), id)
+	target, err := s.auth.GetUser(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
 	if target.IsAdmin || req.IsAdmin != nil {
-		if err := requireAdmin(r); err != nil {
+		if err := requireAdmin(c); err != nil {
 			return err
 		}
 	}
-	u, err := s.auth.UpdateUser(r.Context(), id, auth.UserPatch{Username: req.Username, Password: req.Password,
+	u, err := s.auth.UpdateUser(c.Request.Context(), id, auth.UserPatch{Username: req.Username, Password: req.Password,
 		Email: req.Email, DisplayName: req.DisplayName, IsAdmin: req.IsAdmin, IsActive: req.IsActive})
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toUserJSON(u))
+	return writeJSON(c, http.StatusOK, toUserJSON(u))
 }
 
-func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "User")
+func (s *Server) deleteUser(c *gin.Context) error {
+	id, err := pathID(c, "User")
 	if err != nil {
 		return err
 	}
-	target, err := s.auth.GetUser(r.Context(), id)
+	target, err := s.auth.GetUser(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
 	if target.IsAdmin {
-		if err := requireAdmin(r); err != nil {
+		if err := requireAdmin(c); err != nil {
 			return err
 		}
 	}
-	if err := s.auth.DeleteUser(r.Context(), id); err != nil {
+	if err := s.auth.DeleteUser(c.Request.Context(), id); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
 // roleJSON is a role as clients decode it.
@@ -196,64 +198,64 @@ func (req roleRequest) spec() auth.RoleSpec {
 	return auth.RoleSpec{Name: req.Name, Description: req.Description, Permissions: req.Permissions, EnvironmentIDs: req.EnvironmentIDs}
 }
 
-func (s *Server) listRoles(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.auth.ListRoles(r.Context())
+func (s *Server) listRoles(c *gin.Context) error {
+	list, err := s.auth.ListRoles(c.Request.Context())
 	if err != nil {
 		return err
 	}
 	out := convert(list, toRoleJSON)
-	return writeJSON(w, http.StatusOK, out)
+	return writeJSON(c, http.StatusOK, out)
 }
 
-func (s *Server) getRole(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "Role")
+func (s *Server) getRole(c *gin.Context) error {
+	id, err := pathID(c, "Role")
 	if err != nil {
 		return err
 	}
-	role, err := s.auth.GetRole(r.Context(), id)
+	role, err := s.auth.GetRole(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toRoleJSON(role))
+	return writeJSON(c, http.StatusOK, toRoleJSON(role))
 }
 
-func (s *Server) createRole(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) createRole(c *gin.Context) error {
 	var req roleRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	role, err := s.auth.CreateRole(r.Context(), req.spec())
+	role, err := s.auth.CreateRole(c.Request.Context(), req.spec())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, toRoleJSON(role))
+	return writeJSON(c, http.StatusCreated, toRoleJSON(role))
 }
 
-func (s *Server) updateRole(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "Role")
+func (s *Server) updateRole(c *gin.Context) error {
+	id, err := pathID(c, "Role")
 	if err != nil {
 		return err
 	}
 	var req roleRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	role, err := s.auth.UpdateRole(r.Context(), id, req.spec())
+	role, err := s.auth.UpdateRole(c.Request.Context(), id, req.spec())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toRoleJSON(role))
+	return writeJSON(c, http.StatusOK, toRoleJSON(role))
 }
 
-func (s *Server) deleteRole(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "Role")
+func (s *Server) deleteRole(c *gin.Context) error {
+	id, err := pathID(c, "Role")
 	if err != nil {
 		return err
 	}
-	if err := s.auth.DeleteRole(r.Context(), id); err != nil {
+	if err := s.auth.DeleteRole(c.Request.Context(), id); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }
 
 // assignmentJSON is one role of a user.
@@ -266,17 +268,17 @@ type assignmentJSON struct {
 	CreatedAt     time.Time `json:"createdAt"`
 }
 
-func (s *Server) listUserRoles(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "User")
+func (s *Server) listUserRoles(c *gin.Context) error {
+	id, err := pathID(c, "User")
 	if err != nil {
 		return err
 	}
-	list, err := s.auth.UserRoles(r.Context(), id)
+	list, err := s.auth.UserRoles(c.Request.Context(), id)
 	if err != nil {
 		return err
 	}
 	names := map[int64]string{}
-	roles, err := s.auth.ListRoles(r.Context())
+	roles, err := s.auth.ListRoles(c.Request.Context())
 	if err != nil {
 		return err
 	}
@@ -288,7 +290,7 @@ func (s *Server) listUserRoles(w http.ResponseWriter, r *http.Request) error {
 		out = append(out, assignmentJSON{ID: a.ID, RoleID: a.RoleID, RoleName: names[a.RoleID],
 			EnvironmentID: a.EnvironmentID, Source: a.Source, CreatedAt: a.CreatedAt})
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return writeJSON(c, http.StatusOK, out)
 }
 
 type assignmentRequest struct {
@@ -296,46 +298,46 @@ type assignmentRequest struct {
 	EnvironmentID *int64 `json:"environmentId"`
 }
 
-func (s *Server) assignRole(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "User")
+func (s *Server) assignRole(c *gin.Context) error {
+	id, err := pathID(c, "User")
 	if err != nil {
 		return err
 	}
 	var req assignmentRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
 	if req.RoleID <= 0 {
 		return fault.New(fault.Invalid, "roleId is required")
 	}
-	role, err := s.auth.GetRole(r.Context(), req.RoleID)
+	role, err := s.auth.GetRole(c.Request.Context(), req.RoleID)
 	if err != nil {
 		return err
 	}
 	if role.Name == auth.RoleAdmin {
-		if err := requireAdmin(r); err != nil {
+		if err := requireAdmin(c); err != nil {
 			return err
 		}
 	}
-	a, err := s.auth.AssignRole(r.Context(), id, req.RoleID, req.EnvironmentID)
+	a, err := s.auth.AssignRole(c.Request.Context(), id, req.RoleID, req.EnvironmentID)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, assignmentJSON{ID: a.ID, RoleID: a.RoleID, RoleName: role.Name,
+	return writeJSON(c, http.StatusCreated, assignmentJSON{ID: a.ID, RoleID: a.RoleID, RoleName: role.Name,
 		EnvironmentID: a.EnvironmentID, Source: a.Source, CreatedAt: a.CreatedAt})
 }
 
 // unassignRole takes {roleId, environmentId} from the body or the query.
-func (s *Server) unassignRole(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "User")
+func (s *Server) unassignRole(c *gin.Context) error {
+	id, err := pathID(c, "User")
 	if err != nil {
 		return err
 	}
 	var req assignmentRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	q := r.URL.Query()
+	q := c.Request.URL.Query()
 	if v := q.Get("roleId"); v != "" {
 		if req.RoleID, err = strconv.ParseInt(v, 10, 64); err != nil {
 			return fault.New(fault.Invalid, "roleId must be a number")
@@ -351,13 +353,13 @@ func (s *Server) unassignRole(w http.ResponseWriter, r *http.Request) error {
 	if req.RoleID <= 0 {
 		return fault.New(fault.Invalid, "roleId is required")
 	}
-	if role, err := s.auth.GetRole(r.Context(), req.RoleID); err == nil && role.Name == auth.RoleAdmin {
-		if err := requireAdmin(r); err != nil {
+	if role, err := s.auth.GetRole(c.Request.Context(), req.RoleID); err == nil && role.Name == auth.RoleAdmin {
+		if err := requireAdmin(c); err != nil {
 			return err
 		}
 	}
-	if err := s.auth.UnassignRole(r.Context(), id, req.RoleID, req.EnvironmentID); err != nil {
+	if err := s.auth.UnassignRole(c.Request.Context(), id, req.RoleID, req.EnvironmentID); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }

@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/berth-dev/berth/server/internal/volumes"
 )
 
@@ -10,12 +12,12 @@ import (
 // of its own, so it is built per request from the engine manager.
 func (s *Server) volumeService() *volumes.Service { return volumes.New(s.engines, s.log) }
 
-func (s *Server) listVolumes(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.volumeService().List(r.Context(), envOf(r))
+func (s *Server) listVolumes(c *gin.Context) error {
+	list, err := s.volumeService().List(c.Request.Context(), envOf(c))
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, list)
+	return writeJSON(c, http.StatusOK, list)
 }
 
 // createVolumeRequest is the spec's volume request.
@@ -26,36 +28,36 @@ type createVolumeRequest struct {
 	Labels     map[string]string `json:"labels"`
 }
 
-func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) createVolume(c *gin.Context) error {
 	var req createVolumeRequest
-	if err := decode(w, r, &req); err != nil {
+	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	v, err := s.volumeService().Create(r.Context(), envOf(r), volumes.CreateSpec{
+	v, err := s.volumeService().Create(c.Request.Context(), envOf(c), volumes.CreateSpec{
 		Name: req.Name, Driver: req.Driver, DriverOpts: req.DriverOpts, Labels: req.Labels,
 	})
 	if err != nil {
 		return err
 	}
-	noteAudit(r, v.Name, v.Name)
-	return writeJSON(w, http.StatusOK, map[string]any{"success": true, "name": v.Name})
+	noteAudit(c, v.Name, v.Name)
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "name": v.Name})
 }
 
-func (s *Server) inspectVolume(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.volumeService().Inspect(r.Context(), envOf(r), r.PathValue("name"))
+func (s *Server) inspectVolume(c *gin.Context) error {
+	v, err := s.volumeService().Inspect(c.Request.Context(), envOf(c), c.Param("name"))
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, v)
+	return writeJSON(c, http.StatusOK, v)
 }
 
-func (s *Server) removeVolume(w http.ResponseWriter, r *http.Request) error {
-	force, err := queryBool(r, "force", false)
+func (s *Server) removeVolume(c *gin.Context) error {
+	force, err := queryBool(c, "force", false)
 	if err != nil {
 		return err
 	}
-	if err := s.volumeService().Remove(r.Context(), envOf(r), r.PathValue("name"), force); err != nil {
+	if err := s.volumeService().Remove(c.Request.Context(), envOf(c), c.Param("name"), force); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, success)
 }

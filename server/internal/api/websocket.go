@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -38,10 +39,10 @@ func (s *Server) checkOrigin(r *http.Request) error {
 	return fault.New(fault.Forbidden, "Origin not allowed")
 }
 
-// acceptWebSocket upgrades r (whose origin checkOrigin has accepted; the
+// acceptWebSocket upgrades the request (whose origin checkOrigin has accepted; the
 // library checks it again with the same rule).
-func (s *Server) acceptWebSocket(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
-	return websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.origins})
+func (s *Server) acceptWebSocket(c *gin.Context) (*websocket.Conn, error) {
+	return websocket.Accept(c.Writer, c.Request, &websocket.AcceptOptions{OriginPatterns: s.origins})
 }
 
 // terminal is a bidirectional byte stream to a process (an exec session).
