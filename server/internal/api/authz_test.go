@@ -65,6 +65,7 @@ func newAuthzFixture(t *testing.T) *authzFixture {
 		key := f.routes[i].Method + " " + f.routes[i].Path
 		f.routes[i].h = func(c *gin.Context) error {
 			c.Header("X-Route", key) // which route's handler the engine dispatched to
+			c.Header("X-Id", c.Param("id"))
 			c.Status(http.StatusNoContent)
 			return nil
 		}

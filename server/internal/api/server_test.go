@@ -1,0 +1,67 @@
+package api
+
+import (
+	"io"
+	"net/http"
+	"testing"
+)
+
+// TestEngineRoutesLikeTheStandardMux pins the routing rules the API had on
+// net/http's ServeMux, now that gin's router serves the route table: no
+// redirects, no 405, a JSON 404 under /api/, HEAD for GET routes, wildcards
+// that still match where a static sibling exists, escaped slashes kept
+// inside a parameter.
+func TestEngineRoutesLikeTheStandardMux(t *testing.T) {
+	f := newAuthzFixture(t)
+	const notFound = `{"error":"Not found"}` + "\n"
+	cases := []struct {
+		method, path string
+		status       int
+		contentType  string
+		body         string // compared when not empty
+		route, id    string // for 204s: the route (X-Route) and {id} reached
+	}{
+		{"GET", "/api/nope", 404, "application/json", notFound, "", ""},
+		{"DELETE", "/api/health", 404, "application/json", notFound, "", ""},
+		{"GET", "/api/health/", 404, "application/json", notFound, "", ""},
+		{"GET", "/api/containers/1/", 404, "application/json", notFound, "", ""},
+		{"GET", "/api/", 404, "application/json", notFound, "", ""},
+		{"GET", "/nope", 404, "text/plain; charset=utf-8", "404 page not found\n", "", ""},
+		{"GET", "/API/health", 404, "text/plain; charset=utf-8", "404 page not found\n", "", ""},
+		{"GET", "/", 200, "text/html; charset=utf-8", "", "", ""},
+		{"HEAD", "/api/health", 204, "", "", "GET /api/health", ""},
+		{"GET", "/api/containers/stats?env=1", 204, "", "", "GET /api/containers/stats", ""},
+		{"GET", "/api/containers/exec?env=1", 204, "", "", "GET /api/containers/{id}", "exec"},
+		{"GET", "/api/containers/stats/inspect?env=1", 204, "", "", "GET /api/containers/{id}/inspect", "stats"},
+		{"GET", "/api/containers/exec/abc/attach?envId=1", 204, "", "", "GET /api/containers/exec/{execId}/attach", ""},
+		{"POST", "/api/auth/oidc/callback/test", 204, "", "", "POST /api/auth/oidc/{id}/test", "callback"},
+		{"GET", "/api/auth/oidc/callback", 204, "", "", "GET /api/auth/oidc/callback", ""},
+		{"GET", "/api/images/docker.io%2Flibrary%2Falpine/history?env=1", 204, "", "", "GET /api/images/{id}/history", "docker.io/library/alpine"},
+	}
+	for _, c := range cases {
+		req, _ := http.NewRequest(c.method, f.srv.URL+c.path, nil)
+		req.Header.Set("Authorization", "Bearer "+f.tokens["admin"])
+		resp, err := f.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s %s = %d %s, want %d", c.method, c.path, resp.StatusCode, body, c.status)
+			continue
+		}
+		if c.contentType != "" && resp.Header.Get("Content-Type") != c.contentType {
+			t.Errorf("%s %s: Content-Type %q, want %q", c.method, c.path, resp.Header.Get("Content-Type"), c.contentType)
+		}
+		if c.body != "" && string(body) != c.body {
+			t.Errorf("%s %s: body %q, want %q", c.method, c.path, body, c.body)
+		}
+		if got := resp.Header.Get("X-Route"); got != c.route {
+			t.Errorf("%s %s reached %q, want %q", c.method, c.path, got, c.route)
+		}
+		if got := resp.Header.Get("X-Id"); got != c.id {
+			t.Errorf("%s %s: {id} = %q, want %q", c.method, c.path, got, c.id)
+		}
+	}
+}
