@@ -2,11 +2,12 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"gorm.io/gorm"
 )
 
 // AuditEntry is one line of the audit log: who did what to which entity.
@@ -45,9 +46,31 @@ const (
 	maxAuditLimit     = 1000
 )
 
-// auditColumns is the column list scanAuditEntry reads, in its order.
-const auditColumns = `id, created_at, user_id, username, environment_id, action,
-	entity_type, entity_id, entity_name, description, details, ip`
+// auditRow is a row of the audit_log table.
+type auditRow struct {
+	ID            int64
+	CreatedAt     dbTime
+	UserID        *int64
+	Username      string
+	EnvironmentID *int64
+	Action        string
+	EntityType    string
+	EntityID      string `gorm:"column:entity_id"`
+	EntityName    string
+	Description   string
+	Details       string
+	IP            string `gorm:"column:ip"`
+}
+
+func (auditRow) TableName() string { return "audit_log" }
+
+func (r auditRow) entry() AuditEntry {
+	return AuditEntry{
+		ID: r.ID, CreatedAt: r.CreatedAt.Time, UserID: r.UserID, Username: r.Username, EnvironmentID: r.EnvironmentID,
+		Action: r.Action, EntityType: r.EntityType, EntityID: r.EntityID, EntityName: r.EntityName,
+		Description: r.Description, Details: r.Details, IP: r.IP,
+	}
+}
 
 // AddAudit appends e to the audit log and sets its ID, and its CreatedAt
 // when zero.
@@ -56,26 +79,23 @@ func (s *Store) AddAudit(ctx context.Context, e *AuditEntry) error {
 	if created.IsZero() {
 		created = now()
 	}
-	var id int64
-	err := s.db.QueryRowContext(ctx, s.rebind(`
-		INSERT INTO audit_log (created_at, user_id, username, environment_id, action,
-			entity_type, entity_id, entity_name, description, details, ip)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		RETURNING id`),
-		s.timeArg(created), nullInt64(e.UserID), e.Username, nullInt64(e.EnvironmentID), e.Action,
-		e.EntityType, e.EntityID, e.EntityName, e.Description, e.Details, e.IP).Scan(&id)
-	if err != nil {
+	r := auditRow{
+		CreatedAt: at(created), UserID: e.UserID, Username: e.Username, EnvironmentID: e.EnvironmentID,
+		Action: e.Action, EntityType: e.EntityType, EntityID: e.EntityID, EntityName: e.EntityName,
+		Description: e.Description, Details: e.Details, IP: e.IP,
+	}
+	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
 		return fmt.Errorf("store: add audit %q: %w", e.Action, translate(err))
 	}
-	e.ID, e.CreatedAt = id, created
+	e.ID, e.CreatedAt = r.ID, created
 	return nil
 }
 
 // ListAudit returns the page of entries f selects, newest first, and how many
 // entries f selects in all, regardless of its Limit and Offset.
 func (s *Store) ListAudit(ctx context.Context, f AuditFilter) (entries []AuditEntry, total int, err error) {
-	where, args := s.auditWhere(f)
-	if err := s.db.QueryRowContext(ctx, s.rebind(`SELECT COUNT(*) FROM audit_log`+where), args...).Scan(&total); err != nil {
+	var n int64
+	if err := auditWhere(s.db.WithContext(ctx).Model(&auditRow{}), f).Count(&n).Error; err != nil {
 		return nil, 0, fmt.Errorf("store: list audit: %w", err)
 	}
 	limit := f.Limit
@@ -84,88 +104,46 @@ func (s *Store) ListAudit(ctx context.Context, f AuditFilter) (entries []AuditEn
 	}
 	limit = min(limit, maxAuditLimit)
 	offset := max(f.Offset, 0)
-	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT `+auditColumns+` FROM audit_log`+where+`
-		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`), append(args, limit, offset)...)
+	var rows []auditRow
+	err = auditWhere(s.db.WithContext(ctx), f).Order("created_at DESC, id DESC").Limit(limit).Offset(offset).Find(&rows).Error
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list audit: %w", err)
 	}
-	defer rows.Close()
-	entries = []AuditEntry{}
-	for rows.Next() {
-		e, err := scanAuditEntry(rows)
-		if err != nil {
-			return nil, 0, fmt.Errorf("store: list audit: %w", err)
-		}
-		entries = append(entries, e)
+	entries = make([]AuditEntry, 0, len(rows))
+	for _, r := range rows {
+		entries = append(entries, r.entry())
 	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("store: list audit: %w", err)
-	}
-	return entries, total, nil
+	return entries, int(n), nil
 }
 
-// auditWhere returns the WHERE clause (with a leading space, or "") that
-// selects what f selects, and its arguments.
-func (s *Store) auditWhere(f AuditFilter) (string, []any) {
-	var (
-		conds []string
-		args  []any
-	)
-	add := func(cond string, arg any) {
-		conds = append(conds, cond)
-		args = append(args, arg)
-	}
+// auditWhere narrows q to the entries f selects.
+func auditWhere(q *gorm.DB, f AuditFilter) *gorm.DB {
 	if f.UserID != nil {
-		add(`user_id = ?`, *f.UserID)
+		q = q.Where("user_id = ?", *f.UserID)
 	}
 	if f.Username != "" {
-		add(`username = ?`, f.Username)
+		q = q.Where("username = ?", f.Username)
 	}
 	if f.EnvironmentID != nil {
-		add(`environment_id = ?`, *f.EnvironmentID)
+		q = q.Where("environment_id = ?", *f.EnvironmentID)
 	}
 	if prefix, ok := strings.CutSuffix(f.Action, "*"); ok {
 		// substr rather than LIKE: no wildcards to escape in the prefix, and
 		// the same case sensitivity in both dialects.
 		if prefix != "" {
-			conds = append(conds, `substr(action, 1, ?) = ?`)
-			args = append(args, utf8.RuneCountInString(prefix), prefix)
+			q = q.Where("substr(action, 1, ?) = ?", utf8.RuneCountInString(prefix), prefix)
 		}
 	} else if f.Action != "" {
-		add(`action = ?`, f.Action)
+		q = q.Where("action = ?", f.Action)
 	}
 	if f.EntityType != "" {
-		add(`entity_type = ?`, f.EntityType)
+		q = q.Where("entity_type = ?", f.EntityType)
 	}
 	if f.Since != nil {
-		add(`created_at >= ?`, s.timeArg(*f.Since))
+		q = q.Where("created_at >= ?", at(*f.Since))
 	}
 	if f.Until != nil {
-		add(`created_at < ?`, s.timeArg(*f.Until))
+		q = q.Where("created_at < ?", at(*f.Until))
 	}
-	if len(conds) == 0 {
-		return "", nil
-	}
-	return " WHERE " + strings.Join(conds, " AND "), args
-}
-
-func scanAuditEntry(row rowScanner) (AuditEntry, error) {
-	var (
-		e             AuditEntry
-		created       dbTime
-		userID, envID sql.NullInt64
-	)
-	err := row.Scan(&e.ID, &created, &userID, &e.Username, &envID, &e.Action,
-		&e.EntityType, &e.EntityID, &e.EntityName, &e.Description, &e.Details, &e.IP)
-	if err != nil {
-		return AuditEntry{}, err
-	}
-	if userID.Valid {
-		e.UserID = &userID.Int64
-	}
-	if envID.Valid {
-		e.EnvironmentID = &envID.Int64
-	}
-	e.CreatedAt = created.Time
-	return e, nil
+	return q
 }

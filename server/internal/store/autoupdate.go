@@ -2,10 +2,11 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // AutoUpdate is the auto-update configuration of one container, in one
@@ -22,9 +23,28 @@ type AutoUpdate struct {
 	UpdatedAt             time.Time
 }
 
-// autoUpdateColumns is the column list scanAutoUpdate reads, in its order.
-const autoUpdateColumns = `id, container_name, environment_id, enabled, schedule_type,
-	cron_expression, vulnerability_criteria, created_at, updated_at`
+// autoUpdateRow is a row of the auto_update_configs table.
+type autoUpdateRow struct {
+	ID                    int64
+	ContainerName         string
+	EnvironmentID         *int64
+	Enabled               bool
+	ScheduleType          string
+	CronExpression        string
+	VulnerabilityCriteria string
+	CreatedAt             dbTime
+	UpdatedAt             dbTime
+}
+
+func (autoUpdateRow) TableName() string { return "auto_update_configs" }
+
+func (r autoUpdateRow) autoUpdate() AutoUpdate {
+	return AutoUpdate{
+		ID: r.ID, ContainerName: r.ContainerName, EnvironmentID: r.EnvironmentID, Enabled: r.Enabled,
+		ScheduleType: r.ScheduleType, CronExpression: r.CronExpression, VulnerabilityCriteria: r.VulnerabilityCriteria,
+		CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time,
+	}
+}
 
 // UpsertAutoUpdate creates or replaces the configuration for
 // (a.EnvironmentID, a.ContainerName) and sets a.ID and its timestamps.
@@ -37,9 +57,9 @@ func (s *Store) UpsertAutoUpdate(ctx context.Context, a *AutoUpdate) error {
 	// Two concurrent first upserts of one key both insert; the loser sees
 	// ErrConflict, and its retry finds the winner's row and updates it.
 	for range 2 {
-		err = s.inTx(ctx, func(tx *sql.Tx) error {
+		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			var err error
-			saved, err = s.upsertAutoUpdate(ctx, tx, *a)
+			saved, err = upsertAutoUpdate(ctx, tx, *a)
 			return err
 		})
 		if !errors.Is(err, ErrConflict) {
@@ -53,39 +73,34 @@ func (s *Store) UpsertAutoUpdate(ctx context.Context, a *AutoUpdate) error {
 	return nil
 }
 
-func (s *Store) upsertAutoUpdate(ctx context.Context, tx *sql.Tx, a AutoUpdate) (AutoUpdate, error) {
-	where, args := autoUpdateKey(a.EnvironmentID, a.ContainerName)
-	var created dbTime
-	err := tx.QueryRowContext(ctx, s.rebind(`SELECT id, created_at FROM auto_update_configs WHERE `+where), args...).
-		Scan(&a.ID, &created)
+func upsertAutoUpdate(ctx context.Context, tx *gorm.DB, a AutoUpdate) (AutoUpdate, error) {
+	tx = tx.WithContext(ctx)
+	var cur autoUpdateRow
+	err := autoUpdateKey(tx, a.EnvironmentID, a.ContainerName).Select("id", "created_at").Take(&cur).Error
 	t := now()
 	switch {
 	case err == nil:
-		_, err = tx.ExecContext(ctx, s.rebind(`
-			UPDATE auto_update_configs SET enabled = ?, schedule_type = ?, cron_expression = ?,
-				vulnerability_criteria = ?, updated_at = ?
-			WHERE id = ?`),
-			a.Enabled, a.ScheduleType, a.CronExpression, a.VulnerabilityCriteria, s.timeArg(t), a.ID)
+		err := tx.Model(&autoUpdateRow{}).Where("id = ?", cur.ID).Updates(map[string]any{
+			"enabled": a.Enabled, "schedule_type": a.ScheduleType, "cron_expression": a.CronExpression,
+			"vulnerability_criteria": a.VulnerabilityCriteria, "updated_at": at(t),
+		}).Error
 		if err != nil {
 			return AutoUpdate{}, translate(err)
 		}
-		a.CreatedAt, a.UpdatedAt = created.Time, t
+		a.ID, a.CreatedAt, a.UpdatedAt = cur.ID, cur.CreatedAt.Time, t
 		return a, nil
-	case errors.Is(err, sql.ErrNoRows):
-		err = tx.QueryRowContext(ctx, s.rebind(`
-			INSERT INTO auto_update_configs (container_name, environment_id, enabled, schedule_type,
-				cron_expression, vulnerability_criteria, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			RETURNING id`),
-			a.ContainerName, nullInt64(a.EnvironmentID), a.Enabled, a.ScheduleType,
-			a.CronExpression, a.VulnerabilityCriteria, s.timeArg(t), s.timeArg(t)).Scan(&a.ID)
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		r := autoUpdateRow{ContainerName: a.ContainerName, EnvironmentID: a.EnvironmentID, Enabled: a.Enabled,
+			ScheduleType: a.ScheduleType, CronExpression: a.CronExpression,
+			VulnerabilityCriteria: a.VulnerabilityCriteria, CreatedAt: at(t), UpdatedAt: at(t)}
+		err := tx.Create(&r).Error
 		if isForeignKeyViolation(err) {
 			return AutoUpdate{}, fmt.Errorf("environment %d: %w", *a.EnvironmentID, ErrNotFound)
 		}
 		if err != nil {
 			return AutoUpdate{}, translate(err)
 		}
-		a.CreatedAt, a.UpdatedAt = t, t
+		a.ID, a.CreatedAt, a.UpdatedAt = r.ID, t, t
 		return a, nil
 	default:
 		return AutoUpdate{}, err
@@ -95,32 +110,22 @@ func (s *Store) upsertAutoUpdate(ctx context.Context, tx *sql.Tx, a AutoUpdate) 
 // GetAutoUpdate returns the configuration of containerName in the environment
 // envID (nil: no environment), or ErrNotFound.
 func (s *Store) GetAutoUpdate(ctx context.Context, envID *int64, containerName string) (AutoUpdate, error) {
-	where, args := autoUpdateKey(envID, containerName)
-	row := s.db.QueryRowContext(ctx, s.rebind(`SELECT `+autoUpdateColumns+` FROM auto_update_configs WHERE `+where), args...)
-	a, err := scanAutoUpdate(row)
-	if err != nil {
+	var r autoUpdateRow
+	if err := autoUpdateKey(s.db.WithContext(ctx), envID, containerName).Take(&r).Error; err != nil {
 		return AutoUpdate{}, fmt.Errorf("store: get auto-update %s: %w", autoUpdateName(envID, containerName), translate(err))
 	}
-	return a, nil
+	return r.autoUpdate(), nil
 }
 
 // ListAutoUpdates returns every auto-update configuration ordered by id.
 func (s *Store) ListAutoUpdates(ctx context.Context) ([]AutoUpdate, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+autoUpdateColumns+` FROM auto_update_configs ORDER BY id`)
-	if err != nil {
+	var rows []autoUpdateRow
+	if err := s.db.WithContext(ctx).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list auto-updates: %w", err)
 	}
-	defer rows.Close()
-	list := []AutoUpdate{}
-	for rows.Next() {
-		a, err := scanAutoUpdate(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list auto-updates: %w", err)
-		}
-		list = append(list, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list auto-updates: %w", err)
+	list := make([]AutoUpdate, 0, len(rows))
+	for _, r := range rows {
+		list = append(list, r.autoUpdate())
 	}
 	return list, nil
 }
@@ -128,25 +133,20 @@ func (s *Store) ListAutoUpdates(ctx context.Context) ([]AutoUpdate, error) {
 // DeleteAutoUpdate deletes the configuration of containerName in the
 // environment envID (nil: no environment); deleted is false when there was none.
 func (s *Store) DeleteAutoUpdate(ctx context.Context, envID *int64, containerName string) (deleted bool, err error) {
-	where, args := autoUpdateKey(envID, containerName)
-	res, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM auto_update_configs WHERE `+where), args...)
-	if err != nil {
-		return false, fmt.Errorf("store: delete auto-update %s: %w", autoUpdateName(envID, containerName), err)
+	res := autoUpdateKey(s.db.WithContext(ctx), envID, containerName).Delete(&autoUpdateRow{})
+	if res.Error != nil {
+		return false, fmt.Errorf("store: delete auto-update %s: %w", autoUpdateName(envID, containerName), res.Error)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("store: delete auto-update %s: %w", autoUpdateName(envID, containerName), err)
-	}
-	return n > 0, nil
+	return res.RowsAffected > 0, nil
 }
 
-// autoUpdateKey returns the WHERE condition selecting one configuration and
-// its arguments. NULL never equals NULL in SQL, hence the two forms.
-func autoUpdateKey(envID *int64, containerName string) (string, []any) {
+// autoUpdateKey narrows q to one configuration. NULL never equals NULL in
+// SQL, hence the two forms.
+func autoUpdateKey(q *gorm.DB, envID *int64, containerName string) *gorm.DB {
 	if envID == nil {
-		return `environment_id IS NULL AND container_name = ?`, []any{containerName}
+		return q.Where("environment_id IS NULL AND container_name = ?", containerName)
 	}
-	return `environment_id = ? AND container_name = ?`, []any{*envID, containerName}
+	return q.Where("environment_id = ? AND container_name = ?", *envID, containerName)
 }
 
 // autoUpdateName names a configuration in error messages.
@@ -155,30 +155,4 @@ func autoUpdateName(envID *int64, containerName string) string {
 		return fmt.Sprintf("%q", containerName)
 	}
 	return fmt.Sprintf("%q in environment %d", containerName, *envID)
-}
-
-func scanAutoUpdate(row rowScanner) (AutoUpdate, error) {
-	var (
-		a                AutoUpdate
-		envID            sql.NullInt64
-		created, updated dbTime
-	)
-	err := row.Scan(&a.ID, &a.ContainerName, &envID, &a.Enabled, &a.ScheduleType,
-		&a.CronExpression, &a.VulnerabilityCriteria, &created, &updated)
-	if err != nil {
-		return AutoUpdate{}, err
-	}
-	if envID.Valid {
-		a.EnvironmentID = &envID.Int64
-	}
-	a.CreatedAt, a.UpdatedAt = created.Time, updated.Time
-	return a, nil
-}
-
-// nullInt64 is a nullable integer column's query argument.
-func nullInt64(p *int64) any {
-	if p == nil {
-		return nil
-	}
-	return *p
 }

@@ -2,11 +2,12 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Environment is a Docker engine Berth manages, and how to reach it.
@@ -43,87 +44,103 @@ type Environment struct {
 	UpdatedAt             time.Time // UTC
 }
 
+// environmentRow is a row of the environments table: the secrets sealed, the
+// lists as JSON text.
+type environmentRow struct {
+	ID                    int64
+	Name                  string
+	ConnectionType        string
+	Host                  string
+	Port                  int
+	Protocol              string
+	SocketPath            string
+	TLSCA                 string `gorm:"column:tls_ca"`
+	TLSCert               string `gorm:"column:tls_cert"`
+	TLSKey                string `gorm:"column:tls_key"`
+	TLSSkipVerify         bool   `gorm:"column:tls_skip_verify"`
+	AgentToken            string
+	AgentLastSeen         dbTime
+	AgentID               string `gorm:"column:agent_id"`
+	AgentName             string
+	AgentVersion          string
+	AgentCapabilities     string
+	Icon                  string
+	Labels                string
+	CollectActivity       bool
+	CollectMetrics        bool
+	HighlightChanges      bool
+	PublicIP              *string `gorm:"column:public_ip"`
+	UpdateCheckEnabled    bool
+	UpdateCheckAutoUpdate bool
+	ImagePruneEnabled     bool
+	Timezone              *string
+	CreatedAt             dbTime
+	UpdatedAt             dbTime
+}
+
+func (environmentRow) TableName() string { return "environments" }
+
 // bootstrapSetting records that the first environment was created once, so
 // that deleting it does not bring it back at the next start.
 const bootstrapSetting = "bootstrap.local_environment"
 
-// environmentColumns is the column list scanEnvironment reads, in its order.
-const environmentColumns = `id, name, connection_type, host, port, protocol, socket_path,
-	tls_ca, tls_cert, tls_key, tls_skip_verify, agent_token, agent_last_seen,
-	agent_id, agent_name, agent_version, agent_capabilities, icon, labels,
-	collect_activity, collect_metrics, highlight_changes, public_ip,
-	update_check_enabled, update_check_auto_update, image_prune_enabled, timezone,
-	created_at, updated_at`
-
 // ListEnvironments returns every environment ordered by id.
 func (s *Store) ListEnvironments(ctx context.Context) ([]Environment, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+environmentColumns+` FROM environments ORDER BY id`)
-	if err != nil {
+	var rows []environmentRow
+	if err := s.db.WithContext(ctx).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list environments: %w", err)
 	}
-	defer rows.Close()
-	envs := []Environment{}
-	for rows.Next() {
-		e, err := s.scanEnvironment(rows)
+	envs := make([]Environment, 0, len(rows))
+	for _, r := range rows {
+		e, err := s.environment(r)
 		if err != nil {
 			return nil, fmt.Errorf("store: list environments: %w", err)
 		}
 		envs = append(envs, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list environments: %w", err)
 	}
 	return envs, nil
 }
 
 // GetEnvironment returns the environment with the given id, or ErrNotFound.
 func (s *Store) GetEnvironment(ctx context.Context, id int64) (Environment, error) {
-	row := s.db.QueryRowContext(ctx, s.rebind(`SELECT `+environmentColumns+` FROM environments WHERE id = ?`), id)
-	e, err := s.scanEnvironment(row)
+	e, err := s.getEnvironment(ctx, s.db.Where("id = ?", id))
 	if err != nil {
-		return Environment{}, fmt.Errorf("store: get environment %d: %w", id, translate(err))
+		return Environment{}, fmt.Errorf("store: get environment %d: %w", id, err)
 	}
 	return e, nil
 }
 
 // GetEnvironmentByName returns the environment with the given name, or ErrNotFound.
 func (s *Store) GetEnvironmentByName(ctx context.Context, name string) (Environment, error) {
-	row := s.db.QueryRowContext(ctx, s.rebind(`SELECT `+environmentColumns+` FROM environments WHERE name = ?`), name)
-	e, err := s.scanEnvironment(row)
+	e, err := s.getEnvironment(ctx, s.db.Where("name = ?", name))
 	if err != nil {
-		return Environment{}, fmt.Errorf("store: get environment %q: %w", name, translate(err))
+		return Environment{}, fmt.Errorf("store: get environment %q: %w", name, err)
 	}
 	return e, nil
+}
+
+// getEnvironment reads the one environment q selects.
+func (s *Store) getEnvironment(ctx context.Context, q *gorm.DB) (Environment, error) {
+	var r environmentRow
+	if err := q.WithContext(ctx).Take(&r).Error; err != nil {
+		return Environment{}, translate(err)
+	}
+	return s.environment(r)
 }
 
 // CreateEnvironment inserts e and sets its ID, CreatedAt and UpdatedAt.
 // A duplicate name is ErrConflict.
 func (s *Store) CreateEnvironment(ctx context.Context, e *Environment) error {
-	args, err := s.environmentArgs(e)
+	r, err := s.environmentRow(e)
 	if err != nil {
 		return fmt.Errorf("store: create environment %q: %w", e.Name, err)
 	}
 	t := now()
-	args = append(args, s.timeArg(t), s.timeArg(t))
-	var id int64
-	err = s.db.QueryRowContext(ctx, s.rebind(`
-		INSERT INTO environments (name, connection_type, host, port, protocol, socket_path,
-			tls_ca, tls_cert, tls_key, tls_skip_verify, agent_token, agent_last_seen,
-			agent_id, agent_name, agent_version, agent_capabilities, icon, labels,
-			collect_activity, collect_metrics, highlight_changes, public_ip,
-			update_check_enabled, update_check_auto_update, image_prune_enabled, timezone,
-			created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?,
-			?, ?, ?, ?, ?, ?,
-			?, ?, ?, ?, ?, ?,
-			?, ?, ?, ?,
-			?, ?, ?, ?,
-			?, ?)
-		RETURNING id`), args...).Scan(&id)
-	if err != nil {
+	r.ID, r.CreatedAt, r.UpdatedAt = 0, at(t), at(t)
+	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
 		return fmt.Errorf("store: create environment %q: %w", e.Name, translate(err))
 	}
-	e.ID, e.CreatedAt, e.UpdatedAt = id, t, t
+	e.ID, e.CreatedAt, e.UpdatedAt = r.ID, t, t
 	return nil
 }
 
@@ -132,60 +149,45 @@ func (s *Store) CreateEnvironment(ctx context.Context, e *Environment) error {
 // bootstrap so that it happens at most once. created is false when it did
 // nothing.
 func (s *Store) CreateFirstEnvironment(ctx context.Context, e *Environment) (created bool, err error) {
-	args, err := s.environmentArgs(e)
+	r, err := s.environmentRow(e)
 	if err != nil {
 		return false, fmt.Errorf("store: create first environment: %w", err)
 	}
 	t := now()
-	args = append([]any{int64(1)}, args...)
-	args = append(args, s.timeArg(t), s.timeArg(t))
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	r.ID, r.CreatedAt, r.UpdatedAt = 1, at(t), at(t)
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if s.dialect == dialectPostgres {
 			// Keep concurrent inserts (another replica bootstrapping, or a
 			// CreateEnvironment) out until we commit. SQLite transactions
 			// already hold the write lock (_txlock=immediate).
-			if _, err := tx.ExecContext(ctx, `LOCK TABLE environments IN EXCLUSIVE MODE`); err != nil {
+			if err := tx.Exec(`LOCK TABLE environments IN EXCLUSIVE MODE`).Error; err != nil {
 				return err
 			}
 		}
-		var exists bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM environments)`).Scan(&exists); err != nil {
+		var n int64
+		if err := tx.Model(&environmentRow{}).Limit(1).Count(&n).Error; err != nil {
 			return err
 		}
-		if exists {
+		if n > 0 {
 			return nil
 		}
-		switch _, err := s.getSetting(ctx, tx, bootstrapSetting); {
+		switch _, err := getSetting(ctx, tx, bootstrapSetting); {
 		case err == nil:
 			return nil
 		case !errors.Is(err, ErrNotFound):
 			return err
 		}
-		_, err := tx.ExecContext(ctx, s.rebind(`
-			INSERT INTO environments (id, name, connection_type, host, port, protocol, socket_path,
-				tls_ca, tls_cert, tls_key, tls_skip_verify, agent_token, agent_last_seen,
-				agent_id, agent_name, agent_version, agent_capabilities, icon, labels,
-				collect_activity, collect_metrics, highlight_changes, public_ip,
-				update_check_enabled, update_check_auto_update, image_prune_enabled, timezone,
-				created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?,
-				?, ?, ?, ?, ?, ?,
-				?, ?, ?, ?, ?, ?,
-				?, ?, ?, ?,
-				?, ?, ?, ?,
-				?, ?)`), args...)
-		if err != nil {
+		if err := tx.Create(&r).Error; err != nil {
 			return translate(err)
 		}
 		if s.dialect == dialectPostgres {
 			// An explicit id does not advance the identity sequence.
-			_, err := tx.ExecContext(ctx, `SELECT setval(pg_get_serial_sequence('environments', 'id'),
-				(SELECT MAX(id) FROM environments))`)
+			err := tx.Exec(`SELECT setval(pg_get_serial_sequence('environments', 'id'), (SELECT MAX(id) FROM environments))`).Error
 			if err != nil {
 				return err
 			}
 		}
-		if err := s.setSetting(ctx, tx, bootstrapSetting, "done"); err != nil {
+		if err := setSetting(ctx, tx, bootstrapSetting, "done"); err != nil {
 			return err
 		}
 		created = true
@@ -204,24 +206,31 @@ func (s *Store) CreateFirstEnvironment(ctx context.Context, e *Environment) (cre
 // sets e.UpdatedAt (and e.CreatedAt from the row). A missing environment is
 // ErrNotFound; a name taken by another environment is ErrConflict.
 func (s *Store) UpdateEnvironment(ctx context.Context, e *Environment) error {
-	args, err := s.environmentArgs(e)
+	r, err := s.environmentRow(e)
 	if err != nil {
 		return fmt.Errorf("store: update environment %d: %w", e.ID, err)
 	}
 	t := now()
-	args = append(args, s.timeArg(t), e.ID)
 	var created dbTime
-	err = s.db.QueryRowContext(ctx, s.rebind(`
-		UPDATE environments SET name = ?, connection_type = ?, host = ?, port = ?, protocol = ?,
-			socket_path = ?, tls_ca = ?, tls_cert = ?, tls_key = ?, tls_skip_verify = ?,
-			agent_token = ?, agent_last_seen = ?, agent_id = ?, agent_name = ?, agent_version = ?,
-			agent_capabilities = ?, icon = ?, labels = ?, collect_activity = ?, collect_metrics = ?,
-			highlight_changes = ?, public_ip = ?, update_check_enabled = ?,
-			update_check_auto_update = ?, image_prune_enabled = ?, timezone = ?, updated_at = ?
-		WHERE id = ?
-		RETURNING created_at`), args...).Scan(&created)
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := oneRow(tx.Model(&environmentRow{}).Where("id = ?", e.ID).Updates(map[string]any{
+			"name": r.Name, "connection_type": r.ConnectionType, "host": r.Host, "port": r.Port,
+			"protocol": r.Protocol, "socket_path": r.SocketPath, "tls_ca": r.TLSCA, "tls_cert": r.TLSCert,
+			"tls_key": r.TLSKey, "tls_skip_verify": r.TLSSkipVerify, "agent_token": r.AgentToken,
+			"agent_last_seen": r.AgentLastSeen, "agent_id": r.AgentID, "agent_name": r.AgentName,
+			"agent_version": r.AgentVersion, "agent_capabilities": r.AgentCapabilities, "icon": r.Icon,
+			"labels": r.Labels, "collect_activity": r.CollectActivity, "collect_metrics": r.CollectMetrics,
+			"highlight_changes": r.HighlightChanges, "public_ip": r.PublicIP,
+			"update_check_enabled": r.UpdateCheckEnabled, "update_check_auto_update": r.UpdateCheckAutoUpdate,
+			"image_prune_enabled": r.ImagePruneEnabled, "timezone": r.Timezone, "updated_at": at(t),
+		}))
+		if err != nil {
+			return err
+		}
+		return createdAt(ctx, tx, "environments", e.ID, &created)
+	})
 	if err != nil {
-		return fmt.Errorf("store: update environment %d: %w", e.ID, translate(err))
+		return fmt.Errorf("store: update environment %d: %w", e.ID, err)
 	}
 	e.CreatedAt, e.UpdatedAt = created.Time, t
 	return nil
@@ -231,82 +240,66 @@ func (s *Store) UpdateEnvironment(ctx context.Context, e *Environment) error {
 // its auto-update configurations and the role assignments scoped to it. A
 // missing environment is ErrNotFound.
 func (s *Store) DeleteEnvironment(ctx context.Context, id int64) error {
-	res, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM environments WHERE id = ?`), id)
-	if err != nil {
+	if err := oneRow(s.db.WithContext(ctx).Where("id = ?", id).Delete(&environmentRow{})); err != nil {
 		return fmt.Errorf("store: delete environment %d: %w", id, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("store: delete environment %d: %w", id, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("store: delete environment %d: %w", id, ErrNotFound)
 	}
 	return nil
 }
 
-// environmentArgs returns the values of e's writable columns, from name to
-// timezone in table order, with the secrets encrypted.
-func (s *Store) environmentArgs(e *Environment) ([]any, error) {
+// environmentRow returns e as a row, the secrets sealed; the timestamps are
+// the caller's to set.
+func (s *Store) environmentRow(e *Environment) (environmentRow, error) {
 	tlsKey, err := s.box.Encrypt(e.TLSKey)
 	if err != nil {
-		return nil, fmt.Errorf("encrypt tls key: %w", err)
+		return environmentRow{}, fmt.Errorf("encrypt tls key: %w", err)
 	}
 	agentToken, err := s.box.Encrypt(e.AgentToken)
 	if err != nil {
-		return nil, fmt.Errorf("encrypt agent token: %w", err)
+		return environmentRow{}, fmt.Errorf("encrypt agent token: %w", err)
 	}
 	capabilities, err := jsonList(e.AgentCapabilities)
 	if err != nil {
-		return nil, fmt.Errorf("agent capabilities: %w", err)
+		return environmentRow{}, fmt.Errorf("agent capabilities: %w", err)
 	}
 	labels, err := jsonList(e.Labels)
 	if err != nil {
-		return nil, fmt.Errorf("labels: %w", err)
+		return environmentRow{}, fmt.Errorf("labels: %w", err)
 	}
-	return []any{
-		e.Name, e.ConnectionType, e.Host, e.Port, e.Protocol, e.SocketPath,
-		e.TLSCA, e.TLSCert, tlsKey, e.TLSSkipVerify, agentToken, s.nullTimeArg(e.AgentLastSeen),
-		e.AgentID, e.AgentName, e.AgentVersion, capabilities, e.Icon, labels,
-		e.CollectActivity, e.CollectMetrics, e.HighlightChanges, nullString(e.PublicIP),
-		e.UpdateCheckEnabled, e.UpdateCheckAutoUpdate, e.ImagePruneEnabled, nullString(e.Timezone),
+	return environmentRow{
+		ID: e.ID, Name: e.Name, ConnectionType: e.ConnectionType, Host: e.Host, Port: e.Port, Protocol: e.Protocol,
+		SocketPath: e.SocketPath, TLSCA: e.TLSCA, TLSCert: e.TLSCert, TLSKey: tlsKey, TLSSkipVerify: e.TLSSkipVerify,
+		AgentToken: agentToken, AgentLastSeen: atPtr(e.AgentLastSeen), AgentID: e.AgentID, AgentName: e.AgentName,
+		AgentVersion: e.AgentVersion, AgentCapabilities: capabilities, Icon: e.Icon, Labels: labels,
+		CollectActivity: e.CollectActivity, CollectMetrics: e.CollectMetrics, HighlightChanges: e.HighlightChanges,
+		PublicIP: e.PublicIP, UpdateCheckEnabled: e.UpdateCheckEnabled, UpdateCheckAutoUpdate: e.UpdateCheckAutoUpdate,
+		ImagePruneEnabled: e.ImagePruneEnabled, Timezone: e.Timezone,
 	}, nil
 }
 
-// scanEnvironment reads one row of environmentColumns.
-func (s *Store) scanEnvironment(row rowScanner) (Environment, error) {
-	var (
-		e                          Environment
-		tlsKey, agentToken         string
-		capabilities, labels       string
-		lastSeen, created, updated dbTime
-		publicIP, timezone         sql.NullString
-	)
-	err := row.Scan(&e.ID, &e.Name, &e.ConnectionType, &e.Host, &e.Port, &e.Protocol, &e.SocketPath,
-		&e.TLSCA, &e.TLSCert, &tlsKey, &e.TLSSkipVerify, &agentToken, &lastSeen,
-		&e.AgentID, &e.AgentName, &e.AgentVersion, &capabilities, &e.Icon, &labels,
-		&e.CollectActivity, &e.CollectMetrics, &e.HighlightChanges, &publicIP,
-		&e.UpdateCheckEnabled, &e.UpdateCheckAutoUpdate, &e.ImagePruneEnabled, &timezone,
-		&created, &updated)
-	if err != nil {
-		return Environment{}, err
+// environment returns the row as an Environment, the secrets opened.
+func (s *Store) environment(r environmentRow) (Environment, error) {
+	e := Environment{
+		ID: r.ID, Name: r.Name, ConnectionType: r.ConnectionType, Host: r.Host, Port: r.Port, Protocol: r.Protocol,
+		SocketPath: r.SocketPath, TLSCA: r.TLSCA, TLSCert: r.TLSCert, TLSSkipVerify: r.TLSSkipVerify,
+		AgentLastSeen: r.AgentLastSeen.ptr(), AgentID: r.AgentID, AgentName: r.AgentName, AgentVersion: r.AgentVersion,
+		Icon: r.Icon, CollectActivity: r.CollectActivity, CollectMetrics: r.CollectMetrics,
+		HighlightChanges: r.HighlightChanges, PublicIP: r.PublicIP, UpdateCheckEnabled: r.UpdateCheckEnabled,
+		UpdateCheckAutoUpdate: r.UpdateCheckAutoUpdate, ImagePruneEnabled: r.ImagePruneEnabled, Timezone: r.Timezone,
+		CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time,
 	}
-	if e.TLSKey, err = s.box.Decrypt(tlsKey); err != nil {
-		return Environment{}, fmt.Errorf("environment %d: tls key: %w", e.ID, err)
+	var err error
+	if e.TLSKey, err = s.box.Decrypt(r.TLSKey); err != nil {
+		return Environment{}, fmt.Errorf("environment %d: tls key: %w", r.ID, err)
 	}
-	if e.AgentToken, err = s.box.Decrypt(agentToken); err != nil {
-		return Environment{}, fmt.Errorf("environment %d: agent token: %w", e.ID, err)
+	if e.AgentToken, err = s.box.Decrypt(r.AgentToken); err != nil {
+		return Environment{}, fmt.Errorf("environment %d: agent token: %w", r.ID, err)
 	}
-	if e.AgentCapabilities, err = parseList(capabilities); err != nil {
-		return Environment{}, fmt.Errorf("environment %d: agent capabilities: %w", e.ID, err)
+	if e.AgentCapabilities, err = parseList(r.AgentCapabilities); err != nil {
+		return Environment{}, fmt.Errorf("environment %d: agent capabilities: %w", r.ID, err)
 	}
-	if e.Labels, err = parseList(labels); err != nil {
-		return Environment{}, fmt.Errorf("environment %d: labels: %w", e.ID, err)
+	if e.Labels, err = parseList(r.Labels); err != nil {
+		return Environment{}, fmt.Errorf("environment %d: labels: %w", r.ID, err)
 	}
-	e.AgentLastSeen = lastSeen.ptr()
-	e.PublicIP = stringPtr(publicIP)
-	e.Timezone = stringPtr(timezone)
-	e.CreatedAt, e.UpdatedAt = created.Time, updated.Time
 	return e, nil
 }
 
@@ -332,19 +325,4 @@ func parseList(s string) ([]string, error) {
 		l = []string{}
 	}
 	return l, nil
-}
-
-// nullString is a nullable string column's query argument.
-func nullString(p *string) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
-func stringPtr(n sql.NullString) *string {
-	if !n.Valid {
-		return nil
-	}
-	return &n.String
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -22,31 +21,59 @@ type GitCredential struct {
 	UpdatedAt     time.Time
 }
 
-const gitCredentialColumns = `id, name, auth_type, username, password, ssh_private_key, created_at, updated_at`
+// gitCredentialRow is a row of the git_credentials table, the secrets sealed.
+type gitCredentialRow struct {
+	ID            int64
+	Name          string
+	AuthType      string
+	Username      string
+	Password      string
+	SSHPrivateKey string `gorm:"column:ssh_private_key"`
+	CreatedAt     dbTime
+	UpdatedAt     dbTime
+}
+
+func (gitCredentialRow) TableName() string { return "git_credentials" }
+
+func (s *Store) gitCredential(r gitCredentialRow) (GitCredential, error) {
+	c := GitCredential{ID: r.ID, Name: r.Name, AuthType: r.AuthType, Username: r.Username,
+		CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time}
+	var err error
+	if c.Password, err = s.box.Decrypt(r.Password); err != nil {
+		return GitCredential{}, fmt.Errorf("git credential %d: password: %w", r.ID, err)
+	}
+	if c.SSHPrivateKey, err = s.box.Decrypt(r.SSHPrivateKey); err != nil {
+		return GitCredential{}, fmt.Errorf("git credential %d: ssh key: %w", r.ID, err)
+	}
+	return c, nil
+}
 
 // ListGitCredentials returns every git credential ordered by id.
 func (s *Store) ListGitCredentials(ctx context.Context) ([]GitCredential, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+gitCredentialColumns+` FROM git_credentials ORDER BY id`)
-	if err != nil {
+	var rows []gitCredentialRow
+	if err := s.db.WithContext(ctx).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list git credentials: %w", err)
 	}
-	defer rows.Close()
-	out := []GitCredential{}
-	for rows.Next() {
-		c, err := s.scanGitCredential(rows)
+	out := make([]GitCredential, 0, len(rows))
+	for _, r := range rows {
+		c, err := s.gitCredential(r)
 		if err != nil {
 			return nil, fmt.Errorf("store: list git credentials: %w", err)
 		}
 		out = append(out, c)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // GetGitCredential returns a credential, or ErrNotFound.
 func (s *Store) GetGitCredential(ctx context.Context, id int64) (GitCredential, error) {
-	c, err := s.scanGitCredential(s.db.QueryRowContext(ctx, s.rebind(`SELECT `+gitCredentialColumns+` FROM git_credentials WHERE id = ?`), id))
-	if err != nil {
+	var r gitCredentialRow
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
 		return GitCredential{}, fmt.Errorf("store: get git credential %d: %w", id, translate(err))
+	}
+	c, err := s.gitCredential(r)
+	if err != nil {
+		return GitCredential{}, fmt.Errorf("store: get git credential %d: %w", id, err)
 	}
 	return c, nil
 }
@@ -62,15 +89,17 @@ func (s *Store) SaveGitCredential(ctx context.Context, c *GitCredential) error {
 		return err
 	}
 	t := now()
+	db := s.db.WithContext(ctx)
 	if c.ID == 0 {
-		err = s.db.QueryRowContext(ctx, s.rebind(`
-			INSERT INTO git_credentials (name, auth_type, username, password, ssh_private_key, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-			c.Name, c.AuthType, c.Username, password, key, s.timeArg(t), s.timeArg(t)).Scan(&c.ID)
-		c.CreatedAt = t
+		r := gitCredentialRow{Name: c.Name, AuthType: c.AuthType, Username: c.Username, Password: password,
+			SSHPrivateKey: key, CreatedAt: at(t), UpdatedAt: at(t)}
+		err = db.Create(&r).Error
+		c.ID, c.CreatedAt = r.ID, t
 	} else {
-		err = s.execOne(ctx, `UPDATE git_credentials SET name = ?, auth_type = ?, username = ?, password = ?, ssh_private_key = ?, updated_at = ? WHERE id = ?`,
-			c.Name, c.AuthType, c.Username, password, key, s.timeArg(t), c.ID)
+		err = oneRow(db.Model(&gitCredentialRow{}).Where("id = ?", c.ID).Updates(map[string]any{
+			"name": c.Name, "auth_type": c.AuthType, "username": c.Username, "password": password,
+			"ssh_private_key": key, "updated_at": at(t),
+		}))
 	}
 	if err != nil {
 		return fmt.Errorf("store: save git credential %q: %w", c.Name, translate(err))
@@ -82,30 +111,10 @@ func (s *Store) SaveGitCredential(ctx context.Context, c *GitCredential) error {
 // DeleteGitCredential deletes a credential (ErrConflict while a repository
 // uses it).
 func (s *Store) DeleteGitCredential(ctx context.Context, id int64) error {
-	if err := s.execOne(ctx, `DELETE FROM git_credentials WHERE id = ?`, id); err != nil {
+	if err := oneRow(s.db.WithContext(ctx).Where("id = ?", id).Delete(&gitCredentialRow{})); err != nil {
 		return fmt.Errorf("store: delete git credential %d: %w", id, translateRef(err, ErrInUse))
 	}
 	return nil
-}
-
-func (s *Store) scanGitCredential(row rowScanner) (GitCredential, error) {
-	var (
-		c                GitCredential
-		password, key    string
-		created, updated dbTime
-	)
-	if err := row.Scan(&c.ID, &c.Name, &c.AuthType, &c.Username, &password, &key, &created, &updated); err != nil {
-		return GitCredential{}, err
-	}
-	var err error
-	if c.Password, err = s.box.Decrypt(password); err != nil {
-		return GitCredential{}, err
-	}
-	if c.SSHPrivateKey, err = s.box.Decrypt(key); err != nil {
-		return GitCredential{}, err
-	}
-	c.CreatedAt, c.UpdatedAt = created.Time, updated.Time
-	return c, nil
 }
 
 // GitRepository is a repository stacks deploy from. WebhookSecret is sealed
@@ -123,33 +132,63 @@ type GitRepository struct {
 	UpdatedAt      time.Time
 }
 
-const gitRepositoryColumns = `id, name, url, branch, credential_id, webhook_enabled, webhook_secret, last_sync_at, created_at, updated_at`
+// gitRepositoryRow is a row of the git_repositories table, the webhook
+// secret sealed.
+type gitRepositoryRow struct {
+	ID             int64
+	Name           string
+	URL            string `gorm:"column:url"`
+	Branch         string
+	CredentialID   *int64
+	WebhookEnabled bool
+	WebhookSecret  string
+	LastSyncAt     dbTime
+	CreatedAt      dbTime
+	UpdatedAt      dbTime
+}
+
+func (gitRepositoryRow) TableName() string { return "git_repositories" }
+
+func (s *Store) gitRepository(r gitRepositoryRow) (GitRepository, error) {
+	secret, err := s.box.Decrypt(r.WebhookSecret)
+	if err != nil {
+		return GitRepository{}, fmt.Errorf("git repository %d: webhook secret: %w", r.ID, err)
+	}
+	return GitRepository{
+		ID: r.ID, Name: r.Name, URL: r.URL, Branch: r.Branch, CredentialID: r.CredentialID,
+		WebhookEnabled: r.WebhookEnabled, WebhookSecret: secret, LastSyncAt: r.LastSyncAt.ptr(),
+		CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time,
+	}, nil
+}
 
 // ListGitRepositories returns every repository ordered by id.
 func (s *Store) ListGitRepositories(ctx context.Context) ([]GitRepository, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+gitRepositoryColumns+` FROM git_repositories ORDER BY id`)
-	if err != nil {
+	var rows []gitRepositoryRow
+	if err := s.db.WithContext(ctx).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list git repositories: %w", err)
 	}
-	defer rows.Close()
-	out := []GitRepository{}
-	for rows.Next() {
-		r, err := s.scanGitRepository(rows)
+	out := make([]GitRepository, 0, len(rows))
+	for _, r := range rows {
+		repo, err := s.gitRepository(r)
 		if err != nil {
 			return nil, fmt.Errorf("store: list git repositories: %w", err)
 		}
-		out = append(out, r)
+		out = append(out, repo)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // GetGitRepository returns a repository, or ErrNotFound.
 func (s *Store) GetGitRepository(ctx context.Context, id int64) (GitRepository, error) {
-	r, err := s.scanGitRepository(s.db.QueryRowContext(ctx, s.rebind(`SELECT `+gitRepositoryColumns+` FROM git_repositories WHERE id = ?`), id))
-	if err != nil {
+	var r gitRepositoryRow
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
 		return GitRepository{}, fmt.Errorf("store: get git repository %d: %w", id, translate(err))
 	}
-	return r, nil
+	repo, err := s.gitRepository(r)
+	if err != nil {
+		return GitRepository{}, fmt.Errorf("store: get git repository %d: %w", id, err)
+	}
+	return repo, nil
 }
 
 // SaveGitRepository inserts r (ID 0) or updates it by ID (ErrConflict on a
@@ -160,15 +199,17 @@ func (s *Store) SaveGitRepository(ctx context.Context, r *GitRepository) error {
 		return err
 	}
 	t := now()
+	db := s.db.WithContext(ctx)
 	if r.ID == 0 {
-		err = s.db.QueryRowContext(ctx, s.rebind(`
-			INSERT INTO git_repositories (name, url, branch, credential_id, webhook_enabled, webhook_secret, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-			r.Name, r.URL, r.Branch, r.CredentialID, r.WebhookEnabled, secret, s.timeArg(t), s.timeArg(t)).Scan(&r.ID)
-		r.CreatedAt = t
+		row := gitRepositoryRow{Name: r.Name, URL: r.URL, Branch: r.Branch, CredentialID: r.CredentialID,
+			WebhookEnabled: r.WebhookEnabled, WebhookSecret: secret, CreatedAt: at(t), UpdatedAt: at(t)}
+		err = db.Create(&row).Error
+		r.ID, r.CreatedAt = row.ID, t
 	} else {
-		err = s.execOne(ctx, `UPDATE git_repositories SET name = ?, url = ?, branch = ?, credential_id = ?, webhook_enabled = ?, webhook_secret = ?, updated_at = ? WHERE id = ?`,
-			r.Name, r.URL, r.Branch, r.CredentialID, r.WebhookEnabled, secret, s.timeArg(t), r.ID)
+		err = oneRow(db.Model(&gitRepositoryRow{}).Where("id = ?", r.ID).Updates(map[string]any{
+			"name": r.Name, "url": r.URL, "branch": r.Branch, "credential_id": r.CredentialID,
+			"webhook_enabled": r.WebhookEnabled, "webhook_secret": secret, "updated_at": at(t),
+		}))
 	}
 	if err != nil {
 		return fmt.Errorf("store: save git repository %q: %w", r.Name, translateRef(err, ErrNotFound))
@@ -179,7 +220,8 @@ func (s *Store) SaveGitRepository(ctx context.Context, r *GitRepository) error {
 
 // TouchGitRepository records a sync of the repository at t.
 func (s *Store) TouchGitRepository(ctx context.Context, id int64, t time.Time) error {
-	if err := s.execOne(ctx, `UPDATE git_repositories SET last_sync_at = ? WHERE id = ?`, s.timeArg(t), id); err != nil {
+	res := s.db.WithContext(ctx).Model(&gitRepositoryRow{}).Where("id = ?", id).Update("last_sync_at", at(t))
+	if err := oneRow(res); err != nil {
 		return fmt.Errorf("store: touch git repository %d: %w", id, err)
 	}
 	return nil
@@ -188,32 +230,10 @@ func (s *Store) TouchGitRepository(ctx context.Context, id int64, t time.Time) e
 // DeleteGitRepository deletes a repository (ErrConflict while a git stack
 // uses it).
 func (s *Store) DeleteGitRepository(ctx context.Context, id int64) error {
-	if err := s.execOne(ctx, `DELETE FROM git_repositories WHERE id = ?`, id); err != nil {
+	if err := oneRow(s.db.WithContext(ctx).Where("id = ?", id).Delete(&gitRepositoryRow{})); err != nil {
 		return fmt.Errorf("store: delete git repository %d: %w", id, translateRef(err, ErrInUse))
 	}
 	return nil
-}
-
-func (s *Store) scanGitRepository(row rowScanner) (GitRepository, error) {
-	var (
-		r                      GitRepository
-		cred                   sql.NullInt64
-		enabled                sql.NullBool
-		secret                 string
-		synced, created, updtd dbTime
-	)
-	if err := row.Scan(&r.ID, &r.Name, &r.URL, &r.Branch, &cred, &enabled, &secret, &synced, &created, &updtd); err != nil {
-		return GitRepository{}, err
-	}
-	var err error
-	if r.WebhookSecret, err = s.box.Decrypt(secret); err != nil {
-		return GitRepository{}, err
-	}
-	if cred.Valid {
-		r.CredentialID = &cred.Int64
-	}
-	r.WebhookEnabled, r.LastSyncAt, r.CreatedAt, r.UpdatedAt = enabled.Bool, synced.ptr(), created.Time, updtd.Time
-	return r, nil
 }
 
 // ErrInUse is a delete refused because other records still refer to the row.

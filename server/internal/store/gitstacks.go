@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // GitStack is a stack deployed from a repository: its compose file and env
@@ -31,50 +32,105 @@ type GitStack struct {
 	UpdatedAt      time.Time
 }
 
-const gitStackSelect = `SELECT g.id, g.stack_id, s.environment_id, s.name, g.repository_id, g.compose_path, g.env_file_path,
-	g.auto_update, g.auto_update_cron, g.webhook_enabled, g.webhook_secret, g.last_commit, g.last_sync_at,
-	g.last_sync_status, g.last_sync_error, g.created_at, g.updated_at
-	FROM git_stacks g JOIN stacks s ON s.id = g.stack_id`
+// gitStackRow is a row of the git_stacks table, the webhook secret sealed.
+type gitStackRow struct {
+	ID             int64
+	StackID        int64
+	RepositoryID   int64
+	ComposePath    string
+	EnvFilePath    string
+	AutoUpdate     bool
+	AutoUpdateCron string
+	WebhookEnabled bool
+	WebhookSecret  string
+	LastCommit     string
+	LastSyncAt     dbTime
+	LastSyncStatus string
+	LastSyncError  string
+	CreatedAt      dbTime
+	UpdatedAt      dbTime
+}
+
+func (gitStackRow) TableName() string { return "git_stacks" }
+
+// gitStackWithStack is a git_stacks row joined with its stack's environment
+// and name.
+type gitStackWithStack struct {
+	Row           gitStackRow `gorm:"embedded"`
+	EnvironmentID int64
+	StackName     string
+}
+
+// gitStacks selects git stacks joined with their stacks.
+func gitStacks(ctx context.Context, tx *gorm.DB) *gorm.DB {
+	return tx.WithContext(ctx).Table("git_stacks AS g").
+		Select(`g.id, g.stack_id, g.repository_id, g.compose_path, g.env_file_path, g.auto_update, g.auto_update_cron,
+			g.webhook_enabled, g.webhook_secret, g.last_commit, g.last_sync_at, g.last_sync_status, g.last_sync_error,
+			g.created_at, g.updated_at, s.environment_id, s.name AS stack_name`).
+		Joins("JOIN stacks AS s ON s.id = g.stack_id")
+}
+
+func (s *Store) gitStack(j gitStackWithStack) (GitStack, error) {
+	r := j.Row
+	secret, err := s.box.Decrypt(r.WebhookSecret)
+	if err != nil {
+		return GitStack{}, fmt.Errorf("git stack %d: webhook secret: %w", r.ID, err)
+	}
+	return GitStack{
+		ID: r.ID, StackID: r.StackID, EnvironmentID: j.EnvironmentID, StackName: j.StackName,
+		RepositoryID: r.RepositoryID, ComposePath: r.ComposePath, EnvFilePath: r.EnvFilePath, AutoUpdate: r.AutoUpdate,
+		AutoUpdateCron: r.AutoUpdateCron, WebhookEnabled: r.WebhookEnabled, WebhookSecret: secret,
+		LastCommit: r.LastCommit, LastSyncAt: r.LastSyncAt.ptr(), LastSyncStatus: r.LastSyncStatus,
+		LastSyncError: r.LastSyncError, CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time,
+	}, nil
+}
 
 // ListGitStacks returns every git stack ordered by id; repoID > 0 keeps
 // those of one repository.
 func (s *Store) ListGitStacks(ctx context.Context, repoID int64) ([]GitStack, error) {
-	q, args := gitStackSelect+` ORDER BY g.id`, []any{}
+	q := gitStacks(ctx, s.db)
 	if repoID > 0 {
-		q, args = gitStackSelect+` WHERE g.repository_id = ? ORDER BY g.id`, []any{repoID}
+		q = q.Where("g.repository_id = ?", repoID)
 	}
-	rows, err := s.db.QueryContext(ctx, s.rebind(q), args...)
-	if err != nil {
+	var rows []gitStackWithStack
+	if err := q.Order("g.id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list git stacks: %w", err)
 	}
-	defer rows.Close()
-	out := []GitStack{}
-	for rows.Next() {
-		g, err := s.scanGitStack(rows)
+	out := make([]GitStack, 0, len(rows))
+	for _, r := range rows {
+		g, err := s.gitStack(r)
 		if err != nil {
 			return nil, fmt.Errorf("store: list git stacks: %w", err)
 		}
 		out = append(out, g)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // GetGitStack returns a git stack by id, or ErrNotFound.
 func (s *Store) GetGitStack(ctx context.Context, id int64) (GitStack, error) {
-	g, err := s.scanGitStack(s.db.QueryRowContext(ctx, s.rebind(gitStackSelect+` WHERE g.id = ?`), id))
+	g, err := s.getGitStack(ctx, "g.id = ?", id)
 	if err != nil {
-		return GitStack{}, fmt.Errorf("store: get git stack %d: %w", id, translate(err))
+		return GitStack{}, fmt.Errorf("store: get git stack %d: %w", id, err)
 	}
 	return g, nil
 }
 
 // GetGitStackOfStack returns the git record of a stack, or ErrNotFound.
 func (s *Store) GetGitStackOfStack(ctx context.Context, stackID int64) (GitStack, error) {
-	g, err := s.scanGitStack(s.db.QueryRowContext(ctx, s.rebind(gitStackSelect+` WHERE g.stack_id = ?`), stackID))
+	g, err := s.getGitStack(ctx, "g.stack_id = ?", stackID)
 	if err != nil {
-		return GitStack{}, fmt.Errorf("store: git stack of stack %d: %w", stackID, translate(err))
+		return GitStack{}, fmt.Errorf("store: git stack of stack %d: %w", stackID, err)
 	}
 	return g, nil
+}
+
+func (s *Store) getGitStack(ctx context.Context, cond string, arg int64) (GitStack, error) {
+	var r gitStackWithStack
+	if err := gitStacks(ctx, s.db).Where(cond, arg).Take(&r).Error; err != nil {
+		return GitStack{}, translate(err)
+	}
+	return s.gitStack(r)
 }
 
 // CreateGitStack inserts the stack st (source git, ComposePath relative to
@@ -86,21 +142,20 @@ func (s *Store) CreateGitStack(ctx context.Context, st *Stack, g *GitStack, secr
 		return err
 	}
 	t := now()
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	r := gitStackRow{RepositoryID: g.RepositoryID, ComposePath: g.ComposePath, EnvFilePath: g.EnvFilePath,
+		AutoUpdate: g.AutoUpdate, AutoUpdateCron: g.AutoUpdateCron, WebhookEnabled: g.WebhookEnabled,
+		WebhookSecret: secret, CreatedAt: at(t), UpdatedAt: at(t)}
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.createStack(ctx, tx, st, secrets); err != nil {
 			return err
 		}
-		return tx.QueryRowContext(ctx, s.rebind(`
-			INSERT INTO git_stacks (stack_id, repository_id, compose_path, env_file_path, auto_update, auto_update_cron,
-				webhook_enabled, webhook_secret, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-			st.ID, g.RepositoryID, g.ComposePath, g.EnvFilePath, g.AutoUpdate, g.AutoUpdateCron,
-			g.WebhookEnabled, secret, s.timeArg(t), s.timeArg(t)).Scan(&g.ID)
+		r.StackID = st.ID
+		return tx.Create(&r).Error
 	})
 	if err != nil {
 		return fmt.Errorf("store: create git stack %q: %w", st.Name, translateRef(err, ErrNotFound))
 	}
-	g.StackID, g.EnvironmentID, g.StackName, g.CreatedAt, g.UpdatedAt = st.ID, st.EnvironmentID, st.Name, t, t
+	g.ID, g.StackID, g.EnvironmentID, g.StackName, g.CreatedAt, g.UpdatedAt = r.ID, st.ID, st.EnvironmentID, st.Name, t, t
 	return nil
 }
 
@@ -112,19 +167,22 @@ func (s *Store) UpdateGitStack(ctx context.Context, g *GitStack) error {
 		return err
 	}
 	t := now()
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, s.rebind(`UPDATE git_stacks SET repository_id = ?, compose_path = ?, env_file_path = ?,
-			auto_update = ?, auto_update_cron = ?, webhook_enabled = ?, webhook_secret = ?, updated_at = ? WHERE id = ?`),
-			g.RepositoryID, g.ComposePath, g.EnvFilePath, g.AutoUpdate, g.AutoUpdateCron, g.WebhookEnabled, secret, s.timeArg(t), g.ID)
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var cur gitStackRow
+		if err := tx.Select("stack_id").Where("id = ?", g.ID).Take(&cur).Error; err != nil {
+			return err
+		}
+		err := tx.Model(&gitStackRow{}).Where("id = ?", g.ID).Updates(map[string]any{
+			"repository_id": g.RepositoryID, "compose_path": g.ComposePath, "env_file_path": g.EnvFilePath,
+			"auto_update": g.AutoUpdate, "auto_update_cron": g.AutoUpdateCron, "webhook_enabled": g.WebhookEnabled,
+			"webhook_secret": secret, "updated_at": at(t),
+		}).Error
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrNotFound
-		}
-		_, err = tx.ExecContext(ctx, s.rebind(`UPDATE stacks SET compose_path = ?, updated_at = ?
-			WHERE id = (SELECT stack_id FROM git_stacks WHERE id = ?)`), g.ComposePath, s.timeArg(t), g.ID)
-		return err
+		return tx.Model(&stackRow{}).Where("id = ?", cur.StackID).Updates(map[string]any{
+			"compose_path": g.ComposePath, "updated_at": at(t),
+		}).Error
 	})
 	if err != nil {
 		return fmt.Errorf("store: update git stack %d: %w", g.ID, translateRef(err, ErrNotFound))
@@ -136,32 +194,12 @@ func (s *Store) UpdateGitStack(ctx context.Context, g *GitStack) error {
 // RecordGitSync stores the outcome of a sync: the commit deployed (kept
 // when empty), status and error, at t.
 func (s *Store) RecordGitSync(ctx context.Context, id int64, commit, status, syncErr string, t time.Time) error {
-	err := s.execOne(ctx, `UPDATE git_stacks SET last_commit = CASE WHEN ? = '' THEN last_commit ELSE ? END,
-		last_sync_at = ?, last_sync_status = ?, last_sync_error = ? WHERE id = ?`,
-		commit, commit, s.timeArg(t), status, syncErr, id)
-	if err != nil {
+	values := map[string]any{"last_sync_at": at(t), "last_sync_status": status, "last_sync_error": syncErr}
+	if commit != "" {
+		values["last_commit"] = commit
+	}
+	if err := oneRow(s.db.WithContext(ctx).Model(&gitStackRow{}).Where("id = ?", id).Updates(values)); err != nil {
 		return fmt.Errorf("store: record git sync %d: %w", id, err)
 	}
 	return nil
-}
-
-func (s *Store) scanGitStack(row rowScanner) (GitStack, error) {
-	var (
-		g                        GitStack
-		auto, hook               sql.NullBool
-		secret                   string
-		synced, created, updated dbTime
-	)
-	if err := row.Scan(&g.ID, &g.StackID, &g.EnvironmentID, &g.StackName, &g.RepositoryID, &g.ComposePath, &g.EnvFilePath,
-		&auto, &g.AutoUpdateCron, &hook, &secret, &g.LastCommit, &synced, &g.LastSyncStatus, &g.LastSyncError,
-		&created, &updated); err != nil {
-		return GitStack{}, err
-	}
-	var err error
-	if g.WebhookSecret, err = s.box.Decrypt(secret); err != nil {
-		return GitStack{}, err
-	}
-	g.AutoUpdate, g.WebhookEnabled = auto.Bool, hook.Bool
-	g.LastSyncAt, g.CreatedAt, g.UpdatedAt = synced.ptr(), created.Time, updated.Time
-	return g, nil
 }

@@ -2,11 +2,12 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // LDAPConfig is a directory users sign in through (an enterprise feature).
@@ -43,38 +44,58 @@ type LDAPRoleMapping struct {
 // LDAP configuration with the given id.
 func LDAPSource(configID int64) string { return "ldap:" + strconv.FormatInt(configID, 10) }
 
-// ldapColumns is the column list scanLDAPConfig reads, in its order.
-const ldapColumns = `id, name, enabled, server_url, bind_dn, bind_password, base_dn, user_filter,
-	username_attribute, email_attribute, display_name_attribute, group_base_dn, group_filter,
-	admin_group, role_mappings, tls_enabled, tls_ca, created_at, updated_at`
+// ldapConfigRow is a row of the ldap_configs table: the bind password
+// sealed, the role mappings JSON [{groupDn, roleId}].
+type ldapConfigRow struct {
+	ID                   int64
+	Name                 string
+	Enabled              bool
+	ServerURL            string `gorm:"column:server_url"`
+	BindDN               string `gorm:"column:bind_dn"`
+	BindPassword         string
+	BaseDN               string `gorm:"column:base_dn"`
+	UserFilter           string
+	UsernameAttribute    string
+	EmailAttribute       string
+	DisplayNameAttribute string
+	GroupBaseDN          string `gorm:"column:group_base_dn"`
+	GroupFilter          string
+	AdminGroup           string
+	RoleMappings         string
+	TLSEnabled           bool   `gorm:"column:tls_enabled"`
+	TLSCA                string `gorm:"column:tls_ca"`
+	CreatedAt            dbTime
+	UpdatedAt            dbTime
+}
+
+func (ldapConfigRow) TableName() string { return "ldap_configs" }
 
 // ListLDAPConfigs returns every LDAP configuration ordered by id.
 func (s *Store) ListLDAPConfigs(ctx context.Context) ([]LDAPConfig, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+ldapColumns+` FROM ldap_configs ORDER BY id`)
-	if err != nil {
+	var rows []ldapConfigRow
+	if err := s.db.WithContext(ctx).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list ldap configs: %w", err)
 	}
-	defer rows.Close()
-	list := []LDAPConfig{}
-	for rows.Next() {
-		c, err := s.scanLDAPConfig(rows)
+	list := make([]LDAPConfig, 0, len(rows))
+	for _, r := range rows {
+		c, err := s.ldapConfig(r)
 		if err != nil {
 			return nil, fmt.Errorf("store: list ldap configs: %w", err)
 		}
 		list = append(list, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list ldap configs: %w", err)
 	}
 	return list, nil
 }
 
 // GetLDAPConfig returns the LDAP configuration with the given id, or ErrNotFound.
 func (s *Store) GetLDAPConfig(ctx context.Context, id int64) (LDAPConfig, error) {
-	row := s.db.QueryRowContext(ctx, s.rebind(`SELECT `+ldapColumns+` FROM ldap_configs WHERE id = ?`), id)
-	c, err := s.scanLDAPConfig(row)
-	if err != nil {
+	var r ldapConfigRow
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
 		return LDAPConfig{}, fmt.Errorf("store: get ldap config %d: %w", id, translate(err))
+	}
+	c, err := s.ldapConfig(r)
+	if err != nil {
+		return LDAPConfig{}, fmt.Errorf("store: get ldap config %d: %w", id, err)
 	}
 	return c, nil
 }
@@ -82,23 +103,16 @@ func (s *Store) GetLDAPConfig(ctx context.Context, id int64) (LDAPConfig, error)
 // CreateLDAPConfig inserts c and sets its ID, CreatedAt and UpdatedAt.
 // A duplicate name is ErrConflict.
 func (s *Store) CreateLDAPConfig(ctx context.Context, c *LDAPConfig) error {
-	args, err := s.ldapArgs(c)
+	r, err := s.ldapConfigRow(c)
 	if err != nil {
 		return fmt.Errorf("store: create ldap config %q: %w", c.Name, err)
 	}
 	t := now()
-	args = append(args, s.timeArg(t), s.timeArg(t))
-	var id int64
-	err = s.db.QueryRowContext(ctx, s.rebind(`
-		INSERT INTO ldap_configs (name, enabled, server_url, bind_dn, bind_password, base_dn, user_filter,
-			username_attribute, email_attribute, display_name_attribute, group_base_dn, group_filter,
-			admin_group, role_mappings, tls_enabled, tls_ca, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		RETURNING id`), args...).Scan(&id)
-	if err != nil {
+	r.ID, r.CreatedAt, r.UpdatedAt = 0, at(t), at(t)
+	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
 		return fmt.Errorf("store: create ldap config %q: %w", c.Name, translate(err))
 	}
-	c.ID, c.CreatedAt, c.UpdatedAt = id, t, t
+	c.ID, c.CreatedAt, c.UpdatedAt = r.ID, t, t
 	return nil
 }
 
@@ -108,40 +122,36 @@ func (s *Store) CreateLDAPConfig(ctx context.Context, c *LDAPConfig) error {
 // becomes "ldap:<new name>" in the same transaction. A missing configuration
 // is ErrNotFound; a name taken by another one is ErrConflict.
 func (s *Store) UpdateLDAPConfig(ctx context.Context, c *LDAPConfig) error {
-	args, err := s.ldapArgs(c)
+	r, err := s.ldapConfigRow(c)
 	if err != nil {
 		return fmt.Errorf("store: update ldap config %d: %w", c.ID, err)
 	}
 	t := now()
-	args = append(args, s.timeArg(t), c.ID)
-	var created dbTime
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		var old string
-		err := tx.QueryRowContext(ctx, s.rebind(`SELECT name FROM ldap_configs WHERE id = ?`), c.ID).Scan(&old)
+	var old ldapConfigRow
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Select("name", "created_at").Where("id = ?", c.ID).Take(&old).Error; err != nil {
+			return translate(err)
+		}
+		err := tx.Model(&ldapConfigRow{}).Where("id = ?", c.ID).Updates(map[string]any{
+			"name": r.Name, "enabled": r.Enabled, "server_url": r.ServerURL, "bind_dn": r.BindDN,
+			"bind_password": r.BindPassword, "base_dn": r.BaseDN, "user_filter": r.UserFilter,
+			"username_attribute": r.UsernameAttribute, "email_attribute": r.EmailAttribute,
+			"display_name_attribute": r.DisplayNameAttribute, "group_base_dn": r.GroupBaseDN,
+			"group_filter": r.GroupFilter, "admin_group": r.AdminGroup, "role_mappings": r.RoleMappings,
+			"tls_enabled": r.TLSEnabled, "tls_ca": r.TLSCA, "updated_at": at(t),
+		}).Error
 		if err != nil {
 			return translate(err)
 		}
-		err = tx.QueryRowContext(ctx, s.rebind(`
-			UPDATE ldap_configs SET name = ?, enabled = ?, server_url = ?, bind_dn = ?, bind_password = ?,
-				base_dn = ?, user_filter = ?, username_attribute = ?, email_attribute = ?,
-				display_name_attribute = ?, group_base_dn = ?, group_filter = ?, admin_group = ?,
-				role_mappings = ?, tls_enabled = ?, tls_ca = ?, updated_at = ?
-			WHERE id = ?
-			RETURNING created_at`), args...).Scan(&created)
-		if err != nil {
-			return translate(err)
-		}
-		if old == c.Name {
+		if old.Name == c.Name {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, s.rebind(`UPDATE users SET auth_provider = ? WHERE auth_provider = ?`),
-			"ldap:"+c.Name, "ldap:"+old)
-		return err
+		return tx.Model(&userRow{}).Where("auth_provider = ?", "ldap:"+old.Name).Update("auth_provider", "ldap:"+c.Name).Error
 	})
 	if err != nil {
 		return fmt.Errorf("store: update ldap config %d: %w", c.ID, err)
 	}
-	c.CreatedAt, c.UpdatedAt = created.Time, t
+	c.CreatedAt, c.UpdatedAt = old.CreatedAt.Time, t
 	return nil
 }
 
@@ -149,18 +159,11 @@ func (s *Store) UpdateLDAPConfig(ctx context.Context, c *LDAPConfig) error {
 // role assignments its mappings made. Its users stay. A missing
 // configuration is ErrNotFound.
 func (s *Store) DeleteLDAPConfig(ctx context.Context, id int64) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, s.rebind(`DELETE FROM ldap_configs WHERE id = ?`), id)
-		if err != nil {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := oneRow(tx.Where("id = ?", id).Delete(&ldapConfigRow{})); err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return ErrNotFound
-		}
-		_, err = tx.ExecContext(ctx, s.rebind(`DELETE FROM user_roles WHERE source = ?`), LDAPSource(id))
-		return err
+		return tx.Where("source = ?", LDAPSource(id)).Delete(&userRoleRow{}).Error
 	})
 	if err != nil {
 		return fmt.Errorf("store: delete ldap config %d: %w", id, err)
@@ -168,12 +171,12 @@ func (s *Store) DeleteLDAPConfig(ctx context.Context, id int64) error {
 	return nil
 }
 
-// ldapArgs returns the values of c's writable columns, from name to tls_ca in
-// table order, with the bind password encrypted.
-func (s *Store) ldapArgs(c *LDAPConfig) ([]any, error) {
+// ldapConfigRow returns c as a row, the bind password sealed; the
+// timestamps are the caller's to set.
+func (s *Store) ldapConfigRow(c *LDAPConfig) (ldapConfigRow, error) {
 	pw, err := s.box.Encrypt(c.BindPassword)
 	if err != nil {
-		return nil, fmt.Errorf("encrypt bind password: %w", err)
+		return ldapConfigRow{}, fmt.Errorf("encrypt bind password: %w", err)
 	}
 	m := c.RoleMappings
 	if m == nil {
@@ -181,39 +184,37 @@ func (s *Store) ldapArgs(c *LDAPConfig) ([]any, error) {
 	}
 	mappings, err := json.Marshal(m)
 	if err != nil {
-		return nil, fmt.Errorf("role mappings: %w", err)
+		return ldapConfigRow{}, fmt.Errorf("role mappings: %w", err)
 	}
-	return []any{
-		c.Name, c.Enabled, c.ServerURL, c.BindDN, pw, c.BaseDN, c.UserFilter,
-		c.UsernameAttribute, c.EmailAttribute, c.DisplayNameAttribute, c.GroupBaseDN, c.GroupFilter,
-		c.AdminGroup, string(mappings), c.TLSEnabled, c.TLSCA,
+	return ldapConfigRow{
+		ID: c.ID, Name: c.Name, Enabled: c.Enabled, ServerURL: c.ServerURL, BindDN: c.BindDN, BindPassword: pw,
+		BaseDN: c.BaseDN, UserFilter: c.UserFilter, UsernameAttribute: c.UsernameAttribute,
+		EmailAttribute: c.EmailAttribute, DisplayNameAttribute: c.DisplayNameAttribute, GroupBaseDN: c.GroupBaseDN,
+		GroupFilter: c.GroupFilter, AdminGroup: c.AdminGroup, RoleMappings: string(mappings),
+		TLSEnabled: c.TLSEnabled, TLSCA: c.TLSCA,
 	}, nil
 }
 
-// scanLDAPConfig reads one row of ldapColumns.
-func (s *Store) scanLDAPConfig(row rowScanner) (LDAPConfig, error) {
-	var (
-		c                LDAPConfig
-		pw, mappings     string
-		created, updated dbTime
-	)
-	err := row.Scan(&c.ID, &c.Name, &c.Enabled, &c.ServerURL, &c.BindDN, &pw, &c.BaseDN, &c.UserFilter,
-		&c.UsernameAttribute, &c.EmailAttribute, &c.DisplayNameAttribute, &c.GroupBaseDN, &c.GroupFilter,
-		&c.AdminGroup, &mappings, &c.TLSEnabled, &c.TLSCA, &created, &updated)
-	if err != nil {
-		return LDAPConfig{}, err
+// ldapConfig returns the row as an LDAPConfig, the bind password opened.
+func (s *Store) ldapConfig(r ldapConfigRow) (LDAPConfig, error) {
+	c := LDAPConfig{
+		ID: r.ID, Name: r.Name, Enabled: r.Enabled, ServerURL: r.ServerURL, BindDN: r.BindDN, BaseDN: r.BaseDN,
+		UserFilter: r.UserFilter, UsernameAttribute: r.UsernameAttribute, EmailAttribute: r.EmailAttribute,
+		DisplayNameAttribute: r.DisplayNameAttribute, GroupBaseDN: r.GroupBaseDN, GroupFilter: r.GroupFilter,
+		AdminGroup: r.AdminGroup, TLSEnabled: r.TLSEnabled, TLSCA: r.TLSCA,
+		CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time,
 	}
-	if c.BindPassword, err = s.box.Decrypt(pw); err != nil {
-		return LDAPConfig{}, fmt.Errorf("ldap config %d: bind password: %w", c.ID, err)
+	var err error
+	if c.BindPassword, err = s.box.Decrypt(r.BindPassword); err != nil {
+		return LDAPConfig{}, fmt.Errorf("ldap config %d: bind password: %w", r.ID, err)
 	}
-	if mappings != "" {
-		if err := json.Unmarshal([]byte(mappings), &c.RoleMappings); err != nil {
-			return LDAPConfig{}, fmt.Errorf("ldap config %d: role mappings: %w", c.ID, err)
+	if r.RoleMappings != "" {
+		if err := json.Unmarshal([]byte(r.RoleMappings), &c.RoleMappings); err != nil {
+			return LDAPConfig{}, fmt.Errorf("ldap config %d: role mappings: %w", r.ID, err)
 		}
 	}
 	if c.RoleMappings == nil { // empty text or "null"
 		c.RoleMappings = []LDAPRoleMapping{}
 	}
-	c.CreatedAt, c.UpdatedAt = created.Time, updated.Time
 	return c, nil
 }

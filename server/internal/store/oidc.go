@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -36,33 +35,56 @@ type OIDCRoleMapping struct {
 	RoleID     int64  `json:"roleId"`
 }
 
-const oidcColumns = `id, name, enabled, issuer_url, client_id, client_secret, redirect_uri, scopes,
-	username_claim, email_claim, display_name_claim, admin_claim, admin_value,
-	role_mappings_claim, role_mappings, created_at, updated_at`
+// oidcProviderRow is a row of the oidc_providers table: the client secret
+// sealed, the role mappings JSON [{claimValue, roleId}].
+type oidcProviderRow struct {
+	ID                int64
+	Name              string
+	Enabled           bool
+	IssuerURL         string `gorm:"column:issuer_url"`
+	ClientID          string `gorm:"column:client_id"`
+	ClientSecret      string
+	RedirectURI       string `gorm:"column:redirect_uri"`
+	Scopes            string
+	UsernameClaim     string
+	EmailClaim        string
+	DisplayNameClaim  string
+	AdminClaim        string
+	AdminValue        string
+	RoleMappingsClaim string
+	RoleMappings      string
+	CreatedAt         dbTime
+	UpdatedAt         dbTime
+}
+
+func (oidcProviderRow) TableName() string { return "oidc_providers" }
 
 // ListOIDCProviders returns every provider ordered by id.
 func (s *Store) ListOIDCProviders(ctx context.Context) ([]OIDCProvider, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+oidcColumns+` FROM oidc_providers ORDER BY id`)
-	if err != nil {
+	var rows []oidcProviderRow
+	if err := s.db.WithContext(ctx).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list oidc providers: %w", err)
 	}
-	defer rows.Close()
-	out := []OIDCProvider{}
-	for rows.Next() {
-		p, err := s.scanOIDC(rows)
+	out := make([]OIDCProvider, 0, len(rows))
+	for _, r := range rows {
+		p, err := s.oidcProvider(r)
 		if err != nil {
 			return nil, fmt.Errorf("store: list oidc providers: %w", err)
 		}
 		out = append(out, p)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // GetOIDCProvider returns a provider, or ErrNotFound.
 func (s *Store) GetOIDCProvider(ctx context.Context, id int64) (OIDCProvider, error) {
-	p, err := s.scanOIDC(s.db.QueryRowContext(ctx, s.rebind(`SELECT `+oidcColumns+` FROM oidc_providers WHERE id = ?`), id))
-	if err != nil {
+	var r oidcProviderRow
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
 		return OIDCProvider{}, fmt.Errorf("store: get oidc provider %d: %w", id, translate(err))
+	}
+	p, err := s.oidcProvider(r)
+	if err != nil {
+		return OIDCProvider{}, fmt.Errorf("store: get oidc provider %d: %w", id, err)
 	}
 	return p, nil
 }
@@ -70,42 +92,35 @@ func (s *Store) GetOIDCProvider(ctx context.Context, id int64) (OIDCProvider, er
 // CreateOIDCProvider inserts p and sets its ID and timestamps; a duplicate
 // name is ErrConflict.
 func (s *Store) CreateOIDCProvider(ctx context.Context, p *OIDCProvider) error {
-	args, err := s.oidcArgs(p)
+	r, err := s.oidcProviderRow(p)
 	if err != nil {
 		return fmt.Errorf("store: create oidc provider %q: %w", p.Name, err)
 	}
 	t := now()
-	var id int64
-	err = s.db.QueryRowContext(ctx, s.rebind(`
-		INSERT INTO oidc_providers (name, enabled, issuer_url, client_id, client_secret, redirect_uri, scopes,
-			username_claim, email_claim, display_name_claim, admin_claim, admin_value,
-			role_mappings_claim, role_mappings, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		RETURNING id`), append(args, s.timeArg(t), s.timeArg(t))...).Scan(&id)
-	if err != nil {
+	r.ID, r.CreatedAt, r.UpdatedAt = 0, at(t), at(t)
+	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
 		return fmt.Errorf("store: create oidc provider %q: %w", p.Name, translate(err))
 	}
-	p.ID, p.CreatedAt, p.UpdatedAt = id, t, t
+	p.ID, p.CreatedAt, p.UpdatedAt = r.ID, t, t
 	return nil
 }
 
 // UpdateOIDCProvider writes every field of p by ID and bumps UpdatedAt.
 func (s *Store) UpdateOIDCProvider(ctx context.Context, p *OIDCProvider) error {
-	args, err := s.oidcArgs(p)
+	r, err := s.oidcProviderRow(p)
 	if err != nil {
 		return fmt.Errorf("store: update oidc provider %d: %w", p.ID, err)
 	}
 	t := now()
-	res, err := s.db.ExecContext(ctx, s.rebind(`
-		UPDATE oidc_providers SET name = ?, enabled = ?, issuer_url = ?, client_id = ?, client_secret = ?,
-			redirect_uri = ?, scopes = ?, username_claim = ?, email_claim = ?, display_name_claim = ?,
-			admin_claim = ?, admin_value = ?, role_mappings_claim = ?, role_mappings = ?, updated_at = ?
-		WHERE id = ?`), append(args, s.timeArg(t), p.ID)...)
-	if err != nil {
-		return fmt.Errorf("store: update oidc provider %d: %w", p.ID, translate(err))
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("store: update oidc provider %d: %w", p.ID, ErrNotFound)
+	res := s.db.WithContext(ctx).Model(&oidcProviderRow{}).Where("id = ?", p.ID).Updates(map[string]any{
+		"name": r.Name, "enabled": r.Enabled, "issuer_url": r.IssuerURL, "client_id": r.ClientID,
+		"client_secret": r.ClientSecret, "redirect_uri": r.RedirectURI, "scopes": r.Scopes,
+		"username_claim": r.UsernameClaim, "email_claim": r.EmailClaim, "display_name_claim": r.DisplayNameClaim,
+		"admin_claim": r.AdminClaim, "admin_value": r.AdminValue, "role_mappings_claim": r.RoleMappingsClaim,
+		"role_mappings": r.RoleMappings, "updated_at": at(t),
+	})
+	if err := oneRow(res); err != nil {
+		return fmt.Errorf("store: update oidc provider %d: %w", p.ID, err)
 	}
 	p.UpdatedAt = t
 	return nil
@@ -113,21 +128,18 @@ func (s *Store) UpdateOIDCProvider(ctx context.Context, p *OIDCProvider) error {
 
 // DeleteOIDCProvider deletes a provider, or answers ErrNotFound.
 func (s *Store) DeleteOIDCProvider(ctx context.Context, id int64) error {
-	res, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM oidc_providers WHERE id = ?`), id)
-	if err != nil {
+	if err := oneRow(s.db.WithContext(ctx).Where("id = ?", id).Delete(&oidcProviderRow{})); err != nil {
 		return fmt.Errorf("store: delete oidc provider %d: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("store: delete oidc provider %d: %w", id, ErrNotFound)
 	}
 	return nil
 }
 
-// oidcArgs returns p's columns name … role_mappings, the secret sealed.
-func (s *Store) oidcArgs(p *OIDCProvider) ([]any, error) {
+// oidcProviderRow returns p as a row, the client secret sealed; the
+// timestamps are the caller's to set.
+func (s *Store) oidcProviderRow(p *OIDCProvider) (oidcProviderRow, error) {
 	secret, err := s.box.Encrypt(p.ClientSecret)
 	if err != nil {
-		return nil, fmt.Errorf("encrypt client secret: %w", err)
+		return oidcProviderRow{}, fmt.Errorf("encrypt client secret: %w", err)
 	}
 	mappings := p.RoleMappings
 	if mappings == nil {
@@ -135,32 +147,30 @@ func (s *Store) oidcArgs(p *OIDCProvider) ([]any, error) {
 	}
 	mj, err := json.Marshal(mappings)
 	if err != nil {
-		return nil, err
+		return oidcProviderRow{}, err
 	}
-	return []any{p.Name, p.Enabled, p.IssuerURL, p.ClientID, secret, p.RedirectURI, p.Scopes,
-		p.UsernameClaim, p.EmailClaim, p.DisplayNameClaim, p.AdminClaim, p.AdminValue,
-		p.RoleMappingsClaim, string(mj)}, nil
+	return oidcProviderRow{
+		ID: p.ID, Name: p.Name, Enabled: p.Enabled, IssuerURL: p.IssuerURL, ClientID: p.ClientID, ClientSecret: secret,
+		RedirectURI: p.RedirectURI, Scopes: p.Scopes, UsernameClaim: p.UsernameClaim, EmailClaim: p.EmailClaim,
+		DisplayNameClaim: p.DisplayNameClaim, AdminClaim: p.AdminClaim, AdminValue: p.AdminValue,
+		RoleMappingsClaim: p.RoleMappingsClaim, RoleMappings: string(mj),
+	}, nil
 }
 
-func (s *Store) scanOIDC(row rowScanner) (OIDCProvider, error) {
-	var (
-		p                OIDCProvider
-		secret, mappings string
-		created, updated dbTime
-		enabled          sql.NullBool
-	)
-	if err := row.Scan(&p.ID, &p.Name, &enabled, &p.IssuerURL, &p.ClientID, &secret, &p.RedirectURI, &p.Scopes,
-		&p.UsernameClaim, &p.EmailClaim, &p.DisplayNameClaim, &p.AdminClaim, &p.AdminValue,
-		&p.RoleMappingsClaim, &mappings, &created, &updated); err != nil {
-		return OIDCProvider{}, err
+// oidcProvider returns the row as an OIDCProvider, the client secret opened.
+func (s *Store) oidcProvider(r oidcProviderRow) (OIDCProvider, error) {
+	p := OIDCProvider{
+		ID: r.ID, Name: r.Name, Enabled: r.Enabled, IssuerURL: r.IssuerURL, ClientID: r.ClientID,
+		RedirectURI: r.RedirectURI, Scopes: r.Scopes, UsernameClaim: r.UsernameClaim, EmailClaim: r.EmailClaim,
+		DisplayNameClaim: r.DisplayNameClaim, AdminClaim: r.AdminClaim, AdminValue: r.AdminValue,
+		RoleMappingsClaim: r.RoleMappingsClaim, CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time,
 	}
 	var err error
-	if p.ClientSecret, err = s.box.Decrypt(secret); err != nil {
-		return OIDCProvider{}, err
+	if p.ClientSecret, err = s.box.Decrypt(r.ClientSecret); err != nil {
+		return OIDCProvider{}, fmt.Errorf("oidc provider %d: client secret: %w", r.ID, err)
 	}
-	if err := json.Unmarshal([]byte(mappings), &p.RoleMappings); err != nil {
-		return OIDCProvider{}, fmt.Errorf("role mappings: %w", err)
+	if err := json.Unmarshal([]byte(r.RoleMappings), &p.RoleMappings); err != nil {
+		return OIDCProvider{}, fmt.Errorf("oidc provider %d: role mappings: %w", r.ID, err)
 	}
-	p.Enabled, p.CreatedAt, p.UpdatedAt = enabled.Bool, created.Time, updated.Time
 	return p, nil
 }

@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Registry is an image registry with optional credentials. Password is
@@ -20,33 +21,59 @@ type Registry struct {
 	UpdatedAt time.Time
 }
 
-const registryColumns = `id, name, url, username, password, is_default, created_at, updated_at`
+// registryRow is a row of the registries table, the password sealed.
+type registryRow struct {
+	ID        int64
+	Name      string
+	URL       string `gorm:"column:url"`
+	Username  string
+	Password  string
+	IsDefault bool
+	CreatedAt dbTime
+	UpdatedAt dbTime
+}
+
+func (registryRow) TableName() string { return "registries" }
+
+func (s *Store) registry(r registryRow) (Registry, error) {
+	password, err := s.box.Decrypt(r.Password)
+	if err != nil {
+		return Registry{}, fmt.Errorf("registry %d: password: %w", r.ID, err)
+	}
+	return Registry{
+		ID: r.ID, Name: r.Name, URL: r.URL, Username: r.Username, Password: password, IsDefault: r.IsDefault,
+		CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time,
+	}, nil
+}
 
 // ListRegistries returns every registry ordered by id.
 func (s *Store) ListRegistries(ctx context.Context) ([]Registry, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+registryColumns+` FROM registries ORDER BY id`)
-	if err != nil {
+	var rows []registryRow
+	if err := s.db.WithContext(ctx).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list registries: %w", err)
 	}
-	defer rows.Close()
-	out := []Registry{}
-	for rows.Next() {
-		r, err := s.scanRegistry(rows)
+	out := make([]Registry, 0, len(rows))
+	for _, r := range rows {
+		reg, err := s.registry(r)
 		if err != nil {
 			return nil, fmt.Errorf("store: list registries: %w", err)
 		}
-		out = append(out, r)
+		out = append(out, reg)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // GetRegistry returns a registry, or ErrNotFound.
 func (s *Store) GetRegistry(ctx context.Context, id int64) (Registry, error) {
-	r, err := s.scanRegistry(s.db.QueryRowContext(ctx, s.rebind(`SELECT `+registryColumns+` FROM registries WHERE id = ?`), id))
-	if err != nil {
+	var r registryRow
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
 		return Registry{}, fmt.Errorf("store: get registry %d: %w", id, translate(err))
 	}
-	return r, nil
+	reg, err := s.registry(r)
+	if err != nil {
+		return Registry{}, fmt.Errorf("store: get registry %d: %w", id, err)
+	}
+	return reg, nil
 }
 
 // CreateRegistry inserts r (ErrConflict on a taken name). When r is the
@@ -57,21 +84,20 @@ func (s *Store) CreateRegistry(ctx context.Context, r *Registry) error {
 		return fmt.Errorf("store: create registry: %w", err)
 	}
 	t := now()
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	row := registryRow{Name: r.Name, URL: r.URL, Username: r.Username, Password: password, IsDefault: r.IsDefault,
+		CreatedAt: at(t), UpdatedAt: at(t)}
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if r.IsDefault {
-			if err := s.clearDefaultRegistry(ctx, tx); err != nil {
+			if err := clearDefaultRegistry(ctx, tx); err != nil {
 				return err
 			}
 		}
-		return tx.QueryRowContext(ctx, s.rebind(`
-			INSERT INTO registries (name, url, username, password, is_default, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-			r.Name, r.URL, r.Username, password, r.IsDefault, s.timeArg(t), s.timeArg(t)).Scan(&r.ID)
+		return tx.Create(&row).Error
 	})
 	if err != nil {
 		return fmt.Errorf("store: create registry %q: %w", r.Name, translate(err))
 	}
-	r.CreatedAt, r.UpdatedAt = t, t
+	r.ID, r.CreatedAt, r.UpdatedAt = row.ID, t, t
 	return nil
 }
 
@@ -83,61 +109,32 @@ func (s *Store) UpdateRegistry(ctx context.Context, r *Registry) error {
 		return fmt.Errorf("store: update registry: %w", err)
 	}
 	t := now()
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if r.IsDefault {
-			if err := s.clearDefaultRegistry(ctx, tx); err != nil {
+			if err := clearDefaultRegistry(ctx, tx); err != nil {
 				return err
 			}
 		}
-		res, err := tx.ExecContext(ctx, s.rebind(`
-			UPDATE registries SET name = ?, url = ?, username = ?, password = ?, is_default = ?, updated_at = ?
-			WHERE id = ?`), r.Name, r.URL, r.Username, password, r.IsDefault, s.timeArg(t), r.ID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrNotFound
-		}
-		return nil
+		return oneRow(tx.Model(&registryRow{}).Where("id = ?", r.ID).Updates(map[string]any{
+			"name": r.Name, "url": r.URL, "username": r.Username, "password": password,
+			"is_default": r.IsDefault, "updated_at": at(t),
+		}))
 	})
 	if err != nil {
-		return fmt.Errorf("store: update registry %d: %w", r.ID, translate(err))
+		return fmt.Errorf("store: update registry %d: %w", r.ID, err)
 	}
 	r.UpdatedAt = t
 	return nil
 }
 
-func (s *Store) clearDefaultRegistry(ctx context.Context, tx *sql.Tx) error {
-	_, err := tx.ExecContext(ctx, s.rebind(`UPDATE registries SET is_default = ? WHERE is_default = ?`), false, true)
-	return err
+func clearDefaultRegistry(ctx context.Context, tx *gorm.DB) error {
+	return tx.WithContext(ctx).Model(&registryRow{}).Where("is_default = ?", true).Update("is_default", false).Error
 }
 
 // DeleteRegistry deletes a registry, or answers ErrNotFound.
 func (s *Store) DeleteRegistry(ctx context.Context, id int64) error {
-	res, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM registries WHERE id = ?`), id)
-	if err != nil {
+	if err := oneRow(s.db.WithContext(ctx).Where("id = ?", id).Delete(&registryRow{})); err != nil {
 		return fmt.Errorf("store: delete registry %d: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("store: delete registry %d: %w", id, ErrNotFound)
-	}
 	return nil
-}
-
-func (s *Store) scanRegistry(row rowScanner) (Registry, error) {
-	var (
-		r                Registry
-		password         string
-		isDefault        sql.NullBool
-		created, updated dbTime
-	)
-	if err := row.Scan(&r.ID, &r.Name, &r.URL, &r.Username, &password, &isDefault, &created, &updated); err != nil {
-		return Registry{}, err
-	}
-	var err error
-	if r.Password, err = s.box.Decrypt(password); err != nil {
-		return Registry{}, err
-	}
-	r.IsDefault, r.CreatedAt, r.UpdatedAt = isDefault.Bool, created.Time, updated.Time
-	return r, nil
 }

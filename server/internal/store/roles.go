@@ -2,11 +2,12 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // Role is a named set of permissions, granted to users by RoleAssignments.
@@ -36,68 +37,95 @@ type RoleAssignment struct {
 // SyncMappedRoles never touches.
 const manualSource = "manual"
 
-// roleColumns is the column list scanRole reads, in its order.
-const roleColumns = `id, name, description, permissions, environment_ids, is_system, created_at, updated_at`
+// roleRow is a row of the roles table: permissions a JSON object,
+// environment_ids a JSON array or NULL for every environment.
+type roleRow struct {
+	ID             int64
+	Name           string
+	Description    string
+	Permissions    string
+	EnvironmentIDs *string `gorm:"column:environment_ids"`
+	IsSystem       bool
+	CreatedAt      dbTime
+	UpdatedAt      dbTime
+}
+
+func (roleRow) TableName() string { return "roles" }
+
+// userRoleRow is a row of the user_roles table.
+type userRoleRow struct {
+	ID            int64
+	UserID        int64
+	RoleID        int64
+	EnvironmentID *int64
+	Source        string
+	CreatedAt     dbTime
+}
+
+func (userRoleRow) TableName() string { return "user_roles" }
+
+func (r userRoleRow) assignment() RoleAssignment {
+	return RoleAssignment{ID: r.ID, UserID: r.UserID, RoleID: r.RoleID, EnvironmentID: r.EnvironmentID,
+		Source: r.Source, CreatedAt: r.CreatedAt.Time}
+}
 
 // ListRoles returns every role ordered by id.
 func (s *Store) ListRoles(ctx context.Context) ([]Role, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+roleColumns+` FROM roles ORDER BY id`)
-	if err != nil {
+	var rows []roleRow
+	if err := s.db.WithContext(ctx).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list roles: %w", err)
 	}
-	defer rows.Close()
-	roles := []Role{}
-	for rows.Next() {
-		r, err := scanRole(rows)
+	roles := make([]Role, 0, len(rows))
+	for _, r := range rows {
+		role, err := r.role()
 		if err != nil {
 			return nil, fmt.Errorf("store: list roles: %w", err)
 		}
-		roles = append(roles, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list roles: %w", err)
+		roles = append(roles, role)
 	}
 	return roles, nil
 }
 
 // GetRole returns the role with the given id, or ErrNotFound.
 func (s *Store) GetRole(ctx context.Context, id int64) (Role, error) {
-	row := s.db.QueryRowContext(ctx, s.rebind(`SELECT `+roleColumns+` FROM roles WHERE id = ?`), id)
-	r, err := scanRole(row)
+	r, err := getRole(ctx, s.db.Where("id = ?", id))
 	if err != nil {
-		return Role{}, fmt.Errorf("store: get role %d: %w", id, translate(err))
+		return Role{}, fmt.Errorf("store: get role %d: %w", id, err)
 	}
 	return r, nil
 }
 
 // GetRoleByName returns the role with the given name, or ErrNotFound.
 func (s *Store) GetRoleByName(ctx context.Context, name string) (Role, error) {
-	row := s.db.QueryRowContext(ctx, s.rebind(`SELECT `+roleColumns+` FROM roles WHERE name = ?`), name)
-	r, err := scanRole(row)
+	r, err := getRole(ctx, s.db.Where("name = ?", name))
 	if err != nil {
-		return Role{}, fmt.Errorf("store: get role %q: %w", name, translate(err))
+		return Role{}, fmt.Errorf("store: get role %q: %w", name, err)
 	}
 	return r, nil
+}
+
+// getRole reads the one role q selects.
+func getRole(ctx context.Context, q *gorm.DB) (Role, error) {
+	var r roleRow
+	if err := q.WithContext(ctx).Take(&r).Error; err != nil {
+		return Role{}, translate(err)
+	}
+	return r.role()
 }
 
 // CreateRole inserts r and sets its ID, CreatedAt and UpdatedAt. A duplicate
 // name is ErrConflict.
 func (s *Store) CreateRole(ctx context.Context, r *Role) error {
-	perms, envIDs, err := roleArgs(r)
+	row, err := roleRowOf(r)
 	if err != nil {
 		return fmt.Errorf("store: create role %q: %w", r.Name, err)
 	}
 	t := now()
-	var id int64
-	err = s.db.QueryRowContext(ctx, s.rebind(`
-		INSERT INTO roles (name, description, permissions, environment_ids, is_system, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
-		RETURNING id`),
-		r.Name, r.Description, perms, envIDs, r.IsSystem, s.timeArg(t), s.timeArg(t)).Scan(&id)
-	if err != nil {
+	row.CreatedAt, row.UpdatedAt = at(t), at(t)
+	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return fmt.Errorf("store: create role %q: %w", r.Name, translate(err))
 	}
-	r.ID, r.CreatedAt, r.UpdatedAt = id, t, t
+	r.ID, r.CreatedAt, r.UpdatedAt = row.ID, t, t
 	return nil
 }
 
@@ -105,20 +133,24 @@ func (s *Store) CreateRole(ctx context.Context, r *Role) error {
 // r.UpdatedAt (and r.CreatedAt from the row). A missing role is ErrNotFound;
 // a name taken by another role is ErrConflict.
 func (s *Store) UpdateRole(ctx context.Context, r *Role) error {
-	perms, envIDs, err := roleArgs(r)
+	row, err := roleRowOf(r)
 	if err != nil {
 		return fmt.Errorf("store: update role %d: %w", r.ID, err)
 	}
 	t := now()
 	var created dbTime
-	err = s.db.QueryRowContext(ctx, s.rebind(`
-		UPDATE roles SET name = ?, description = ?, permissions = ?, environment_ids = ?, is_system = ?,
-			updated_at = ?
-		WHERE id = ?
-		RETURNING created_at`),
-		r.Name, r.Description, perms, envIDs, r.IsSystem, s.timeArg(t), r.ID).Scan(&created)
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := oneRow(tx.Model(&roleRow{}).Where("id = ?", r.ID).Updates(map[string]any{
+			"name": row.Name, "description": row.Description, "permissions": row.Permissions,
+			"environment_ids": row.EnvironmentIDs, "is_system": row.IsSystem, "updated_at": at(t),
+		}))
+		if err != nil {
+			return err
+		}
+		return createdAt(ctx, tx, "roles", r.ID, &created)
+	})
 	if err != nil {
-		return fmt.Errorf("store: update role %d: %w", r.ID, translate(err))
+		return fmt.Errorf("store: update role %d: %w", r.ID, err)
 	}
 	r.CreatedAt, r.UpdatedAt = created.Time, t
 	return nil
@@ -127,7 +159,7 @@ func (s *Store) UpdateRole(ctx context.Context, r *Role) error {
 // DeleteRole deletes the role with the given id, and with it its
 // assignments. A missing role is ErrNotFound.
 func (s *Store) DeleteRole(ctx context.Context, id int64) error {
-	if err := s.execOne(ctx, `DELETE FROM roles WHERE id = ?`, id); err != nil {
+	if err := oneRow(s.db.WithContext(ctx).Where("id = ?", id).Delete(&roleRow{})); err != nil {
 		return fmt.Errorf("store: delete role %d: %w", id, err)
 	}
 	return nil
@@ -138,51 +170,41 @@ func (s *Store) DeleteRole(ctx context.Context, id int64) error {
 // keeps built-in roles current at start-up. It sets r's ID and timestamps.
 // Concurrent calls (replicas starting together) are safe: it is one upsert.
 func (s *Store) EnsureRole(ctx context.Context, r *Role) error {
-	perms, envIDs, err := roleArgs(r)
+	row, err := roleRowOf(r)
 	if err != nil {
 		return fmt.Errorf("store: ensure role %q: %w", r.Name, err)
 	}
 	t := now()
-	var (
-		id               int64
-		created, updated dbTime
-	)
-	err = s.db.QueryRowContext(ctx, s.rebind(`
-		INSERT INTO roles (name, description, permissions, environment_ids, is_system, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (name) DO UPDATE SET description = excluded.description,
-			permissions = excluded.permissions, environment_ids = excluded.environment_ids,
-			is_system = excluded.is_system, updated_at = excluded.updated_at
-		RETURNING id, created_at, updated_at`),
-		r.Name, r.Description, perms, envIDs, r.IsSystem, s.timeArg(t), s.timeArg(t)).Scan(&id, &created, &updated)
+	row.CreatedAt, row.UpdatedAt = at(t), at(t)
+	var saved roleRow
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "name"}},
+			DoUpdates: clause.AssignmentColumns([]string{"description", "permissions", "environment_ids", "is_system", "updated_at"}),
+		}).Create(&row).Error
+		if err != nil {
+			return err
+		}
+		// Read back the id and creation time of the row, inserted or not.
+		return tx.Where("name = ?", r.Name).Take(&saved).Error
+	})
 	if err != nil {
 		return fmt.Errorf("store: ensure role %q: %w", r.Name, translate(err))
 	}
-	r.ID, r.CreatedAt, r.UpdatedAt = id, created.Time, updated.Time
+	r.ID, r.CreatedAt, r.UpdatedAt = saved.ID, saved.CreatedAt.Time, saved.UpdatedAt.Time
 	return nil
 }
-
-// assignmentColumns is the column list scanAssignment reads, in its order.
-const assignmentColumns = `id, user_id, role_id, environment_id, source, created_at`
 
 // ListUserRoles returns the role assignments of the user with the given id,
 // ordered by id.
 func (s *Store) ListUserRoles(ctx context.Context, userID int64) ([]RoleAssignment, error) {
-	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT `+assignmentColumns+` FROM user_roles WHERE user_id = ? ORDER BY id`), userID)
-	if err != nil {
+	var rows []userRoleRow
+	if err := s.db.WithContext(ctx).Where("user_id = ?", userID).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list roles of user %d: %w", userID, err)
 	}
-	defer rows.Close()
-	list := []RoleAssignment{}
-	for rows.Next() {
-		a, err := scanAssignment(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list roles of user %d: %w", userID, err)
-		}
-		list = append(list, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list roles of user %d: %w", userID, err)
+	list := make([]RoleAssignment, 0, len(rows))
+	for _, r := range rows {
+		list = append(list, r.assignment())
 	}
 	return list, nil
 }
@@ -198,9 +220,9 @@ func (s *Store) AssignRole(ctx context.Context, a *RoleAssignment) error {
 		in.Source = manualSource
 	}
 	var saved RoleAssignment
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		t := now()
-		inserted, err := s.insertAssignment(ctx, tx, in, t)
+		inserted, err := insertAssignment(ctx, tx, in, t)
 		if err != nil {
 			return err
 		}
@@ -209,10 +231,12 @@ func (s *Store) AssignRole(ctx context.Context, a *RoleAssignment) error {
 			saved.ID, saved.CreatedAt = inserted, t
 			return nil
 		}
-		where, args := assignmentKey(in.UserID, in.RoleID, in.EnvironmentID)
-		row := tx.QueryRowContext(ctx, s.rebind(`SELECT `+assignmentColumns+` FROM user_roles WHERE `+where), args...)
-		saved, err = scanAssignment(row)
-		return translate(err)
+		var r userRoleRow
+		if err := assignmentKey(tx, in.UserID, in.RoleID, in.EnvironmentID).Take(&r).Error; err != nil {
+			return translate(err)
+		}
+		saved = r.assignment()
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("store: assign role %d to user %d%s: %w", in.RoleID, in.UserID, inEnvironment(in.EnvironmentID), err)
@@ -224,39 +248,27 @@ func (s *Store) AssignRole(ctx context.Context, a *RoleAssignment) error {
 // insertAssignment inserts a, created at t, and returns its id, or 0 when the
 // user already had that role in that environment. A missing user, role or
 // environment is ErrNotFound.
-func (s *Store) insertAssignment(ctx context.Context, tx *sql.Tx, a RoleAssignment, t time.Time) (int64, error) {
-	var id int64
-	err := tx.QueryRowContext(ctx, s.rebind(`
-		INSERT INTO user_roles (user_id, role_id, environment_id, source, created_at)
-		VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT DO NOTHING
-		RETURNING id`),
-		a.UserID, a.RoleID, nullInt64(a.EnvironmentID), a.Source, s.timeArg(t)).Scan(&id)
+func insertAssignment(ctx context.Context, tx *gorm.DB, a RoleAssignment, t time.Time) (int64, error) {
+	r := userRoleRow{UserID: a.UserID, RoleID: a.RoleID, EnvironmentID: a.EnvironmentID, Source: a.Source, CreatedAt: at(t)}
+	err := tx.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&r).Error
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return 0, nil
 	case isForeignKeyViolation(err):
 		return 0, fmt.Errorf("user, role or environment: %w", ErrNotFound)
 	case err != nil:
 		return 0, translate(err)
 	}
-	return id, nil
+	return r.ID, nil
 }
 
 // UnassignRole removes the user's assignment of the role in envID (nil: the
 // assignment for every environment, not those for single environments),
 // whatever its source. removed is false when there was none.
 func (s *Store) UnassignRole(ctx context.Context, userID, roleID int64, envID *int64) (removed bool, err error) {
-	where, args := assignmentKey(userID, roleID, envID)
-	res, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM user_roles WHERE `+where), args...)
-	if err != nil {
-		return false, fmt.Errorf("store: unassign role %d from user %d%s: %w", roleID, userID, inEnvironment(envID), err)
+	res := assignmentKey(s.db.WithContext(ctx), userID, roleID, envID).Delete(&userRoleRow{})
+	if res.Error != nil {
+		return false, fmt.Errorf("store: unassign role %d from user %d%s: %w", roleID, userID, inEnvironment(envID), res.Error)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("store: unassign role %d from user %d%s: %w", roleID, userID, inEnvironment(envID), err)
-	}
-	return n > 0, nil
+	return res.RowsAffected > 0, nil
 }
 
 // SyncMappedRoles makes the user's assignments whose Source is source exactly
@@ -269,17 +281,17 @@ func (s *Store) SyncMappedRoles(ctx context.Context, userID int64, source string
 	if source == "" || source == manualSource {
 		return fmt.Errorf("store: sync mapped roles of user %d: source %q is not a mapping", userID, source)
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		wanted := make(map[int64]bool, len(want))
 		for _, id := range want {
 			wanted[id] = true
 		}
-		have, stale, err := s.mappedAssignments(ctx, tx, userID, source, wanted)
+		have, stale, err := mappedAssignments(ctx, tx, userID, source, wanted)
 		if err != nil {
 			return err
 		}
-		for _, id := range stale {
-			if _, err := tx.ExecContext(ctx, s.rebind(`DELETE FROM user_roles WHERE id = ?`), id); err != nil {
+		if len(stale) > 0 {
+			if err := tx.Where("id IN ?", stale).Delete(&userRoleRow{}).Error; err != nil {
 				return err
 			}
 		}
@@ -290,7 +302,7 @@ func (s *Store) SyncMappedRoles(ctx context.Context, userID int64, source string
 			}
 			have[roleID] = true
 			a := RoleAssignment{UserID: userID, RoleID: roleID, Source: source}
-			if _, err := s.insertAssignment(ctx, tx, a, t); err != nil {
+			if _, err := insertAssignment(ctx, tx, a, t); err != nil {
 				return err
 			}
 		}
@@ -305,39 +317,30 @@ func (s *Store) SyncMappedRoles(ctx context.Context, userID int64, source string
 // mappedAssignments reads the user's assignments of source and sorts them
 // into the wanted roles already held for every environment (have) and the ids
 // of the assignments to remove (stale).
-func (s *Store) mappedAssignments(ctx context.Context, tx *sql.Tx, userID int64, source string, wanted map[int64]bool) (have map[int64]bool, stale []int64, err error) {
-	rows, err := tx.QueryContext(ctx, s.rebind(`
-		SELECT id, role_id, environment_id FROM user_roles WHERE user_id = ? AND source = ? ORDER BY id`),
-		userID, source)
+func mappedAssignments(ctx context.Context, tx *gorm.DB, userID int64, source string, wanted map[int64]bool) (have map[int64]bool, stale []int64, err error) {
+	var rows []userRoleRow
+	err = tx.WithContext(ctx).Where("user_id = ? AND source = ?", userID, source).Order("id").Find(&rows).Error
 	if err != nil {
 		return nil, nil, err
 	}
-	defer rows.Close()
 	have = map[int64]bool{}
-	for rows.Next() {
-		var (
-			id, roleID int64
-			envID      sql.NullInt64
-		)
-		if err := rows.Scan(&id, &roleID, &envID); err != nil {
-			return nil, nil, err
-		}
-		if !envID.Valid && wanted[roleID] && !have[roleID] {
-			have[roleID] = true
+	for _, r := range rows {
+		if r.EnvironmentID == nil && wanted[r.RoleID] && !have[r.RoleID] {
+			have[r.RoleID] = true
 		} else {
-			stale = append(stale, id)
+			stale = append(stale, r.ID)
 		}
 	}
-	return have, stale, rows.Err()
+	return have, stale, nil
 }
 
-// assignmentKey returns the WHERE condition selecting one assignment and its
-// arguments. NULL never equals NULL in SQL, hence the two forms.
-func assignmentKey(userID, roleID int64, envID *int64) (string, []any) {
+// assignmentKey narrows q to one assignment. NULL never equals NULL in SQL,
+// hence the two forms.
+func assignmentKey(q *gorm.DB, userID, roleID int64, envID *int64) *gorm.DB {
 	if envID == nil {
-		return `user_id = ? AND role_id = ? AND environment_id IS NULL`, []any{userID, roleID}
+		return q.Where("user_id = ? AND role_id = ? AND environment_id IS NULL", userID, roleID)
 	}
-	return `user_id = ? AND role_id = ? AND environment_id = ?`, []any{userID, roleID, *envID}
+	return q.Where("user_id = ? AND role_id = ? AND environment_id = ?", userID, roleID, *envID)
 }
 
 // inEnvironment names an assignment's scope in error messages.
@@ -348,66 +351,46 @@ func inEnvironment(envID *int64) string {
 	return fmt.Sprintf(" in environment %d", *envID)
 }
 
-// roleArgs returns r's permissions and environment ids as column values.
-func roleArgs(r *Role) (perms string, envIDs any, err error) {
+// roleRowOf returns r as a row, its permissions and environment ids as JSON;
+// the timestamps are the caller's to set.
+func roleRowOf(r *Role) (roleRow, error) {
 	p := r.Permissions
 	if p == nil {
 		p = map[string][]string{}
 	}
 	b, err := json.Marshal(p)
 	if err != nil {
-		return "", nil, fmt.Errorf("permissions: %w", err)
+		return roleRow{}, fmt.Errorf("permissions: %w", err)
 	}
-	if r.EnvironmentIDs == nil {
-		return string(b), nil, nil
+	row := roleRow{ID: r.ID, Name: r.Name, Description: r.Description, Permissions: string(b), IsSystem: r.IsSystem}
+	if r.EnvironmentIDs != nil {
+		e, err := json.Marshal(r.EnvironmentIDs)
+		if err != nil {
+			return roleRow{}, fmt.Errorf("environment ids: %w", err)
+		}
+		envIDs := string(e)
+		row.EnvironmentIDs = &envIDs
 	}
-	e, err := json.Marshal(r.EnvironmentIDs)
-	if err != nil {
-		return "", nil, fmt.Errorf("environment ids: %w", err)
-	}
-	return string(b), string(e), nil
+	return row, nil
 }
 
-func scanRole(row rowScanner) (Role, error) {
-	var (
-		r                Role
-		perms            string
-		envIDs           sql.NullString
-		created, updated dbTime
-	)
-	if err := row.Scan(&r.ID, &r.Name, &r.Description, &perms, &envIDs, &r.IsSystem, &created, &updated); err != nil {
-		return Role{}, err
-	}
-	if perms != "" {
-		if err := json.Unmarshal([]byte(perms), &r.Permissions); err != nil {
+// role returns the row as a Role.
+func (r roleRow) role() (Role, error) {
+	role := Role{ID: r.ID, Name: r.Name, Description: r.Description, IsSystem: r.IsSystem,
+		CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time}
+	if r.Permissions != "" {
+		if err := json.Unmarshal([]byte(r.Permissions), &role.Permissions); err != nil {
 			return Role{}, fmt.Errorf("role %d: permissions: %w", r.ID, err)
 		}
 	}
-	if r.Permissions == nil { // empty text or "null"
-		r.Permissions = map[string][]string{}
+	if role.Permissions == nil { // empty text or "null"
+		role.Permissions = map[string][]string{}
 	}
-	if envIDs.Valid {
-		r.EnvironmentIDs = []int64{}
-		if err := json.Unmarshal([]byte(envIDs.String), &r.EnvironmentIDs); err != nil {
+	if r.EnvironmentIDs != nil {
+		role.EnvironmentIDs = []int64{}
+		if err := json.Unmarshal([]byte(*r.EnvironmentIDs), &role.EnvironmentIDs); err != nil {
 			return Role{}, fmt.Errorf("role %d: environment ids: %w", r.ID, err)
 		}
 	}
-	r.CreatedAt, r.UpdatedAt = created.Time, updated.Time
-	return r, nil
-}
-
-func scanAssignment(row rowScanner) (RoleAssignment, error) {
-	var (
-		a       RoleAssignment
-		envID   sql.NullInt64
-		created dbTime
-	)
-	if err := row.Scan(&a.ID, &a.UserID, &a.RoleID, &envID, &a.Source, &created); err != nil {
-		return RoleAssignment{}, err
-	}
-	if envID.Valid {
-		a.EnvironmentID = &envID.Int64
-	}
-	a.CreatedAt = created.Time
-	return a, nil
+	return role, nil
 }

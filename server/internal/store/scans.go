@@ -17,37 +17,41 @@ type ScanRecord struct {
 	Result        string
 }
 
+// scanResultRow is a row of the scan_results table.
+type scanResultRow struct {
+	ID            int64
+	EnvironmentID int64
+	ImageID       string `gorm:"column:image_id"`
+	ImageName     string
+	Scanner       string
+	ScannedAt     dbTime
+	Result        string
+}
+
+func (scanResultRow) TableName() string { return "scan_results" }
+
 // AddScanResult stores a result.
 func (s *Store) AddScanResult(ctx context.Context, r *ScanRecord) error {
-	err := s.db.QueryRowContext(ctx, s.rebind(`
-		INSERT INTO scan_results (environment_id, image_id, image_name, scanner, scanned_at, result)
-		VALUES (?, ?, ?, ?, ?, ?) RETURNING id`),
-		r.EnvironmentID, r.ImageID, r.ImageName, r.Scanner, s.timeArg(r.ScannedAt), r.Result).Scan(&r.ID)
-	if err != nil {
+	row := scanResultRow{EnvironmentID: r.EnvironmentID, ImageID: r.ImageID, ImageName: r.ImageName,
+		Scanner: r.Scanner, ScannedAt: at(r.ScannedAt), Result: r.Result}
+	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return fmt.Errorf("store: add scan result: %w", translate(err))
 	}
+	r.ID = row.ID
 	return nil
 }
 
 // LatestScanResult returns the newest result of image (an id or a name) on
 // an environment, from scanner ("" for any), or ErrNotFound.
 func (s *Store) LatestScanResult(ctx context.Context, envID int64, image, scanner string) (ScanRecord, error) {
-	q := `SELECT id, environment_id, image_id, image_name, scanner, scanned_at, result FROM scan_results
-		WHERE environment_id = ? AND (image_id = ? OR image_name = ?)`
-	args := []any{envID, image, image}
+	q := s.db.WithContext(ctx).Where("environment_id = ? AND (image_id = ? OR image_name = ?)", envID, image, image)
 	if scanner != "" {
-		q += ` AND scanner = ?`
-		args = append(args, scanner)
+		q = q.Where("scanner = ?", scanner)
 	}
-	q += ` ORDER BY scanned_at DESC, id DESC LIMIT 1`
-	var (
-		r  ScanRecord
-		at dbTime
-	)
-	err := s.db.QueryRowContext(ctx, s.rebind(q), args...).Scan(&r.ID, &r.EnvironmentID, &r.ImageID, &r.ImageName, &r.Scanner, &at, &r.Result)
-	if err != nil {
+	var r scanResultRow
+	if err := q.Order("scanned_at DESC, id DESC").Take(&r).Error; err != nil {
 		return ScanRecord{}, fmt.Errorf("store: latest scan of %s: %w", image, translate(err))
 	}
-	r.ScannedAt = at.Time
-	return r, nil
+	return ScanRecord{ID: r.ID, EnvironmentID: r.EnvironmentID, ImageID: r.ImageID, ImageName: r.ImageName,
+		Scanner: r.Scanner, ScannedAt: r.ScannedAt.Time, Result: r.Result}, nil
 }

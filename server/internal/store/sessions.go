@@ -19,8 +19,26 @@ type Session struct {
 	UserAgent  string
 }
 
-// sessionColumns is the column list scanSession reads, in its order.
-const sessionColumns = `id, user_id, provider, created_at, expires_at, last_seen_at, ip, user_agent`
+// sessionRow is a row of the sessions table.
+type sessionRow struct {
+	ID         string `gorm:"primaryKey"`
+	UserID     int64
+	Provider   string
+	CreatedAt  dbTime
+	ExpiresAt  dbTime
+	LastSeenAt dbTime
+	IP         string `gorm:"column:ip"`
+	UserAgent  string
+}
+
+func (sessionRow) TableName() string { return "sessions" }
+
+func (r sessionRow) session() Session {
+	return Session{
+		ID: r.ID, UserID: r.UserID, Provider: r.Provider, CreatedAt: r.CreatedAt.Time, ExpiresAt: r.ExpiresAt.Time,
+		LastSeenAt: r.LastSeenAt.Time, IP: r.IP, UserAgent: r.UserAgent,
+	}
+}
 
 // CreateSession inserts sess. A zero CreatedAt is set to now and a zero
 // LastSeenAt to CreatedAt; ExpiresAt is the caller's. An ID already in use is
@@ -33,11 +51,10 @@ func (s *Store) CreateSession(ctx context.Context, sess *Session) error {
 	if lastSeen.IsZero() {
 		lastSeen = created
 	}
-	_, err := s.db.ExecContext(ctx, s.rebind(`
-		INSERT INTO sessions (id, user_id, provider, created_at, expires_at, last_seen_at, ip, user_agent)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
-		sess.ID, sess.UserID, sess.Provider, s.timeArg(created), s.timeArg(sess.ExpiresAt), s.timeArg(lastSeen),
-		sess.IP, sess.UserAgent)
+	err := s.db.WithContext(ctx).Create(&sessionRow{
+		ID: sess.ID, UserID: sess.UserID, Provider: sess.Provider, CreatedAt: at(created), ExpiresAt: at(sess.ExpiresAt),
+		LastSeenAt: at(lastSeen), IP: sess.IP, UserAgent: sess.UserAgent,
+	}).Error
 	if isForeignKeyViolation(err) {
 		return fmt.Errorf("store: create session for user %d: user: %w", sess.UserID, ErrNotFound)
 	}
@@ -51,19 +68,19 @@ func (s *Store) CreateSession(ctx context.Context, sess *Session) error {
 // GetSession returns the session with the given id, or ErrNotFound. An
 // expired session is returned too: the caller compares ExpiresAt with its clock.
 func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
-	row := s.db.QueryRowContext(ctx, s.rebind(`SELECT `+sessionColumns+` FROM sessions WHERE id = ?`), id)
-	sess, err := scanSession(row)
-	if err != nil {
+	var r sessionRow
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
 		// The id is a token hash: keep it out of error messages.
 		return Session{}, fmt.Errorf("store: get session: %w", translate(err))
 	}
-	return sess, nil
+	return r.session(), nil
 }
 
 // TouchSession sets the session's LastSeenAt to at. A missing session is
 // ErrNotFound.
-func (s *Store) TouchSession(ctx context.Context, id string, at time.Time) error {
-	if err := s.execOne(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id = ?`, s.timeArg(at), id); err != nil {
+func (s *Store) TouchSession(ctx context.Context, id string, t time.Time) error {
+	res := s.db.WithContext(ctx).Model(&sessionRow{}).Where("id = ?", id).Update("last_seen_at", at(t))
+	if err := oneRow(res); err != nil {
 		return fmt.Errorf("store: touch session: %w", err)
 	}
 	return nil
@@ -71,7 +88,7 @@ func (s *Store) TouchSession(ctx context.Context, id string, at time.Time) error
 
 // DeleteSession deletes the session with the given id, if there is one.
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
-	if _, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM sessions WHERE id = ?`), id); err != nil {
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Delete(&sessionRow{}).Error; err != nil {
 		return fmt.Errorf("store: delete session: %w", err)
 	}
 	return nil
@@ -79,7 +96,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 
 // DeleteUserSessions deletes every session of the user.
 func (s *Store) DeleteUserSessions(ctx context.Context, userID int64) error {
-	if _, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM sessions WHERE user_id = ?`), userID); err != nil {
+	if err := s.db.WithContext(ctx).Where("user_id = ?", userID).Delete(&sessionRow{}).Error; err != nil {
 		return fmt.Errorf("store: delete sessions of user %d: %w", userID, err)
 	}
 	return nil
@@ -87,27 +104,10 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID int64) error {
 
 // DeleteExpiredSessions deletes the sessions whose ExpiresAt is not after
 // at (the caller's now), and returns how many it deleted.
-func (s *Store) DeleteExpiredSessions(ctx context.Context, at time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM sessions WHERE expires_at <= ?`), s.timeArg(at))
-	if err != nil {
-		return 0, fmt.Errorf("store: delete expired sessions: %w", err)
+func (s *Store) DeleteExpiredSessions(ctx context.Context, t time.Time) (int64, error) {
+	res := s.db.WithContext(ctx).Where("expires_at <= ?", at(t)).Delete(&sessionRow{})
+	if res.Error != nil {
+		return 0, fmt.Errorf("store: delete expired sessions: %w", res.Error)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("store: delete expired sessions: %w", err)
-	}
-	return n, nil
-}
-
-func scanSession(row rowScanner) (Session, error) {
-	var (
-		sess                       Session
-		created, expires, lastSeen dbTime
-	)
-	err := row.Scan(&sess.ID, &sess.UserID, &sess.Provider, &created, &expires, &lastSeen, &sess.IP, &sess.UserAgent)
-	if err != nil {
-		return Session{}, err
-	}
-	sess.CreatedAt, sess.ExpiresAt, sess.LastSeenAt = created.Time, expires.Time, lastSeen.Time
-	return sess, nil
+	return res.RowsAffected, nil
 }

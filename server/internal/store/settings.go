@@ -2,41 +2,52 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
+
+// settingRow is a row of the settings table.
+type settingRow struct {
+	Key       string `gorm:"primaryKey"`
+	Value     string
+	UpdatedAt dbTime
+}
+
+func (settingRow) TableName() string { return "settings" }
 
 // GetSetting returns the value stored under key, or ErrNotFound.
 func (s *Store) GetSetting(ctx context.Context, key string) (string, error) {
-	var value string
-	err := s.db.QueryRowContext(ctx, s.rebind(`SELECT value FROM settings WHERE key = ?`), key).Scan(&value)
+	value, err := getSetting(ctx, s.db, key)
 	if err != nil {
-		return "", fmt.Errorf("store: get setting %q: %w", key, translate(err))
+		return "", fmt.Errorf("store: get setting %q: %w", key, err)
 	}
 	return value, nil
 }
 
 // SetSetting stores value under key, replacing any previous value.
 func (s *Store) SetSetting(ctx context.Context, key, value string) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.setSetting(ctx, tx, key, value) })
-	if err != nil {
+	if err := setSetting(ctx, s.db, key, value); err != nil {
 		return fmt.Errorf("store: set setting %q: %w", key, err)
 	}
 	return nil
 }
 
 // getSetting is GetSetting inside tx.
-func (s *Store) getSetting(ctx context.Context, tx *sql.Tx, key string) (string, error) {
-	var value string
-	err := tx.QueryRowContext(ctx, s.rebind(`SELECT value FROM settings WHERE key = ?`), key).Scan(&value)
-	return value, translate(err)
+func getSetting(ctx context.Context, tx *gorm.DB, key string) (string, error) {
+	var r settingRow
+	if err := tx.WithContext(ctx).Where(clause.Eq{Column: clause.Column{Name: "key"}, Value: key}).Take(&r).Error; err != nil {
+		return "", translate(err)
+	}
+	return r.Value, nil
 }
 
-// setSetting is SetSetting inside tx.
-func (s *Store) setSetting(ctx context.Context, tx *sql.Tx, key, value string) error {
-	_, err := tx.ExecContext(ctx, s.rebind(`
-		INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`),
-		key, value, s.timeArg(now()))
+// setSetting is SetSetting inside tx: one upsert.
+func setSetting(ctx context.Context, tx *gorm.DB, key, value string) error {
+	err := tx.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "key"}},
+		DoUpdates: clause.AssignmentColumns([]string{"value", "updated_at"}),
+	}).Create(&settingRow{Key: key, Value: value, UpdatedAt: at(now())}).Error
 	return translate(err)
 }

@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Stack source types.
@@ -36,77 +37,98 @@ type StackSecret struct {
 	Value string
 }
 
-const stackColumns = `id, environment_id, name, source_type, compose_path, env_path, created_at, updated_at`
+// stackRow is a row of the stacks table.
+type stackRow struct {
+	ID            int64
+	EnvironmentID int64
+	Name          string
+	SourceType    string
+	ComposePath   string
+	EnvPath       string
+	CreatedAt     dbTime
+	UpdatedAt     dbTime
+}
+
+func (stackRow) TableName() string { return "stacks" }
+
+func (r stackRow) stack() Stack {
+	return Stack{
+		ID: r.ID, EnvironmentID: r.EnvironmentID, Name: r.Name, SourceType: r.SourceType, ComposePath: r.ComposePath,
+		EnvPath: r.EnvPath, CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time,
+	}
+}
+
+// stackSecretRow is a row of the stack_secrets table, the value sealed.
+// Position keeps the order the secrets were given in.
+type stackSecretRow struct {
+	StackID  int64
+	Key      string
+	Value    string
+	Position int
+}
+
+func (stackSecretRow) TableName() string { return "stack_secrets" }
 
 // ListStacks returns the stacks of an environment ordered by name.
 func (s *Store) ListStacks(ctx context.Context, envID int64) ([]Stack, error) {
-	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT `+stackColumns+` FROM stacks WHERE environment_id = ? ORDER BY name`), envID)
-	if err != nil {
+	var rows []stackRow
+	if err := s.db.WithContext(ctx).Where("environment_id = ?", envID).Order("name").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list stacks: %w", err)
 	}
-	defer rows.Close()
-	out := []Stack{}
-	for rows.Next() {
-		st, err := scanStack(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list stacks: %w", err)
-		}
-		out = append(out, st)
+	out := make([]Stack, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.stack())
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // GetStack returns the stack called name in an environment, or ErrNotFound.
 func (s *Store) GetStack(ctx context.Context, envID int64, name string) (Stack, error) {
-	st, err := scanStack(s.db.QueryRowContext(ctx, s.rebind(`SELECT `+stackColumns+` FROM stacks WHERE environment_id = ? AND name = ?`), envID, name))
-	if err != nil {
+	var r stackRow
+	if err := s.db.WithContext(ctx).Where("environment_id = ? AND name = ?", envID, name).Take(&r).Error; err != nil {
 		return Stack{}, fmt.Errorf("store: get stack %q: %w", name, translate(err))
 	}
-	return st, nil
+	return r.stack(), nil
 }
 
 // GetStackByID returns a stack by id, or ErrNotFound.
 func (s *Store) GetStackByID(ctx context.Context, id int64) (Stack, error) {
-	st, err := scanStack(s.db.QueryRowContext(ctx, s.rebind(`SELECT `+stackColumns+` FROM stacks WHERE id = ?`), id))
-	if err != nil {
+	var r stackRow
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
 		return Stack{}, fmt.Errorf("store: get stack %d: %w", id, translate(err))
 	}
-	return st, nil
+	return r.stack(), nil
 }
 
 // CreateStack inserts st and its secrets in one transaction (ErrConflict
 // when the name is taken in the environment).
 func (s *Store) CreateStack(ctx context.Context, st *Stack, secrets []StackSecret) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.createStack(ctx, tx, st, secrets) })
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return s.createStack(ctx, tx, st, secrets) })
 	if err != nil {
 		return fmt.Errorf("store: create stack %q: %w", st.Name, translate(err))
 	}
 	return nil
 }
 
-func (s *Store) createStack(ctx context.Context, tx *sql.Tx, st *Stack, secrets []StackSecret) error {
+func (s *Store) createStack(ctx context.Context, tx *gorm.DB, st *Stack, secrets []StackSecret) error {
 	t := now()
-	err := tx.QueryRowContext(ctx, s.rebind(`
-		INSERT INTO stacks (environment_id, name, source_type, compose_path, env_path, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-		st.EnvironmentID, st.Name, st.SourceType, st.ComposePath, st.EnvPath, s.timeArg(t), s.timeArg(t)).Scan(&st.ID)
-	if err != nil {
+	r := stackRow{EnvironmentID: st.EnvironmentID, Name: st.Name, SourceType: st.SourceType, ComposePath: st.ComposePath,
+		EnvPath: st.EnvPath, CreatedAt: at(t), UpdatedAt: at(t)}
+	if err := tx.WithContext(ctx).Create(&r).Error; err != nil {
 		return err
 	}
-	st.CreatedAt, st.UpdatedAt = t, t
+	st.ID, st.CreatedAt, st.UpdatedAt = r.ID, t, t
 	return s.writeSecrets(ctx, tx, st.ID, secrets)
 }
 
 // UpdateStackPaths records where a stack's files now live.
 func (s *Store) UpdateStackPaths(ctx context.Context, st *Stack) error {
 	t := now()
-	res, err := s.db.ExecContext(ctx, s.rebind(`UPDATE stacks SET compose_path = ?, env_path = ?, updated_at = ? WHERE id = ?`),
-		st.ComposePath, st.EnvPath, s.timeArg(t), st.ID)
-	if err != nil {
+	res := s.db.WithContext(ctx).Model(&stackRow{}).Where("id = ?", st.ID).Updates(map[string]any{
+		"compose_path": st.ComposePath, "env_path": st.EnvPath, "updated_at": at(t),
+	})
+	if err := oneRow(res); err != nil {
 		return fmt.Errorf("store: update stack %d: %w", st.ID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("store: update stack %d: %w", st.ID, ErrNotFound)
 	}
 	st.UpdatedAt = t
 	return nil
@@ -114,42 +136,33 @@ func (s *Store) UpdateStackPaths(ctx context.Context, st *Stack) error {
 
 // DeleteStack deletes a stack with its secrets and git record.
 func (s *Store) DeleteStack(ctx context.Context, id int64) error {
-	res, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM stacks WHERE id = ?`), id)
-	if err != nil {
+	if err := oneRow(s.db.WithContext(ctx).Where("id = ?", id).Delete(&stackRow{})); err != nil {
 		return fmt.Errorf("store: delete stack %d: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("store: delete stack %d: %w", id, ErrNotFound)
 	}
 	return nil
 }
 
 // StackSecrets returns the secret variables of a stack in their order.
 func (s *Store) StackSecrets(ctx context.Context, stackID int64) ([]StackSecret, error) {
-	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT key, value FROM stack_secrets WHERE stack_id = ? ORDER BY position`), stackID)
-	if err != nil {
+	var rows []stackSecretRow
+	if err := s.db.WithContext(ctx).Where("stack_id = ?", stackID).Order("position").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: stack secrets: %w", err)
 	}
-	defer rows.Close()
-	out := []StackSecret{}
-	for rows.Next() {
-		var sec StackSecret
-		var sealed string
-		if err := rows.Scan(&sec.Key, &sealed); err != nil {
+	out := make([]StackSecret, 0, len(rows))
+	for _, r := range rows {
+		value, err := s.box.Decrypt(r.Value)
+		if err != nil {
 			return nil, fmt.Errorf("store: stack secrets: %w", err)
 		}
-		if sec.Value, err = s.box.Decrypt(sealed); err != nil {
-			return nil, fmt.Errorf("store: stack secrets: %w", err)
-		}
-		out = append(out, sec)
+		out = append(out, StackSecret{Key: r.Key, Value: value})
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ReplaceStackSecrets replaces every secret variable of a stack at once.
 func (s *Store) ReplaceStackSecrets(ctx context.Context, stackID int64, secrets []StackSecret) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.rebind(`DELETE FROM stack_secrets WHERE stack_id = ?`), stackID); err != nil {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("stack_id = ?", stackID).Delete(&stackSecretRow{}).Error; err != nil {
 			return err
 		}
 		return s.writeSecrets(ctx, tx, stackID, secrets)
@@ -160,28 +173,17 @@ func (s *Store) ReplaceStackSecrets(ctx context.Context, stackID int64, secrets 
 	return nil
 }
 
-func (s *Store) writeSecrets(ctx context.Context, tx *sql.Tx, stackID int64, secrets []StackSecret) error {
+func (s *Store) writeSecrets(ctx context.Context, tx *gorm.DB, stackID int64, secrets []StackSecret) error {
+	if len(secrets) == 0 {
+		return nil
+	}
+	rows := make([]stackSecretRow, 0, len(secrets))
 	for i, sec := range secrets {
 		sealed, err := s.box.Encrypt(sec.Value)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO stack_secrets (stack_id, key, value, position) VALUES (?, ?, ?, ?)`),
-			stackID, sec.Key, sealed, i); err != nil {
-			return err
-		}
+		rows = append(rows, stackSecretRow{StackID: stackID, Key: sec.Key, Value: sealed, Position: i})
 	}
-	return nil
-}
-
-func scanStack(row rowScanner) (Stack, error) {
-	var (
-		st               Stack
-		created, updated dbTime
-	)
-	if err := row.Scan(&st.ID, &st.EnvironmentID, &st.Name, &st.SourceType, &st.ComposePath, &st.EnvPath, &created, &updated); err != nil {
-		return Stack{}, err
-	}
-	st.CreatedAt, st.UpdatedAt = created.Time, updated.Time
-	return st, nil
+	return tx.WithContext(ctx).Create(&rows).Error
 }

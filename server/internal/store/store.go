@@ -11,16 +11,16 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+	"gorm.io/gorm/logger"
 
 	"github.com/berth-dev/berth/server/internal/secret"
 )
@@ -31,7 +31,8 @@ var ErrNotFound = errors.New("not found")
 // ErrConflict is returned, wrapped, when a write would violate a unique constraint.
 var ErrConflict = errors.New("conflict")
 
-// Dialect names returned by Store.Dialect.
+// Dialect names returned by Store.Dialect; they are also the names of the
+// gorm dialectors.
 const (
 	dialectSQLite   = "sqlite"
 	dialectPostgres = "postgres"
@@ -40,10 +41,11 @@ const (
 //go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
 var migrations embed.FS
 
-// Store is Berth's database: a connection pool, its SQL dialect, and the Box
-// that encrypts secret columns.
+// Store is Berth's database: a gorm handle over a connection pool, its SQL
+// dialect, and the Box that encrypts secret columns.
 type Store struct {
-	db      *sql.DB
+	db      *gorm.DB
+	sqlDB   *sql.DB // the pool under db, for the migration runner and Close
 	dialect string
 	box     *secret.Box
 }
@@ -56,66 +58,88 @@ func Open(ctx context.Context, databaseURL string, box *secret.Box) (*Store, err
 		return nil, errors.New("store: open: nil secret box")
 	}
 	var (
-		db      *sql.DB
-		dialect string
-		err     error
+		dialector gorm.Dialector
+		dialect   string
 	)
 	if strings.HasPrefix(databaseURL, "postgres://") || strings.HasPrefix(databaseURL, "postgresql://") {
 		dialect = dialectPostgres
-		db, err = sql.Open("pgx", databaseURL)
+		dialector = postgres.Open(databaseURL)
 	} else {
 		dialect = dialectSQLite
-		db, err = openSQLite(databaseURL)
+		dsn, err := sqliteDSN(databaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("store: open %s: %w", dialect, err)
+		}
+		dialector = sqlite.Open(dsn)
 	}
+	db, err := gorm.Open(dialector, gormConfig())
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dialect, err)
 	}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
+	sqlDB, err := db.DB()
+	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dialect, err)
 	}
-	s := &Store{db: db, dialect: dialect, box: box}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("store: open %s: %w", dialect, err)
+	}
+	s := &Store{db: db, sqlDB: sqlDB, dialect: dialect, box: box}
 	if err := s.migrate(ctx); err != nil {
-		db.Close()
+		sqlDB.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// openSQLite opens the SQLite file at path. The pragmas travel in the DSN so
-// that every connection of the pool gets them, not only the first one.
-// _txlock=immediate makes every transaction take the write lock when it
-// begins, so a transaction that reads before it writes waits (busy_timeout)
-// instead of failing with SQLITE_BUSY when another writer got there first.
-func openSQLite(path string) (*sql.DB, error) {
+// gormConfig is how the store uses gorm: driver errors translated to
+// gorm.ErrDuplicatedKey and gorm.ErrForeignKeyViolated, no implicit
+// transaction around single statements (methods open their own), and no
+// logging (errors are returned, wrapped, to the caller).
+func gormConfig() *gorm.Config {
+	return &gorm.Config{
+		TranslateError:         true,
+		SkipDefaultTransaction: true,
+		Logger:                 logger.Discard,
+	}
+}
+
+// sqliteDSN prepares the SQLite file at path and returns its DSN. The pragmas
+// travel in the DSN so that every connection of the pool gets them, not only
+// the first one. _txlock=immediate makes every transaction take the write
+// lock when it begins, so a transaction that reads before it writes waits
+// (busy timeout) instead of failing with SQLITE_BUSY when another writer got
+// there first.
+func sqliteDSN(path string) (string, error) {
 	if path == "" {
-		return nil, errors.New("empty database path")
+		return "", errors.New("empty database path")
 	}
 	if strings.ContainsRune(path, '?') {
 		// The driver reads everything after '?' as DSN parameters.
-		return nil, fmt.Errorf("database path %q must not contain '?'", path)
+		return "", fmt.Errorf("database path %q must not contain '?'", path)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
+		return "", err
 	}
 	// The database holds password hashes and sealed secrets: create it
 	// readable by its owner only (SQLite gives its -wal and -shm files the
 	// same mode).
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	f.Close()
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "foreign_keys(ON)")
-	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_busy_timeout", "5000")
+	q.Set("_journal_mode", "WAL")
+	q.Set("_foreign_keys", "on")
+	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", "immediate")
-	return sql.Open("sqlite", path+"?"+q.Encode())
+	return path + "?" + q.Encode(), nil
 }
 
-// migrate applies the embedded migrations of the store's dialect.
+// migrate applies the embedded migrations of the store's dialect, through
+// the pool under gorm (goose speaks database/sql).
 func (s *Store) migrate(ctx context.Context) error {
 	var (
 		gooseDialect goose.Dialect
@@ -137,8 +161,8 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
-	// The provider is not closed: its Close would close s.db.
-	p, err := goose.NewProvider(gooseDialect, s.db, fsys, opts...)
+	// The provider is not closed: its Close would close the pool.
+	p, err := goose.NewProvider(gooseDialect, s.sqlDB, fsys, opts...)
 	if err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
@@ -150,7 +174,7 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // Close closes the connection pool.
 func (s *Store) Close() error {
-	return s.db.Close()
+	return s.sqlDB.Close()
 }
 
 // Dialect returns "sqlite" or "postgres".
@@ -158,86 +182,40 @@ func (s *Store) Dialect() string {
 	return s.dialect
 }
 
-// DB returns the underlying pool, for tests that inspect raw rows.
+// DB returns the pool under the store, for tests that inspect raw rows.
 func (s *Store) DB() *sql.DB {
-	return s.db
-}
-
-// rebind turns the ? placeholders of query into $1, $2, … for PostgreSQL.
-// A ? inside a quoted string or identifier is left alone.
-func (s *Store) rebind(query string) string {
-	if s.dialect != dialectPostgres || !strings.Contains(query, "?") {
-		return query
-	}
-	var (
-		b     strings.Builder
-		n     int
-		quote rune // the quote we are inside of, or 0
-	)
-	b.Grow(len(query) + 8)
-	for _, r := range query {
-		switch {
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			}
-		case r == '\'' || r == '"':
-			quote = r
-		case r == '?':
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// inTx runs fn in a transaction, committing when it returns nil and rolling
-// back otherwise.
-func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return s.sqlDB
 }
 
 // translate wraps a unique violation in ErrConflict and a missing row in
-// ErrNotFound; any other error is returned as is.
+// ErrNotFound; any other error, or one already translated, is returned as is.
 func translate(err error) error {
 	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, sql.ErrNoRows):
+	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict):
+		return err
+	case errors.Is(err, gorm.ErrRecordNotFound):
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
-	case isUniqueViolation(err):
+	case errors.Is(err, gorm.ErrDuplicatedKey):
 		return fmt.Errorf("%w: %w", ErrConflict, err)
 	}
 	return err
 }
 
-func isUniqueViolation(err error) bool {
-	var le *sqlite.Error
-	if errors.As(err, &le) {
-		return le.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || le.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
-	}
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505"
+// isForeignKeyViolation reports whether err is a write naming a missing row,
+// or a delete of a row others still refer to.
+func isForeignKeyViolation(err error) bool {
+	return errors.Is(err, gorm.ErrForeignKeyViolated)
 }
 
-func isForeignKeyViolation(err error) bool {
-	var le *sqlite.Error
-	if errors.As(err, &le) {
-		return le.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+// oneRow turns a statement's result into ErrNotFound when it changed no row.
+func oneRow(res *gorm.DB) error {
+	if res.Error != nil {
+		return translate(res.Error)
 	}
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23503"
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
 }
 
 // now returns the current time as stored: UTC, at the microsecond precision
@@ -250,27 +228,43 @@ func now() time.Time {
 // fixed nine-digit fraction, so that text order is time order.
 const sqliteTimeLayout = "2006-01-02T15:04:05.000000000Z"
 
-// timeArg returns t as a query argument for the store's dialect.
-func (s *Store) timeArg(t time.Time) any {
-	if s.dialect == dialectSQLite {
-		return t.UTC().Format(sqliteTimeLayout)
-	}
-	return t.UTC()
-}
-
-// nullTimeArg is timeArg for a nullable column.
-func (s *Store) nullTimeArg(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return s.timeArg(*t)
-}
-
-// dbTime scans a timestamp column of either dialect: a time.Time from
-// PostgreSQL, the text written by timeArg from SQLite. Valid is false for NULL.
+// dbTime is a timestamp column of either dialect: TIMESTAMPTZ in PostgreSQL,
+// TEXT in sqliteTimeLayout in SQLite. Valid is false for NULL. It writes
+// itself per dialect (GormValue) and reads either form (Scan).
 type dbTime struct {
 	Time  time.Time
 	Valid bool
+}
+
+// at is t as a non-null column value.
+func at(t time.Time) dbTime {
+	return dbTime{Time: t, Valid: true}
+}
+
+// atPtr is p as a nullable column value.
+func atPtr(p *time.Time) dbTime {
+	if p == nil {
+		return dbTime{}
+	}
+	return at(*p)
+}
+
+// GormDataType names the column type for gorm. It is deliberately not
+// "time", which would make gorm fill fields called CreatedAt and UpdatedAt
+// by itself; the store sets them.
+func (dbTime) GormDataType() string {
+	return "timestamp"
+}
+
+// GormValue implements gorm.Valuer: the time as the dialect stores it.
+func (d dbTime) GormValue(_ context.Context, db *gorm.DB) clause.Expr {
+	switch {
+	case !d.Valid:
+		return clause.Expr{SQL: "NULL"}
+	case db.Dialector.Name() == dialectSQLite:
+		return clause.Expr{SQL: "?", Vars: []any{d.Time.UTC().Format(sqliteTimeLayout)}}
+	}
+	return clause.Expr{SQL: "?", Vars: []any{d.Time.UTC()}}
 }
 
 // Scan implements sql.Scanner.
@@ -309,9 +303,4 @@ func (d dbTime) ptr() *time.Time {
 	}
 	t := d.Time
 	return &t
-}
-
-// rowScanner is a *sql.Row or *sql.Rows.
-type rowScanner interface {
-	Scan(dest ...any) error
 }

@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // User is an account that can sign in to Berth.
@@ -23,76 +24,97 @@ type User struct {
 	UpdatedAt    time.Time // UTC
 }
 
-// userColumns is the column list scanUser reads, in its order.
-const userColumns = `id, username, email, display_name, password_hash, is_admin, is_active,
-	auth_provider, mfa_enabled, last_login, created_at, updated_at`
+// userRow is a row of the users table.
+type userRow struct {
+	ID           int64
+	Username     string
+	Email        string
+	DisplayName  string
+	PasswordHash string
+	IsAdmin      bool
+	IsActive     bool
+	AuthProvider string
+	MFAEnabled   bool `gorm:"column:mfa_enabled"`
+	LastLogin    dbTime
+	CreatedAt    dbTime
+	UpdatedAt    dbTime
+}
+
+func (userRow) TableName() string { return "users" }
+
+func userRowOf(u *User) userRow {
+	return userRow{
+		ID: u.ID, Username: u.Username, Email: u.Email, DisplayName: u.DisplayName, PasswordHash: u.PasswordHash,
+		IsAdmin: u.IsAdmin, IsActive: u.IsActive, AuthProvider: u.AuthProvider, MFAEnabled: u.MFAEnabled,
+		LastLogin: atPtr(u.LastLogin), CreatedAt: at(u.CreatedAt), UpdatedAt: at(u.UpdatedAt),
+	}
+}
+
+func (r userRow) user() User {
+	return User{
+		ID: r.ID, Username: r.Username, Email: r.Email, DisplayName: r.DisplayName, PasswordHash: r.PasswordHash,
+		IsAdmin: r.IsAdmin, IsActive: r.IsActive, AuthProvider: r.AuthProvider, MFAEnabled: r.MFAEnabled,
+		LastLogin: r.LastLogin.ptr(), CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time,
+	}
+}
 
 // CountUsers returns the number of users.
 func (s *Store) CountUsers(ctx context.Context) (int, error) {
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM users`).Scan(&n); err != nil {
+	var n int64
+	if err := s.db.WithContext(ctx).Model(&userRow{}).Count(&n).Error; err != nil {
 		return 0, fmt.Errorf("store: count users: %w", err)
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // CountActiveAdmins returns the number of users who are both admins and active.
 func (s *Store) CountActiveAdmins(ctx context.Context) (int, error) {
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE is_admin AND is_active`).Scan(&n); err != nil {
+	var n int64
+	err := s.db.WithContext(ctx).Model(&userRow{}).Where("is_admin = ? AND is_active = ?", true, true).Count(&n).Error
+	if err != nil {
 		return 0, fmt.Errorf("store: count active admins: %w", err)
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // ListUsers returns every user ordered by id.
 func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+userColumns+` FROM users ORDER BY id`)
-	if err != nil {
+	var rows []userRow
+	if err := s.db.WithContext(ctx).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list users: %w", err)
 	}
-	defer rows.Close()
-	users := []User{}
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list users: %w", err)
-		}
-		users = append(users, u)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list users: %w", err)
+	users := make([]User, 0, len(rows))
+	for _, r := range rows {
+		users = append(users, r.user())
 	}
 	return users, nil
 }
 
 // GetUser returns the user with the given id, or ErrNotFound.
 func (s *Store) GetUser(ctx context.Context, id int64) (User, error) {
-	row := s.db.QueryRowContext(ctx, s.rebind(`SELECT `+userColumns+` FROM users WHERE id = ?`), id)
-	u, err := scanUser(row)
-	if err != nil {
+	var r userRow
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
 		return User{}, fmt.Errorf("store: get user %d: %w", id, translate(err))
 	}
-	return u, nil
+	return r.user(), nil
 }
 
 // GetUserByUsername returns the user whose username equals username
 // regardless of case, or ErrNotFound. Case is folded by the database's
 // lower(): SQLite folds ASCII letters only.
 func (s *Store) GetUserByUsername(ctx context.Context, username string) (User, error) {
-	row := s.db.QueryRowContext(ctx, s.rebind(`SELECT `+userColumns+` FROM users WHERE lower(username) = lower(?)`), username)
-	u, err := scanUser(row)
-	if err != nil {
+	var r userRow
+	if err := s.db.WithContext(ctx).Where("lower(username) = lower(?)", username).Take(&r).Error; err != nil {
 		return User{}, fmt.Errorf("store: get user %q: %w", username, translate(err))
 	}
-	return u, nil
+	return r.user(), nil
 }
 
 // CreateUser inserts u and sets its ID, CreatedAt and UpdatedAt. A username
 // taken by another user, in any case, is ErrConflict.
 func (s *Store) CreateUser(ctx context.Context, u *User) error {
 	t := now()
-	id, err := s.insertUser(ctx, s.db, u, t)
+	id, err := insertUser(ctx, s.db, u, t)
 	if err != nil {
 		return fmt.Errorf("store: create user %q: %w", u.Username, err)
 	}
@@ -106,23 +128,23 @@ func (s *Store) CreateUser(ctx context.Context, u *User) error {
 func (s *Store) CreateFirstUser(ctx context.Context, u *User) (created bool, err error) {
 	t := now()
 	var id int64
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if s.dialect == dialectPostgres {
 			// Keep concurrent inserts out until we commit. SQLite
 			// transactions already hold the write lock (_txlock=immediate).
-			if _, err := tx.ExecContext(ctx, `LOCK TABLE users IN EXCLUSIVE MODE`); err != nil {
+			if err := tx.Exec(`LOCK TABLE users IN EXCLUSIVE MODE`).Error; err != nil {
 				return err
 			}
 		}
-		var exists bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM users)`).Scan(&exists); err != nil {
+		var n int64
+		if err := tx.Model(&userRow{}).Limit(1).Count(&n).Error; err != nil {
 			return err
 		}
-		if exists {
+		if n > 0 {
 			return nil
 		}
 		var err error
-		if id, err = s.insertUser(ctx, tx, u, t); err != nil {
+		if id, err = insertUser(ctx, tx, u, t); err != nil {
 			return err
 		}
 		created = true
@@ -137,22 +159,14 @@ func (s *Store) CreateFirstUser(ctx context.Context, u *User) (created bool, err
 	return created, nil
 }
 
-// queryRower is a *sql.DB or *sql.Tx.
-type queryRower interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // insertUser inserts u with both timestamps t and returns its id.
-func (s *Store) insertUser(ctx context.Context, q queryRower, u *User, t time.Time) (int64, error) {
-	var id int64
-	err := q.QueryRowContext(ctx, s.rebind(`
-		INSERT INTO users (username, email, display_name, password_hash, is_admin, is_active,
-			auth_provider, mfa_enabled, last_login, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		RETURNING id`),
-		u.Username, u.Email, u.DisplayName, u.PasswordHash, u.IsAdmin, u.IsActive,
-		u.AuthProvider, u.MFAEnabled, s.nullTimeArg(u.LastLogin), s.timeArg(t), s.timeArg(t)).Scan(&id)
-	return id, translate(err)
+func insertUser(ctx context.Context, tx *gorm.DB, u *User, t time.Time) (int64, error) {
+	r := userRowOf(u)
+	r.ID, r.CreatedAt, r.UpdatedAt = 0, at(t), at(t)
+	if err := tx.WithContext(ctx).Create(&r).Error; err != nil {
+		return 0, translate(err)
+	}
+	return r.ID, nil
 }
 
 // UpdateUser writes every field of u to the user with u.ID and sets
@@ -161,18 +175,31 @@ func (s *Store) insertUser(ctx context.Context, q queryRower, u *User, t time.Ti
 func (s *Store) UpdateUser(ctx context.Context, u *User) error {
 	t := now()
 	var created dbTime
-	err := s.db.QueryRowContext(ctx, s.rebind(`
-		UPDATE users SET username = ?, email = ?, display_name = ?, password_hash = ?, is_admin = ?,
-			is_active = ?, auth_provider = ?, mfa_enabled = ?, last_login = ?, updated_at = ?
-		WHERE id = ?
-		RETURNING created_at`),
-		u.Username, u.Email, u.DisplayName, u.PasswordHash, u.IsAdmin,
-		u.IsActive, u.AuthProvider, u.MFAEnabled, s.nullTimeArg(u.LastLogin), s.timeArg(t),
-		u.ID).Scan(&created)
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := oneRow(tx.Model(&userRow{}).Where("id = ?", u.ID).Updates(map[string]any{
+			"username": u.Username, "email": u.Email, "display_name": u.DisplayName, "password_hash": u.PasswordHash,
+			"is_admin": u.IsAdmin, "is_active": u.IsActive, "auth_provider": u.AuthProvider,
+			"mfa_enabled": u.MFAEnabled, "last_login": atPtr(u.LastLogin), "updated_at": at(t),
+		}))
+		if err != nil {
+			return err
+		}
+		return createdAt(ctx, tx, "users", u.ID, &created)
+	})
 	if err != nil {
-		return fmt.Errorf("store: update user %d: %w", u.ID, translate(err))
+		return fmt.Errorf("store: update user %d: %w", u.ID, err)
 	}
 	u.CreatedAt, u.UpdatedAt = created.Time, t
+	return nil
+}
+
+// createdAt reads the created_at column of the row of table with the given id.
+func createdAt(ctx context.Context, tx *gorm.DB, table string, id int64, dst *dbTime) error {
+	var r struct{ CreatedAt dbTime }
+	if err := tx.WithContext(ctx).Table(table).Select("created_at").Where("id = ?", id).Take(&r).Error; err != nil {
+		return translate(err)
+	}
+	*dst = r.CreatedAt
 	return nil
 }
 
@@ -180,7 +207,7 @@ func (s *Store) UpdateUser(ctx context.Context, u *User) error {
 // sessions, API tokens and role assignments. A missing user is ErrNotFound.
 // The audit log keeps naming the user.
 func (s *Store) DeleteUser(ctx context.Context, id int64) error {
-	if err := s.execOne(ctx, `DELETE FROM users WHERE id = ?`, id); err != nil {
+	if err := oneRow(s.db.WithContext(ctx).Where("id = ?", id).Delete(&userRow{})); err != nil {
 		return fmt.Errorf("store: delete user %d: %w", id, err)
 	}
 	return nil
@@ -188,41 +215,10 @@ func (s *Store) DeleteUser(ctx context.Context, id int64) error {
 
 // TouchLogin sets the user's LastLogin to at, leaving UpdatedAt alone.
 // A missing user is ErrNotFound.
-func (s *Store) TouchLogin(ctx context.Context, id int64, at time.Time) error {
-	if err := s.execOne(ctx, `UPDATE users SET last_login = ? WHERE id = ?`, s.timeArg(at), id); err != nil {
+func (s *Store) TouchLogin(ctx context.Context, id int64, t time.Time) error {
+	res := s.db.WithContext(ctx).Model(&userRow{}).Where("id = ?", id).Update("last_login", at(t))
+	if err := oneRow(res); err != nil {
 		return fmt.Errorf("store: touch login of user %d: %w", id, err)
 	}
 	return nil
-}
-
-// execOne runs a statement meant to change one row, and returns ErrNotFound
-// when it changed none.
-func (s *Store) execOne(ctx context.Context, query string, args ...any) error {
-	res, err := s.db.ExecContext(ctx, s.rebind(query), args...)
-	if err != nil {
-		return translate(err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return ErrNotFound
-	}
-	return nil
-}
-
-func scanUser(row rowScanner) (User, error) {
-	var (
-		u                           User
-		lastLogin, created, updated dbTime
-	)
-	err := row.Scan(&u.ID, &u.Username, &u.Email, &u.DisplayName, &u.PasswordHash, &u.IsAdmin, &u.IsActive,
-		&u.AuthProvider, &u.MFAEnabled, &lastLogin, &created, &updated)
-	if err != nil {
-		return User{}, err
-	}
-	u.LastLogin = lastLogin.ptr()
-	u.CreatedAt, u.UpdatedAt = created.Time, updated.Time
-	return u, nil
 }

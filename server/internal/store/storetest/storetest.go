@@ -5,7 +5,6 @@ package storetest
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"net/url"
 	"os"
@@ -13,7 +12,9 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 
 	"github.com/berth-dev/berth/server/internal/secret"
 	"github.com/berth-dev/berth/server/internal/store"
@@ -79,14 +80,9 @@ func openPostgres(t *testing.T) *store.Store {
 		t.Fatalf("storetest: parse %s: %v", PostgresURLEnv, err)
 	}
 
-	admin, err := sql.Open("pgx", adminURL)
-	if err != nil {
-		t.Fatalf("storetest: open admin connection: %v", err)
-	}
-	t.Cleanup(func() { admin.Close() })
-
+	admin := openAdmin(t, adminURL)
 	name := "berth_test_" + randomHex(t, 8)
-	if _, err := admin.ExecContext(t.Context(), "CREATE DATABASE "+name); err != nil {
+	if err := admin.WithContext(t.Context()).Exec("CREATE DATABASE " + name).Error; err != nil {
 		t.Fatalf("storetest: create database: %v", err)
 	}
 	t.Cleanup(func() {
@@ -97,7 +93,7 @@ func openPostgres(t *testing.T) *store.Store {
 		// longer; retry briefly before reporting.
 		var err error
 		for range 20 {
-			if _, err = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err == nil {
+			if err = admin.WithContext(ctx).Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)").Error; err == nil {
 				break
 			}
 			time.Sleep(250 * time.Millisecond)
@@ -114,6 +110,22 @@ func openPostgres(t *testing.T) *store.Store {
 	}
 	t.Cleanup(func() { s.Close() }) // runs before the drop: cleanups are last in, first out
 	return s
+}
+
+// openAdmin connects to the PostgreSQL server at adminURL, to create and drop
+// test databases; the connection closes when the test ends.
+func openAdmin(t *testing.T, adminURL string) *gorm.DB {
+	t.Helper()
+	admin, err := gorm.Open(postgres.Open(adminURL), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatalf("storetest: open admin connection: %v", err)
+	}
+	pool, err := admin.DB()
+	if err != nil {
+		t.Fatalf("storetest: admin connection pool: %v", err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	return admin
 }
 
 func randomHex(t testing.TB, n int) string {
