@@ -68,6 +68,19 @@ func openSQLite(t *testing.T) *store.Store {
 
 func openPostgres(t *testing.T) *store.Store {
 	t.Helper()
+	s, err := store.Open(t.Context(), PostgresDatabase(t), Box(t))
+	if err != nil {
+		t.Fatalf("storetest: open postgres: %v", err)
+	}
+	t.Cleanup(func() { s.Close() }) // runs before the drop: cleanups are last in, first out
+	return s
+}
+
+// PostgresDatabase creates a new, empty PostgreSQL database through the admin
+// URL in $BERTH_TEST_POSTGRES_URL, drops it when the test ends, and returns
+// its URL. Without that variable the test is skipped, or fails when CI=true.
+func PostgresDatabase(t *testing.T) string {
+	t.Helper()
 	adminURL := os.Getenv(PostgresURLEnv)
 	if adminURL == "" {
 		if os.Getenv("CI") == "true" {
@@ -102,14 +115,8 @@ func openPostgres(t *testing.T) *store.Store {
 			t.Errorf("storetest: drop database %s: %v", name, err)
 		}
 	})
-
 	u.Path = "/" + name
-	s, err := store.Open(t.Context(), u.String(), Box(t))
-	if err != nil {
-		t.Fatalf("storetest: open postgres: %v", err)
-	}
-	t.Cleanup(func() { s.Close() }) // runs before the drop: cleanups are last in, first out
-	return s
+	return u.String()
 }
 
 // openAdmin connects to the PostgreSQL server at adminURL, to create and drop
