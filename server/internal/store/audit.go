@@ -80,7 +80,7 @@ func (s *Store) AddAudit(ctx context.Context, e *AuditEntry) error {
 		created = now()
 	}
 	r := auditRow{
-		CreatedAt: at(created), UserID: e.UserID, Username: e.Username, EnvironmentID: e.EnvironmentID,
+		CreatedAt: timeValue(created), UserID: e.UserID, Username: e.Username, EnvironmentID: e.EnvironmentID,
 		Action: e.Action, EntityType: e.EntityType, EntityID: e.EntityID, EntityName: e.EntityName,
 		Description: e.Description, Details: e.Details, IP: e.IP,
 	}
@@ -140,10 +140,10 @@ func auditWhere(q *gorm.DB, f AuditFilter) *gorm.DB {
 		q = q.Where("entity_type = ?", f.EntityType)
 	}
 	if f.Since != nil {
-		q = q.Where("created_at >= ?", at(*f.Since))
+		q = q.Where("created_at >= ?", timeValue(*f.Since))
 	}
 	if f.Until != nil {
-		q = q.Where("created_at < ?", at(*f.Until))
+		q = q.Where("created_at < ?", timeValue(*f.Until))
 	}
 	return q
 }

@@ -82,7 +82,7 @@ func upsertAutoUpdate(ctx context.Context, tx *gorm.DB, a AutoUpdate) (AutoUpdat
 	case err == nil:
 		err := tx.Model(&autoUpdateRow{}).Where("id = ?", cur.ID).Updates(map[string]any{
 			"enabled": a.Enabled, "schedule_type": a.ScheduleType, "cron_expression": a.CronExpression,
-			"vulnerability_criteria": a.VulnerabilityCriteria, "updated_at": at(t),
+			"vulnerability_criteria": a.VulnerabilityCriteria, "updated_at": timeValue(t),
 		}).Error
 		if err != nil {
 			return AutoUpdate{}, translate(err)
@@ -92,7 +92,7 @@ func upsertAutoUpdate(ctx context.Context, tx *gorm.DB, a AutoUpdate) (AutoUpdat
 	case errors.Is(err, gorm.ErrRecordNotFound):
 		r := autoUpdateRow{ContainerName: a.ContainerName, EnvironmentID: a.EnvironmentID, Enabled: a.Enabled,
 			ScheduleType: a.ScheduleType, CronExpression: a.CronExpression,
-			VulnerabilityCriteria: a.VulnerabilityCriteria, CreatedAt: at(t), UpdatedAt: at(t)}
+			VulnerabilityCriteria: a.VulnerabilityCriteria, CreatedAt: timeValue(t), UpdatedAt: timeValue(t)}
 		err := tx.Create(&r).Error
 		if isForeignKeyViolation(err) {
 			return AutoUpdate{}, fmt.Errorf("environment %d: %w", *a.EnvironmentID, ErrNotFound)

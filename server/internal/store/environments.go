@@ -136,7 +136,7 @@ func (s *Store) CreateEnvironment(ctx context.Context, e *Environment) error {
 		return fmt.Errorf("store: create environment %q: %w", e.Name, err)
 	}
 	t := now()
-	r.ID, r.CreatedAt, r.UpdatedAt = 0, at(t), at(t)
+	r.ID, r.CreatedAt, r.UpdatedAt = 0, timeValue(t), timeValue(t)
 	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
 		return fmt.Errorf("store: create environment %q: %w", e.Name, translate(err))
 	}
@@ -154,7 +154,7 @@ func (s *Store) CreateFirstEnvironment(ctx context.Context, e *Environment) (cre
 		return false, fmt.Errorf("store: create first environment: %w", err)
 	}
 	t := now()
-	r.ID, r.CreatedAt, r.UpdatedAt = 1, at(t), at(t)
+	r.ID, r.CreatedAt, r.UpdatedAt = 1, timeValue(t), timeValue(t)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if s.dialect == dialectPostgres {
 			// Keep concurrent inserts (another replica bootstrapping, or a
@@ -222,7 +222,7 @@ func (s *Store) UpdateEnvironment(ctx context.Context, e *Environment) error {
 			"labels": r.Labels, "collect_activity": r.CollectActivity, "collect_metrics": r.CollectMetrics,
 			"highlight_changes": r.HighlightChanges, "public_ip": r.PublicIP,
 			"update_check_enabled": r.UpdateCheckEnabled, "update_check_auto_update": r.UpdateCheckAutoUpdate,
-			"image_prune_enabled": r.ImagePruneEnabled, "timezone": r.Timezone, "updated_at": at(t),
+			"image_prune_enabled": r.ImagePruneEnabled, "timezone": r.Timezone, "updated_at": timeValue(t),
 		}))
 		if err != nil {
 			return err
@@ -268,7 +268,7 @@ func (s *Store) environmentRow(e *Environment) (environmentRow, error) {
 	return environmentRow{
 		ID: e.ID, Name: e.Name, ConnectionType: e.ConnectionType, Host: e.Host, Port: e.Port, Protocol: e.Protocol,
 		SocketPath: e.SocketPath, TLSCA: e.TLSCA, TLSCert: e.TLSCert, TLSKey: tlsKey, TLSSkipVerify: e.TLSSkipVerify,
-		AgentToken: agentToken, AgentLastSeen: atPtr(e.AgentLastSeen), AgentID: e.AgentID, AgentName: e.AgentName,
+		AgentToken: agentToken, AgentLastSeen: nullTimeValue(e.AgentLastSeen), AgentID: e.AgentID, AgentName: e.AgentName,
 		AgentVersion: e.AgentVersion, AgentCapabilities: capabilities, Icon: e.Icon, Labels: labels,
 		CollectActivity: e.CollectActivity, CollectMetrics: e.CollectMetrics, HighlightChanges: e.HighlightChanges,
 		PublicIP: e.PublicIP, UpdateCheckEnabled: e.UpdateCheckEnabled, UpdateCheckAutoUpdate: e.UpdateCheckAutoUpdate,

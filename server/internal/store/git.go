@@ -92,13 +92,13 @@ func (s *Store) SaveGitCredential(ctx context.Context, c *GitCredential) error {
 	db := s.db.WithContext(ctx)
 	if c.ID == 0 {
 		r := gitCredentialRow{Name: c.Name, AuthType: c.AuthType, Username: c.Username, Password: password,
-			SSHPrivateKey: key, CreatedAt: at(t), UpdatedAt: at(t)}
+			SSHPrivateKey: key, CreatedAt: timeValue(t), UpdatedAt: timeValue(t)}
 		err = db.Create(&r).Error
 		c.ID, c.CreatedAt = r.ID, t
 	} else {
 		err = oneRow(db.Model(&gitCredentialRow{}).Where("id = ?", c.ID).Updates(map[string]any{
 			"name": c.Name, "auth_type": c.AuthType, "username": c.Username, "password": password,
-			"ssh_private_key": key, "updated_at": at(t),
+			"ssh_private_key": key, "updated_at": timeValue(t),
 		}))
 	}
 	if err != nil {
@@ -202,13 +202,13 @@ func (s *Store) SaveGitRepository(ctx context.Context, r *GitRepository) error {
 	db := s.db.WithContext(ctx)
 	if r.ID == 0 {
 		row := gitRepositoryRow{Name: r.Name, URL: r.URL, Branch: r.Branch, CredentialID: r.CredentialID,
-			WebhookEnabled: r.WebhookEnabled, WebhookSecret: secret, CreatedAt: at(t), UpdatedAt: at(t)}
+			WebhookEnabled: r.WebhookEnabled, WebhookSecret: secret, CreatedAt: timeValue(t), UpdatedAt: timeValue(t)}
 		err = db.Create(&row).Error
 		r.ID, r.CreatedAt = row.ID, t
 	} else {
 		err = oneRow(db.Model(&gitRepositoryRow{}).Where("id = ?", r.ID).Updates(map[string]any{
 			"name": r.Name, "url": r.URL, "branch": r.Branch, "credential_id": r.CredentialID,
-			"webhook_enabled": r.WebhookEnabled, "webhook_secret": secret, "updated_at": at(t),
+			"webhook_enabled": r.WebhookEnabled, "webhook_secret": secret, "updated_at": timeValue(t),
 		}))
 	}
 	if err != nil {
@@ -220,7 +220,7 @@ func (s *Store) SaveGitRepository(ctx context.Context, r *GitRepository) error {
 
 // TouchGitRepository records a sync of the repository at t.
 func (s *Store) TouchGitRepository(ctx context.Context, id int64, t time.Time) error {
-	res := s.db.WithContext(ctx).Model(&gitRepositoryRow{}).Where("id = ?", id).Update("last_sync_at", at(t))
+	res := s.db.WithContext(ctx).Model(&gitRepositoryRow{}).Where("id = ?", id).Update("last_sync_at", timeValue(t))
 	if err := oneRow(res); err != nil {
 		return fmt.Errorf("store: touch git repository %d: %w", id, err)
 	}

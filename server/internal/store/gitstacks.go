@@ -144,7 +144,7 @@ func (s *Store) CreateGitStack(ctx context.Context, st *Stack, g *GitStack, secr
 	t := now()
 	r := gitStackRow{RepositoryID: g.RepositoryID, ComposePath: g.ComposePath, EnvFilePath: g.EnvFilePath,
 		AutoUpdate: g.AutoUpdate, AutoUpdateCron: g.AutoUpdateCron, WebhookEnabled: g.WebhookEnabled,
-		WebhookSecret: secret, CreatedAt: at(t), UpdatedAt: at(t)}
+		WebhookSecret: secret, CreatedAt: timeValue(t), UpdatedAt: timeValue(t)}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.createStack(ctx, tx, st, secrets); err != nil {
 			return err
@@ -175,13 +175,13 @@ func (s *Store) UpdateGitStack(ctx context.Context, g *GitStack) error {
 		err := tx.Model(&gitStackRow{}).Where("id = ?", g.ID).Updates(map[string]any{
 			"repository_id": g.RepositoryID, "compose_path": g.ComposePath, "env_file_path": g.EnvFilePath,
 			"auto_update": g.AutoUpdate, "auto_update_cron": g.AutoUpdateCron, "webhook_enabled": g.WebhookEnabled,
-			"webhook_secret": secret, "updated_at": at(t),
+			"webhook_secret": secret, "updated_at": timeValue(t),
 		}).Error
 		if err != nil {
 			return err
 		}
 		return tx.Model(&stackRow{}).Where("id = ?", cur.StackID).Updates(map[string]any{
-			"compose_path": g.ComposePath, "updated_at": at(t),
+			"compose_path": g.ComposePath, "updated_at": timeValue(t),
 		}).Error
 	})
 	if err != nil {
@@ -194,7 +194,7 @@ func (s *Store) UpdateGitStack(ctx context.Context, g *GitStack) error {
 // RecordGitSync stores the outcome of a sync: the commit deployed (kept
 // when empty), status and error, at t.
 func (s *Store) RecordGitSync(ctx context.Context, id int64, commit, status, syncErr string, t time.Time) error {
-	values := map[string]any{"last_sync_at": at(t), "last_sync_status": status, "last_sync_error": syncErr}
+	values := map[string]any{"last_sync_at": timeValue(t), "last_sync_status": status, "last_sync_error": syncErr}
 	if commit != "" {
 		values["last_commit"] = commit
 	}

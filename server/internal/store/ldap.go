@@ -108,7 +108,7 @@ func (s *Store) CreateLDAPConfig(ctx context.Context, c *LDAPConfig) error {
 		return fmt.Errorf("store: create ldap config %q: %w", c.Name, err)
 	}
 	t := now()
-	r.ID, r.CreatedAt, r.UpdatedAt = 0, at(t), at(t)
+	r.ID, r.CreatedAt, r.UpdatedAt = 0, timeValue(t), timeValue(t)
 	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
 		return fmt.Errorf("store: create ldap config %q: %w", c.Name, translate(err))
 	}
@@ -138,7 +138,7 @@ func (s *Store) UpdateLDAPConfig(ctx context.Context, c *LDAPConfig) error {
 			"username_attribute": r.UsernameAttribute, "email_attribute": r.EmailAttribute,
 			"display_name_attribute": r.DisplayNameAttribute, "group_base_dn": r.GroupBaseDN,
 			"group_filter": r.GroupFilter, "admin_group": r.AdminGroup, "role_mappings": r.RoleMappings,
-			"tls_enabled": r.TLSEnabled, "tls_ca": r.TLSCA, "updated_at": at(t),
+			"tls_enabled": r.TLSEnabled, "tls_ca": r.TLSCA, "updated_at": timeValue(t),
 		}).Error
 		if err != nil {
 			return translate(err)

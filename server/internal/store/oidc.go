@@ -97,7 +97,7 @@ func (s *Store) CreateOIDCProvider(ctx context.Context, p *OIDCProvider) error {
 		return fmt.Errorf("store: create oidc provider %q: %w", p.Name, err)
 	}
 	t := now()
-	r.ID, r.CreatedAt, r.UpdatedAt = 0, at(t), at(t)
+	r.ID, r.CreatedAt, r.UpdatedAt = 0, timeValue(t), timeValue(t)
 	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
 		return fmt.Errorf("store: create oidc provider %q: %w", p.Name, translate(err))
 	}
@@ -117,7 +117,7 @@ func (s *Store) UpdateOIDCProvider(ctx context.Context, p *OIDCProvider) error {
 		"client_secret": r.ClientSecret, "redirect_uri": r.RedirectURI, "scopes": r.Scopes,
 		"username_claim": r.UsernameClaim, "email_claim": r.EmailClaim, "display_name_claim": r.DisplayNameClaim,
 		"admin_claim": r.AdminClaim, "admin_value": r.AdminValue, "role_mappings_claim": r.RoleMappingsClaim,
-		"role_mappings": r.RoleMappings, "updated_at": at(t),
+		"role_mappings": r.RoleMappings, "updated_at": timeValue(t),
 	})
 	if err := oneRow(res); err != nil {
 		return fmt.Errorf("store: update oidc provider %d: %w", p.ID, err)

@@ -85,7 +85,7 @@ func (s *Store) CreateRegistry(ctx context.Context, r *Registry) error {
 	}
 	t := now()
 	row := registryRow{Name: r.Name, URL: r.URL, Username: r.Username, Password: password, IsDefault: r.IsDefault,
-		CreatedAt: at(t), UpdatedAt: at(t)}
+		CreatedAt: timeValue(t), UpdatedAt: timeValue(t)}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if r.IsDefault {
 			if err := clearDefaultRegistry(ctx, tx); err != nil {
@@ -117,7 +117,7 @@ func (s *Store) UpdateRegistry(ctx context.Context, r *Registry) error {
 		}
 		return oneRow(tx.Model(&registryRow{}).Where("id = ?", r.ID).Updates(map[string]any{
 			"name": r.Name, "url": r.URL, "username": r.Username, "password": password,
-			"is_default": r.IsDefault, "updated_at": at(t),
+			"is_default": r.IsDefault, "updated_at": timeValue(t),
 		}))
 	})
 	if err != nil {

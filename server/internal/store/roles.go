@@ -121,7 +121,7 @@ func (s *Store) CreateRole(ctx context.Context, r *Role) error {
 		return fmt.Errorf("store: create role %q: %w", r.Name, err)
 	}
 	t := now()
-	row.CreatedAt, row.UpdatedAt = at(t), at(t)
+	row.CreatedAt, row.UpdatedAt = timeValue(t), timeValue(t)
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return fmt.Errorf("store: create role %q: %w", r.Name, translate(err))
 	}
@@ -142,7 +142,7 @@ func (s *Store) UpdateRole(ctx context.Context, r *Role) error {
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		err := oneRow(tx.Model(&roleRow{}).Where("id = ?", r.ID).Updates(map[string]any{
 			"name": row.Name, "description": row.Description, "permissions": row.Permissions,
-			"environment_ids": row.EnvironmentIDs, "is_system": row.IsSystem, "updated_at": at(t),
+			"environment_ids": row.EnvironmentIDs, "is_system": row.IsSystem, "updated_at": timeValue(t),
 		}))
 		if err != nil {
 			return err
@@ -175,7 +175,7 @@ func (s *Store) EnsureRole(ctx context.Context, r *Role) error {
 		return fmt.Errorf("store: ensure role %q: %w", r.Name, err)
 	}
 	t := now()
-	row.CreatedAt, row.UpdatedAt = at(t), at(t)
+	row.CreatedAt, row.UpdatedAt = timeValue(t), timeValue(t)
 	var saved roleRow
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		err := tx.Clauses(clause.OnConflict{
@@ -249,7 +249,7 @@ func (s *Store) AssignRole(ctx context.Context, a *RoleAssignment) error {
 // user already had that role in that environment. A missing user, role or
 // environment is ErrNotFound.
 func insertAssignment(ctx context.Context, tx *gorm.DB, a RoleAssignment, t time.Time) (int64, error) {
-	r := userRoleRow{UserID: a.UserID, RoleID: a.RoleID, EnvironmentID: a.EnvironmentID, Source: a.Source, CreatedAt: at(t)}
+	r := userRoleRow{UserID: a.UserID, RoleID: a.RoleID, EnvironmentID: a.EnvironmentID, Source: a.Source, CreatedAt: timeValue(t)}
 	err := tx.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&r).Error
 	switch {
 	case isForeignKeyViolation(err):

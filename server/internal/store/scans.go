@@ -33,7 +33,7 @@ func (scanResultRow) TableName() string { return "scan_results" }
 // AddScanResult stores a result.
 func (s *Store) AddScanResult(ctx context.Context, r *ScanRecord) error {
 	row := scanResultRow{EnvironmentID: r.EnvironmentID, ImageID: r.ImageID, ImageName: r.ImageName,
-		Scanner: r.Scanner, ScannedAt: at(r.ScannedAt), Result: r.Result}
+		Scanner: r.Scanner, ScannedAt: timeValue(r.ScannedAt), Result: r.Result}
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return fmt.Errorf("store: add scan result: %w", translate(err))
 	}

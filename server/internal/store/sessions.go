@@ -52,8 +52,8 @@ func (s *Store) CreateSession(ctx context.Context, sess *Session) error {
 		lastSeen = created
 	}
 	err := s.db.WithContext(ctx).Create(&sessionRow{
-		ID: sess.ID, UserID: sess.UserID, Provider: sess.Provider, CreatedAt: at(created), ExpiresAt: at(sess.ExpiresAt),
-		LastSeenAt: at(lastSeen), IP: sess.IP, UserAgent: sess.UserAgent,
+		ID: sess.ID, UserID: sess.UserID, Provider: sess.Provider, CreatedAt: timeValue(created), ExpiresAt: timeValue(sess.ExpiresAt),
+		LastSeenAt: timeValue(lastSeen), IP: sess.IP, UserAgent: sess.UserAgent,
 	}).Error
 	if isForeignKeyViolation(err) {
 		return fmt.Errorf("store: create session for user %d: user: %w", sess.UserID, ErrNotFound)
@@ -78,8 +78,8 @@ func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
 
 // TouchSession sets the session's LastSeenAt to at. A missing session is
 // ErrNotFound.
-func (s *Store) TouchSession(ctx context.Context, id string, t time.Time) error {
-	res := s.db.WithContext(ctx).Model(&sessionRow{}).Where("id = ?", id).Update("last_seen_at", at(t))
+func (s *Store) TouchSession(ctx context.Context, id string, at time.Time) error {
+	res := s.db.WithContext(ctx).Model(&sessionRow{}).Where("id = ?", id).Update("last_seen_at", timeValue(at))
 	if err := oneRow(res); err != nil {
 		return fmt.Errorf("store: touch session: %w", err)
 	}
@@ -104,8 +104,8 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID int64) error {
 
 // DeleteExpiredSessions deletes the sessions whose ExpiresAt is not after
 // at (the caller's now), and returns how many it deleted.
-func (s *Store) DeleteExpiredSessions(ctx context.Context, t time.Time) (int64, error) {
-	res := s.db.WithContext(ctx).Where("expires_at <= ?", at(t)).Delete(&sessionRow{})
+func (s *Store) DeleteExpiredSessions(ctx context.Context, at time.Time) (int64, error) {
+	res := s.db.WithContext(ctx).Where("expires_at <= ?", timeValue(at)).Delete(&sessionRow{})
 	if res.Error != nil {
 		return 0, fmt.Errorf("store: delete expired sessions: %w", res.Error)
 	}

@@ -48,6 +48,6 @@ func setSetting(ctx context.Context, tx *gorm.DB, key, value string) error {
 	err := tx.WithContext(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "key"}},
 		DoUpdates: clause.AssignmentColumns([]string{"value", "updated_at"}),
-	}).Create(&settingRow{Key: key, Value: value, UpdatedAt: at(now())}).Error
+	}).Create(&settingRow{Key: key, Value: value, UpdatedAt: timeValue(now())}).Error
 	return translate(err)
 }

@@ -113,7 +113,7 @@ func (s *Store) CreateStack(ctx context.Context, st *Stack, secrets []StackSecre
 func (s *Store) createStack(ctx context.Context, tx *gorm.DB, st *Stack, secrets []StackSecret) error {
 	t := now()
 	r := stackRow{EnvironmentID: st.EnvironmentID, Name: st.Name, SourceType: st.SourceType, ComposePath: st.ComposePath,
-		EnvPath: st.EnvPath, CreatedAt: at(t), UpdatedAt: at(t)}
+		EnvPath: st.EnvPath, CreatedAt: timeValue(t), UpdatedAt: timeValue(t)}
 	if err := tx.WithContext(ctx).Create(&r).Error; err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (s *Store) createStack(ctx context.Context, tx *gorm.DB, st *Stack, secrets
 func (s *Store) UpdateStackPaths(ctx context.Context, st *Stack) error {
 	t := now()
 	res := s.db.WithContext(ctx).Model(&stackRow{}).Where("id = ?", st.ID).Updates(map[string]any{
-		"compose_path": st.ComposePath, "env_path": st.EnvPath, "updated_at": at(t),
+		"compose_path": st.ComposePath, "env_path": st.EnvPath, "updated_at": timeValue(t),
 	})
 	if err := oneRow(res); err != nil {
 		return fmt.Errorf("store: update stack %d: %w", st.ID, err)

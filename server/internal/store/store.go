@@ -236,17 +236,17 @@ type dbTime struct {
 	Valid bool
 }
 
-// at is t as a non-null column value.
-func at(t time.Time) dbTime {
+// timeValue is t as a non-null column value.
+func timeValue(t time.Time) dbTime {
 	return dbTime{Time: t, Valid: true}
 }
 
-// atPtr is p as a nullable column value.
-func atPtr(p *time.Time) dbTime {
+// nullTimeValue is p as a nullable column value.
+func nullTimeValue(p *time.Time) dbTime {
 	if p == nil {
 		return dbTime{}
 	}
-	return at(*p)
+	return timeValue(*p)
 }
 
 // GormDataType names the column type for gorm. It is deliberately not

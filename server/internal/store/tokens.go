@@ -50,7 +50,7 @@ func (s *Store) CreateAPIToken(ctx context.Context, t *APIToken) error {
 	}
 	r := apiTokenRow{
 		UserID: t.UserID, Name: t.Name, TokenHash: t.TokenHash, TokenPrefix: t.TokenPrefix,
-		ExpiresAt: atPtr(t.ExpiresAt), LastUsedAt: atPtr(t.LastUsedAt), CreatedAt: at(created),
+		ExpiresAt: nullTimeValue(t.ExpiresAt), LastUsedAt: nullTimeValue(t.LastUsedAt), CreatedAt: timeValue(created),
 	}
 	err := s.db.WithContext(ctx).Create(&r).Error
 	if isForeignKeyViolation(err) {
@@ -111,8 +111,8 @@ func (s *Store) DeleteAPIToken(ctx context.Context, id int64) error {
 
 // TouchAPIToken sets the token's LastUsedAt to at. A missing token is
 // ErrNotFound.
-func (s *Store) TouchAPIToken(ctx context.Context, id int64, t time.Time) error {
-	res := s.db.WithContext(ctx).Model(&apiTokenRow{}).Where("id = ?", id).Update("last_used_at", at(t))
+func (s *Store) TouchAPIToken(ctx context.Context, id int64, at time.Time) error {
+	res := s.db.WithContext(ctx).Model(&apiTokenRow{}).Where("id = ?", id).Update("last_used_at", timeValue(at))
 	if err := oneRow(res); err != nil {
 		return fmt.Errorf("store: touch API token %d: %w", id, err)
 	}

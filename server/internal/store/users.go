@@ -46,7 +46,7 @@ func userRowOf(u *User) userRow {
 	return userRow{
 		ID: u.ID, Username: u.Username, Email: u.Email, DisplayName: u.DisplayName, PasswordHash: u.PasswordHash,
 		IsAdmin: u.IsAdmin, IsActive: u.IsActive, AuthProvider: u.AuthProvider, MFAEnabled: u.MFAEnabled,
-		LastLogin: atPtr(u.LastLogin), CreatedAt: at(u.CreatedAt), UpdatedAt: at(u.UpdatedAt),
+		LastLogin: nullTimeValue(u.LastLogin), CreatedAt: timeValue(u.CreatedAt), UpdatedAt: timeValue(u.UpdatedAt),
 	}
 }
 
@@ -162,7 +162,7 @@ func (s *Store) CreateFirstUser(ctx context.Context, u *User) (created bool, err
 // insertUser inserts u with both timestamps t and returns its id.
 func insertUser(ctx context.Context, tx *gorm.DB, u *User, t time.Time) (int64, error) {
 	r := userRowOf(u)
-	r.ID, r.CreatedAt, r.UpdatedAt = 0, at(t), at(t)
+	r.ID, r.CreatedAt, r.UpdatedAt = 0, timeValue(t), timeValue(t)
 	if err := tx.WithContext(ctx).Create(&r).Error; err != nil {
 		return 0, translate(err)
 	}
@@ -179,7 +179,7 @@ func (s *Store) UpdateUser(ctx context.Context, u *User) error {
 		err := oneRow(tx.Model(&userRow{}).Where("id = ?", u.ID).Updates(map[string]any{
 			"username": u.Username, "email": u.Email, "display_name": u.DisplayName, "password_hash": u.PasswordHash,
 			"is_admin": u.IsAdmin, "is_active": u.IsActive, "auth_provider": u.AuthProvider,
-			"mfa_enabled": u.MFAEnabled, "last_login": atPtr(u.LastLogin), "updated_at": at(t),
+			"mfa_enabled": u.MFAEnabled, "last_login": nullTimeValue(u.LastLogin), "updated_at": timeValue(t),
 		}))
 		if err != nil {
 			return err
@@ -215,8 +215,8 @@ func (s *Store) DeleteUser(ctx context.Context, id int64) error {
 
 // TouchLogin sets the user's LastLogin to at, leaving UpdatedAt alone.
 // A missing user is ErrNotFound.
-func (s *Store) TouchLogin(ctx context.Context, id int64, t time.Time) error {
-	res := s.db.WithContext(ctx).Model(&userRow{}).Where("id = ?", id).Update("last_login", at(t))
+func (s *Store) TouchLogin(ctx context.Context, id int64, at time.Time) error {
+	res := s.db.WithContext(ctx).Model(&userRow{}).Where("id = ?", id).Update("last_login", timeValue(at))
 	if err := oneRow(res); err != nil {
 		return fmt.Errorf("store: touch login of user %d: %w", id, err)
 	}
