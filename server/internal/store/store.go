@@ -7,15 +7,12 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/lock"
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
@@ -45,7 +42,7 @@ var migrations embed.FS
 // dialect, and the Box that encrypts secret columns.
 type Store struct {
 	db      *gorm.DB
-	sqlDB   *sql.DB // the pool under db, for the migration runner and Close
+	sqlDB   *sql.DB // the pool under db, for Close and tests
 	dialect string
 	box     *secret.Box
 }
@@ -136,40 +133,6 @@ func sqliteDSN(path string) (string, error) {
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", "immediate")
 	return path + "?" + q.Encode(), nil
-}
-
-// migrate applies the embedded migrations of the store's dialect, through
-// the pool under gorm (goose speaks database/sql).
-func (s *Store) migrate(ctx context.Context) error {
-	var (
-		gooseDialect goose.Dialect
-		opts         = []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
-	)
-	switch s.dialect {
-	case dialectPostgres:
-		gooseDialect = goose.DialectPostgres
-		// Several replicas may start at once against one database.
-		locker, err := lock.NewPostgresSessionLocker()
-		if err != nil {
-			return fmt.Errorf("store: migrate: %w", err)
-		}
-		opts = append(opts, goose.WithSessionLocker(locker))
-	default:
-		gooseDialect = goose.DialectSQLite3
-	}
-	fsys, err := fs.Sub(migrations, "migrations/"+s.dialect)
-	if err != nil {
-		return fmt.Errorf("store: migrate: %w", err)
-	}
-	// The provider is not closed: its Close would close the pool.
-	p, err := goose.NewProvider(gooseDialect, s.sqlDB, fsys, opts...)
-	if err != nil {
-		return fmt.Errorf("store: migrate: %w", err)
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("store: migrate: %w", err)
-	}
-	return nil
 }
 
 // Close closes the connection pool.
