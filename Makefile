@@ -75,7 +75,7 @@ lint:
 	go vet $(PKGS)
 	@staticcheck=$$(scripts/staticcheck.sh) && echo "staticcheck $(PKGS)" && $$staticcheck $(PKGS)
 
-bench: test-env
+bench: build test-env
 	$(WITH_TEST_ENV) go run ./server/bench
 
 clean:
