@@ -91,12 +91,15 @@ func Open(ctx context.Context, databaseURL string, box *secret.Box) (*Store, err
 
 // gormConfig is how the store uses gorm: driver errors translated to
 // gorm.ErrDuplicatedKey and gorm.ErrForeignKeyViolated, no implicit
-// transaction around single statements (methods open their own), and no
+// transaction around single statements (methods open their own), prepared
+// statements cached per connection (every request's sign-in check would
+// otherwise compile the same few queries again), and no
 // logging (errors are returned, wrapped, to the caller).
 func gormConfig() *gorm.Config {
 	return &gorm.Config{
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
+		PrepareStmt:            true,
 		Logger:                 logger.Discard,
 	}
 }
