@@ -31,8 +31,63 @@ type volumeJSON struct {
 	Mountpoint string             `json:"mountpoint"`
 	Scope      string             `json:"scope"`
 	CreatedAt  string             `json:"createdAt"`
+	Created    string             `json:"created"`
 	Labels     *map[string]string `json:"labels"`
 	Options    *map[string]string `json:"options"`
+	UsedBy     *[]volumeUserJSON  `json:"usedBy"`
+}
+
+// volumeUserJSON is an entry of a volume's usedBy.
+type volumeUserJSON struct {
+	ContainerID   string `json:"containerId"`
+	ContainerName string `json:"containerName"`
+}
+
+func TestVolumesCarryCreatedAndTheContainersUsingThem(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.removeObjectsAtCleanup()
+	used, unused := "berth-used-"+h.label, "berth-unused-"+h.label
+	for _, name := range []string{used, unused} {
+		h.must(200, "POST", "/api/volumes?env=1", map[string]any{"name": name, "labels": map[string]string{enginetest.Label: h.label}}, nil)
+	}
+	ctName := "berth-user-" + h.label
+	var ct struct {
+		Success bool   `json:"success"`
+		ID      string `json:"id"`
+	}
+	h.must(200, "POST", "/api/containers?env=1", map[string]any{
+		"name": ctName, "image": enginetest.Image(), "command": []string{"true"},
+		"volumes": []string{used + ":/data"}, "labels": map[string]string{enginetest.Label: h.label},
+	}, &ct)
+
+	var list []volumeJSON
+	h.must(200, "GET", "/api/volumes?env=1", nil, &list)
+	got := map[string]volumeJSON{}
+	for _, v := range list {
+		got[v.Name] = v
+	}
+	wantUsers := map[string][]volumeUserJSON{used: {{ContainerID: ct.ID, ContainerName: ctName}}, unused: {}}
+	for name, want := range wantUsers {
+		v, ok := got[name]
+		if !ok {
+			t.Fatalf("volume %s not listed", name)
+		}
+		if v.Created == "" || v.Created != v.CreatedAt {
+			t.Errorf("%s: created = %q, createdAt = %q: want the same, non-empty value", name, v.Created, v.CreatedAt)
+		}
+		if v.UsedBy == nil {
+			t.Fatalf("%s: usedBy is null or missing", name)
+		}
+		if diff := cmp.Diff(want, *v.UsedBy); diff != "" {
+			t.Errorf("%s usedBy (-want +got):\n%s", name, diff)
+		}
+	}
+	var inspected volumeJSON
+	h.must(200, "GET", "/api/volumes/"+used+"?env=1", nil, &inspected)
+	if inspected.UsedBy == nil || cmp.Diff(wantUsers[used], *inspected.UsedBy) != "" || inspected.Created != inspected.CreatedAt {
+		t.Errorf("inspect %s = %+v, want created = createdAt and usedBy %v", used, inspected, wantUsers[used])
+	}
 }
 
 // errorJSON is the error body.

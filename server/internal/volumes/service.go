@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
@@ -34,36 +36,100 @@ func opFault(op string, err error) error {
 	return fault.Wrap(fault.Internal, "Failed to "+op, err).WithDetails(engine.Details(err))
 }
 
-// List returns the volumes of env. An offline environment lists as empty.
-func (s *Service) List(ctx context.Context, env store.Environment) ([]engine.Volume, error) {
+// Volume is the volume object clients see: the engine's volume, created
+// (the same value as createdAt, for clients that read that name) and the
+// containers that mount it.
+type Volume struct {
+	engine.Volume
+	Created string `json:"created"`
+	UsedBy  []User `json:"usedBy"`
+}
+
+// User is a container that mounts a volume.
+type User struct {
+	ContainerID   string `json:"containerId"`
+	ContainerName string `json:"containerName"`
+}
+
+// List returns the volumes of env with the containers using each; the
+// engine's volume list and container list are fetched concurrently. An
+// offline environment lists as empty.
+func (s *Service) List(ctx context.Context, env store.Environment) ([]Volume, error) {
 	c, err := s.engines.Client(ctx, env.Endpoint())
 	if err != nil {
 		if engine.IsOffline(err) || errors.Is(err, engine.ErrUnsupported) {
-			return []engine.Volume{}, nil
+			return []Volume{}, nil
 		}
 		return nil, opFault("list volumes", err)
 	}
-	list, err := c.ListVolumes(ctx)
-	if err != nil {
+	var (
+		list  []engine.Volume
+		users map[string][]User
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		list, err = c.ListVolumes(gctx)
+		return err
+	})
+	g.Go(func() (err error) {
+		users, err = usersByVolume(gctx, c)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		if engine.IsOffline(err) {
-			return []engine.Volume{}, nil
+			return []Volume{}, nil
 		}
 		return nil, opFault("list volumes", err)
 	}
-	return list, nil
+	out := make([]Volume, 0, len(list))
+	for _, v := range list {
+		out = append(out, withUsers(v, users))
+	}
+	return out, nil
 }
 
 // Inspect returns the volume called name.
-func (s *Service) Inspect(ctx context.Context, env store.Environment, name string) (engine.Volume, error) {
+func (s *Service) Inspect(ctx context.Context, env store.Environment, name string) (Volume, error) {
 	c, err := s.engines.Client(ctx, env.Endpoint())
 	if err != nil {
-		return engine.Volume{}, opFault("inspect volume", err)
+		return Volume{}, opFault("inspect volume", err)
 	}
 	v, err := c.InspectVolume(ctx, name)
 	if err != nil {
-		return engine.Volume{}, opFault("inspect volume", err)
+		return Volume{}, opFault("inspect volume", err)
 	}
-	return v, nil
+	users, err := usersByVolume(ctx, c)
+	if err != nil {
+		return Volume{}, opFault("inspect volume", err)
+	}
+	return withUsers(v, users), nil
+}
+
+// usersByVolume maps each volume name to the containers (running or not)
+// that mount it, from the engine's container list.
+func usersByVolume(ctx context.Context, c *engine.Client) (map[string][]User, error) {
+	containers, err := c.ListContainers(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	users := map[string][]User{}
+	for _, ct := range containers {
+		for _, m := range ct.Mounts {
+			if m.Type == "volume" && m.Name != "" {
+				users[m.Name] = append(users[m.Name], User{ContainerID: ct.ID, ContainerName: ct.Name})
+			}
+		}
+	}
+	return users, nil
+}
+
+// withUsers returns v as clients see it; usedBy is never null.
+func withUsers(v engine.Volume, users map[string][]User) Volume {
+	used := users[v.Name]
+	if used == nil {
+		used = []User{}
+	}
+	return Volume{Volume: v, Created: v.CreatedAt, UsedBy: used}
 }
 
 // Remove deletes a volume. A volume in use by a container is refused (409)
