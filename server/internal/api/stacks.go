@@ -177,6 +177,9 @@ func (s *Server) getStackEnv(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, map[string]any{"variables": vars})
 }
 
+// putStackEnv stores a stack's secret variables (the full set; COMPAT) and
+// answers {success: true, count} with the number of secrets the stack has
+// now. It never rewrites the env file (see stacks.Service.SetSecrets).
 func (s *Server) putStackEnv(c *gin.Context) error {
 	var req struct {
 		Variables []stacks.Variable `json:"variables"`
@@ -184,10 +187,11 @@ func (s *Server) putStackEnv(c *gin.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := s.stacks.SetVariables(c.Request.Context(), envOf(c), c.Param("name"), req.Variables); err != nil {
+	count, err := s.stacks.SetSecrets(c.Request.Context(), envOf(c), c.Param("name"), req.Variables)
+	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "count": count})
 }
 
 func (s *Server) getStackRawEnv(c *gin.Context) error {

@@ -133,19 +133,38 @@ type Variable struct {
 	IsSecret bool   `json:"isSecret"`
 }
 
-// Mask replaces secret values in answers; a secret sent back with this
-// value keeps its stored value.
-const Mask = "********"
+// Mask replaces secret values in answers (COMPAT: exactly "***"); a secret
+// sent back with this value keeps its stored value.
+const Mask = "***"
 
-var keyPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+// legacyMask is the mask answers carried before Mask (a client holding an
+// answer from before the change sends it back); it keeps the stored value
+// too, so that such a client does not overwrite a secret with it.
+const legacyMask = "********"
+
+// isMask reports whether a secret's value sent by a client is a mask, that
+// is "keep the stored value".
+func isMask(v string) bool { return v == Mask || v == legacyMask }
+
+// keyPattern is the rule for variable names (COMPAT), the names compose can
+// interpolate.
+var keyPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// checkKey refuses a variable name that breaks keyPattern, naming it.
+func checkKey(key string) error {
+	if !keyPattern.MatchString(key) {
+		return fault.Invalidf("Invalid variable name %q: use letters, digits and '_', not starting with a digit", key)
+	}
+	return nil
+}
 
 // splitVariables validates vars and splits them into non-secret ones and
 // secrets.
 func splitVariables(vars []Variable) (plain []Variable, secrets []store.StackSecret, err error) {
 	seen := map[string]bool{}
 	for _, v := range vars {
-		if !keyPattern.MatchString(v.Key) {
-			return nil, nil, fault.Invalidf("Invalid variable name %q", v.Key)
+		if err := checkKey(v.Key); err != nil {
+			return nil, nil, err
 		}
 		if seen[v.Key] {
 			return nil, nil, fault.Invalidf("Variable %q is given twice", v.Key)

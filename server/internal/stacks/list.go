@@ -46,6 +46,8 @@ type Container struct {
 	VolumeCount  int       `json:"volumeCount"`
 	RestartCount int       `json:"restartCount"`
 	Created      int64     `json:"created"`
+	// Labels are the container's labels (COMPAT), never null.
+	Labels map[string]string `json:"labels"`
 }
 
 // Port is a port of a stack container.
@@ -155,7 +157,10 @@ func (s *Service) projects(ctx context.Context, env store.Environment) (map[stri
 func toContainer(ct engine.Container) Container {
 	out := Container{ID: ct.ID, Name: ct.Name, Service: ct.Labels[engine.ComposeServiceLabel], State: ct.State,
 		Status: ct.Status, Health: ct.Health, Image: ct.Image, RestartCount: ct.RestartCount, Created: ct.Created,
-		Ports: []Port{}, Networks: []Network{}}
+		Ports: []Port{}, Networks: []Network{}, Labels: ct.Labels}
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
+	}
 	if out.Health == "" {
 		out.Health = "none"
 	}
