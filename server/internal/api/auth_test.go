@@ -146,32 +146,66 @@ func TestUnknownUserAndWrongPasswordAnswerIdentically(t *testing.T) {
 	}
 }
 
+// The spec allows 5 failed attempts per IP and username, then 429 with a
+// retry-after message: five wrong passwords are answered 401 each, the sixth
+// attempt (even with the right password) 429 with a Retry-After header.
+func TestLoginAllowsFiveFailedAttemptsThenAnswers429(t *testing.T) {
+	t.Parallel()
+	h := newAuthHarness(t, apitest.Options{})
+	user, pw := h.setupAdmin()
+	for i := 1; i <= 5; i++ {
+		status, body := h.do("POST", "/api/auth/login", map[string]string{"username": user, "password": "wrong-password"})
+		if status != 401 || strings.TrimSpace(string(body)) != `{"error":"Invalid username or password"}` {
+			t.Fatalf("wrong password %d = %d %s, want 401 Invalid username or password", i, status, body)
+		}
+	}
+	resp := h.loginAttempt(`{"username":"root","password":"` + pw + `"}`)
+	if resp.status != 429 || resp.retryAfter != "5" ||
+		resp.body != `{"error":"Too many failed login attempts. Try again in 5 seconds."}` {
+		t.Fatalf("sixth attempt, right password = %d Retry-After %q %s; want 429, 5, the retry-after message",
+			resp.status, resp.retryAfter, resp.body)
+	}
+}
+
+// loginAnswer is a login response's status, Retry-After header and body.
+type loginAnswer struct {
+	status     int
+	retryAfter string
+	body       string
+}
+
+// loginAttempt sends a login request with body.
+func (h *harness) loginAttempt(body string) loginAnswer {
+	h.t.Helper()
+	resp, err := h.http.Post(h.url+"/api/auth/login", "application/json", strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return loginAnswer{resp.StatusCode, resp.Header.Get("Retry-After"), strings.TrimSpace(string(data))}
+}
+
 func TestLoginLockoutBacksOffFrom5To60Seconds(t *testing.T) {
 	t.Parallel()
 	clock := clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	h := newAuthHarness(t, apitest.Options{Now: clock.Now})
 	user, pw := h.setupAdmin()
 	bad := map[string]string{"username": user, "password": "wrong-password"}
-	for i := 1; i <= 4; i++ {
+	for i := 1; i <= 5; i++ {
 		if status, _ := h.do("POST", "/api/auth/login", bad); status != 401 {
 			t.Fatalf("failure %d = %d, want 401", i, status)
 		}
 	}
 	wantLock := func(step string, secs int) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", h.url+"/api/auth/login", strings.NewReader(`{"username":"root","password":"wrong-password"}`))
-		resp, err := h.http.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != fmt.Sprint(secs) ||
-			!strings.Contains(string(body), fmt.Sprintf("Try again in %d seconds", secs)) {
-			t.Fatalf("%s = %d Retry-After %q %s, want 429 after %d s", step, resp.StatusCode, resp.Header.Get("Retry-After"), body, secs)
+		resp := h.loginAttempt(`{"username":"root","password":"wrong-password"}`)
+		if resp.status != 429 || resp.retryAfter != fmt.Sprint(secs) ||
+			!strings.Contains(resp.body, fmt.Sprintf("Try again in %d seconds", secs)) {
+			t.Fatalf("%s = %d Retry-After %q %s, want 429 after %d s", step, resp.status, resp.retryAfter, resp.body, secs)
 		}
 	}
-	wantLock("5th failure", 5)
+	wantLock("attempt after the 5th failure", 5)
 	// While locked even the right password is refused.
 	if status, _ := h.do("POST", "/api/auth/login", map[string]string{"username": user, "password": pw}); status != 429 {
 		t.Fatalf("right password while locked = %d, want 429", status)
@@ -187,12 +221,16 @@ func TestLoginLockoutBacksOffFrom5To60Seconds(t *testing.T) {
 			t.Fatalf("1 ms before the %d s lock ends = %d, want 429", prev, status)
 		}
 		clock.Advance(time.Millisecond) // the previous lock ends
-		wantLock(fmt.Sprintf("failure after the %d s lock", prev), secs)
+		// The failure after a lock is answered as such, and locks again, longer.
+		if status, _ := h.do("POST", "/api/auth/login", bad); status != 401 {
+			t.Fatalf("failure after the %d s lock = %d, want 401", prev, status)
+		}
+		wantLock(fmt.Sprintf("attempt after the failure after the %d s lock", prev), secs)
 		prev = secs
 	}
 	clock.Advance(60 * time.Second)
 	h.login(user, pw) // success clears the count
-	for i := 1; i <= 4; i++ {
+	for i := 1; i <= 5; i++ {
 		if status, _ := h.do("POST", "/api/auth/login", bad); status != 401 {
 			t.Fatalf("after success, failure %d = %d, want 401", i, status)
 		}
@@ -256,12 +294,13 @@ func TestRepeatedBadTokensFromOneIPAreThrottled(t *testing.T) {
 	h := newAuthHarness(t, apitest.Options{})
 	h.setupAdmin()
 	h.headers = map[string]string{"Authorization": "Bearer bth_not-a-real-token"}
-	var last int
-	for range 10 {
-		last, _ = h.do("GET", "/api/environments", nil)
+	for i := 1; i <= 10; i++ {
+		if status, _ := h.do("GET", "/api/environments", nil); status != 401 {
+			t.Fatalf("bad token %d = %d, want 401", i, status)
+		}
 	}
-	if last != 429 {
-		t.Fatalf("10th bad token = %d, want 429", last)
+	if status, _ := h.do("GET", "/api/environments", nil); status != 429 {
+		t.Fatalf("11th bad token = %d, want 429", status)
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 )
 
 // Limiter counts failures per key (IP + username for logins, IP for API
-// tokens). After Threshold failures the key is locked: the first lock lasts
-// MinLock, each further one twice as long as the previous, up to MaxLock. A
-// success clears the key; a key idle for Forget is forgotten.
+// tokens). Threshold failures are allowed: the one that reaches it is still
+// answered as a failure, and it locks the key, so the attempt after it is
+// refused while the lock lasts. The first lock lasts MinLock, each further
+// one twice as long as the previous, up to MaxLock. A success clears the key;
+// a key idle for Forget is forgotten.
 type Limiter struct {
 	Threshold int
 	MinLock   time.Duration
@@ -28,15 +30,15 @@ type limit struct {
 	last        time.Time
 }
 
-// NewLoginLimiter returns the spec's login limit: 5 failed attempts, then
-// locks from 5 s doubling to 60 s.
+// NewLoginLimiter returns the spec's login limit: 5 failed attempts per IP
+// and username, then 429 with locks from 5 s doubling to 60 s.
 func NewLoginLimiter(now func() time.Time) *Limiter {
 	return &Limiter{Threshold: 5, MinLock: 5 * time.Second, MaxLock: 60 * time.Second, Forget: 15 * time.Minute,
 		now: now, entries: map[string]*limit{}}
 }
 
-// NewTokenLimiter limits bad API tokens per IP: 10 failures, then locks from
-// 5 s doubling to 60 s.
+// NewTokenLimiter limits bad API tokens per IP: 10 failures, then 429 with
+// locks from 5 s doubling to 60 s.
 func NewTokenLimiter(now func() time.Time) *Limiter {
 	l := NewLoginLimiter(now)
 	l.Threshold = 10
@@ -58,14 +60,22 @@ func (l *Limiter) Locked(key string) (time.Duration, bool) {
 	return 0, false
 }
 
-// Fail records a failure of key and returns the lock it caused, if any.
+// Fail records a failed attempt of key. The attempt is answered as a
+// failure: the lock a failure may start refuses only later attempts, which
+// callers ask Locked about before trying. Fail reports the key locked (and
+// for how much longer) only when it already was when the failure arrived,
+// that is when an attempt running at the same time locked it; the caller
+// refuses this attempt too then, and the failure does not lengthen the lock.
 func (l *Limiter) Fail(key string) (time.Duration, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
 	l.sweepLocked(now)
 	e, ok := l.entries[key]
-	if !ok || (now.Sub(e.last) > l.Forget && !now.Before(e.lockedUntil)) {
+	if ok && now.Before(e.lockedUntil) {
+		return e.lockedUntil.Sub(now), true
+	}
+	if !ok || now.Sub(e.last) > l.Forget {
 		e = &limit{} // first failure, or the old ones are forgotten
 		l.entries[key] = e
 	}
@@ -77,7 +87,6 @@ func (l *Limiter) Fail(key string) (time.Duration, bool) {
 		lock = min(lock, l.MaxLock)
 		e.locks++
 		e.lockedUntil = now.Add(lock)
-		return lock, true
 	}
 	return 0, false
 }

@@ -34,23 +34,40 @@ func failTimes(l *Limiter, key string, n int) []lockState {
 
 const aliceKey = "192.0.2.1\x00alice"
 
-func TestLoginLimiterLocksOnTheFifthFailure(t *testing.T) {
+// The spec allows 5 failed attempts per IP and username, then 429: each of
+// the five is answered as a failure (Fail reports no lock), the fifth locks
+// the key, and Locked refuses the sixth attempt.
+func TestLoginLimiterAllowsFiveFailuresThenLocks(t *testing.T) {
 	clock := newFakeClock()
 	l := NewLoginLimiter(clock.Now)
 
-	for i := 1; i <= 4; i++ {
-		if got := fail(l, aliceKey); got.Locked {
-			t.Fatalf("failure %d: Fail = %+v, want no lock", i, got)
-		}
+	for i := 1; i <= 5; i++ {
 		if got := locked(l, aliceKey); got.Locked {
-			t.Fatalf("after failure %d: Locked = %+v, want not locked", i, got)
+			t.Fatalf("before attempt %d: Locked = %+v, want not locked", i, got)
 		}
-	}
-	if diff := cmp.Diff(lockState{5 * time.Second, true}, fail(l, aliceKey)); diff != "" {
-		t.Errorf("fifth Fail (-want +got):\n%s", diff)
+		if got := fail(l, aliceKey); got.Locked {
+			t.Fatalf("failure %d: Fail = %+v, want the failure answered as such (no lock)", i, got)
+		}
 	}
 	if diff := cmp.Diff(lockState{5 * time.Second, true}, locked(l, aliceKey)); diff != "" {
-		t.Errorf("Locked after the fifth failure (-want +got):\n%s", diff)
+		t.Errorf("Locked before the sixth attempt (-want +got):\n%s", diff)
+	}
+}
+
+// A failure of an attempt that passed Locked while another one locked the
+// key (they ran at the same time) is refused too, and does not lengthen the
+// lock.
+func TestLimiterFailWhileLockedReportsTheLockWithoutLengtheningIt(t *testing.T) {
+	clock := newFakeClock()
+	l := NewLoginLimiter(clock.Now)
+	failTimes(l, aliceKey, 5)
+	clock.Advance(2 * time.Second)
+
+	if diff := cmp.Diff(lockState{3 * time.Second, true}, fail(l, aliceKey)); diff != "" {
+		t.Errorf("Fail while locked (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(lockState{3 * time.Second, true}, locked(l, aliceKey)); diff != "" {
+		t.Errorf("Locked after a failure while locked (-want +got):\n%s", diff)
 	}
 }
 
@@ -72,7 +89,8 @@ func TestLoginLimiterLockEndsWhenItsDurationHasPassed(t *testing.T) {
 func TestLoginLimiterDoublesEachFurtherLockUpToOneMinute(t *testing.T) {
 	clock := newFakeClock()
 	l := NewLoginLimiter(clock.Now)
-	lock := failTimes(l, aliceKey, 5)[4].Wait // 5 s
+	failTimes(l, aliceKey, 5)
+	lock := locked(l, aliceKey).Wait // 5 s
 	want := []lockState{
 		{10 * time.Second, true}, {20 * time.Second, true}, {40 * time.Second, true},
 		{60 * time.Second, true}, {60 * time.Second, true}, {60 * time.Second, true},
@@ -83,12 +101,16 @@ func TestLoginLimiterDoublesEachFurtherLockUpToOneMinute(t *testing.T) {
 		if s := locked(l, aliceKey); s.Locked {
 			t.Fatalf("Locked after waiting out the lock = %+v, want not locked", s)
 		}
-		s := fail(l, aliceKey)
+		// The failure is answered as such and locks again, longer.
+		if s := fail(l, aliceKey); s.Locked {
+			t.Fatalf("failure after the %v lock: Fail = %+v, want no lock", lock, s)
+		}
+		s := locked(l, aliceKey)
 		got = append(got, s)
 		lock = s.Wait
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("failures after each lock (-want +got):\n%s", diff)
+		t.Errorf("locks after each failure after a lock (-want +got):\n%s", diff)
 	}
 }
 
@@ -105,9 +127,15 @@ func TestLimiterSucceedClearsTheKey(t *testing.T) {
 	if diff := cmp.Diff(make([]lockState, 4), failTimes(l, aliceKey, 4)); diff != "" {
 		t.Errorf("4 failures after a success (-want +got):\n%s", diff)
 	}
+	if s := locked(l, aliceKey); s.Locked {
+		t.Fatalf("Locked after 4 failures after a success = %+v, want not locked", s)
+	}
 	// The count and the lock length start over.
-	if diff := cmp.Diff(lockState{5 * time.Second, true}, fail(l, aliceKey)); diff != "" {
+	if diff := cmp.Diff(lockState{}, fail(l, aliceKey)); diff != "" {
 		t.Errorf("fifth failure after a success (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(lockState{5 * time.Second, true}, locked(l, aliceKey)); diff != "" {
+		t.Errorf("Locked after the fifth failure after a success (-want +got):\n%s", diff)
 	}
 }
 
@@ -161,16 +189,20 @@ func TestLimiterRemembersFailuresWithinForget(t *testing.T) {
 	l := NewLoginLimiter(clock.Now)
 	failTimes(l, aliceKey, 4)
 	clock.Advance(14 * time.Minute)
-	if diff := cmp.Diff(lockState{5 * time.Second, true}, fail(l, aliceKey)); diff != "" {
-		t.Errorf("fifth failure 14 minutes later (-want +got):\n%s", diff)
+	fail(l, aliceKey)
+	if diff := cmp.Diff(lockState{5 * time.Second, true}, locked(l, aliceKey)); diff != "" {
+		t.Errorf("Locked after a fifth failure 14 minutes later (-want +got):\n%s", diff)
 	}
 }
 
-func TestTokenLimiterLocksOnTheTenthFailure(t *testing.T) {
+// Ten bad tokens are each answered as such; the tenth locks the IP, so the
+// eleventh request is refused.
+func TestTokenLimiterAllowsTenFailuresThenLocks(t *testing.T) {
 	l := NewTokenLimiter(newFakeClock().Now)
-	want := make([]lockState, 10)
-	want[9] = lockState{5 * time.Second, true}
-	if diff := cmp.Diff(want, failTimes(l, "192.0.2.1", 10)); diff != "" {
+	if diff := cmp.Diff(make([]lockState, 10), failTimes(l, "192.0.2.1", 10)); diff != "" {
 		t.Errorf("10 failures (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(lockState{5 * time.Second, true}, locked(l, "192.0.2.1")); diff != "" {
+		t.Errorf("Locked before the eleventh request (-want +got):\n%s", diff)
 	}
 }

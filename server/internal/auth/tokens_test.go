@@ -169,12 +169,12 @@ func TestBadTokensFromOneIPAreRateLimited(t *testing.T) {
 		const ip, otherIP = "192.0.2.1", "198.51.100.7"
 
 		bad := []string{"", "garbage", "bth_", "bth_unknown", good.Token + "x", strings.TrimPrefix(good.Token, "bth_"),
-			"bth_a", "bth_b", "bth_c"}
-		for _, tok := range bad { // 9 bad tokens
+			"bth_a", "bth_b", "bth_c", "bth_d"}
+		for _, tok := range bad { // 10 bad tokens, each answered as such
 			_, err := f.svc.TokenIdentity(ctx, tok, ip)
 			wantNoCredentials(t, err)
 		}
-		_, err := f.svc.TokenIdentity(ctx, "bth_tenth", ip)
+		_, err := f.svc.TokenIdentity(ctx, "bth_eleventh", ip)
 		wantFault(t, err, fault.TooMany, "Too many invalid API tokens. Try again later.")
 		if secs, ok := RetryAfter(err); !ok || secs != 5 {
 			t.Errorf("RetryAfter = %d, %v; want 5", secs, ok)
