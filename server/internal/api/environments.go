@@ -125,29 +125,30 @@ func nonEmpty(s string) *string {
 }
 
 // environmentRequest is the body of create (absent fields take defaults) and
-// update (absent fields keep their value).
+// update (absent fields keep their value; tlsKey and agentToken follow
+// secretField).
 type environmentRequest struct {
-	Name                  *string   `json:"name"`
-	ConnectionType        *string   `json:"connectionType"`
-	Host                  *string   `json:"host"`
-	Port                  *int      `json:"port"`
-	Protocol              *string   `json:"protocol"`
-	SocketPath            *string   `json:"socketPath"`
-	TLSCA                 *string   `json:"tlsCa"`
-	TLSCert               *string   `json:"tlsCert"`
-	TLSKey                *string   `json:"tlsKey"`
-	TLSSkipVerify         *bool     `json:"tlsSkipVerify"`
-	AgentToken            *string   `json:"agentToken"`
-	Icon                  *string   `json:"icon"`
-	Labels                *[]string `json:"labels"`
-	CollectActivity       *bool     `json:"collectActivity"`
-	CollectMetrics        *bool     `json:"collectMetrics"`
-	HighlightChanges      *bool     `json:"highlightChanges"`
-	PublicIP              *string   `json:"publicIp"`
-	UpdateCheckEnabled    *bool     `json:"updateCheckEnabled"`
-	UpdateCheckAutoUpdate *bool     `json:"updateCheckAutoUpdate"`
-	ImagePruneEnabled     *bool     `json:"imagePruneEnabled"`
-	Timezone              *string   `json:"timezone"`
+	Name                  *string     `json:"name"`
+	ConnectionType        *string     `json:"connectionType"`
+	Host                  *string     `json:"host"`
+	Port                  *int        `json:"port"`
+	Protocol              *string     `json:"protocol"`
+	SocketPath            *string     `json:"socketPath"`
+	TLSCA                 *string     `json:"tlsCa"`
+	TLSCert               *string     `json:"tlsCert"`
+	TLSKey                secretField `json:"tlsKey"`
+	TLSSkipVerify         *bool       `json:"tlsSkipVerify"`
+	AgentToken            secretField `json:"agentToken"`
+	Icon                  *string     `json:"icon"`
+	Labels                *[]string   `json:"labels"`
+	CollectActivity       *bool       `json:"collectActivity"`
+	CollectMetrics        *bool       `json:"collectMetrics"`
+	HighlightChanges      *bool       `json:"highlightChanges"`
+	PublicIP              *string     `json:"publicIp"`
+	UpdateCheckEnabled    *bool       `json:"updateCheckEnabled"`
+	UpdateCheckAutoUpdate *bool       `json:"updateCheckAutoUpdate"`
+	ImagePruneEnabled     *bool       `json:"imagePruneEnabled"`
+	Timezone              *string     `json:"timezone"`
 }
 
 // newEnvironment is an environment with the spec's defaults.
@@ -186,12 +187,8 @@ func (req environmentRequest) apply(e *store.Environment) error {
 	if req.TLSCert != nil {
 		e.TLSCert = *req.TLSCert
 	}
-	if req.TLSKey != nil {
-		e.TLSKey = *req.TLSKey
-	}
-	if req.AgentToken != nil {
-		e.AgentToken = *req.AgentToken
-	}
+	req.TLSKey.applyTo(&e.TLSKey)
+	req.AgentToken.applyTo(&e.AgentToken)
 	setBool(&e.TLSSkipVerify, req.TLSSkipVerify)
 	setBool(&e.CollectActivity, req.CollectActivity)
 	setBool(&e.CollectMetrics, req.CollectMetrics)
@@ -308,7 +305,7 @@ func (s *Server) createEnvironment(c *gin.Context) error {
 	}
 	out := toEnvironmentJSON(env)
 	// The create response echoes the submitted connection fields (spec).
-	out.TLSKey, out.AgentToken = req.TLSKey, req.AgentToken
+	out.TLSKey, out.AgentToken = req.TLSKey.change(), req.AgentToken.change()
 	return writeJSON(c, http.StatusCreated, out)
 }
 

@@ -55,14 +55,16 @@ func (s *Server) getGitCredential(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, toCredentialJSON(cred))
 }
 
-// saveGitCredential creates (POST) or updates (PUT /{id}) a credential.
+// saveGitCredential creates (POST) or updates (PUT /{id}) a credential. On
+// update an absent or null authType or username keeps its value; password
+// and sshPrivateKey follow secretField.
 func (s *Server) saveGitCredential(c *gin.Context) error {
 	var req struct {
-		Name          string `json:"name"`
-		AuthType      string `json:"authType"`
-		Username      string `json:"username"`
-		Password      string `json:"password"`
-		SSHPrivateKey string `json:"sshPrivateKey"`
+		Name          string      `json:"name"`
+		AuthType      *string     `json:"authType"`
+		Username      *string     `json:"username"`
+		Password      secretField `json:"password"`
+		SSHPrivateKey secretField `json:"sshPrivateKey"`
 	}
 	if err := bindJSON(c, &req); err != nil {
 		return err
@@ -71,9 +73,9 @@ func (s *Server) saveGitCredential(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	cred := store.GitCredential{ID: id, Name: req.Name, AuthType: req.AuthType, Username: req.Username, Password: req.Password,
-		SSHPrivateKey: req.SSHPrivateKey}
-	if err := s.git.SaveCredential(c.Request.Context(), &cred); err != nil {
+	cred, err := s.git.SaveCredential(c.Request.Context(), id, gitops.CredentialSpec{Name: req.Name, AuthType: req.AuthType,
+		Username: req.Username, Password: req.Password.change(), SSHPrivateKey: req.SSHPrivateKey.change()})
+	if err != nil {
 		return err
 	}
 	noteAudit(c, fmt.Sprint(cred.ID), cred.Name)
@@ -146,12 +148,12 @@ func (s *Server) getGitRepository(c *gin.Context) error {
 // saveGitRepository creates (POST) or updates (PUT /{id}) a repository.
 func (s *Server) saveGitRepository(c *gin.Context) error {
 	var req struct {
-		Name           string `json:"name"`
-		URL            string `json:"url"`
-		Branch         string `json:"branch"`
-		CredentialID   *int64 `json:"credentialId"`
-		WebhookEnabled bool   `json:"webhookEnabled"`
-		WebhookSecret  string `json:"webhookSecret"`
+		Name           string      `json:"name"`
+		URL            string      `json:"url"`
+		Branch         string      `json:"branch"`
+		CredentialID   *int64      `json:"credentialId"`
+		WebhookEnabled bool        `json:"webhookEnabled"`
+		WebhookSecret  secretField `json:"webhookSecret"`
 	}
 	if err := bindJSON(c, &req); err != nil {
 		return err
@@ -161,8 +163,8 @@ func (s *Server) saveGitRepository(c *gin.Context) error {
 		return err
 	}
 	g := store.GitRepository{ID: id, Name: req.Name, URL: req.URL, Branch: req.Branch, CredentialID: req.CredentialID,
-		WebhookEnabled: req.WebhookEnabled, WebhookSecret: req.WebhookSecret}
-	if err := s.git.SaveRepository(c.Request.Context(), &g); err != nil {
+		WebhookEnabled: req.WebhookEnabled}
+	if err := s.git.SaveRepository(c.Request.Context(), &g, req.WebhookSecret.change()); err != nil {
 		return err
 	}
 	noteAudit(c, fmt.Sprint(g.ID), g.Name)
@@ -230,7 +232,8 @@ func (s *Server) getGitStack(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, toGitStackJSON(g))
 }
 
-// gitStackRequest is COMPAT's git stack body.
+// gitStackRequest is COMPAT's git stack body (webhookSecret follows
+// secretField).
 type gitStackRequest struct {
 	StackName      string            `json:"stackName"`
 	EnvironmentID  int64             `json:"environmentId"`
@@ -240,14 +243,14 @@ type gitStackRequest struct {
 	AutoUpdate     bool              `json:"autoUpdate"`
 	AutoUpdateCron string            `json:"autoUpdateCron"`
 	WebhookEnabled bool              `json:"webhookEnabled"`
-	WebhookSecret  string            `json:"webhookSecret"`
+	WebhookSecret  secretField       `json:"webhookSecret"`
 	DeployNow      bool              `json:"deployNow"`
 	EnvVars        []stacks.Variable `json:"envVars"`
 }
 
 func (q gitStackRequest) record() store.GitStack {
 	return store.GitStack{RepositoryID: q.RepositoryID, ComposePath: q.ComposePath, EnvFilePath: q.EnvFilePath,
-		AutoUpdate: q.AutoUpdate, AutoUpdateCron: q.AutoUpdateCron, WebhookEnabled: q.WebhookEnabled, WebhookSecret: q.WebhookSecret}
+		AutoUpdate: q.AutoUpdate, AutoUpdateCron: q.AutoUpdateCron, WebhookEnabled: q.WebhookEnabled}
 }
 
 // createGitStack records a git stack; with deployNow it also starts its
@@ -264,7 +267,9 @@ func (s *Server) createGitStack(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	g, err := s.git.CreateStack(c.Request.Context(), gitops.StackSpec{StackName: req.StackName, Environment: env, Git: req.record(), EnvVars: req.EnvVars})
+	git := req.record()
+	req.WebhookSecret.applyTo(&git.WebhookSecret)
+	g, err := s.git.CreateStack(c.Request.Context(), gitops.StackSpec{StackName: req.StackName, Environment: env, Git: git, EnvVars: req.EnvVars})
 	if err != nil {
 		return err
 	}
@@ -287,7 +292,7 @@ func (s *Server) updateGitStack(c *gin.Context) error {
 	}
 	g := req.record()
 	g.ID = id
-	if err := s.git.UpdateStack(c.Request.Context(), &g); err != nil {
+	if err := s.git.UpdateStack(c.Request.Context(), &g, req.WebhookSecret.change()); err != nil {
 		return err
 	}
 	g, err = s.git.Stack(c.Request.Context(), id)

@@ -52,14 +52,14 @@ func toLDAPConfigJSON(c store.LDAPConfig) ldapConfigJSON {
 }
 
 // ldapConfigRequest is the body of create (absent fields take defaults) and
-// PATCH (absent fields keep their value; the mask keeps the bind password,
-// "" removes it).
+// PATCH (absent fields keep their value; the bind password follows
+// secretField).
 type ldapConfigRequest struct {
 	Name                 *string                  `json:"name"`
 	Enabled              *bool                    `json:"enabled"`
 	ServerURL            *string                  `json:"serverUrl"`
 	BindDN               *string                  `json:"bindDn"`
-	BindPassword         *string                  `json:"bindPassword"`
+	BindPassword         secretField              `json:"bindPassword"`
 	BaseDN               *string                  `json:"baseDn"`
 	UserFilter           *string                  `json:"userFilter"`
 	UsernameAttribute    *string                  `json:"usernameAttribute"`
@@ -74,15 +74,11 @@ type ldapConfigRequest struct {
 }
 
 func (req ldapConfigRequest) patch() auth.LDAPConfigPatch {
-	p := auth.LDAPConfigPatch{Name: req.Name, Enabled: req.Enabled, ServerURL: req.ServerURL, BindDN: req.BindDN,
-		BindPassword: req.BindPassword, BaseDN: req.BaseDN, UserFilter: req.UserFilter,
+	return auth.LDAPConfigPatch{Name: req.Name, Enabled: req.Enabled, ServerURL: req.ServerURL, BindDN: req.BindDN,
+		BindPassword: req.BindPassword.change(), BaseDN: req.BaseDN, UserFilter: req.UserFilter,
 		UsernameAttribute: req.UsernameAttribute, EmailAttribute: req.EmailAttribute,
 		DisplayNameAttribute: req.DisplayNameAttribute, GroupBaseDN: req.GroupBaseDN, GroupFilter: req.GroupFilter,
 		AdminGroup: req.AdminGroup, RoleMappings: req.RoleMappings, TLSEnabled: req.TLSEnabled, TLSCA: req.TLSCA}
-	if p.BindPassword != nil && *p.BindPassword == secretMask {
-		p.BindPassword = nil
-	}
-	return p
 }
 
 func (s *Server) listLDAP(c *gin.Context) error {

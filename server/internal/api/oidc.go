@@ -12,10 +12,6 @@ import (
 	"github.com/berth-dev/berth/shared/fault"
 )
 
-// secretMask stands for a stored secret (client secret, bind password) in
-// responses; sent back in an update, it keeps the stored value.
-const secretMask = "********"
-
 // oidcJSON is a provider configuration as clients see it (secret masked).
 type oidcJSON struct {
 	ID                int64                   `json:"id"`
@@ -54,13 +50,13 @@ func toOIDCJSON(p store.OIDCProvider) oidcJSON {
 }
 
 // oidcRequest is the body of create (absent fields take defaults) and
-// PATCH (absent fields keep their value; the mask keeps the secret).
+// PATCH (absent fields keep their value; the secret follows secretField).
 type oidcRequest struct {
 	Name              *string                  `json:"name"`
 	Enabled           *bool                    `json:"enabled"`
 	IssuerURL         *string                  `json:"issuerUrl"`
 	ClientID          *string                  `json:"clientId"`
-	ClientSecret      *string                  `json:"clientSecret"`
+	ClientSecret      secretField              `json:"clientSecret"`
 	RedirectURI       *string                  `json:"redirectUri"`
 	Scopes            *string                  `json:"scopes"`
 	UsernameClaim     *string                  `json:"usernameClaim"`
@@ -84,9 +80,7 @@ func (req oidcRequest) apply(p *store.OIDCProvider) {
 			*f.dst = *f.src
 		}
 	}
-	if req.ClientSecret != nil && *req.ClientSecret != secretMask {
-		p.ClientSecret = *req.ClientSecret
-	}
+	req.ClientSecret.applyTo(&p.ClientSecret)
 	if req.Enabled != nil {
 		p.Enabled = *req.Enabled
 	}

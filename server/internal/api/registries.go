@@ -27,16 +27,20 @@ func toRegistryJSON(r store.Registry) registryJSON {
 		HasCredentials: r.Username != "" && r.Password != "", CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
+// registryRequest is the body of create and update. The password follows
+// secretField; the username, half of the credentials, is kept as well when
+// absent or null ("" clears it).
 type registryRequest struct {
-	Name      string  `json:"name"`
-	URL       string  `json:"url"`
-	Username  string  `json:"username"`
-	Password  *string `json:"password"`
-	IsDefault bool    `json:"isDefault"`
+	Name      string      `json:"name"`
+	URL       string      `json:"url"`
+	Username  *string     `json:"username"`
+	Password  secretField `json:"password"`
+	IsDefault bool        `json:"isDefault"`
 }
 
 func (req registryRequest) spec() images.RegistrySpec {
-	return images.RegistrySpec{Name: req.Name, URL: req.URL, Username: req.Username, Password: req.Password, IsDefault: req.IsDefault}
+	return images.RegistrySpec{Name: req.Name, URL: req.URL, Username: req.Username, Password: req.Password.change(),
+		IsDefault: req.IsDefault}
 }
 
 func (s *Server) listRegistries(c *gin.Context) error {
@@ -116,9 +120,9 @@ func (s *Server) testRegistry(c *gin.Context) error {
 			return err
 		}
 	} else {
-		reg = store.Registry{URL: req.URL, Username: req.Username}
-		if req.Password != nil {
-			reg.Password = *req.Password
+		reg = store.Registry{URL: req.URL, Password: req.Password.value}
+		if req.Username != nil {
+			reg.Username = *req.Username
 		}
 	}
 	if err := s.images.TestRegistry(c.Request.Context(), envOf(c), reg); err != nil {

@@ -68,26 +68,52 @@ func (s *Service) Repository(ctx context.Context, id int64) (store.GitRepository
 	return r, notFound(err, errRepositoryNotFound)
 }
 
-// SaveCredential validates and stores c (new when c.ID is 0). Secrets left
-// empty on an update keep their stored values.
-func (s *Service) SaveCredential(ctx context.Context, c *store.GitCredential) error {
+// CredentialSpec is a credential as an administrator sends it. On update a
+// nil AuthType, Username, Password or SSHPrivateKey keeps the stored value
+// and "" removes it; on creation nil is "" (AuthType: none).
+type CredentialSpec struct {
+	Name                                        string
+	AuthType, Username, Password, SSHPrivateKey *string
+}
+
+// SaveCredential validates and stores a credential: new when id is 0,
+// otherwise the stored one with the fields sp sets. It answers the record
+// as stored.
+func (s *Service) SaveCredential(ctx context.Context, id int64, sp CredentialSpec) (store.GitCredential, error) {
+	c := &store.GitCredential{ID: id}
+	if id != 0 {
+		old, err := s.store.GetGitCredential(ctx, id)
+		if err != nil {
+			return store.GitCredential{}, notFound(err, errCredentialNotFound)
+		}
+		c = &old
+	}
+	c.Name = sp.Name
+	for _, f := range []struct{ dst, src *string }{{&c.AuthType, sp.AuthType}, {&c.Username, sp.Username},
+		{&c.Password, sp.Password}, {&c.SSHPrivateKey, sp.SSHPrivateKey}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+	if err := checkCredential(c); err != nil {
+		return store.GitCredential{}, err
+	}
+	if err := s.store.SaveGitCredential(ctx, c); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return store.GitCredential{}, fault.New(fault.Conflict, fmt.Sprintf("Credential '%s' already exists", c.Name))
+		}
+		return store.GitCredential{}, notFound(err, errCredentialNotFound)
+	}
+	return *c, nil
+}
+
+// checkCredential validates c and drops the secrets its type does not use.
+func checkCredential(c *store.GitCredential) error {
 	if strings.TrimSpace(c.Name) == "" {
 		return fault.New(fault.Invalid, "Credential name is required")
 	}
 	if c.AuthType == "" {
 		c.AuthType = AuthNone
-	}
-	if c.ID != 0 {
-		old, err := s.store.GetGitCredential(ctx, c.ID)
-		if err != nil {
-			return notFound(err, errCredentialNotFound)
-		}
-		if c.Password == "" {
-			c.Password = old.Password
-		}
-		if c.SSHPrivateKey == "" {
-			c.SSHPrivateKey = old.SSHPrivateKey
-		}
 	}
 	switch c.AuthType {
 	case AuthNone:
@@ -106,12 +132,6 @@ func (s *Service) SaveCredential(ctx context.Context, c *store.GitCredential) er
 		}
 	default:
 		return fault.Invalidf("Invalid authType %q: use none, password or ssh", c.AuthType)
-	}
-	if err := s.store.SaveGitCredential(ctx, c); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return fault.New(fault.Conflict, fmt.Sprintf("Credential '%s' already exists", c.Name))
-		}
-		return notFound(err, errCredentialNotFound)
 	}
 	return nil
 }
@@ -159,9 +179,10 @@ func checkBranch(b string) error {
 	return nil
 }
 
-// SaveRepository validates and stores r (new when r.ID is 0). An empty
-// webhook secret on an update keeps the stored one.
-func (s *Service) SaveRepository(ctx context.Context, r *store.GitRepository) error {
+// SaveRepository validates and stores r (new when r.ID is 0) with the
+// webhook secret webhookSecret: nil keeps the stored one (none, on
+// creation), "" removes it.
+func (s *Service) SaveRepository(ctx context.Context, r *store.GitRepository, webhookSecret *string) error {
 	if strings.TrimSpace(r.Name) == "" {
 		return fault.New(fault.Invalid, "Repository name is required")
 	}
@@ -179,9 +200,10 @@ func (s *Service) SaveRepository(ctx context.Context, r *store.GitRepository) er
 		if err != nil {
 			return notFound(err, errRepositoryNotFound)
 		}
-		if r.WebhookSecret == "" {
-			r.WebhookSecret = old.WebhookSecret
-		}
+		r.WebhookSecret, r.LastSyncAt, r.CreatedAt = old.WebhookSecret, old.LastSyncAt, old.CreatedAt
+	}
+	if webhookSecret != nil {
+		r.WebhookSecret = *webhookSecret
 	}
 	if r.CredentialID != nil {
 		if _, err := s.store.GetGitCredential(ctx, *r.CredentialID); err != nil {

@@ -64,15 +64,16 @@ func (s *Service) checkStack(ctx context.Context, g *store.GitStack) error {
 	return checkSchedule(g)
 }
 
-// UpdateStack writes new settings of a git stack; an empty webhook secret
-// keeps the stored one.
-func (s *Service) UpdateStack(ctx context.Context, g *store.GitStack) error {
+// UpdateStack writes new settings of a git stack with the webhook secret
+// webhookSecret: nil keeps the stored one, "" removes it.
+func (s *Service) UpdateStack(ctx context.Context, g *store.GitStack, webhookSecret *string) error {
 	old, err := s.store.GetGitStack(ctx, g.ID)
 	if err != nil {
 		return notFound(err, errGitStackNotFound)
 	}
-	if g.WebhookSecret == "" {
-		g.WebhookSecret = old.WebhookSecret
+	g.WebhookSecret = old.WebhookSecret
+	if webhookSecret != nil {
+		g.WebhookSecret = *webhookSecret
 	}
 	if err := s.checkStack(ctx, g); err != nil {
 		return err

@@ -16,17 +16,22 @@ var (
 )
 
 // RegistrySpec is a registry as an administrator describes it; a nil
-// Password keeps the stored one on update.
+// Username or Password keeps the stored one on update (none, on creation),
+// "" removes it.
 type RegistrySpec struct {
 	Name      string
 	URL       string
-	Username  string
+	Username  *string
 	Password  *string
 	IsDefault bool
 }
 
 func (sp *RegistrySpec) validate() error {
-	sp.Name, sp.URL, sp.Username = strings.TrimSpace(sp.Name), strings.TrimSpace(sp.URL), strings.TrimSpace(sp.Username)
+	sp.Name, sp.URL = strings.TrimSpace(sp.Name), strings.TrimSpace(sp.URL)
+	if sp.Username != nil {
+		u := strings.TrimSpace(*sp.Username)
+		sp.Username = &u
+	}
 	if sp.Name == "" {
 		return fault.New(fault.Invalid, "Registry name is required")
 	}
@@ -62,7 +67,10 @@ func (s *Service) SaveRegistry(ctx context.Context, id int64, sp RegistrySpec) (
 			return store.Registry{}, err
 		}
 	}
-	r.Name, r.URL, r.Username, r.IsDefault = sp.Name, sp.URL, sp.Username, sp.IsDefault
+	r.Name, r.URL, r.IsDefault = sp.Name, sp.URL, sp.IsDefault
+	if sp.Username != nil {
+		r.Username = *sp.Username
+	}
 	if sp.Password != nil {
 		r.Password = *sp.Password
 	}
