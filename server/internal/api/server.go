@@ -101,15 +101,18 @@ func (s *Server) Handler() http.Handler { return s.engine(s.routes()) }
 func (s *Server) engine(routes []route) *gin.Engine {
 	e := gin.New()
 	// A path answers exactly or not at all: no redirects to a neighbouring
-	// path, and a known path with another method is simply not found.
+	// path. A known path asked with a method it does not serve (OPTIONS
+	// included) answers 405 with the Allow header gin fills in.
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
-	e.HandleMethodNotAllowed = false
+	e.HandleMethodNotAllowed = true
 	// Match on the escaped path, as net/http does, so that an escaped slash
 	// (%2F) stays inside its path parameter, which reaches handlers unescaped.
 	e.UseEscapedPath = true
 	e.UnescapePathValues = true
-	e.Use(s.logRequests)
+	// Compression is outermost, so that it also sees the 500 the recovery in
+	// logRequests writes after a panic.
+	e.Use(compressJSON, s.logRequests)
 	for _, rt := range routes {
 		chain := s.chain(rt)
 		e.Handle(rt.Method, ginPath(rt.Path), chain...)
@@ -121,6 +124,7 @@ func (s *Server) engine(routes []route) *gin.Engine {
 	e.GET("/", index...)
 	e.HEAD("/", index...)
 	e.NoRoute(append(gin.HandlersChain{apiOnly}, s.chain(route{Perm: Public, h: s.notFound})...)...)
+	e.NoMethod(s.chain(route{Perm: Public, h: s.methodNotAllowed})...)
 	return e
 }
 
@@ -182,6 +186,12 @@ func apiOnly(c *gin.Context) {
 
 func (s *Server) notFound(c *gin.Context) error {
 	return writeJSON(c, http.StatusNotFound, errorBody{Error: "Not found"})
+}
+
+// methodNotAllowed answers a known path asked with another method; gin has
+// set the Allow header by then.
+func (s *Server) methodNotAllowed(c *gin.Context) error {
+	return writeJSON(c, http.StatusMethodNotAllowed, errorBody{Error: "Method not allowed"})
 }
 
 // index answers the root until the web UI is embedded.

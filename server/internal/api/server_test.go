@@ -8,35 +8,42 @@ import (
 
 // TestEngineRoutesLikeTheStandardMux pins the routing rules the API had on
 // net/http's ServeMux, now that gin's router serves the route table: no
-// redirects, no 405, a JSON 404 under /api/, HEAD for GET routes, wildcards
-// that still match where a static sibling exists, escaped slashes kept
-// inside a parameter.
+// redirects, a JSON 404 under /api/, HEAD for GET routes, wildcards that
+// still match where a static sibling exists, escaped slashes kept inside a
+// parameter — and one rule the ServeMux did not keep (its /api/ catch-all
+// answered 404): a known path asked with another method, OPTIONS included,
+// answers 405 with an Allow header.
 func TestEngineRoutesLikeTheStandardMux(t *testing.T) {
 	f := newAuthzFixture(t)
 	const notFound = `{"error":"Not found"}` + "\n"
+	const notAllowed = `{"error":"Method not allowed"}` + "\n"
 	cases := []struct {
 		method, path string
 		status       int
 		contentType  string
 		body         string // compared when not empty
 		route, id    string // for 204s: the route (X-Route) and {id} reached
+		allow        string // the Allow header (405s)
 	}{
-		{"GET", "/api/nope", 404, "application/json", notFound, "", ""},
-		{"DELETE", "/api/health", 404, "application/json", notFound, "", ""},
-		{"GET", "/api/health/", 404, "application/json", notFound, "", ""},
-		{"GET", "/api/containers/1/", 404, "application/json", notFound, "", ""},
-		{"GET", "/api/", 404, "application/json", notFound, "", ""},
-		{"GET", "/nope", 404, "text/plain; charset=utf-8", "404 page not found\n", "", ""},
-		{"GET", "/API/health", 404, "text/plain; charset=utf-8", "404 page not found\n", "", ""},
-		{"GET", "/", 200, "text/html; charset=utf-8", "", "", ""},
-		{"HEAD", "/api/health", 204, "", "", "GET /api/health", ""},
-		{"GET", "/api/containers/stats?env=1", 204, "", "", "GET /api/containers/stats", ""},
-		{"GET", "/api/containers/exec?env=1", 204, "", "", "GET /api/containers/{id}", "exec"},
-		{"GET", "/api/containers/stats/inspect?env=1", 204, "", "", "GET /api/containers/{id}/inspect", "stats"},
-		{"GET", "/api/containers/exec/abc/attach?envId=1", 204, "", "", "GET /api/containers/exec/{execId}/attach", ""},
-		{"POST", "/api/auth/oidc/callback/test", 204, "", "", "POST /api/auth/oidc/{id}/test", "callback"},
-		{"GET", "/api/auth/oidc/callback", 204, "", "", "GET /api/auth/oidc/callback", ""},
-		{"GET", "/api/images/docker.io%2Flibrary%2Falpine/history?env=1", 204, "", "", "GET /api/images/{id}/history", "docker.io/library/alpine"},
+		{"GET", "/api/nope", 404, "application/json", notFound, "", "", ""},
+		{"DELETE", "/api/health", 405, "application/json", notAllowed, "", "", "GET, HEAD"},
+		{"OPTIONS", "/api/health", 405, "application/json", notAllowed, "", "", "GET, HEAD"},
+		{"PATCH", "/api/volumes/x", 405, "application/json", notAllowed, "", "", "GET, HEAD, DELETE"},
+		{"OPTIONS", "/api/nope", 404, "application/json", notFound, "", "", ""},
+		{"GET", "/api/health/", 404, "application/json", notFound, "", "", ""},
+		{"GET", "/api/containers/1/", 404, "application/json", notFound, "", "", ""},
+		{"GET", "/api/", 404, "application/json", notFound, "", "", ""},
+		{"GET", "/nope", 404, "text/plain; charset=utf-8", "404 page not found\n", "", "", ""},
+		{"GET", "/API/health", 404, "text/plain; charset=utf-8", "404 page not found\n", "", "", ""},
+		{"GET", "/", 200, "text/html; charset=utf-8", "", "", "", ""},
+		{"HEAD", "/api/health", 204, "", "", "GET /api/health", "", ""},
+		{"GET", "/api/containers/stats?env=1", 204, "", "", "GET /api/containers/stats", "", ""},
+		{"GET", "/api/containers/exec?env=1", 204, "", "", "GET /api/containers/{id}", "exec", ""},
+		{"GET", "/api/containers/stats/inspect?env=1", 204, "", "", "GET /api/containers/{id}/inspect", "stats", ""},
+		{"GET", "/api/containers/exec/abc/attach?envId=1", 204, "", "", "GET /api/containers/exec/{execId}/attach", "", ""},
+		{"POST", "/api/auth/oidc/callback/test", 204, "", "", "POST /api/auth/oidc/{id}/test", "callback", ""},
+		{"GET", "/api/auth/oidc/callback", 204, "", "", "GET /api/auth/oidc/callback", "", ""},
+		{"GET", "/api/images/docker.io%2Flibrary%2Falpine/history?env=1", 204, "", "", "GET /api/images/{id}/history", "docker.io/library/alpine", ""},
 	}
 	for _, c := range cases {
 		req, _ := http.NewRequest(c.method, f.srv.URL+c.path, nil)
@@ -59,6 +66,9 @@ func TestEngineRoutesLikeTheStandardMux(t *testing.T) {
 		}
 		if got := resp.Header.Get("X-Route"); got != c.route {
 			t.Errorf("%s %s reached %q, want %q", c.method, c.path, got, c.route)
+		}
+		if got := resp.Header.Get("Allow"); got != c.allow {
+			t.Errorf("%s %s: Allow %q, want %q", c.method, c.path, got, c.allow)
 		}
 		if got := resp.Header.Get("X-Id"); got != c.id {
 			t.Errorf("%s %s: {id} = %q, want %q", c.method, c.path, got, c.id)

@@ -262,13 +262,16 @@ func TestDeleteOfAVolumeInUseIsRefusedAndChangesNothing(t *testing.T) {
 	h.removeObjectsAtCleanup()
 	name := "berth-used-" + h.label
 	h.must(200, "POST", "/api/volumes?env=1", map[string]any{"name": name, "labels": map[string]string{enginetest.Label: h.label}}, nil)
-	var before volumeJSON
-	h.must(200, "GET", "/api/volumes/"+name+"?env=1", nil, &before)
 	var c struct{ ID string }
 	h.must(200, "POST", "/api/containers?env=1", map[string]any{
 		"name": "berth-user-" + h.label, "image": enginetest.Image(), "command": []string{"sleep", "300"},
 		"startAfterCreate": true, "volumes": []string{name + ":/data"}, "labels": map[string]string{enginetest.Label: h.label},
 	}, &c)
+	var before volumeJSON // read once the container mounts it: usedBy names it
+	h.must(200, "GET", "/api/volumes/"+name+"?env=1", nil, &before)
+	if before.UsedBy == nil || len(*before.UsedBy) != 1 || (*before.UsedBy)[0].ContainerID != c.ID {
+		t.Errorf("usedBy of the mounted volume = %+v, want the container %s", before.UsedBy, c.ID)
+	}
 
 	for _, q := range []string{"", "&force=true"} {
 		var e errorJSON
