@@ -108,11 +108,18 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 
 	berth := endpoint{name: "berth", url: srv.URL + "/api/containers?all=true&env=1", client: srv.Client(), min: cfg.containers, bearer: token}
 	raw := endpoint{name: "raw", url: "http://engine/containers/json?all=1", client: eng.client, min: cfg.containers}
-	res, err := measure(ctx, []*endpoint{&berth, &raw}, cfg.warmup, cfg.iterations)
+	zipped := berth
+	zipped.name, zipped.gzip = "gzip", true
+	res, err := measure(ctx, []*endpoint{&berth, &raw, &zipped}, cfg.warmup, cfg.iterations)
 	if err != nil {
 		return err
 	}
 	report(out, ver, cfg, res)
+	plain, gz, err := wireSizes(ctx, berth.url, token)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "list size: %.1f KB plain, %.1f KB gzipped (%.1fx smaller)\n", float64(plain)/1e3, float64(gz)/1e3, float64(plain)/float64(gz))
 	if cfg.starts > 0 {
 		if err := benchStartup(ctx, cfg.binary, cfg.starts, out); err != nil {
 			return fmt.Errorf("start-up: %w", err)

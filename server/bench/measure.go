@@ -21,6 +21,7 @@ type endpoint struct {
 	client *http.Client // shared, keep-alive
 	min    int          // fewest containers a valid answer lists
 	bearer string       // API token, when the endpoint requires sign-in
+	gzip   bool         // ask for a gzipped answer (the transport unzips it); otherwise ask for none
 }
 
 // result is one endpoint's samples and the size of its last answer.
@@ -69,6 +70,10 @@ func (ep *endpoint) get(ctx context.Context) (time.Duration, int, error) {
 	start := time.Now()
 	if ep.bearer != "" {
 		req.Header.Set("Authorization", "Bearer "+ep.bearer)
+	}
+	if !ep.gzip {
+		// Set by hand, the header stops the transport from asking for gzip.
+		req.Header.Set("Accept-Encoding", "identity")
 	}
 	resp, err := ep.client.Do(req)
 	if err != nil {
@@ -130,6 +135,43 @@ func report(w io.Writer, ver engineVersion, cfg config, res []result) {
 	berth, raw := sums[0], sums[1]
 	fmt.Fprintf(w, "\nratio: %.2fx\n", float64(berth.median)/float64(raw.median))
 	fmt.Fprintf(w, "p90 ratio: %.2fx\n", float64(berth.p90)/float64(raw.p90))
+	for i, extra := range sums[2:] {
+		fmt.Fprintf(w, "ratio of %s: %.2fx (p90 %.2fx)\n", res[i+2].name,
+			float64(extra.median)/float64(raw.median), float64(extra.p90)/float64(raw.p90))
+	}
+}
+
+// wireSizes returns how many bytes the answer of url takes on the wire
+// without and with gzip.
+func wireSizes(ctx context.Context, url, bearer string) (plain, gzipped int, err error) {
+	rt := &http.Transport{DisableCompression: true} // sends no Accept-Encoding and unzips nothing
+	defer rt.CloseIdleConnections()
+	for _, enc := range []string{"identity", "gzip"} {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return 0, 0, err
+		}
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		req.Header.Set("Accept-Encoding", enc)
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			return 0, 0, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return 0, 0, err
+		}
+		if enc == "gzip" {
+			if resp.Header.Get("Content-Encoding") != "gzip" {
+				return 0, 0, fmt.Errorf("%s: not gzipped although the client accepts it", url)
+			}
+			gzipped = len(body)
+		} else {
+			plain = len(body)
+		}
+	}
+	return plain, gzipped, nil
 }
 
 func ms(d time.Duration) string {
