@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -119,9 +120,9 @@ func (f *fixture) roleID(t *testing.T, name string) int64 {
 // countVerifications makes the fixture's Service count password-hash
 // verifications in *n.
 func (f *fixture) countVerifications(n *int) {
-	f.svc.verify = func(password, hash string) (bool, error) {
+	f.svc.verify = func(ctx context.Context, password, hash string) (bool, error) {
 		*n++
-		return VerifyPassword(password, hash)
+		return VerifyPassword(ctx, password, hash)
 	}
 }
 

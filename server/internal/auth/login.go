@@ -43,8 +43,10 @@ type Session struct {
 	ExpiresAt time.Time
 }
 
-// Login checks a username and password and opens a session. Five failures
-// for one IP and username lock that pair out with a growing delay.
+// Login checks a username and password and opens a session. Five failed
+// attempts for one IP and username are each answered as such; the fifth
+// locks the pair, so that the next attempt is refused (429) until the lock,
+// which grows with each further failure, ends.
 func (s *Service) Login(ctx context.Context, req LoginRequest) (Identity, Session, error) {
 	req.Username = strings.TrimSpace(req.Username)
 	if req.Username == "" || req.Password == "" {
@@ -121,7 +123,10 @@ func (s *Service) checkLocal(ctx context.Context, username, password string) (st
 	if usable {
 		hash = u.PasswordHash
 	}
-	ok, verr := s.verify(password, hash)
+	ok, verr := s.verify(ctx, password, hash)
+	if verr != nil && ctx.Err() != nil {
+		return store.User{}, verr // the client went away while waiting to be checked
+	}
 	if verr != nil {
 		s.log.Error("stored password hash is malformed", "user_id", u.ID)
 		return store.User{}, ErrInvalidCredentials

@@ -8,7 +8,7 @@ import (
 )
 
 func TestHashPasswordRecordsDefaultParametersInPHCString(t *testing.T) {
-	h, err := HashPassword("correct horse battery staple", DefaultArgon2)
+	h, err := HashPassword(t.Context(), "correct horse battery staple", DefaultArgon2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -16,18 +16,18 @@ func TestHashPasswordRecordsDefaultParametersInPHCString(t *testing.T) {
 	if !re.MatchString(h) {
 		t.Errorf("HashPassword = %q, want a match of %s", h, re)
 	}
-	ok, err := VerifyPassword("correct horse battery staple", h)
+	ok, err := VerifyPassword(t.Context(), "correct horse battery staple", h)
 	if err != nil || !ok {
 		t.Errorf("VerifyPassword(right password) = %v, %v; want true, nil", ok, err)
 	}
 }
 
 func TestHashPasswordSaltsEveryHash(t *testing.T) {
-	a, err := HashPassword("same password", cheapArgon)
+	a, err := HashPassword(t.Context(), "same password", cheapArgon)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := HashPassword("same password", cheapArgon)
+	b, err := HashPassword(t.Context(), "same password", cheapArgon)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestHashPasswordSaltsEveryHash(t *testing.T) {
 }
 
 func TestVerifyPassword(t *testing.T) {
-	h, err := HashPassword("s3cret-Pässword", cheapArgon)
+	h, err := HashPassword(t.Context(), "s3cret-Pässword", cheapArgon)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestVerifyPassword(t *testing.T) {
 		{"", false},
 	}
 	for _, tt := range tests {
-		got, err := VerifyPassword(tt.password, h)
+		got, err := VerifyPassword(t.Context(), tt.password, h)
 		if err != nil {
 			t.Errorf("VerifyPassword(%q): %v", tt.password, err)
 		}
@@ -69,17 +69,17 @@ func TestVerifyPassword(t *testing.T) {
 func TestVerifyPasswordReadsParametersFromHash(t *testing.T) {
 	// Made with other parameters than the service's (DefaultArgon2): they
 	// are read from the hash, so raising the defaults keeps it verifiable.
-	h, err := HashPassword("old password", cheapArgon)
+	h, err := HashPassword(t.Context(), "old password", cheapArgon)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(h, "$argon2id$v=19$m=1024,t=1,p=1$") {
 		t.Fatalf("HashPassword(cheap) = %q, want the parameters m=1024,t=1,p=1 recorded", h)
 	}
-	if ok, err := VerifyPassword("old password", h); err != nil || !ok {
+	if ok, err := VerifyPassword(t.Context(), "old password", h); err != nil || !ok {
 		t.Errorf("VerifyPassword(right password) = %v, %v; want true, nil", ok, err)
 	}
-	if ok, err := VerifyPassword("new password", h); err != nil || ok {
+	if ok, err := VerifyPassword(t.Context(), "new password", h); err != nil || ok {
 		t.Errorf("VerifyPassword(wrong password) = %v, %v; want false, nil", ok, err)
 	}
 }
@@ -92,7 +92,7 @@ func replacePart(hash string, i int, v string) string {
 }
 
 func TestVerifyPasswordRejectsMalformedHash(t *testing.T) {
-	valid, err := HashPassword("password", cheapArgon)
+	valid, err := HashPassword(t.Context(), "password", cheapArgon)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestVerifyPasswordRejectsMalformedHash(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ok, err := VerifyPassword("password", tt.hash)
+			ok, err := VerifyPassword(t.Context(), "password", tt.hash)
 			if !errors.Is(err, ErrBadHash) {
 				t.Errorf("VerifyPassword(%q) error = %v, want ErrBadHash", tt.hash, err)
 			}
@@ -155,7 +155,7 @@ func TestVerifyPasswordRejectsMalformedHash(t *testing.T) {
 // ErrBadHash, and must accept a password only against an argon2id v19 PHC
 // string.
 func FuzzVerifyPassword(f *testing.F) {
-	valid, err := HashPassword("password", cheapArgon)
+	valid, err := HashPassword(f.Context(), "password", cheapArgon)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func FuzzVerifyPassword(f *testing.F) {
 		if p, _, _, err := parsePHC(hash); err == nil && (p.Memory > 64*1024 || p.Time > 3) {
 			return
 		}
-		ok, err := VerifyPassword("password", hash)
+		ok, err := VerifyPassword(t.Context(), "password", hash)
 		if err != nil {
 			if !errors.Is(err, ErrBadHash) {
 				t.Fatalf("VerifyPassword(%q) error = %v, want ErrBadHash", hash, err)

@@ -36,7 +36,10 @@ func (s *Service) CreateToken(ctx context.Context, user store.User, name, passwo
 		return NewToken{}, fault.New(fault.Invalid, "expiresAt must be in the future")
 	}
 	if user.PasswordHash != "" {
-		ok, err := VerifyPassword(password, user.PasswordHash)
+		ok, err := VerifyPassword(ctx, password, user.PasswordHash)
+		if err != nil && ctx.Err() != nil {
+			return NewToken{}, err
+		}
 		if err != nil || !ok {
 			return NewToken{}, fault.New(fault.Unauthorized, "Invalid password")
 		}

@@ -68,7 +68,7 @@ func validateEmail(e string) error {
 }
 
 // newLocalUser validates spec and hashes its password.
-func (s *Service) newLocalUser(spec UserSpec) (store.User, error) {
+func (s *Service) newLocalUser(ctx context.Context, spec UserSpec) (store.User, error) {
 	spec.Username = strings.TrimSpace(spec.Username)
 	if err := validateUsername(spec.Username); err != nil {
 		return store.User{}, err
@@ -79,7 +79,7 @@ func (s *Service) newLocalUser(spec UserSpec) (store.User, error) {
 	if err := validateEmail(strings.TrimSpace(spec.Email)); err != nil {
 		return store.User{}, err
 	}
-	hash, err := HashPassword(spec.Password, s.argon)
+	hash, err := HashPassword(ctx, spec.Password, s.argon)
 	if err != nil {
 		return store.User{}, err
 	}
@@ -90,7 +90,7 @@ func (s *Service) newLocalUser(spec UserSpec) (store.User, error) {
 
 // CreateUser creates a local user.
 func (s *Service) CreateUser(ctx context.Context, spec UserSpec) (store.User, error) {
-	u, err := s.newLocalUser(spec)
+	u, err := s.newLocalUser(ctx, spec)
 	if err != nil {
 		return store.User{}, err
 	}
@@ -112,7 +112,7 @@ func (s *Service) CreateFirstAdmin(ctx context.Context, setupToken string, spec 
 		return store.User{}, errBadSetupToken
 	}
 	spec.IsAdmin = true
-	u, err := s.newLocalUser(spec)
+	u, err := s.newLocalUser(ctx, spec)
 	if err != nil {
 		return store.User{}, err
 	}
@@ -169,7 +169,7 @@ func (s *Service) UpdateUser(ctx context.Context, id int64, p UserPatch) (store.
 		if err := ValidatePassword(*p.Password); err != nil {
 			return store.User{}, err
 		}
-		if u.PasswordHash, err = HashPassword(*p.Password, s.argon); err != nil {
+		if u.PasswordHash, err = HashPassword(ctx, *p.Password, s.argon); err != nil {
 			return store.User{}, err
 		}
 		endSessions = true

@@ -19,7 +19,7 @@ func TestCreateUserEnforcesPasswordLength(t *testing.T) {
 		if err != nil {
 			t.Fatalf("CreateUser with 8 characters: %v", err)
 		}
-		if ok, err := VerifyPassword("pässwörd", u.PasswordHash); err != nil || !ok {
+		if ok, err := VerifyPassword(t.Context(), "pässwörd", u.PasswordHash); err != nil || !ok {
 			t.Errorf("VerifyPassword(stored hash) = %v, %v; want true", ok, err)
 		}
 	})

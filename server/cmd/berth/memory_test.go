@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Memory bounds of the real server process, in bytes.
+const (
+	// maxIdleAnon bounds the idle process's own memory (RssAnon: heap,
+	// stacks, runtime). The mapped binary (RssFile, about 50 MB, shared page
+	// cache) is logged but not bounded: its size is the binary's business.
+	maxIdleAnon = 40 << 20
+	// maxBurstPeak bounds the peak resident set (VmHWM) through a burst of
+	// parallel sign-ins, each of which hashes with 64 MiB of argon2 memory.
+	maxBurstPeak = 300 << 20
+)
+
+// TestMemoryStaysBoundedIdleAndThroughParallelLogins runs the real server
+// binary: idle, before any sign-in, its own memory stays small (it computed
+// a 64 MiB argon2 decoy hash at start, kept resident); and 50 parallel
+// sign-ins (right and wrong passwords, unknown users), each an argon2
+// computation of 64 MiB, keep its peak RSS under 300 MB (they all ran at
+// once: 3 GB). The server runs with GOMAXPROCS=2, so that the bound of
+// concurrent hashing (one per CPU) is the same on every machine.
+func TestMemoryStaysBoundedIdleAndThroughParallelLogins(t *testing.T) {
+	bin := buildServer(t)
+	dataDir := t.TempDir()
+	port := freePort(t)
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DATA_DIR=" + dataDir, "HOST=127.0.0.1",
+		"PORT=" + strconv.Itoa(port), "DOCKER_SOCKET=/nonexistent", "LOG_LEVEL=warn", "GOMAXPROCS=2"}
+	var log strings.Builder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+		if t.Failed() {
+			t.Logf("server log:\n%s", log.String())
+		}
+	})
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	waitHealthy(t, base, done)
+
+	idle := procStatus(t, cmd.Process.Pid)
+	t.Logf("idle after start: VmRSS %d MiB (RssAnon %d MiB, RssFile %d MiB)",
+		idle["VmRSS"]>>20, idle["RssAnon"]>>20, idle["RssFile"]>>20)
+	if idle["RssAnon"] > maxIdleAnon {
+		t.Errorf("idle RssAnon = %d MiB, want at most %d MiB", idle["RssAnon"]>>20, maxIdleAnon>>20)
+	}
+
+	tok, err := os.ReadFile(filepath.Join(dataDir, "setup-token"))
+	if err != nil {
+		t.Fatalf("setup token file: %v", err)
+	}
+	admin := `{"username":"admin","password":"admin-password"}`
+	if status := do(t, "POST", base+"/api/users", map[string]string{"X-Setup-Token": strings.TrimSpace(string(tok))}, admin, nil); status != 201 {
+		t.Fatalf("first admin with the setup token = %d, want 201", status)
+	}
+	// Wrong passwords go to five users, fewer than five each, so that the
+	// login limit refuses none without hashing.
+	cookie := map[string]string{"Cookie": login(t, base, "admin", "admin-password")}
+	for i := range 5 {
+		user := fmt.Sprintf(`{"username":"user%d","password":"user-password"}`, i)
+		if status := do(t, "POST", base+"/api/users", cookie, user, nil); status != 201 {
+			t.Fatalf("create user%d = %d, want 201", i, status)
+		}
+	}
+
+	const logins = 50
+	type attempt struct {
+		body string
+		want int
+	}
+	attempts := make([]attempt, logins)
+	for i := range attempts {
+		switch i % 3 {
+		case 0:
+			attempts[i] = attempt{`{"username":"admin","password":"admin-password"}`, 200}
+		case 1:
+			attempts[i] = attempt{fmt.Sprintf(`{"username":"nobody%d","password":"some-password"}`, i), 401}
+		case 2:
+			attempts[i] = attempt{fmt.Sprintf(`{"username":"user%d","password":"wrong-password"}`, i%5), 401}
+		}
+	}
+	got := make([]int, logins)
+	var wg sync.WaitGroup
+	for i, a := range attempts {
+		wg.Go(func() {
+			resp, err := http.Post(base+"/api/auth/login", "application/json", strings.NewReader(a.body))
+			if err != nil {
+				t.Errorf("login %d: %v", i, err)
+				return
+			}
+			resp.Body.Close()
+			got[i] = resp.StatusCode
+		})
+	}
+	wg.Wait()
+	for i, a := range attempts {
+		if got[i] != a.want {
+			t.Errorf("login %d %s = %d, want %d", i, a.body, got[i], a.want)
+		}
+	}
+
+	peak := procStatus(t, cmd.Process.Pid)["VmHWM"]
+	t.Logf("peak through %d parallel logins: VmHWM %d MiB", logins, peak>>20)
+	if peak >= maxBurstPeak {
+		t.Errorf("peak RSS (VmHWM) through %d parallel logins = %d MiB, want less than %d MiB", logins, peak>>20, maxBurstPeak>>20)
+	}
+}
+
+// buildServer builds the server binary into a temporary directory. Outside
+// CI a machine that cannot build it skips the test; under CI=true that fails.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	skip := t.Skipf
+	if os.Getenv("CI") == "true" {
+		skip = t.Fatalf
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		skip("the go command is missing: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "berth")
+	out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		skip("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// procStatus returns the memory fields (kB in the file) of /proc/<pid>/status
+// in bytes.
+func procStatus(t *testing.T, pid int) map[string]int64 {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fields := map[string]int64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		value, unit, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		if !ok || unit != "kB" {
+			continue
+		}
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			t.Fatalf("/proc/%d/status %q: %v", pid, sc.Text(), err)
+		}
+		fields[name] = n << 10
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"VmRSS", "VmHWM", "RssAnon", "RssFile"} {
+		if _, ok := fields[name]; !ok {
+			t.Fatalf("/proc/%d/status has no %s", pid, name)
+		}
+	}
+	return fields
+}
