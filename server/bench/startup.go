@@ -24,6 +24,7 @@ import (
 type startupSample struct {
 	ready   time.Duration // from exec to the first 200 of /api/health
 	idleRSS int64         // resident set size in bytes after idleWait of no requests
+	anonRSS int64         // of which anonymous (heap, stacks): the rest is the binary mapped from its file
 }
 
 // idleWait is how long the server sits without requests before its RSS is read.
@@ -65,14 +66,16 @@ func benchStartup(ctx context.Context, binary string, rounds int, out io.Writer)
 func reportStarts(out io.Writer, what string, samples []startupSample) {
 	ready := make([]time.Duration, len(samples))
 	rss := make([]int64, len(samples))
+	anon := make([]int64, len(samples))
 	for i, s := range samples {
-		ready[i], rss[i] = s.ready, s.idleRSS
+		ready[i], rss[i], anon[i] = s.ready, s.idleRSS, s.anonRSS
 	}
 	slices.Sort(ready)
 	slices.Sort(rss)
-	fmt.Fprintf(out, "  %s: start-to-ready (exec → first 200 of /api/health) median %v (min %v, max %v); idle RSS after %v median %.1f MB (max %.1f MB)\n",
+	slices.Sort(anon)
+	fmt.Fprintf(out, "  %s: start-to-ready (exec → first 200 of /api/health) median %v (min %v, max %v); idle RSS after %v median %.1f MB (max %.1f MB), anonymous %.1f MB\n",
 		what, ready[len(ready)/2].Round(time.Millisecond), ready[0].Round(time.Millisecond), ready[len(ready)-1].Round(time.Millisecond),
-		idleWait, float64(rss[len(rss)/2])/1e6, float64(rss[len(rss)-1])/1e6)
+		idleWait, float64(rss[len(rss)/2])/1e6, float64(rss[len(rss)-1])/1e6, float64(anon[len(anon)/2])/1e6)
 }
 
 // startOnce runs one server process on the data directory under dir until
@@ -128,12 +131,15 @@ func startOnce(ctx context.Context, binary, dir string) (startupSample, error) {
 		return s, ctx.Err()
 	case <-time.After(idleWait):
 	}
-	s.idleRSS, err = residentBytes(cmd.Process.Pid)
+	if s.idleRSS, err = statusBytes(cmd.Process.Pid, "VmRSS:"); err != nil {
+		return s, err
+	}
+	s.anonRSS, err = statusBytes(cmd.Process.Pid, "RssAnon:")
 	return s, err
 }
 
-// residentBytes reads VmRSS of a process from /proc.
-func residentBytes(pid int) (int64, error) {
+// statusBytes reads a size field (VmRSS:, RssAnon:) of a process's /proc status.
+func statusBytes(pid int, field string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -141,15 +147,15 @@ func residentBytes(pid int) (int64, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("VmRSS %q: %w", rest, err)
+				return 0, fmt.Errorf("%s %q: %w", field, rest, err)
 			}
 			return kb * 1024, nil
 		}
 	}
-	return 0, errors.New("no VmRSS in /proc status")
+	return 0, fmt.Errorf("no %s in /proc status", field)
 }
 
 // freePort asks the kernel for a free loopback port.
