@@ -1,0 +1,303 @@
+// The one API client of the console: a typed function per endpoint.
+// Shapes follow the interface spec and COMPAT.md; clients ignore unknown fields,
+// so every type lists only what the console reads.
+
+/** An error answer of the API: the server's `error` message and the HTTP status. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly details?: string;
+  readonly body: unknown;
+
+  constructor(status: number, message: string, body?: unknown, details?: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.body = body;
+    this.details = details;
+  }
+}
+
+type UnauthorizedHandler = (err: ApiError) => void;
+let unauthorizedHandler: UnauthorizedHandler | null = null;
+
+/** Sets what happens when a call answers 401 (the app sends the user to /login). */
+export function onUnauthorized(fn: UnauthorizedHandler | null): void {
+  unauthorizedHandler = fn;
+}
+
+type Query = Record<string, string | number | boolean | undefined | null>;
+
+interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** false for calls whose 401 is an answer to show, not an expired session (login, setup). */
+  redirectOn401?: boolean;
+  signal?: AbortSignal;
+}
+
+export function buildUrl(path: string, query?: Query): string {
+  if (!query) return path;
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    if (v !== undefined && v !== null && v !== '') qs.set(k, String(v));
+  }
+  const s = qs.toString();
+  return s ? `${path}?${s}` : path;
+}
+
+async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json', ...opts.headers };
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    body = JSON.stringify(opts.body);
+  }
+  let res: Response;
+  try {
+    res = await fetch(buildUrl(path, opts.query), {
+      method,
+      headers,
+      body,
+      credentials: 'same-origin',
+      signal: opts.signal,
+    });
+  } catch (e) {
+    if (e instanceof DOMException && e.name === 'AbortError') throw e;
+    throw new ApiError(0, 'Cannot reach the Berth server');
+  }
+  const text = await res.text();
+  let data: unknown = undefined;
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = text;
+    }
+  }
+  if (!res.ok) {
+    const err = toApiError(res.status, res.statusText, data);
+    if (res.status === 401 && opts.redirectOn401 !== false && unauthorizedHandler) {
+      unauthorizedHandler(err);
+    }
+    throw err;
+  }
+  return data as T;
+}
+
+function toApiError(status: number, statusText: string, data: unknown): ApiError {
+  if (data && typeof data === 'object') {
+    const o = data as Record<string, unknown>;
+    const msg = typeof o.error === 'string' && o.error ? o.error : typeof o.message === 'string' ? o.message : '';
+    const details = typeof o.details === 'string' ? o.details : undefined;
+    if (msg) return new ApiError(status, msg, data, details);
+  } else if (typeof data === 'string' && data.trim() && data.length < 300) {
+    return new ApiError(status, data.trim(), data);
+  }
+  return new ApiError(status, statusText || `Request failed (${status})`, data);
+}
+
+// ---------------------------------------------------------------- auth
+
+export interface SessionUser {
+  id: number;
+  username: string;
+  email?: string;
+  displayName?: string;
+  isAdmin: boolean;
+  provider?: 'local' | 'oidc' | 'ldap' | string;
+  permissions?: Record<string, string[]>;
+}
+
+export interface Session {
+  authenticated: boolean;
+  authEnabled: boolean;
+  /** true while no user exists: the first admin is created with the setup token. */
+  setupRequired?: boolean;
+  user?: SessionUser;
+}
+
+export interface AuthProvider {
+  id: string; // "local" | "ldap:<id>" | "oidc:<id>"
+  name: string;
+  type: 'local' | 'ldap' | 'oidc' | string;
+  initiateUrl?: string;
+}
+
+export interface ProviderList {
+  providers: AuthProvider[];
+  defaultProvider?: string;
+}
+
+export interface LoginRequest {
+  username: string;
+  password: string;
+  provider?: string;
+  mfaToken?: string;
+}
+
+export interface LoginResponse {
+  success?: boolean;
+  requiresMfa?: boolean;
+  user?: SessionUser;
+}
+
+export interface User {
+  id: number;
+  username: string;
+  email?: string;
+  displayName?: string;
+  isAdmin: boolean;
+}
+
+export function getSession(): Promise<Session> {
+  return request('GET', '/api/auth/session', { redirectOn401: false });
+}
+
+export function getProviders(): Promise<ProviderList> {
+  return request('GET', '/api/auth/providers', { redirectOn401: false });
+}
+
+export function login(req: LoginRequest): Promise<LoginResponse> {
+  return request('POST', '/api/auth/login', { body: req, redirectOn401: false });
+}
+
+export function logout(): Promise<{ success: boolean }> {
+  return request('POST', '/api/auth/logout', { redirectOn401: false });
+}
+
+/** Creates the first admin while no user exists, with the setup token from the server's log. */
+export function createFirstAdmin(setupToken: string, username: string, password: string): Promise<User> {
+  return request('POST', '/api/users', {
+    body: { username, password, setupToken },
+    headers: { 'X-Setup-Token': setupToken },
+    redirectOn401: false,
+  });
+}
+
+// ---------------------------------------------------------------- environments
+
+export interface Environment {
+  id: number;
+  name: string;
+  connectionType: string;
+  host?: string;
+  port?: number;
+  protocol?: string;
+  socketPath?: string;
+  icon?: string;
+  labels?: string[];
+}
+
+export function listEnvironments(): Promise<Environment[]> {
+  return request('GET', '/api/environments');
+}
+
+// ---------------------------------------------------------------- containers
+
+export interface ContainerPort {
+  IP?: string;
+  PrivatePort: number;
+  PublicPort?: number;
+  Type: string;
+}
+
+export interface ContainerSummary {
+  id: string;
+  name: string;
+  image: string;
+  state: string;
+  status: string;
+  created?: number;
+  ports?: ContainerPort[];
+  health?: string;
+  restartCount?: number;
+  exitCode?: number;
+  labels?: Record<string, string>;
+  command?: string;
+}
+
+export interface ContainerInspect {
+  Id: string;
+  Name: string;
+  Created?: string;
+  Path?: string;
+  Args?: string[];
+  Image?: string;
+  RestartCount?: number;
+  State?: {
+    Status?: string;
+    Running?: boolean;
+    Paused?: boolean;
+    Restarting?: boolean;
+    ExitCode?: number;
+    StartedAt?: string;
+    FinishedAt?: string;
+    Health?: { Status?: string };
+  };
+  Config?: {
+    Hostname?: string;
+    Image?: string;
+    Cmd?: string[] | null;
+    Labels?: Record<string, string> | null;
+  };
+  HostConfig?: { RestartPolicy?: { Name?: string } };
+  NetworkSettings?: {
+    IPAddress?: string;
+    Ports?: Record<string, { HostIp?: string; HostPort?: string }[] | null> | null;
+    Networks?: Record<string, { IPAddress?: string }> | null;
+  };
+  Mounts?: { Type?: string; Source?: string; Destination?: string; Name?: string; RW?: boolean }[] | null;
+}
+
+export type ContainerAction = 'start' | 'stop' | 'restart';
+
+export function listContainers(env: number, all = true): Promise<ContainerSummary[]> {
+  return request('GET', '/api/containers', { query: { env, all } });
+}
+
+export function containerAction(env: number, id: string, action: ContainerAction): Promise<{ success: boolean }> {
+  return request('POST', `/api/containers/${encodeURIComponent(id)}/${action}`, { query: { env } });
+}
+
+export function removeContainer(env: number, id: string, force = false): Promise<{ success: boolean }> {
+  return request('DELETE', `/api/containers/${encodeURIComponent(id)}`, { query: { env, force } });
+}
+
+export function inspectContainer(env: number, id: string): Promise<ContainerInspect> {
+  return request('GET', `/api/containers/${encodeURIComponent(id)}`, { query: { env } });
+}
+
+export function containerLogs(env: number, id: string, tail = 200): Promise<{ logs: string }> {
+  return request('GET', `/api/containers/${encodeURIComponent(id)}/logs`, { query: { env, tail } });
+}
+
+// ---------------------------------------------------------------- dashboard
+
+/** Per-environment dashboard figures; every part but id and name may be missing. */
+export interface DashboardStats {
+  id: number;
+  name: string;
+  host?: string;
+  online?: boolean;
+  error?: string;
+  connectionType?: string;
+  containers?: Partial<{
+    total: number;
+    running: number;
+    stopped: number;
+    paused: number;
+    restarting: number;
+    unhealthy: number;
+    pendingUpdates: number;
+  }>;
+  images?: Partial<{ total: number; totalSize: number }>;
+  volumes?: Partial<{ total: number; totalSize: number }>;
+  networks?: Partial<{ total: number }>;
+  stacks?: Partial<{ total: number; running: number; partial: number; stopped: number }>;
+  metrics?: Partial<{ cpuPercent: number; memoryPercent: number; memoryUsed: number; memoryTotal: number }>;
+}
+
+export function dashboardStats(): Promise<DashboardStats[]> {
+  return request('GET', '/api/dashboard/stats');
+}

@@ -1,0 +1,76 @@
+// Cross-page state: who is signed in, the environments and the selected one.
+import * as api from './api';
+
+export const ENV_KEY = 'berth.env';
+
+class SessionStore {
+  session: api.Session | null = $state(null);
+  environments: api.Environment[] = $state([]);
+  envId: number | null = $state(null);
+  envError: string | null = $state(null);
+
+  get signedIn(): boolean {
+    return !!this.session && (this.session.authenticated || !this.session.authEnabled);
+  }
+
+  get currentEnvironment(): api.Environment | undefined {
+    return this.environments.find((e) => e.id === this.envId);
+  }
+
+  async refresh(): Promise<api.Session> {
+    const s = await api.getSession();
+    this.session = s;
+    return s;
+  }
+
+  /** After a 401 elsewhere: the session is gone. */
+  expire(): void {
+    if (this.session) this.session = { ...this.session, authenticated: false, user: undefined };
+  }
+
+  async loadEnvironments(): Promise<void> {
+    try {
+      const list = await api.listEnvironments();
+      this.environments = Array.isArray(list) ? list : [];
+      this.envError = null;
+    } catch (e) {
+      this.environments = [];
+      this.envError = e instanceof Error ? e.message : String(e);
+    }
+    let stored: number | null = null;
+    try {
+      const v = Number(localStorage.getItem(ENV_KEY));
+      stored = Number.isInteger(v) && v > 0 ? v : null;
+    } catch {
+      stored = null;
+    }
+    const pick = [this.envId, stored].find((id) => id !== null && this.environments.some((e) => e.id === id));
+    this.envId = pick ?? this.environments[0]?.id ?? null;
+  }
+
+  selectEnvironment(id: number): void {
+    this.envId = id;
+    try {
+      localStorage.setItem(ENV_KEY, String(id));
+    } catch {
+      // not persisted
+    }
+  }
+
+  async signOut(): Promise<void> {
+    try {
+      await api.logout();
+    } finally {
+      this.session = this.session ? { ...this.session, authenticated: false, user: undefined } : null;
+      this.environments = [];
+    }
+  }
+}
+
+export const session = new SessionStore();
+
+/** The message of an error for display. */
+export function messageOf(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

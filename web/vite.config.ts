@@ -1,0 +1,29 @@
+/// <reference types="vitest/config" />
+import { defineConfig } from 'vite';
+import { svelte } from '@sveltejs/vite-plugin-svelte';
+
+// The console is served by the berth binary from the same origin as /api, so the
+// dev server proxies /api to a running berth (BERTH_URL, default localhost:3000).
+const target = process.env.BERTH_URL ?? 'http://localhost:3000';
+
+export default defineConfig({
+  plugins: [svelte()],
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    target: 'es2022',
+    // Hashed names under assets/ get long-cache headers from the server.
+    assetsDir: 'assets',
+  },
+  server: {
+    proxy: {
+      '/api': { target, changeOrigin: false, ws: true },
+    },
+  },
+  resolve: process.env.VITEST ? { conditions: ['browser'] } : undefined,
+  test: {
+    environment: 'jsdom',
+    include: ['src/**/*.test.ts'],
+    setupFiles: ['src/test-setup.ts'],
+  },
+});
