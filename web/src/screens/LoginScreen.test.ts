@@ -1,0 +1,86 @@
+import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import * as api from '../lib/api';
+import { session } from '../lib/session.svelte';
+import { expectNoSeriousAxeViolations } from '../test-axe';
+import LoginScreen from './LoginScreen.svelte';
+
+vi.mock('../lib/api', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api')>();
+  return { ...real, getProviders: vi.fn(), login: vi.fn(), getSession: vi.fn() };
+});
+
+const route = { name: 'login' } as const;
+
+beforeEach(() => {
+  vi.mocked(api.getProviders).mockResolvedValue({ providers: [{ id: 'local', name: 'Local', type: 'local' }], defaultProvider: 'local' });
+  vi.mocked(api.getSession).mockResolvedValue({ authenticated: true, authEnabled: true, user: { id: 1, username: 'admin', isAdmin: true } });
+});
+afterEach(() => {
+  cleanup();
+  vi.clearAllMocks();
+  session.session = null;
+});
+
+async function fill(username: string, password: string) {
+  await fireEvent.input(screen.getByLabelText('Username'), { target: { value: username } });
+  await fireEvent.input(screen.getByLabelText('Password'), { target: { value: password } });
+}
+
+describe('LoginScreen', () => {
+  it('signs in with the local provider and refreshes the session', async () => {
+    vi.mocked(api.login).mockResolvedValue({ success: true });
+    render(LoginScreen, { route });
+    await waitFor(() => expect(api.getProviders).toHaveBeenCalled());
+    expect(screen.queryByLabelText('Sign in with')).toBeNull(); // only local: no choice
+    await fill('admin', 'secret123');
+    await fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
+    expect(api.login).toHaveBeenCalledWith({ username: 'admin', password: 'secret123', provider: undefined, mfaToken: undefined });
+    await waitFor(() => expect(session.session?.authenticated).toBe(true));
+  });
+
+  it('shows the server error in an alert', async () => {
+    vi.mocked(api.login).mockRejectedValue(new api.ApiError(401, 'Invalid username or password'));
+    render(LoginScreen, { route });
+    await fill('admin', 'wrong');
+    await fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
+    expect((await screen.findByRole('alert')).textContent).toBe('Invalid username or password');
+  });
+
+  it('offers LDAP as a choice and OIDC providers as links', async () => {
+    vi.mocked(api.getProviders).mockResolvedValue({
+      providers: [
+        { id: 'local', name: 'Local', type: 'local' },
+        { id: 'ldap:1', name: 'Corp directory', type: 'ldap' },
+        { id: 'oidc:2', name: 'Dex', type: 'oidc', initiateUrl: '/api/auth/oidc/2/initiate' },
+      ],
+      defaultProvider: 'ldap:1',
+    });
+    vi.mocked(api.login).mockResolvedValue({ success: true });
+    render(LoginScreen, { route });
+    const choice = (await screen.findByLabelText('Sign in with')) as HTMLSelectElement;
+    await waitFor(() => expect(choice.value).toBe('ldap:1'));
+    const link = screen.getByRole('link', { name: 'Continue with Dex' });
+    expect(link.getAttribute('href')).toBe('/api/auth/oidc/2/initiate');
+    await fill('alice', 'pw');
+    await fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
+    expect(api.login).toHaveBeenCalledWith(expect.objectContaining({ username: 'alice', provider: 'ldap:1' }));
+  });
+
+  it('asks for the MFA code when the server requires it', async () => {
+    vi.mocked(api.login).mockResolvedValueOnce({ requiresMfa: true }).mockResolvedValueOnce({ success: true });
+    render(LoginScreen, { route });
+    await fill('admin', 'secret123');
+    await fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
+    const code = await screen.findByLabelText('Authentication code');
+    await fireEvent.input(code, { target: { value: '123456' } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
+    expect(api.login).toHaveBeenLastCalledWith(expect.objectContaining({ mfaToken: '123456' }));
+  });
+
+  it('has no serious or critical axe violations', async () => {
+    const { container } = render(LoginScreen, { route });
+    await waitFor(() => expect(api.getProviders).toHaveBeenCalled());
+    await expectNoSeriousAxeViolations(container);
+  });
+});
