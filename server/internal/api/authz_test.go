@@ -27,6 +27,7 @@ var fastArgon = auth.Argon2Params{Memory: 1024, Time: 1, Threads: 1, SaltLen: 16
 // a real store, real sessions and real API tokens.
 type authzFixture struct {
 	srv    *httptest.Server
+	server *Server // the Server whose route table srv serves with stub handlers
 	store  *store.Store
 	auth   *auth.Service
 	routes []route
@@ -59,7 +60,7 @@ func newAuthzFixture(t *testing.T) *authzFixture {
 		}
 	}
 	s := New(Deps{Log: log, Store: st, Auth: a, License: lic, Engines: engine.NewManager(log)})
-	f := &authzFixture{store: st, auth: a, tokens: map[string]string{}}
+	f := &authzFixture{server: s, store: st, auth: a, tokens: map[string]string{}}
 	f.routes = s.routes()
 	for i := range f.routes {
 		key := f.routes[i].Method + " " + f.routes[i].Path

@@ -102,6 +102,9 @@ func (s *Server) routes() []route {
 		{"DELETE", "/api/environments/{id}", "environments:delete", EnvPath, "environment.delete", false, s.deleteEnvironment},
 		{"POST", "/api/environments/{id}/test", "environments:view", EnvPath, Quiet, false, s.testEnvironment},
 
+		// Every environment the caller may view, or ?env=N alone (checked by the handler).
+		{"GET", "/api/dashboard/stats", dashboardPerm, AnyEnv, "", false, s.dashboardStats},
+
 		{"GET", "/api/containers", "containers:view", EnvQuery, "", false, s.listContainers},
 		{"POST", "/api/containers", "containers:create", EnvQuery, "container.create", false, s.createContainer},
 		{"GET", "/api/containers/stats", "containers:view", EnvQuery, "", false, s.allContainerStats},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/containers"
+	"github.com/berth-dev/berth/server/internal/dashboard"
 	"github.com/berth-dev/berth/server/internal/events"
 	"github.com/berth-dev/berth/server/internal/gitops"
 	"github.com/berth-dev/berth/server/internal/images"
@@ -24,6 +25,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/server/internal/webui"
 	"github.com/berth-dev/berth/shared/engine"
 )
 
@@ -41,6 +43,8 @@ type Server struct {
 	git        *gitops.Service
 	jobs       *jobs.Registry
 	events     *events.Relay
+	dashboard  *dashboard.Service
+	console    *webui.Console
 	origins    []string
 	now        func() time.Time
 }
@@ -82,6 +86,8 @@ func New(d Deps) *Server {
 		git:        gitops.New(d.Store, stk, d.Log),
 		jobs:       d.Jobs,
 		events:     events.NewRelay(d.Engines, d.Log),
+		dashboard:  dashboard.New(d.Engines, stk, scanner, d.Log),
+		console:    webui.New(),
 		origins:    d.AllowedOrigins,
 		now:        time.Now,
 	}
@@ -120,10 +126,13 @@ func (s *Server) engine(routes []route) *gin.Engine {
 			e.Handle(http.MethodHead, ginPath(rt.Path), chain...)
 		}
 	}
-	index := s.chain(route{Perm: Public, h: s.index})
-	e.GET("/", index...)
-	e.HEAD("/", index...)
-	e.NoRoute(append(gin.HandlersChain{apiOnly}, s.chain(route{Perm: Public, h: s.notFound})...)...)
+	// Any other path is the web console's: its files, or index.html for the
+	// console's own routes. They are public (the console signs in through
+	// the API) and need no admission.
+	console := gin.WrapH(s.console)
+	e.GET("/", console)
+	e.HEAD("/", console)
+	e.NoRoute(append(gin.HandlersChain{s.consoleUnlessAPI}, s.chain(route{Perm: Public, h: s.notFound})...)...)
 	e.NoMethod(s.chain(route{Perm: Public, h: s.methodNotAllowed})...)
 	return e
 }
@@ -175,13 +184,20 @@ func (s *Server) fail(c *gin.Context, err error) {
 	s.writeError(c, err)
 }
 
-// apiOnly lets unknown paths under /api/ through to the JSON 404; any other
-// unknown path gets net/http's plain one.
-func apiOnly(c *gin.Context) {
-	if !strings.HasPrefix(c.Request.URL.Path, "/api/") {
-		http.NotFound(c.Writer, c.Request)
-		c.Abort()
+// consoleUnlessAPI lets unknown paths under /api/ through to the JSON 404;
+// the web console answers GET and HEAD of any other path, and any other
+// method there gets net/http's plain 404.
+func (s *Server) consoleUnlessAPI(c *gin.Context) {
+	p := c.Request.URL.Path
+	if p == "/api" || strings.HasPrefix(p, "/api/") {
+		return
 	}
+	if m := c.Request.Method; m == http.MethodGet || m == http.MethodHead {
+		s.console.ServeHTTP(c.Writer, c.Request)
+	} else {
+		http.NotFound(c.Writer, c.Request)
+	}
+	c.Abort()
 }
 
 func (s *Server) notFound(c *gin.Context) error {
@@ -192,14 +208,6 @@ func (s *Server) notFound(c *gin.Context) error {
 // set the Allow header by then.
 func (s *Server) methodNotAllowed(c *gin.Context) error {
 	return writeJSON(c, http.StatusMethodNotAllowed, errorBody{Error: "Method not allowed"})
-}
-
-// index answers the root until the web UI is embedded.
-func (s *Server) index(c *gin.Context) error {
-	c.Header("Content-Type", "text/html; charset=utf-8")
-	_, err := c.Writer.Write([]byte(`<!doctype html><meta charset="utf-8"><title>Berth</title>` +
-		`<h1>Berth</h1><p>The API is served under <code>/api</code>; see <a href="/api/health">/api/health</a>.</p>`))
-	return err
 }
 
 func (s *Server) health(c *gin.Context) error {
