@@ -21,7 +21,6 @@ const list: api.ContainerSummary[] = [
   { id: 'c3', name: 'cache', image: 'redis:7', state: 'running', status: 'Up 1 minute', ports: [] },
 ];
 
-const route = { name: 'containers' } as const;
 
 beforeEach(() => {
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
@@ -43,7 +42,7 @@ const names = () =>
 
 describe('ContainersScreen', () => {
   it('lists the containers of the selected environment, sorted by name', async () => {
-    render(ContainersScreen, { route });
+    render(ContainersScreen);
     expect(screen.getByRole('heading', { level: 1, name: 'Containers' })).toBeTruthy();
     await screen.findByRole('table');
     expect(api.listContainers).toHaveBeenCalledWith(1);
@@ -52,7 +51,7 @@ describe('ContainersScreen', () => {
   });
 
   it('sorts by clicking the column header buttons', async () => {
-    render(ContainersScreen, { route });
+    render(ContainersScreen);
     await screen.findByRole('table');
     const nameHeader = screen.getByRole('columnheader', { name: /Name/ });
     expect(nameHeader.getAttribute('aria-sort')).toBe('ascending');
@@ -66,7 +65,7 @@ describe('ContainersScreen', () => {
   });
 
   it('filters with the Filter box and shows an empty match state', async () => {
-    render(ContainersScreen, { route });
+    render(ContainersScreen);
     await screen.findByRole('table');
     const filter = screen.getByLabelText('Filter');
     await fireEvent.input(filter, { target: { value: 'running' } });
@@ -80,13 +79,13 @@ describe('ContainersScreen', () => {
 
   it('shows an explicit empty state', async () => {
     vi.mocked(api.listContainers).mockResolvedValue([]);
-    render(ContainersScreen, { route });
+    render(ContainersScreen);
     expect(await screen.findByText('No containers on this environment.')).toBeTruthy();
   });
 
   it('runs a row action and shows the server message when it fails', async () => {
     vi.mocked(api.containerAction).mockRejectedValueOnce(new api.ApiError(500, 'engine said no'));
-    render(ContainersScreen, { route });
+    render(ContainersScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Stop web' }));
     expect(api.containerAction).toHaveBeenCalledWith(1, 'a1', 'stop');
@@ -97,7 +96,7 @@ describe('ContainersScreen', () => {
   });
 
   it('asks before removing; Escape cancels, confirm removes with force for a running container', async () => {
-    render(ContainersScreen, { route });
+    render(ContainersScreen);
     await screen.findByRole('table');
     const opener = screen.getByRole('button', { name: 'Remove web' });
     opener.focus(); // as with the keyboard (jsdom does not focus on click)
@@ -119,12 +118,12 @@ describe('ContainersScreen', () => {
 
   it('shows the error of the list call', async () => {
     vi.mocked(api.listContainers).mockRejectedValue(new api.ApiError(403, 'Access denied to this environment'));
-    render(ContainersScreen, { route });
+    render(ContainersScreen);
     expect((await screen.findByRole('alert')).textContent).toContain('Access denied to this environment');
   });
 
   it('has no serious or critical axe violations', async () => {
-    const { container } = render(ContainersScreen, { route });
+    const { container } = render(ContainersScreen);
     await screen.findByRole('table');
     await expectNoSeriousAxeViolations(container);
   });

@@ -9,7 +9,6 @@ vi.mock('../lib/api', async (importOriginal) => {
   return { ...real, dashboardStats: vi.fn() };
 });
 
-const route = { name: 'dashboard' } as const;
 
 afterEach(() => {
   cleanup();
@@ -31,7 +30,7 @@ describe('DashboardScreen', () => {
       { id: 2, name: 'edge', online: true, containers: { total: 4, running: 1 } },
       { id: 3, name: 'far', online: false, error: 'connection refused' },
     ]);
-    const { container } = render(DashboardScreen, { route });
+    const { container } = render(DashboardScreen);
     const local = await screen.findByRole('article', { name: 'local' });
     const figure = (tile: HTMLElement, label: string) => within(tile).getByText(label).parentElement?.querySelector('dd')?.textContent;
     expect(figure(local, 'Running')).toBe('3');
@@ -53,13 +52,13 @@ describe('DashboardScreen', () => {
 
   it('shows an explicit empty state', async () => {
     vi.mocked(api.dashboardStats).mockResolvedValue([]);
-    render(DashboardScreen, { route });
+    render(DashboardScreen);
     expect(await screen.findByText('No environments yet.')).toBeTruthy();
   });
 
   it('shows the server error', async () => {
     vi.mocked(api.dashboardStats).mockRejectedValue(new api.ApiError(500, 'boom'));
-    render(DashboardScreen, { route });
+    render(DashboardScreen);
     expect((await screen.findByRole('alert')).textContent).toBe('boom');
   });
 });

@@ -10,7 +10,6 @@ vi.mock('../lib/api', async (importOriginal) => {
   return { ...real, getProviders: vi.fn(), login: vi.fn(), getSession: vi.fn() };
 });
 
-const route = { name: 'login' } as const;
 
 beforeEach(() => {
   vi.mocked(api.getProviders).mockResolvedValue({ providers: [{ id: 'local', name: 'Local', type: 'local' }], defaultProvider: 'local' });
@@ -30,7 +29,7 @@ async function fill(username: string, password: string) {
 describe('LoginScreen', () => {
   it('signs in with the local provider and refreshes the session', async () => {
     vi.mocked(api.login).mockResolvedValue({ success: true });
-    render(LoginScreen, { route });
+    render(LoginScreen);
     await waitFor(() => expect(api.getProviders).toHaveBeenCalled());
     expect(screen.queryByLabelText('Sign in with')).toBeNull(); // only local: no choice
     await fill('admin', 'secret123');
@@ -41,7 +40,7 @@ describe('LoginScreen', () => {
 
   it('shows the server error in an alert', async () => {
     vi.mocked(api.login).mockRejectedValue(new api.ApiError(401, 'Invalid username or password'));
-    render(LoginScreen, { route });
+    render(LoginScreen);
     await fill('admin', 'wrong');
     await fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
     expect((await screen.findByRole('alert')).textContent).toBe('Invalid username or password');
@@ -57,7 +56,7 @@ describe('LoginScreen', () => {
       defaultProvider: 'ldap:1',
     });
     vi.mocked(api.login).mockResolvedValue({ success: true });
-    render(LoginScreen, { route });
+    render(LoginScreen);
     const choice = (await screen.findByLabelText('Sign in with')) as HTMLSelectElement;
     await waitFor(() => expect(choice.value).toBe('ldap:1'));
     const link = screen.getByRole('link', { name: 'Continue with Dex' });
@@ -69,7 +68,7 @@ describe('LoginScreen', () => {
 
   it('asks for the MFA code when the server requires it', async () => {
     vi.mocked(api.login).mockResolvedValueOnce({ requiresMfa: true }).mockResolvedValueOnce({ success: true });
-    render(LoginScreen, { route });
+    render(LoginScreen);
     await fill('admin', 'secret123');
     await fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
     const code = await screen.findByLabelText('Authentication code');
@@ -79,7 +78,7 @@ describe('LoginScreen', () => {
   });
 
   it('has no serious or critical axe violations', async () => {
-    const { container } = render(LoginScreen, { route });
+    const { container } = render(LoginScreen);
     await waitFor(() => expect(api.getProviders).toHaveBeenCalled());
     await expectNoSeriousAxeViolations(container);
   });
