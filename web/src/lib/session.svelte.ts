@@ -8,6 +8,8 @@ class SessionStore {
   environments: api.Environment[] = $state([]);
   envId: number | null = $state(null);
   envError: string | null = $state(null);
+  /** Set by an explicit sign-out, so the login page does not offer to come back. */
+  signedOut = $state(false);
 
   get signedIn(): boolean {
     return !!this.session && (this.session.authenticated || !this.session.authEnabled);
@@ -20,6 +22,7 @@ class SessionStore {
   async refresh(): Promise<api.Session> {
     const s = await api.getSession();
     this.session = s;
+    if (s.authenticated) this.signedOut = false;
     return s;
   }
 
@@ -61,6 +64,7 @@ class SessionStore {
     try {
       await api.logout();
     } finally {
+      this.signedOut = true;
       this.session = this.session ? { ...this.session, authenticated: false, user: undefined } : null;
       this.environments = [];
     }
