@@ -93,6 +93,7 @@ describe('ContainersScreen', () => {
     expect(alert.textContent).toContain('engine said no');
     await fireEvent.click(screen.getByRole('button', { name: 'Start db' }));
     await waitFor(() => expect(api.containerAction).toHaveBeenCalledWith(1, 'b2', 'start'));
+    await waitFor(() => expect(screen.getByRole('status').textContent).toBe('db started.'));
   });
 
   it('asks before removing; Escape cancels, confirm removes with force for a running container', async () => {
