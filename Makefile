@@ -22,18 +22,50 @@ GO_LDFLAGS := -s -w -linkmode external -extldflags "-static" \
 # Every package of the go.work workspace (run from the root).
 PKGS := ./server/... ./shared/...
 
+# The web console (web/) is built by Vite and embedded in the binary from
+# server/internal/webui/dist (go:embed cannot reach ../web). It is rebuilt when
+# a source file of web/ is newer than the copy; node_modules is reinstalled
+# (npm ci) when the lockfile is newer than it.
+WEB_DIST := server/internal/webui/dist
+WEB_SRC  := $(shell find web/src web/public web/index.html web/package.json web/package-lock.json \
+	web/vite.config.ts web/svelte.config.js web/tsconfig.json -type f 2>/dev/null)
+
 # Exports the variables written by scripts/test-env.sh into the shell of one recipe line.
 WITH_TEST_ENV := set -a && . ./.test-env && set +a &&
 
 # Targets run one after the other, in the order they are listed, even under -j.
 .NOTPARALLEL:
 
-.PHONY: all build check-static images run run-env test test-env lint bench clean
+.PHONY: all build web web-test e2e check-static images run run-env test test-env lint bench clean
 
 all: build
 
-build:
+build: web
 	CGO_ENABLED=1 go build -trimpath -tags '$(GO_TAGS)' -ldflags '$(GO_LDFLAGS)' -o $(BIN) ./server/cmd/berth
+
+web: $(WEB_DIST)/index.html
+
+web/node_modules/.package-lock.json: web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+
+# JS, CSS and SVG get a gzip twin (.gz), served to clients that accept gzip.
+$(WEB_DIST)/index.html: web/node_modules/.package-lock.json $(WEB_SRC)
+	cd web && npm run build
+	find $(WEB_DIST) -mindepth 1 ! -name .gitkeep -delete
+	cp -R web/dist/. $(WEB_DIST)/
+	find $(WEB_DIST) -type f \( -name '*.js' -o -name '*.css' -o -name '*.svg' \) -exec gzip -9 -n -k {} +
+
+# The console's unit tests (Vitest, jsdom).
+web-test: web/node_modules/.package-lock.json
+	cd web && npm test
+
+# The console's browser tests (web/e2e): bin/berth against the local engine,
+# driven through the Chromium that scripts/test-env.sh installs.
+web/e2e/node_modules/.package-lock.json: web/e2e/package-lock.json
+	cd web/e2e && npm ci --no-audit --no-fund
+
+e2e: build test-env web/e2e/node_modules/.package-lock.json
+	$(WITH_TEST_ENV) cd web/e2e && npm test
 
 # Fails unless bin/berth needs no shared library at run time (the image has none).
 check-static: build
@@ -63,8 +95,9 @@ run-env:
 
 # The image test (server/cmd/berth/image_test.go) runs the image named here.
 test: export BERTH_SERVER_IMAGE := $(IMAGE)
-test: test-env lint check-static images
+test: test-env lint check-static images web-test
 	$(WITH_TEST_ENV) go test $(TEST_FLAGS) $(PKGS)
+	@$(MAKE) --no-print-directory e2e
 
 test-env:
 	@scripts/test-env.sh
@@ -79,4 +112,5 @@ bench: build test-env
 	$(WITH_TEST_ENV) go run ./server/bench
 
 clean:
-	rm -rf bin/
+	rm -rf bin/ web/dist
+	find $(WEB_DIST) -mindepth 1 ! -name .gitkeep -delete

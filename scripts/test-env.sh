@@ -12,6 +12,7 @@
 #   - git, whose git-http-backend serves the git-stack tests' repositories from temporary directories
 #   - staticcheck, cached outside the repository
 #   - Trivy and Grype with tiny offline vulnerability databases and two Debian-like test images (scripts/lib/scanners.sh)
+#   - Chromium (Debian's package) for the web console's browser tests in web/e2e (scripts/lib/browser.sh)
 # .test-env at the repository root holds KEY=VALUE lines for `make test` and `make bench`.
 set -euo pipefail
 
@@ -26,6 +27,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/lib/registry.sh
 # shellcheck source=scripts/lib/scanners.sh
 . scripts/lib/scanners.sh
+# shellcheck source=scripts/lib/browser.sh
+. scripts/lib/browser.sh
 
 test_image=berth-test/busybox:1
 
@@ -140,6 +143,10 @@ ensure_registry
 
 ensure_scanners
 
+# --- Chromium (the console's browser tests: scripts/lib/browser.sh) ------------------
+
+ensure_browser
+
 # --- git (repositories the git-stack tests serve over HTTP with git-http-backend) ---
 
 apt_install git
@@ -166,6 +173,7 @@ ldap_test_env >>"$tmp"
 oidc_test_env >>"$tmp"
 registry_test_env >>"$tmp"
 scanners_test_env >>"$tmp"
+browser_test_env >>"$tmp"
 chmod 0644 "$tmp"
 mv -f "$tmp" .test-env
 log "test environment ready (.test-env)"
