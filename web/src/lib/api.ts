@@ -25,9 +25,9 @@ export function onUnauthorized(fn: UnauthorizedHandler | null): void {
   unauthorizedHandler = fn;
 }
 
-type Query = Record<string, string | number | boolean | undefined | null>;
+export type Query = Record<string, string | number | boolean | undefined | null>;
 
-interface RequestOptions {
+export interface RequestOptions {
   query?: Query;
   body?: unknown;
   headers?: Record<string, string>;
@@ -46,7 +46,7 @@ export function buildUrl(path: string, query?: Query): string {
   return s ? `${path}?${s}` : path;
 }
 
-async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+export async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json', ...opts.headers };
   let body: string | undefined;
   if (opts.body !== undefined) {

@@ -31,7 +31,7 @@ describe('Router', () => {
   it('reads the current location', () => {
     history.replaceState(null, '', '/containers/abc?env=2');
     const r = new Router(window);
-    expect(r.route).toEqual({ name: 'container', id: 'abc' });
+    expect(r.route).toMatchObject({ name: 'container', params: { id: 'abc' } });
     expect(r.param('env')).toBe('2');
   });
 
@@ -39,7 +39,7 @@ describe('Router', () => {
     const before = history.length;
     router.navigate('/containers');
     expect(location.pathname).toBe('/containers');
-    expect(router.route).toEqual({ name: 'containers' });
+    expect(router.route).toMatchObject({ name: 'containers', params: {} });
     expect(history.length).toBe(before + 1);
     router.navigate('/login?next=%2Fcontainers', { replace: true });
     expect(history.length).toBe(before + 1);
@@ -58,7 +58,7 @@ describe('Router', () => {
     document.body.innerHTML = '<a href="/containers/x1"><span>go</span></a>';
     const ev = click(document.querySelector('span')!);
     expect(ev.defaultPrevented).toBe(true);
-    expect(router.route).toEqual({ name: 'container', id: 'x1' });
+    expect(router.route).toMatchObject({ name: 'container', params: { id: 'x1' } });
   });
 
   it('leaves API links, new-tab clicks, targets and other origins to the browser', () => {

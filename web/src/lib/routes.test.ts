@@ -1,25 +1,55 @@
 import { describe, expect, it } from 'vitest';
-import { containerPath, matchRoute, safeNext } from './routes';
+import { containerPath, matchRoute, navOwner, pathTo, routeTable, safeNext } from './routes';
+import areas from './areas.json';
 
 describe('matchRoute', () => {
   it.each([
-    ['/', { name: 'dashboard' }],
-    ['/dashboard', { name: 'dashboard' }],
-    ['/containers', { name: 'containers' }],
-    ['/containers/', { name: 'containers' }],
-    ['/containers/abc123', { name: 'container', id: 'abc123' }],
-    ['/containers/my%20app', { name: 'container', id: 'my app' }],
-    ['/login', { name: 'login' }],
-    ['/setup', { name: 'setup' }],
-    ['/containers/a/b', { name: 'notfound', path: '/containers/a/b' }],
-    ['/nope', { name: 'notfound', path: '/nope' }],
-    ['/containers/%E0%A4%A', { name: 'notfound', path: '/containers/%E0%A4%A' }],
-  ])('%s', (path, route) => {
-    expect(matchRoute(path)).toEqual(route);
+    ['/', 'dashboard', {}],
+    ['/dashboard', 'dashboard', {}],
+    ['/containers', 'containers', {}],
+    ['/containers/', 'containers', {}],
+    ['/containers/new', 'containerNew', {}],
+    ['/containers/abc123', 'container', { id: 'abc123' }],
+    ['/containers/my%20app', 'container', { id: 'my app' }],
+    ['/stacks/web', 'stack', { name: 'web' }],
+    ['/git/stacks/3', 'gitStack', { id: '3' }],
+    ['/login', 'login', {}],
+    ['/setup', 'setup', {}],
+    ['/containers/a/b', 'notfound', {}],
+    ['/nope', 'notfound', {}],
+    ['/containers/%E0%A4%A', 'notfound', {}],
+  ])('%s', (path, name, params) => {
+    const r = matchRoute(path);
+    expect(r.name).toBe(name);
+    expect(r.params).toEqual(params);
+    expect(r.path).toBe(path);
   });
 
   it('round-trips container paths', () => {
-    expect(matchRoute(containerPath('a/b c'))).toEqual({ name: 'container', id: 'a/b c' });
+    expect(matchRoute(containerPath('a/b c')).params).toEqual({ id: 'a/b c' });
+    expect(matchRoute(pathTo('/volumes/:name', { name: 'x y' })).params).toEqual({ name: 'x y' });
+  });
+
+  it('names the navigation entry of a detail screen', () => {
+    expect(navOwner('container')).toBe('containers');
+    expect(navOwner('images')).toBe('images');
+  });
+});
+
+describe('areas.json', () => {
+  it('names only screens that exist', () => {
+    for (const [area, paths] of Object.entries(areas.screens)) {
+      for (const p of paths) {
+        expect(matchRoute(p).name, `${area}: ${p}`).not.toBe('notfound');
+      }
+    }
+  });
+
+  it('every navigation entry is a screen of some area', () => {
+    const covered = new Set(Object.values(areas.screens).flat().map((p) => matchRoute(p).name));
+    for (const r of routeTable) {
+      if ('nav' in r) expect(covered.has(r.name), r.name).toBe(true);
+    }
   });
 });
 

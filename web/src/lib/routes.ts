@@ -1,36 +1,105 @@
 // Client-side routes. The server answers index.html for these paths, so they are
-// plain History API paths (no hash).
+// plain History API paths (no hash). One table: the path pattern of every screen,
+// the API areas it serves (checked against the server's route table by
+// server/internal/api/console_test.go through areas.json) and its place in the
+// main navigation.
 
-export type Route =
-  | { name: 'dashboard' }
-  | { name: 'containers' }
-  | { name: 'container'; id: string }
-  | { name: 'login' }
-  | { name: 'setup' }
-  | { name: 'notfound'; path: string };
+/** Every screen of the console, in navigation order. `:x` is a path parameter. */
+export const routeTable = [
+  { name: 'dashboard', pattern: '/', nav: { label: 'Dashboard', group: '' } },
+  { name: 'dashboardAlias', pattern: '/dashboard' },
+  { name: 'containers', pattern: '/containers', nav: { label: 'Containers', group: 'Docker' } },
+  { name: 'containerNew', pattern: '/containers/new', parent: 'containers' },
+  { name: 'container', pattern: '/containers/:id', parent: 'containers' },
+  { name: 'images', pattern: '/images', nav: { label: 'Images', group: 'Docker' } },
+  { name: 'image', pattern: '/images/:id', parent: 'images' },
+  { name: 'volumes', pattern: '/volumes', nav: { label: 'Volumes', group: 'Docker' } },
+  { name: 'volume', pattern: '/volumes/:name', parent: 'volumes' },
+  { name: 'networks', pattern: '/networks', nav: { label: 'Networks', group: 'Docker' } },
+  { name: 'network', pattern: '/networks/:id', parent: 'networks' },
+  { name: 'stacks', pattern: '/stacks', nav: { label: 'Stacks', group: 'Docker' } },
+  { name: 'stackNew', pattern: '/stacks/new', parent: 'stacks' },
+  { name: 'stack', pattern: '/stacks/:name', parent: 'stacks' },
+  { name: 'gitStack', pattern: '/git/stacks/:id', parent: 'stacks' },
+  { name: 'git', pattern: '/git', nav: { label: 'Git', group: 'Sources' } },
+  { name: 'registries', pattern: '/registries', nav: { label: 'Registries', group: 'Sources' } },
+  { name: 'environments', pattern: '/environments', nav: { label: 'Environments', group: 'Administration' } },
+  { name: 'environmentNew', pattern: '/environments/new', parent: 'environments' },
+  { name: 'environment', pattern: '/environments/:id', parent: 'environments' },
+  { name: 'users', pattern: '/users', nav: { label: 'Users', group: 'Administration', admin: true } },
+  { name: 'roles', pattern: '/roles', nav: { label: 'Roles', group: 'Administration', admin: true } },
+  { name: 'audit', pattern: '/audit', nav: { label: 'Audit log', group: 'Administration', admin: true } },
+  { name: 'settings', pattern: '/settings', nav: { label: 'Settings', group: 'Administration', admin: true } },
+  { name: 'license', pattern: '/license', nav: { label: 'License', group: 'Administration', admin: true } },
+  { name: 'profile', pattern: '/profile' },
+  { name: 'login', pattern: '/login', public: true },
+  { name: 'setup', pattern: '/setup', public: true },
+] as const satisfies readonly RouteDef[];
+
+interface RouteDef {
+  name: string;
+  pattern: string;
+  /** In the main navigation, under a group heading ('' = no heading). */
+  nav?: { label: string; group: string; admin?: boolean };
+  /** The navigation entry that is current while this screen is shown. */
+  parent?: string;
+  /** Shown without signing in, outside the app shell. */
+  public?: boolean;
+}
+
+export type RouteName = (typeof routeTable)[number]['name'] | 'notfound';
+
+export interface Route {
+  name: RouteName;
+  /** Decoded path parameters, by the names of the pattern. */
+  params: Record<string, string>;
+  /** The path as asked (for the not-found page). */
+  path: string;
+}
 
 /** Routes shown without signing in (they render outside the app shell). */
-export const publicRoutes: ReadonlySet<Route['name']> = new Set(['login', 'setup']);
+export const publicRoutes: ReadonlySet<RouteName> = new Set(
+  routeTable.filter((r) => 'public' in r && r.public).map((r) => r.name),
+);
+
+const compiled = routeTable.map((r) => {
+  const keys: string[] = [];
+  const src = r.pattern.replace(/:([A-Za-z]+)/g, (_, k: string) => {
+    keys.push(k);
+    return '([^/]+)';
+  });
+  return { name: r.name as RouteName, re: new RegExp(`^${src}$`), keys };
+});
 
 export function matchRoute(pathname: string): Route {
-  let p = pathname.replace(/\/+$/, '') || '/';
-  if (p === '/' || p === '/dashboard') return { name: 'dashboard' };
-  if (p === '/containers') return { name: 'containers' };
-  if (p === '/login') return { name: 'login' };
-  if (p === '/setup') return { name: 'setup' };
-  const m = /^\/containers\/([^/]+)$/.exec(p);
-  if (m) {
+  const p = pathname.replace(/\/+$/, '') || '/';
+  for (const c of compiled) {
+    const m = c.re.exec(p);
+    if (!m) continue;
+    const params: Record<string, string> = {};
     try {
-      return { name: 'container', id: decodeURIComponent(m[1]) };
+      c.keys.forEach((k, i) => (params[k] = decodeURIComponent(m[i + 1])));
     } catch {
-      return { name: 'notfound', path: pathname };
+      return { name: 'notfound', params: {}, path: pathname };
     }
+    return { name: c.name === 'dashboardAlias' ? 'dashboard' : c.name, params, path: pathname };
   }
-  return { name: 'notfound', path: pathname };
+  return { name: 'notfound', params: {}, path: pathname };
+}
+
+/** The navigation entry current on a screen: itself or its parent. */
+export function navOwner(name: RouteName): string {
+  const def = routeTable.find((r) => r.name === name);
+  return def && 'parent' in def ? def.parent : name;
 }
 
 export function containerPath(id: string): string {
   return `/containers/${encodeURIComponent(id)}`;
+}
+
+/** Path of a screen with a parameter, e.g. pathTo('/images/:id', {id}). */
+export function pathTo(pattern: string, params: Record<string, string | number>): string {
+  return pattern.replace(/:([A-Za-z]+)/g, (_, k: string) => encodeURIComponent(String(params[k] ?? '')));
 }
 
 /** Accepts only a same-site path for post-login redirects ("next"), never another origin. */

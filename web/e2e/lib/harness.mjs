@@ -1,0 +1,223 @@
+// The harness of the console's browser tests: a real berth (bin/berth serve, a
+// fresh data directory, the local engine) driven through the system Chromium
+// with playwright-core. startConsole() starts both, creates the first admin
+// through the API with the setup token from berth's log, and returns helpers;
+// stop() removes everything the run created (the server, its data directory,
+// the containers, volumes, networks and images labelled berth.test=<label>).
+//
+// Needs: bin/berth (make build), a Docker engine, Chromium (scripts/test-env.sh
+// records it as BERTH_TEST_CHROMIUM) and the test image (BERTH_TEST_IMAGE).
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const root = path.resolve(here, '../../..');
+const berthBin = path.join(root, 'bin/berth');
+const chromiumPath = process.env.BERTH_TEST_CHROMIUM || '/usr/bin/chromium';
+export const testImage = process.env.BERTH_TEST_IMAGE || 'berth-test/busybox:1';
+const shots = path.join(here, '..', 'screenshots');
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs the docker CLI against the test engine and returns its trimmed output. */
+export function docker(...args) {
+  return execFileSync('docker', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+}
+
+function lines(s) {
+  return s.split('\n').filter(Boolean);
+}
+
+/** Removes every container, volume, network and image labelled berth.test=<label>. */
+export function removeLabelled(label) {
+  const f = ['--filter', `label=berth.test=${label}`];
+  const ids = lines(docker('ps', '-aq', ...f));
+  if (ids.length) docker('rm', '-f', '-v', ...ids);
+  const vols = lines(docker('volume', 'ls', '-q', ...f));
+  if (vols.length) docker('volume', 'rm', '-f', ...vols);
+  const nets = lines(docker('network', 'ls', '-q', ...f));
+  if (nets.length) docker('network', 'rm', ...nets);
+  const imgs = lines(docker('images', '-q', ...f));
+  if (imgs.length) docker('rmi', '-f', ...new Set(imgs));
+}
+
+/**
+ * Starts berth and Chromium. Options: viewport ({width, height}), env (extra
+ * variables for berth). The returned object has base (the server's URL),
+ * label (berth.test value of this run), admin ({username, password}), page,
+ * context, browser, pageErrors, and the helpers below.
+ */
+export async function startConsole(opts = {}) {
+  assert.ok(existsSync(berthBin), `${berthBin} is missing: run make build`);
+  assert.ok(existsSync(chromiumPath), `${chromiumPath} is missing: run scripts/test-env.sh`);
+  mkdirSync(shots, { recursive: true });
+  const label = randomBytes(6).toString('hex');
+  const admin = { username: 'admin', password: `e2e-${label}-password` };
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'berth-e2e-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  let serverLog = '';
+  const server = spawn(berthBin, ['serve'], {
+    env: { ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: '', ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  server.stdout.on('data', (d) => (serverLog += d));
+  server.stderr.on('data', (d) => (serverLog += d));
+
+  const h = {
+    base,
+    label,
+    admin,
+    dataDir,
+    server,
+    pageErrors: [],
+    log: () => serverLog,
+    browser: null,
+    context: null,
+    page: null,
+    cookie: '',
+  };
+
+  h.waitFor = async (what, ms, fn) => {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const v = await fn().catch(() => undefined);
+      if (v) return v;
+      if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}\nberth log:\n${serverLog}`);
+      if (server.exitCode !== null) throw new Error(`berth exited (${server.exitCode}) while waiting for ${what}\n${serverLog}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  // A fresh install prints the setup token with which the first admin is created.
+  const token = await h.waitFor('the setup token in the log', 20_000, async () => /setup_token=([0-9a-f]{32,})/.exec(serverLog)?.[1]);
+  await h.waitFor('GET /api/health', 20_000, async () => (await fetch(`${base}/api/health`)).ok);
+  const res = await fetch(`${base}/api/users`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Setup-Token': token },
+    body: JSON.stringify(admin),
+  });
+  assert.equal(res.status, 201, `create the first admin: ${res.status} ${await res.text()}`);
+
+  /**
+   * Calls the API as the admin (a session of its own, not the browser's) and
+   * returns {status, body}; body is parsed JSON when the answer is JSON.
+   */
+  h.api = async (method, p, body) => {
+    if (!h.cookie) {
+      const r = await fetch(`${base}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(admin),
+      });
+      assert.equal(r.status, 200, `API sign-in: ${r.status}`);
+      h.cookie = r.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    }
+    const r = await fetch(base + p, {
+      method,
+      headers: { Cookie: h.cookie, Origin: base, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await r.text();
+    let parsed = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON
+    }
+    return { status: r.status, body: parsed };
+  };
+
+  h.browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  h.context = await h.browser.newContext({ viewport: opts.viewport ?? { width: 1280, height: 800 } }); // a fresh profile
+  h.page = await h.context.newPage();
+  h.page.setDefaultTimeout(15_000);
+  h.page.on('pageerror', (e) => h.pageErrors.push(String(e)));
+
+  /** Signs in through the sign-in page and waits for the dashboard. */
+  h.signIn = async () => {
+    const page = h.page;
+    await page.goto(base + '/login');
+    await page.getByLabel('Username', { exact: true }).fill(admin.username);
+    await page.getByLabel('Password', { exact: true }).fill(admin.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
+  };
+
+  /** Opens a path of the console and waits for its h1 (name: string or RegExp, optional). */
+  h.open = async (p, heading) => {
+    await h.page.goto(base + p);
+    const h1 = heading === undefined ? h.page.getByRole('heading', { level: 1 }) : h.page.getByRole('heading', { level: 1, name: heading });
+    await h1.first().waitFor();
+  };
+
+  // Runs axe-core on the page and fails on serious or critical violations,
+  // naming each rule and the elements it found.
+  h.checkA11y = async (name) => {
+    await h.page.addScriptTag({ content: axeSource });
+    const violations = await h.page.evaluate(async () => {
+      // eslint-disable-next-line no-undef
+      const r = await axe.run(document, { resultTypes: ['violations'] });
+      return r.violations.map((v) => ({
+        id: v.id,
+        impact: v.impact,
+        help: v.help,
+        nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5),
+      }));
+    });
+    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    assert.deepEqual(bad, [], `${name}: axe violations:\n${JSON.stringify(bad, null, 2)}`);
+  };
+
+  h.screenshot = async (name) => {
+    await h.page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  };
+
+  h.stop = async () => {
+    await h.browser?.close().catch(() => {});
+    if (server.exitCode === null) {
+      const exited = new Promise((r) => server.once('exit', r));
+      server.kill('SIGTERM');
+      const timer = setTimeout(() => server.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    try {
+      removeLabelled(label);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  };
+
+  return h;
+}
