@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/secret"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/server/internal/webui"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/version"
 )
@@ -105,6 +107,11 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		return err
 	}
 
+	console, err := consoleOf(cfg.WebDir, log)
+	if err != nil {
+		return err
+	}
+
 	// Long operations (pulls, pushes, scans) outlive their requests, not Berth.
 	jobReg := jobs.NewRegistry(ctx, jobTimeout, nil)
 	defer jobReg.Wait()
@@ -112,7 +119,8 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		Addr: cfg.Addr(),
 		Handler: api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Jobs: jobReg,
 			Scan: scan.Config{GrypePath: cfg.GrypePath, TrivyPath: cfg.TrivyPath, GrypeDBDir: cfg.GrypeDBDir,
-				TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}, DataDir: cfg.DataDir}).Handler(),
+				TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}, DataDir: cfg.DataDir,
+			Console: console}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// Requests derive from ctx, so that streams end when Berth stops.
@@ -177,4 +185,18 @@ func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	return st, nil
+}
+
+// consoleOf returns the web console read from dir (WEB_DIR: a `vite build`
+// output, for working on the console without rebuilding berth), or nil for
+// the embedded build.
+func consoleOf(dir string, log *slog.Logger) (*webui.Console, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "index.html")); err != nil {
+		return nil, fmt.Errorf("WEB_DIR: %w", err)
+	}
+	log.Info("serving the web console from a directory", "dir", dir)
+	return webui.FromFS(os.DirFS(dir)), nil
 }

@@ -63,6 +63,9 @@ type Deps struct {
 	// AllowedOrigins are extra host patterns (e.g. "berth.example.com") whose
 	// browsers may open WebSockets; the request's own host is always allowed.
 	AllowedOrigins []string
+	// Console is the web console served outside /api; nil serves the
+	// embedded build.
+	Console *webui.Console
 }
 
 // New returns a Server.
@@ -73,6 +76,9 @@ func New(d Deps) *Server {
 	scanner := scan.New(d.Engines, d.Store, d.Log, d.Scan)
 	imgs := images.New(d.Engines, d.Store, d.Log, scanner)
 	stk := stacks.New(d.Store, d.Engines, imgs, d.DataDir, d.Log)
+	if d.Console == nil {
+		d.Console = webui.New()
+	}
 	return &Server{
 		log:        d.Log,
 		store:      d.Store,
@@ -87,7 +93,7 @@ func New(d Deps) *Server {
 		jobs:       d.Jobs,
 		events:     events.NewRelay(d.Engines, d.Log),
 		dashboard:  dashboard.New(d.Engines, stk, scanner, d.Log),
-		console:    webui.New(),
+		console:    d.Console,
 		origins:    d.AllowedOrigins,
 		now:        time.Now,
 	}

@@ -28,6 +28,7 @@ type Config struct {
 	GrypeDBDir        string     // GRYPE_DB_DIR: Grype's database directory
 	TrivyCacheDir     string     // TRIVY_CACHE_DIR: Trivy's cache (database) directory
 	ScannerOffline    bool       // SCANNER_OFFLINE=true: never update the scanners' databases
+	WebDir            string     // WEB_DIR: serve the console from this directory (a `vite build` output) instead of the embedded one
 }
 
 // Addr is the listen address.
@@ -74,6 +75,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.GrypePath, c.TrivyPath = getenv("GRYPE_PATH"), getenv("TRIVY_PATH")
 	c.GrypeDBDir, c.TrivyCacheDir = getenv("GRYPE_DB_DIR"), getenv("TRIVY_CACHE_DIR")
 	c.ScannerOffline = getenv("SCANNER_OFFLINE") == "true"
+	c.WebDir = getenv("WEB_DIR")
 	level := getenv("LOG_LEVEL")
 
 	fs := flag.NewFlagSet("berth serve", flag.ContinueOnError)
@@ -83,6 +85,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "data directory (DATA_DIR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "database URL (DATABASE_URL); default: SQLite in the data directory")
 	fs.StringVar(&c.LocalSocket, "docker-socket", c.LocalSocket, "local engine socket (DOCKER_SOCKET)")
+	fs.StringVar(&c.WebDir, "web-dir", c.WebDir, "serve the web console from this directory instead of the embedded build (WEB_DIR)")
 	fs.StringVar(&level, "log-level", level, "log level: debug, info, warn, error (LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
