@@ -20,7 +20,8 @@ import { chromium } from 'playwright-core';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const root = path.resolve(here, '../../..');
-const berthBin = path.join(root, 'bin/berth');
+// BERTH_BIN: another berth binary; WEB_DIR (passed on to berth) serves a console build from a directory.
+const berthBin = process.env.BERTH_BIN || path.join(root, 'bin/berth');
 const chromiumPath = process.env.BERTH_TEST_CHROMIUM || '/usr/bin/chromium';
 export const testImage = process.env.BERTH_TEST_IMAGE || 'berth-test/busybox:1';
 const shots = path.join(here, '..', 'screenshots');
