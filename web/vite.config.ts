@@ -14,6 +14,8 @@ export default defineConfig({
     target: 'es2022',
     // Hashed names under assets/ get long-cache headers from the server.
     assetsDir: 'assets',
+    // dist/.vite/manifest.json: read by scripts/bundle-size.mjs (not embedded).
+    manifest: true,
   },
   server: {
     proxy: {
