@@ -1,0 +1,406 @@
+// The administration part of the API client: users, roles, API tokens, the
+// audit log, authentication settings, LDAP and OIDC configurations, the
+// scanner setting and the license. Shapes follow the handlers in
+// server/internal/api (users.go, auth.go, audit.go, ldap.go, oidc.go,
+// license.go, scan.go) and COMPAT.md; every type lists what the console reads.
+import { request } from './api';
+
+// ---------------------------------------------------------------- users
+
+/** A user as GET /api/users answers it (never the password hash). */
+export interface AdminUser {
+  id: number;
+  username: string;
+  email: string;
+  displayName: string;
+  mfaEnabled?: boolean;
+  isAdmin: boolean;
+  isActive: boolean;
+  /** "local", "oidc:<name>", "ldap:<name>". */
+  authProvider: string;
+  lastLogin: string | null;
+  createdAt: string;
+  updatedAt?: string;
+}
+
+export interface UserCreate {
+  username: string;
+  password: string;
+  email?: string;
+  displayName?: string;
+  isAdmin?: boolean;
+}
+
+/** PUT /api/users/{id}: absent fields keep their value. */
+export interface UserPatch {
+  username?: string;
+  password?: string;
+  email?: string;
+  displayName?: string;
+  isAdmin?: boolean;
+  isActive?: boolean;
+}
+
+export function listUsers(): Promise<AdminUser[]> {
+  return request('GET', '/api/users');
+}
+
+export function createUser(u: UserCreate): Promise<AdminUser> {
+  return request('POST', '/api/users', { body: u });
+}
+
+export function updateUser(id: number, patch: UserPatch): Promise<AdminUser> {
+  return request('PUT', `/api/users/${id}`, { body: patch });
+}
+
+export function deleteUser(id: number): Promise<{ success: boolean }> {
+  return request('DELETE', `/api/users/${id}`);
+}
+
+/** One role of a user: on one environment, or on all (environmentId null). */
+export interface RoleAssignment {
+  id: number;
+  roleId: number;
+  roleName: string;
+  environmentId: number | null;
+  /** "manual", or "ldap:<id>" / "oidc:<id>" for roles a directory mapping gave. */
+  source: string;
+  createdAt?: string;
+}
+
+export function listUserRoles(userId: number): Promise<RoleAssignment[]> {
+  return request('GET', `/api/users/${userId}/roles`);
+}
+
+export function assignRole(userId: number, roleId: number, environmentId: number | null): Promise<RoleAssignment> {
+  return request('POST', `/api/users/${userId}/roles`, { body: { roleId, environmentId } });
+}
+
+export function unassignRole(userId: number, roleId: number, environmentId: number | null): Promise<{ success: boolean }> {
+  return request('DELETE', `/api/users/${userId}/roles`, { body: { roleId, environmentId } });
+}
+
+// ---------------------------------------------------------------- roles
+
+/** Resource → actions allowed on it. */
+export type Permissions = Record<string, string[]>;
+
+export interface Role {
+  id: number;
+  name: string;
+  description: string;
+  permissions: Permissions;
+  /** null: every environment. */
+  environmentIds: number[] | null;
+  /** Built-in roles (Admin, Operator, Viewer) cannot be changed or deleted. */
+  isSystem: boolean;
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+export interface RoleInput {
+  name: string;
+  description: string;
+  permissions: Permissions;
+  environmentIds: number[] | null;
+}
+
+/**
+ * Every resource and its actions, in the order the console shows them. The
+ * server's catalog (auth.Catalog in server/internal/auth/permissions.go, also
+ * listed in COMPAT.md); no endpoint serves it, and the server refuses a role
+ * naming anything else.
+ */
+export const PERMISSION_CATALOG: readonly { resource: string; actions: readonly string[] }[] = [
+  { resource: 'containers', actions: ['view', 'create', 'start', 'stop', 'restart', 'remove', 'exec', 'logs', 'inspect', 'edit'] },
+  { resource: 'images', actions: ['view', 'pull', 'push', 'remove', 'build', 'inspect'] },
+  { resource: 'volumes', actions: ['view', 'create', 'remove', 'inspect'] },
+  { resource: 'networks', actions: ['view', 'create', 'remove', 'inspect', 'connect', 'disconnect'] },
+  { resource: 'stacks', actions: ['view', 'create', 'start', 'stop', 'remove', 'edit'] },
+  { resource: 'environments', actions: ['view', 'create', 'edit', 'delete'] },
+  { resource: 'registries', actions: ['view', 'create', 'edit', 'delete'] },
+  { resource: 'notifications', actions: ['view', 'create', 'edit', 'delete'] },
+  { resource: 'git', actions: ['view', 'create', 'edit', 'delete'] },
+  { resource: 'settings', actions: ['view', 'edit'] },
+  { resource: 'users', actions: ['view', 'create', 'edit', 'delete'] },
+  { resource: 'schedules', actions: ['view', 'edit', 'run'] },
+  { resource: 'audit_logs', actions: ['view'] },
+  { resource: 'activity', actions: ['view'] },
+  { resource: 'license', actions: ['manage'] },
+];
+
+export function listRoles(): Promise<Role[]> {
+  return request('GET', '/api/roles');
+}
+
+export function createRole(r: RoleInput): Promise<Role> {
+  return request('POST', '/api/roles', { body: r });
+}
+
+export function updateRole(id: number, r: RoleInput): Promise<Role> {
+  return request('PUT', `/api/roles/${id}`, { body: r });
+}
+
+export function deleteRole(id: number): Promise<{ success: boolean }> {
+  return request('DELETE', `/api/roles/${id}`);
+}
+
+// ---------------------------------------------------------------- API tokens
+
+/** An API token as listed: never the token itself. */
+export interface ApiToken {
+  id: number;
+  userId: number;
+  name: string;
+  /** The first characters of the token ("bth_" and six more), to recognise it. */
+  tokenPrefix: string;
+  expiresAt: string | null;
+  lastUsed: string | null;
+  createdAt: string;
+}
+
+/** The answer of creating a token: the only time the token is shown. */
+export interface NewApiToken extends ApiToken {
+  token: string;
+}
+
+export function listTokens(): Promise<ApiToken[]> {
+  return request('GET', '/api/auth/tokens');
+}
+
+/** Creates a token; users with a local password confirm with it. */
+export function createToken(name: string, expiresAt: string | null, password: string): Promise<NewApiToken> {
+  return request('POST', '/api/auth/tokens', { body: { name, expiresAt, password } });
+}
+
+export function revokeToken(id: number): Promise<{ success: boolean }> {
+  return request('DELETE', `/api/auth/tokens/${id}`);
+}
+
+// ---------------------------------------------------------------- audit log
+
+export interface AuditEntry {
+  id: number;
+  timestamp: string;
+  userId: number | null;
+  username: string;
+  environmentId: number | null;
+  action: string;
+  entityType: string;
+  entityId: string;
+  entityName: string;
+  description: string;
+  details: string;
+  ipAddress: string;
+}
+
+/**
+ * The filters of GET /api/audit: username exact, action exact or a prefix
+ * with a trailing "*", entityType exact, since (inclusive) and until
+ * (exclusive) as RFC 3339 times; limit at most 1000 (default 100).
+ */
+export interface AuditFilter {
+  userId?: number;
+  username?: string;
+  environmentId?: number;
+  action?: string;
+  entityType?: string;
+  since?: string;
+  until?: string;
+  limit?: number;
+  offset?: number;
+}
+
+export interface AuditPage {
+  entries: AuditEntry[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+export function listAudit(f: AuditFilter, signal?: AbortSignal): Promise<AuditPage> {
+  return request('GET', '/api/audit', { query: { ...f }, signal });
+}
+
+// ---------------------------------------------------------------- authentication settings
+
+export interface AuthSettings {
+  authEnabled: boolean;
+  /** "local", "ldap", "ldap:<id>" or "oidc:<id>". */
+  defaultProvider: string;
+  /** Seconds, 60 to 31536000. */
+  sessionTimeout: number;
+}
+
+export function getAuthSettings(): Promise<AuthSettings> {
+  return request('GET', '/api/auth/settings');
+}
+
+export function putAuthSettings(p: Partial<AuthSettings>): Promise<AuthSettings> {
+  return request('PUT', '/api/auth/settings', { body: p });
+}
+
+// ---------------------------------------------------------------- LDAP (enterprise)
+
+/** The mask the API answers for a stored secret; sent back it keeps the secret. */
+export const SECRET_MASK = '********';
+
+export interface LdapConfig {
+  id: number;
+  name: string;
+  enabled: boolean;
+  serverUrl: string;
+  bindDn: string;
+  /** SECRET_MASK when a password is stored, else "". */
+  bindPassword: string;
+  baseDn: string;
+  userFilter: string;
+  usernameAttribute: string;
+  emailAttribute: string;
+  displayNameAttribute: string;
+  groupBaseDn: string;
+  groupFilter: string;
+  adminGroup: string;
+  roleMappings: { groupDn: string; roleId: number }[];
+  tlsEnabled: boolean;
+  tlsCa: string;
+  createdAt?: string;
+}
+
+/**
+ * The body of create and PATCH. bindPassword: absent keeps the stored one,
+ * "" clears it, any other string replaces it.
+ */
+export type LdapConfigInput = Partial<Omit<LdapConfig, 'id' | 'createdAt'>>;
+
+export function listLdap(): Promise<LdapConfig[]> {
+  return request('GET', '/api/auth/ldap');
+}
+
+export function createLdap(c: LdapConfigInput): Promise<LdapConfig> {
+  return request('POST', '/api/auth/ldap', { body: c });
+}
+
+export function patchLdap(id: number, c: LdapConfigInput): Promise<LdapConfig> {
+  return request('PATCH', `/api/auth/ldap/${id}`, { body: c });
+}
+
+export function deleteLdap(id: number): Promise<{ success: boolean }> {
+  return request('DELETE', `/api/auth/ldap/${id}`);
+}
+
+/** {success, userCount}, or {success: false, error} when the directory cannot be used. */
+export interface LdapTestResult {
+  success: boolean;
+  userCount?: number;
+  error?: string;
+}
+
+export function testLdap(id: number): Promise<LdapTestResult> {
+  return request('POST', `/api/auth/ldap/${id}/test`);
+}
+
+// ---------------------------------------------------------------- OIDC
+
+export interface OidcProvider {
+  id: number;
+  name: string;
+  enabled: boolean;
+  issuerUrl: string;
+  clientId: string;
+  /** SECRET_MASK when a secret is stored. */
+  clientSecret: string;
+  redirectUri: string;
+  scopes: string;
+  usernameClaim: string;
+  emailClaim: string;
+  displayNameClaim: string;
+  adminClaim: string;
+  adminValue: string;
+  roleMappingsClaim: string;
+  roleMappings: { claimValue: string; roleId: number }[];
+  createdAt?: string;
+}
+
+/** The body of create and PATCH; clientSecret follows the rule of LdapConfigInput.bindPassword. */
+export type OidcProviderInput = Partial<Omit<OidcProvider, 'id' | 'createdAt'>>;
+
+/** The path every OIDC provider must redirect to (register it at the provider). */
+export const OIDC_CALLBACK_PATH = '/api/auth/oidc/callback';
+
+export function listOidc(): Promise<OidcProvider[]> {
+  return request('GET', '/api/auth/oidc');
+}
+
+export function createOidc(p: OidcProviderInput): Promise<OidcProvider> {
+  return request('POST', '/api/auth/oidc', { body: p });
+}
+
+export function patchOidc(id: number, p: OidcProviderInput): Promise<OidcProvider> {
+  return request('PATCH', `/api/auth/oidc/${id}`, { body: p });
+}
+
+export function deleteOidc(id: number): Promise<{ success: boolean }> {
+  return request('DELETE', `/api/auth/oidc/${id}`);
+}
+
+/** {success, issuer, endpoints} when the discovery document was fetched, else {success: false, error, details}. */
+export interface OidcTestResult {
+  success: boolean;
+  issuer?: string;
+  endpoints?: { authorization?: string; token?: string; userinfo?: string };
+  error?: string;
+  details?: string;
+}
+
+export function testOidc(id: number): Promise<OidcTestResult> {
+  return request('POST', `/api/auth/oidc/${id}/test`);
+}
+
+// ---------------------------------------------------------------- scanner setting
+
+/** none, scanner_a (Grype), scanner_b (Trivy) or both. */
+export type ScannerChoice = 'none' | 'scanner_a' | 'scanner_b' | 'both';
+
+export interface ScannerSetting {
+  scanner: ScannerChoice | string;
+  /** How each scanner would run: "binary" or "container". */
+  available: Record<string, string>;
+}
+
+export function getScannerSetting(env: number): Promise<ScannerSetting> {
+  return request('GET', '/api/settings/scanner', { query: { env } });
+}
+
+export function setScannerSetting(env: number, scanner: ScannerChoice): Promise<{ success: boolean; scanner: string }> {
+  return request('POST', '/api/settings/scanner', { query: { env }, body: { scanner } });
+}
+
+// ---------------------------------------------------------------- license
+
+export interface LicenseDoc {
+  id: string;
+  customer: string;
+  edition: string;
+  issuedAt: string;
+  expiresAt?: string | null;
+}
+
+export interface LicenseState {
+  edition: 'community' | 'enterprise' | string;
+  license: LicenseDoc | null;
+  /** An installed license that has expired. */
+  expired?: boolean;
+}
+
+export function getLicense(): Promise<LicenseState> {
+  return request('GET', '/api/license');
+}
+
+export function installLicense(license: string): Promise<LicenseState & { success: boolean }> {
+  return request('POST', '/api/license', { body: { license } });
+}
+
+export function removeLicense(): Promise<{ success: boolean }> {
+  return request('DELETE', '/api/license');
+}

@@ -1,0 +1,159 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ApiError } from '../lib/api';
+import * as admin from '../lib/api-admin';
+import { session } from '../lib/session.svelte';
+import { expectNoSeriousAxeViolations } from '../test-axe';
+import ProfileScreen from './ProfileScreen.svelte';
+
+vi.mock('../lib/api-admin', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api-admin')>();
+  return { ...real, listTokens: vi.fn(), createToken: vi.fn(), revokeToken: vi.fn(), updateUser: vi.fn() };
+});
+
+const token: admin.ApiToken = {
+  id: 7,
+  userId: 1,
+  name: 'ci',
+  tokenPrefix: 'bth_abcdef',
+  expiresAt: null,
+  lastUsed: null,
+  createdAt: '2025-01-02T03:04:05Z',
+};
+
+function signIn(user: Partial<NonNullable<typeof session.session>['user']> = {}) {
+  session.session = {
+    authenticated: true,
+    authEnabled: true,
+    user: { id: 1, username: 'admin', email: 'admin@example.com', isAdmin: true, provider: 'local', ...user },
+  };
+}
+
+beforeEach(() => {
+  signIn();
+  vi.mocked(admin.listTokens).mockResolvedValue([structuredClone(token)]);
+  vi.mocked(admin.revokeToken).mockResolvedValue({ success: true });
+  vi.mocked(admin.updateUser).mockResolvedValue({} as admin.AdminUser);
+});
+afterEach(() => {
+  cleanup();
+  vi.clearAllMocks();
+  session.session = null;
+});
+
+describe('ProfileScreen', () => {
+  it('shows the signed-in user and lists the tokens without their secret', async () => {
+    render(ProfileScreen);
+    expect(screen.getByRole('heading', { level: 1, name: 'Profile' })).toBeTruthy();
+    expect(screen.getByText('admin@example.com')).toBeTruthy();
+    const table = await screen.findByRole('table');
+    expect(within(table).getByText('ci')).toBeTruthy();
+    expect(within(table).getByText('bth_abcdef…')).toBeTruthy();
+    expect(within(table).getAllByText('never', { selector: 'td' })).toHaveLength(2); // expires, last used
+  });
+
+  it('creates a token with name, expiry and password, and shows it once with a copy button', async () => {
+    const created: admin.NewApiToken = { ...token, id: 8, name: 'deploy', token: 'bth_secretsecretsecret' };
+    vi.mocked(admin.createToken).mockResolvedValue(created);
+    render(ProfileScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'New token' }));
+    await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'deploy' } });
+    await fireEvent.change(screen.getByLabelText('Expires'), { target: { value: 'never' } });
+    await fireEvent.input(screen.getByLabelText('Your password'), { target: { value: 'pw12345678' } });
+    vi.mocked(admin.listTokens).mockResolvedValue([token, { ...created, token: undefined } as unknown as admin.ApiToken]);
+    await fireEvent.click(screen.getByRole('button', { name: 'Create token' }));
+    expect(admin.createToken).toHaveBeenCalledWith('deploy', null, 'pw12345678');
+    const box = (await screen.findByLabelText('New API token')) as HTMLInputElement;
+    expect(box.value).toBe('bth_secretsecretsecret');
+    expect(screen.getByText(/shown only this once/)).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Copy token' })).toBeTruthy();
+    await fireEvent.click(screen.getByRole('button', { name: 'Done' }));
+    expect(screen.queryByLabelText('New API token')).toBeNull();
+    expect(document.body.textContent).not.toContain('bth_secretsecretsecret');
+  });
+
+  it('sends an expiry in the future for a period', async () => {
+    vi.mocked(admin.createToken).mockResolvedValue({ ...token, token: 'bth_x' });
+    render(ProfileScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'New token' }));
+    await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'n' } });
+    await fireEvent.input(screen.getByLabelText('Your password'), { target: { value: 'pw' } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Create token' }));
+    const at = vi.mocked(admin.createToken).mock.calls[0][1];
+    const days = (new Date(at!).getTime() - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(89);
+    expect(days).toBeLessThan(91);
+  });
+
+  it('shows the server refusal of a token', async () => {
+    vi.mocked(admin.createToken).mockRejectedValue(new ApiError(401, 'Invalid password'));
+    render(ProfileScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'New token' }));
+    await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'n' } });
+    await fireEvent.input(screen.getByLabelText('Your password'), { target: { value: 'bad' } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Create token' }));
+    expect((await screen.findByRole('alert')).textContent).toContain('Invalid password');
+  });
+
+  it('revokes a token after confirmation', async () => {
+    render(ProfileScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Revoke ci' }));
+    const dialog = screen.getByRole('dialog', { name: 'Revoke ci?' });
+    expect(admin.revokeToken).not.toHaveBeenCalled();
+    vi.mocked(admin.listTokens).mockResolvedValue([]);
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Revoke' }));
+    expect(admin.revokeToken).toHaveBeenCalledWith(7);
+    expect(await screen.findByText('You have no API tokens.')).toBeTruthy();
+  });
+
+  it('changes the own password when allowed', async () => {
+    render(ProfileScreen);
+    await fireEvent.input(screen.getByLabelText('New password'), { target: { value: 'new-password-1' } });
+    await fireEvent.input(screen.getByLabelText('Repeat the new password'), { target: { value: 'new-password-1' } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Change password' }));
+    expect(admin.updateUser).toHaveBeenCalledWith(1, { password: 'new-password-1' });
+    expect(await screen.findByText('Your password was changed.')).toBeTruthy();
+  });
+
+  it('refuses two different passwords without calling the API', async () => {
+    render(ProfileScreen);
+    await fireEvent.input(screen.getByLabelText('New password'), { target: { value: 'new-password-1' } });
+    await fireEvent.input(screen.getByLabelText('Repeat the new password'), { target: { value: 'new-password-2' } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Change password' }));
+    expect(admin.updateUser).not.toHaveBeenCalled();
+    expect(screen.getByRole('alert').textContent).toContain('The two passwords differ');
+  });
+
+  it('tells a user without users:edit to ask an administrator, and an SSO user where the password lives', async () => {
+    signIn({ isAdmin: false, permissions: { containers: ['view'] } });
+    render(ProfileScreen);
+    expect(screen.getByText('Ask an administrator to change your password.')).toBeTruthy();
+    expect(screen.queryByLabelText('New password')).toBeNull();
+    cleanup();
+    signIn({ isAdmin: false, provider: 'oidc' });
+    render(ProfileScreen);
+    expect(screen.getByText(/managed by OIDC/)).toBeTruthy();
+    await fireEvent.click(await screen.findByRole('button', { name: 'New token' }));
+    expect(screen.queryByLabelText('Your password')).toBeNull(); // SSO users have no password to confirm with
+  });
+
+  it('has no serious or critical axe violations', async () => {
+    const { container } = render(ProfileScreen);
+    await screen.findByRole('table');
+    await expectNoSeriousAxeViolations(container);
+    await fireEvent.click(screen.getByRole('button', { name: 'New token' }));
+    await expectNoSeriousAxeViolations(container);
+  });
+});
+
+describe('ProfileScreen token list errors', () => {
+  it('shows why the tokens could not be listed', async () => {
+    vi.mocked(admin.listTokens).mockRejectedValue(new ApiError(500, 'database is locked'));
+    render(ProfileScreen);
+    await waitFor(() => expect(screen.getByRole('alert').textContent).toContain('database is locked'));
+  });
+});

@@ -1,0 +1,190 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ApiError } from '../lib/api';
+import * as admin from '../lib/api-admin';
+import { session } from '../lib/session.svelte';
+import { expectNoSeriousAxeViolations } from '../test-axe';
+import UsersScreen from './UsersScreen.svelte';
+
+vi.mock('../lib/api-admin', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api-admin')>();
+  return {
+    ...real,
+    listUsers: vi.fn(),
+    listRoles: vi.fn(),
+    createUser: vi.fn(),
+    updateUser: vi.fn(),
+    deleteUser: vi.fn(),
+    listUserRoles: vi.fn(),
+    assignRole: vi.fn(),
+    unassignRole: vi.fn(),
+  };
+});
+
+const base = { mfaEnabled: false, isActive: true, authProvider: 'local', lastLogin: null, createdAt: '2025-01-01T00:00:00Z' };
+const users: admin.AdminUser[] = [
+  { ...base, id: 1, username: 'admin', displayName: 'The Admin', email: 'admin@example.com', isAdmin: true, lastLogin: '2025-02-01T10:00:00Z' },
+  { ...base, id: 2, username: 'alice', displayName: '', email: 'alice@example.com', isAdmin: false, authProvider: 'ldap:Corp' },
+];
+const roles: admin.Role[] = [
+  { id: 1, name: 'Admin', description: '', permissions: {}, environmentIds: null, isSystem: true },
+  { id: 3, name: 'Viewer', description: '', permissions: { containers: ['view'] }, environmentIds: null, isSystem: true },
+];
+
+beforeEach(() => {
+  session.session = { authenticated: true, authEnabled: true, user: { id: 1, username: 'admin', isAdmin: true } };
+  session.environments = [
+    { id: 1, name: 'local', connectionType: 'socket' },
+    { id: 2, name: 'prod', connectionType: 'direct' },
+  ];
+  vi.mocked(admin.listUsers).mockResolvedValue(structuredClone(users));
+  vi.mocked(admin.listRoles).mockResolvedValue(structuredClone(roles));
+  vi.mocked(admin.deleteUser).mockResolvedValue({ success: true });
+  vi.mocked(admin.listUserRoles).mockResolvedValue([]);
+});
+afterEach(() => {
+  cleanup();
+  vi.clearAllMocks();
+  session.session = null;
+  session.environments = [];
+});
+
+const rowOf = (name: string) =>
+  screen.getAllByRole('row').find((r) => (r as HTMLTableRowElement).cells[0].textContent?.trim().split(/\s+/)[0] === name)!;
+
+describe('UsersScreen', () => {
+  it('lists the users with provider, status and last sign-in', async () => {
+    render(UsersScreen);
+    expect(screen.getByRole('heading', { level: 1, name: 'Users' })).toBeTruthy();
+    await screen.findByRole('table');
+    const admin1 = within(rowOf('admin'));
+    expect(admin1.getByText('(you)')).toBeTruthy();
+    expect(admin1.getByText('Admin')).toBeTruthy();
+    const alice = within(rowOf('alice'));
+    expect(alice.getByText('LDAP (Corp)')).toBeTruthy();
+    expect(alice.getByText('never')).toBeTruthy();
+    // nobody deletes themselves from here
+    expect(screen.queryByRole('button', { name: 'Delete admin' })).toBeNull();
+    expect(screen.getByRole('button', { name: 'Delete alice' })).toBeTruthy();
+  });
+
+  it('creates a user with a first role on one environment', async () => {
+    const created = { ...base, id: 9, username: 'bob', displayName: 'Bob', email: '', isAdmin: false };
+    vi.mocked(admin.createUser).mockResolvedValue(created);
+    vi.mocked(admin.assignRole).mockResolvedValue({ id: 1, roleId: 3, roleName: 'Viewer', environmentId: 2, source: 'manual' });
+    render(UsersScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'New user' }));
+    const form = screen.getByRole('form', { name: 'New user' });
+    const f = within(form);
+    await fireEvent.input(f.getByLabelText('Username'), { target: { value: ' bob ' } });
+    await fireEvent.input(f.getByLabelText('Display name'), { target: { value: 'Bob' } });
+    await fireEvent.input(f.getByLabelText('Password'), { target: { value: 'bob-password-1' } });
+    await fireEvent.change(f.getByLabelText('Role'), { target: { value: '3' } });
+    await fireEvent.change(f.getByLabelText('On'), { target: { value: '2' } });
+    vi.mocked(admin.listUsers).mockResolvedValue([...users, created]);
+    await fireEvent.click(f.getByRole('button', { name: 'Create user' }));
+    expect(admin.createUser).toHaveBeenCalledWith({ username: 'bob', password: 'bob-password-1', displayName: 'Bob', email: undefined, isAdmin: false });
+    await waitFor(() => expect(admin.assignRole).toHaveBeenCalledWith(9, 3, 2));
+    expect((await screen.findByRole('status', { name: '' })).textContent).toContain('bob created.');
+    expect(screen.queryByRole('form', { name: 'New user' })).toBeNull();
+  });
+
+  it('shows the server message when the user cannot be created', async () => {
+    vi.mocked(admin.createUser).mockRejectedValue(new ApiError(409, 'A user with this username already exists'));
+    render(UsersScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'New user' }));
+    const f = within(screen.getByRole('form', { name: 'New user' }));
+    await fireEvent.input(f.getByLabelText('Username'), { target: { value: 'alice' } });
+    await fireEvent.input(f.getByLabelText('Password'), { target: { value: 'alice-password' } });
+    await fireEvent.click(f.getByRole('button', { name: 'Create user' }));
+    expect((await f.findByRole('alert')).textContent).toContain('A user with this username already exists');
+  });
+
+  it('edits a user and sends only what changed', async () => {
+    vi.mocked(admin.updateUser).mockResolvedValue({ ...users[1], displayName: 'Alice', isAdmin: true });
+    render(UsersScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Edit alice' }));
+    const f = within(screen.getByRole('form', { name: 'Edit alice' }));
+    expect((f.getByLabelText('Username') as HTMLInputElement).readOnly).toBe(true);
+    expect(f.queryByLabelText('New password')).toBeNull(); // an LDAP user has no local password
+    await fireEvent.input(f.getByLabelText('Display name'), { target: { value: 'Alice' } });
+    await fireEvent.click(f.getByLabelText(/Administrator/));
+    await fireEvent.click(f.getByRole('button', { name: 'Save' }));
+    expect(admin.updateUser).toHaveBeenCalledWith(2, { displayName: 'Alice', isAdmin: true });
+  });
+
+  it('resets the password of a local user', async () => {
+    vi.mocked(admin.updateUser).mockResolvedValue(users[0]);
+    render(UsersScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Edit admin' }));
+    const f = within(screen.getByRole('form', { name: 'Edit admin' }));
+    await fireEvent.input(f.getByLabelText('New password'), { target: { value: 'another-password' } });
+    await fireEvent.click(f.getByRole('button', { name: 'Save' }));
+    expect(admin.updateUser).toHaveBeenCalledWith(1, { password: 'another-password' });
+  });
+
+  it('deletes a user only after confirmation', async () => {
+    render(UsersScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Delete alice' }));
+    const dialog = screen.getByRole('dialog', { name: 'Delete alice?' });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Cancel' }));
+    expect(admin.deleteUser).not.toHaveBeenCalled();
+    await fireEvent.click(screen.getByRole('button', { name: 'Delete alice' }));
+    await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Delete user' }));
+    expect(admin.deleteUser).toHaveBeenCalledWith(2);
+    expect(await screen.findByText('alice deleted.')).toBeTruthy();
+  });
+
+  it('lists, assigns and removes the roles of a user', async () => {
+    vi.mocked(admin.listUserRoles).mockResolvedValue([
+      { id: 5, roleId: 3, roleName: 'Viewer', environmentId: null, source: 'manual' },
+      { id: 6, roleId: 1, roleName: 'Admin', environmentId: 2, source: 'ldap:1' },
+    ]);
+    vi.mocked(admin.assignRole).mockResolvedValue({ id: 7, roleId: 3, roleName: 'Viewer', environmentId: 1, source: 'manual' });
+    vi.mocked(admin.unassignRole).mockResolvedValue({ success: true });
+    render(UsersScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Roles of alice' }));
+    const panel = within(screen.getByRole('region', { name: 'Roles of alice' }));
+    const table = await panel.findByRole('table');
+    expect(within(table).getByText('All environments')).toBeTruthy();
+    expect(within(table).getByText('prod')).toBeTruthy();
+    expect(within(table).getByText('directory mapping (ldap:1)')).toBeTruthy();
+
+    await fireEvent.change(panel.getByLabelText('Role'), { target: { value: '3' } });
+    await fireEvent.change(panel.getByLabelText('On'), { target: { value: '1' } });
+    await fireEvent.click(panel.getByRole('button', { name: 'Assign role' }));
+    expect(admin.assignRole).toHaveBeenCalledWith(2, 3, 1);
+
+    await fireEvent.click(panel.getByRole('button', { name: 'Remove Viewer on All environments' }));
+    await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Remove role' }));
+    expect(admin.unassignRole).toHaveBeenCalledWith(2, 3, null);
+  });
+
+  it('tells a user without the permission that they are not allowed', async () => {
+    session.session = { authenticated: true, authEnabled: true, user: { id: 5, username: 'eve', isAdmin: false, permissions: {} } };
+    vi.mocked(admin.listUsers).mockRejectedValue(new ApiError(403, 'Permission denied'));
+    render(UsersScreen);
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toContain('Not allowed.');
+    expect(alert.textContent).toContain('Permission denied');
+    expect(screen.queryByRole('button', { name: 'New user' })).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Retry' })).toBeNull();
+  });
+
+  it('has no serious or critical axe violations', async () => {
+    const { container } = render(UsersScreen);
+    await screen.findByRole('table');
+    await expectNoSeriousAxeViolations(container);
+    await fireEvent.click(screen.getByRole('button', { name: 'New user' }));
+    await expectNoSeriousAxeViolations(container);
+    await fireEvent.click(screen.getByRole('button', { name: 'Roles of alice' }));
+    await screen.findByText(/No role yet/);
+    await expectNoSeriousAxeViolations(container);
+  });
+});
