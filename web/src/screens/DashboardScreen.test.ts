@@ -1,6 +1,8 @@
-import { cleanup, render, screen, within } from '@testing-library/svelte';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as api from '../lib/api';
+import * as infra from '../lib/api-infra';
+import { session } from '../lib/session.svelte';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import DashboardScreen from './DashboardScreen.svelte';
 
@@ -8,34 +10,67 @@ vi.mock('../lib/api', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api')>();
   return { ...real, dashboardStats: vi.fn() };
 });
+vi.mock('../lib/api-infra', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api-infra')>();
+  return { ...real, containerStats: vi.fn(), followEvents: vi.fn() };
+});
 
+type Emit = (e: infra.EngineEvent) => void;
+type Status = (s: { connected: boolean; error?: string }) => void;
+let emitters: Record<number, { emit: Emit; status: Status; signal?: AbortSignal }>;
+
+beforeEach(() => {
+  emitters = {};
+  session.envId = 1;
+  vi.mocked(infra.containerStats).mockImplementation(async (env) =>
+    env === 1
+      ? [
+          { id: 'a', name: 'web', cpuPercent: 12.5, memoryUsage: 100 * 1024 * 1024 },
+          { id: 'b', name: 'db', cpuPercent: 7.5, memoryUsage: 50 * 1024 * 1024 },
+        ]
+      : [{ id: 'c', name: 'edge-app', cpuPercent: 1, memoryUsage: 1024 }],
+  );
+  vi.mocked(infra.followEvents).mockImplementation((env, emit, status, signal) => {
+    emitters[env] = { emit, status, signal };
+    status({ connected: true });
+    return new Promise<void>((_, reject) => signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))));
+  });
+});
 
 afterEach(() => {
   cleanup();
   vi.clearAllMocks();
 });
 
+const twoEnvs: api.DashboardStats[] = [
+  {
+    id: 1,
+    name: 'local',
+    online: true,
+    containers: { total: 5, running: 3, stopped: 2, paused: 0, unhealthy: 1 },
+    images: { total: 7 },
+    volumes: { total: 2 },
+    networks: { total: 4 },
+    stacks: { total: 1 },
+  },
+  { id: 2, name: 'edge', online: true, containers: { total: 4, running: 1 } },
+  { id: 3, name: 'far', online: false, error: 'connection refused' },
+];
+
+const figure = (tile: HTMLElement, label: string) =>
+  within(tile).getByText(label, { selector: 'dt' }).parentElement?.querySelector('dd')?.textContent;
+
 describe('DashboardScreen', () => {
   it('shows a tile per environment and tolerates missing fields', async () => {
-    vi.mocked(api.dashboardStats).mockResolvedValue([
-      {
-        id: 1,
-        name: 'local',
-        online: true,
-        containers: { total: 5, running: 3, stopped: 2 },
-        images: { total: 7 },
-        volumes: { total: 2 },
-        stacks: { total: 1 },
-      },
-      { id: 2, name: 'edge', online: true, containers: { total: 4, running: 1 } },
-      { id: 3, name: 'far', online: false, error: 'connection refused' },
-    ]);
+    vi.mocked(api.dashboardStats).mockResolvedValue(structuredClone(twoEnvs));
     const { container } = render(DashboardScreen);
     const local = await screen.findByRole('article', { name: 'local' });
-    const figure = (tile: HTMLElement, label: string) => within(tile).getByText(label).parentElement?.querySelector('dd')?.textContent;
     expect(figure(local, 'Running')).toBe('3');
     expect(figure(local, 'Stopped')).toBe('2');
+    expect(figure(local, 'Paused')).toBe('0');
+    expect(figure(local, 'Unhealthy')).toBe('1');
     expect(figure(local, 'Images')).toBe('7');
+    expect(figure(local, 'Networks')).toBe('4');
     expect(within(local).getByText('Online')).toBeTruthy();
 
     const edge = screen.getByRole('article', { name: 'edge' });
@@ -48,6 +83,62 @@ describe('DashboardScreen', () => {
     expect(within(far).queryByText('Running')).toBeNull();
 
     await expectNoSeriousAxeViolations(container);
+  });
+
+  it('charts the summed CPU and memory of the online environments only', async () => {
+    vi.mocked(api.dashboardStats).mockResolvedValue(structuredClone(twoEnvs));
+    render(DashboardScreen);
+    const local = await screen.findByRole('article', { name: 'local' });
+    const cpu = await within(local).findByRole('img', { name: /^CPU of local/ });
+    expect(cpu.getAttribute('aria-label')).toBe('CPU of local: CPU 20 %');
+    expect(within(local).getByRole('img', { name: /^Memory of local/ }).getAttribute('aria-label')).toBe(
+      'Memory of local: Memory 150 MiB',
+    );
+    await within(screen.getByRole('article', { name: 'edge' })).findByRole('img', { name: /^CPU of edge/ });
+    expect(vi.mocked(infra.containerStats).mock.calls.map((c) => c[0])).toEqual([1, 2]);
+    expect(within(screen.getByRole('article', { name: 'far' })).queryByRole('img')).toBeNull();
+  });
+
+  it('stops sampling and following events when the page is left', async () => {
+    vi.mocked(api.dashboardStats).mockResolvedValue(structuredClone(twoEnvs));
+    const { unmount } = render(DashboardScreen);
+    await waitFor(() => expect(emitters[1]).toBeTruthy());
+    expect(emitters[3]).toBeUndefined(); // offline: not followed
+    const signals = Object.values(emitters).map((e) => e.signal!);
+    expect(signals.every((s) => !s.aborted)).toBe(true);
+    unmount();
+    expect(signals.every((s) => s.aborted)).toBe(true);
+  });
+
+  it('lists the latest engine events, newest first, without exec noise', async () => {
+    vi.mocked(api.dashboardStats).mockResolvedValue(structuredClone(twoEnvs));
+    render(DashboardScreen);
+    await waitFor(() => expect(emitters[1]).toBeTruthy());
+    expect(await screen.findByText(/Listening on local/)).toBeTruthy();
+    expect(screen.getByText(/No events yet/)).toBeTruthy();
+    emitters[1].emit({ event: 'container-start', id: 'abc', name: 'web' });
+    emitters[1].emit({ event: 'container-exec_start: sh -c true', id: 'abc', name: 'web' });
+    emitters[2].emit({ event: 'volume-create', id: 'data' });
+    const section = screen.getByRole('region', { name: 'Recent events' });
+    await waitFor(() => expect(within(section).getAllByRole('row')).toHaveLength(3));
+    const rows = within(section)
+      .getAllByRole('row')
+      .slice(1)
+      .map((r) => within(r).getAllByRole('cell').slice(1).map((c) => c.textContent?.trim()));
+    expect(rows).toEqual([
+      ['edge', 'volume', 'create', 'data'],
+      ['local', 'container', 'start', 'web'],
+    ]);
+  });
+
+  it('selects the environment when its containers link is followed', async () => {
+    vi.mocked(api.dashboardStats).mockResolvedValue(structuredClone(twoEnvs));
+    render(DashboardScreen);
+    const link = await screen.findByRole('link', { name: 'Containers of edge' });
+    expect(link.getAttribute('href')).toBe('/containers');
+    link.addEventListener('click', (e) => e.preventDefault()); // jsdom would navigate
+    await fireEvent.click(link);
+    expect(session.envId).toBe(2);
   });
 
   it('shows an explicit empty state', async () => {

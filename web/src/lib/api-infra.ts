@@ -1,0 +1,270 @@
+// Typed calls of the infrastructure screens: volumes, networks, environments,
+// engine events and the live container figures of the dashboard. Same rules as
+// api.ts (the one request() and ApiError); shapes from the handlers in
+// server/internal/api (volumes.go, networks.go, environments.go, events.go,
+// containers.go) and COMPAT.md. Every type lists only what the console reads.
+import { request } from './api';
+import { stream, dataOf, type SSEvent } from './sse';
+
+const seg = encodeURIComponent;
+
+// ---------------------------------------------------------------- volumes
+
+export interface VolumeUser {
+  containerId: string;
+  containerName: string;
+}
+
+export interface Volume {
+  name: string;
+  driver: string;
+  mountpoint?: string;
+  scope?: string;
+  createdAt?: string;
+  created?: string;
+  labels?: Record<string, string> | null;
+  options?: Record<string, string> | null;
+  usedBy?: VolumeUser[] | null;
+  /** Not sent by Berth today; read when an engine or a later version gives it. */
+  size?: number;
+  UsageData?: { Size?: number; RefCount?: number } | null;
+}
+
+export interface VolumeCreate {
+  name: string;
+  driver?: string;
+  driverOpts?: Record<string, string>;
+  labels?: Record<string, string>;
+}
+
+export function listVolumes(env: number): Promise<Volume[]> {
+  return request('GET', '/api/volumes', { query: { env } });
+}
+
+export function inspectVolume(env: number, name: string): Promise<Volume> {
+  return request('GET', `/api/volumes/${seg(name)}`, { query: { env } });
+}
+
+export function createVolume(env: number, req: VolumeCreate): Promise<{ success: boolean; name: string }> {
+  return request('POST', '/api/volumes', { query: { env }, body: req });
+}
+
+export function removeVolume(env: number, name: string, force = false): Promise<{ success: boolean }> {
+  return request('DELETE', `/api/volumes/${seg(name)}`, { query: { env, force } });
+}
+
+// ---------------------------------------------------------------- networks
+
+export interface NetworkEndpoint {
+  name: string;
+  ipv4Address?: string;
+  ipv6Address?: string;
+}
+
+/** A network of the list (Berth's shape: camelCase). */
+export interface Network {
+  id: string;
+  name: string;
+  driver: string;
+  scope?: string;
+  internal?: boolean;
+  attachable?: boolean;
+  ipam?: { driver?: string; config?: { subnet?: string; gateway?: string; ipRange?: string }[] | null } | null;
+  containers?: Record<string, NetworkEndpoint> | null;
+  labels?: Record<string, string> | null;
+  options?: Record<string, string> | null;
+  createdAt?: string;
+}
+
+/** The engine's own inspection document of a network (Docker's shape: PascalCase). */
+export interface NetworkInspect {
+  Id: string;
+  Name: string;
+  Driver?: string;
+  Scope?: string;
+  Created?: string;
+  Internal?: boolean;
+  Attachable?: boolean;
+  EnableIPv6?: boolean;
+  IPAM?: { Driver?: string; Config?: { Subnet?: string; Gateway?: string; IPRange?: string }[] | null } | null;
+  Containers?: Record<string, { Name?: string; IPv4Address?: string; IPv6Address?: string; MacAddress?: string }> | null;
+  Labels?: Record<string, string> | null;
+  Options?: Record<string, string> | null;
+}
+
+export interface NetworkCreate {
+  name: string;
+  driver?: string;
+  internal?: boolean;
+  attachable?: boolean;
+  labels?: Record<string, string>;
+  options?: Record<string, string>;
+  ipam?: { driver?: string; config: { subnet?: string; gateway?: string; ipRange?: string }[] };
+}
+
+/** The networks every engine creates itself; the server refuses to remove them. */
+export const builtInNetworks: readonly string[] = ['bridge', 'host', 'none'];
+
+export function listNetworks(env: number): Promise<Network[]> {
+  return request('GET', '/api/networks', { query: { env } });
+}
+
+export function inspectNetwork(env: number, id: string): Promise<NetworkInspect> {
+  return request('GET', `/api/networks/${seg(id)}`, { query: { env } });
+}
+
+export function createNetwork(env: number, req: NetworkCreate): Promise<{ success: boolean; id: string }> {
+  return request('POST', '/api/networks', { query: { env }, body: req });
+}
+
+export function removeNetwork(env: number, id: string): Promise<{ success: boolean }> {
+  return request('DELETE', `/api/networks/${seg(id)}`, { query: { env } });
+}
+
+export function connectNetwork(env: number, id: string, containerId: string): Promise<{ success: boolean }> {
+  return request('POST', `/api/networks/${seg(id)}/connect`, { query: { env }, body: { containerId } });
+}
+
+export function disconnectNetwork(
+  env: number,
+  id: string,
+  containerId: string,
+  force = false,
+): Promise<{ success: boolean }> {
+  return request('POST', `/api/networks/${seg(id)}/disconnect`, { query: { env }, body: { containerId, force } });
+}
+
+// ---------------------------------------------------------------- environments
+
+/** An environment as GET /api/environments/{id} answers it (secrets only as has* flags). */
+export interface EnvironmentDetail {
+  id: number;
+  name: string;
+  connectionType: string;
+  host?: string;
+  port?: number;
+  protocol?: string;
+  socketPath?: string;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsSkipVerify?: boolean;
+  hasTlsKey?: boolean;
+  hasAgentToken?: boolean;
+  agentLastSeen?: string | null;
+  agentName?: string | null;
+  agentVersion?: string | null;
+  icon?: string;
+  labels?: string[] | null;
+  publicIp?: string | null;
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+/**
+ * The body of create, update and test. On update an absent field keeps its
+ * value; tlsKey absent keeps the stored key, "" clears it, any other string
+ * replaces it (the server's secretField rule).
+ */
+export interface EnvironmentRequest {
+  name?: string;
+  connectionType?: string;
+  host?: string;
+  port?: number;
+  protocol?: string;
+  socketPath?: string;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsSkipVerify?: boolean;
+  labels?: string[];
+  publicIp?: string;
+}
+
+export interface ConnectionTest {
+  success: boolean;
+  info?: { serverVersion?: string; apiVersion?: string; containers?: number; images?: number; name?: string };
+  error?: string;
+}
+
+export function listEnvironmentDetails(): Promise<EnvironmentDetail[]> {
+  return request('GET', '/api/environments');
+}
+
+export function getEnvironment(id: number): Promise<EnvironmentDetail> {
+  return request('GET', `/api/environments/${id}`);
+}
+
+export function createEnvironment(req: EnvironmentRequest): Promise<EnvironmentDetail> {
+  return request('POST', '/api/environments', { body: req });
+}
+
+export function updateEnvironment(id: number, req: EnvironmentRequest): Promise<EnvironmentDetail> {
+  return request('PUT', `/api/environments/${id}`, { body: req });
+}
+
+export function deleteEnvironment(id: number): Promise<{ success: boolean }> {
+  return request('DELETE', `/api/environments/${id}`);
+}
+
+/** Tests connection settings before they are saved. */
+export function testEnvironmentSettings(req: EnvironmentRequest): Promise<ConnectionTest> {
+  return request('POST', '/api/environments/test', { body: req });
+}
+
+/** Tests a saved environment. */
+export function testEnvironment(id: number): Promise<ConnectionTest> {
+  return request('POST', `/api/environments/${id}/test`);
+}
+
+// ---------------------------------------------------------------- live figures and events
+
+/** One running container's sample within a pass over all of them. */
+export interface ContainerStat {
+  id: string;
+  name: string;
+  cpuPercent?: number;
+  memoryUsage?: number;
+  memoryLimit?: number;
+  memoryPercent?: number;
+}
+
+/** One sample of every running container of env (the engine samples for about a second). */
+export function containerStats(env: number, signal?: AbortSignal): Promise<ContainerStat[]> {
+  return request('GET', '/api/containers/stats', { query: { env }, signal });
+}
+
+/** An engine event as the API relays it: named "<type>-<action>", data {id, name}. */
+export interface EngineEvent {
+  event: string;
+  id?: string;
+  name?: string;
+}
+
+/**
+ * Follows the engine events of env until the server ends the stream (resolves)
+ * or signal aborts (rejects with AbortError). `connected` and `error` events of
+ * the relay itself are passed to onStatus, the engine's events to onEvent.
+ */
+export function followEvents(
+  env: number,
+  onEvent: (e: EngineEvent) => void,
+  onStatus: (s: { connected: boolean; error?: string }) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  return stream(
+    'GET',
+    '/api/events',
+    (e: SSEvent) => {
+      const d = dataOf<Record<string, unknown>>(e) ?? {};
+      if (e.event === 'connected') onStatus({ connected: true });
+      else if (e.event === 'error') onStatus({ connected: false, error: String(d.error ?? 'Environment is offline') });
+      else
+        onEvent({
+          event: e.event,
+          id: typeof d.id === 'string' ? d.id : undefined,
+          name: typeof d.name === 'string' ? d.name : undefined,
+        });
+    },
+    { query: { env }, signal },
+  );
+}
