@@ -1,0 +1,168 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ApiError } from '../lib/api';
+import * as admin from '../lib/api-admin';
+import { session } from '../lib/session.svelte';
+import { expectNoSeriousAxeViolations } from '../test-axe';
+import RolesScreen from './RolesScreen.svelte';
+
+vi.mock('../lib/api-admin', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api-admin')>();
+  return { ...real, listRoles: vi.fn(), createRole: vi.fn(), updateRole: vi.fn(), deleteRole: vi.fn(), getLicense: vi.fn() };
+});
+
+const roles: admin.Role[] = [
+  { id: 1, name: 'Viewer', description: 'Read-only access', permissions: { containers: ['view', 'logs'] }, environmentIds: null, isSystem: true },
+  { id: 4, name: 'Deployers', description: 'Stacks on prod', permissions: { stacks: ['view', 'start'] }, environmentIds: [2], isSystem: false },
+];
+
+beforeEach(() => {
+  session.session = { authenticated: true, authEnabled: true, user: { id: 1, username: 'admin', isAdmin: true } };
+  session.environments = [
+    { id: 1, name: 'local', connectionType: 'socket' },
+    { id: 2, name: 'prod', connectionType: 'direct' },
+  ];
+  vi.mocked(admin.listRoles).mockResolvedValue(structuredClone(roles));
+  vi.mocked(admin.getLicense).mockResolvedValue({ edition: 'enterprise', license: null });
+  vi.mocked(admin.deleteRole).mockResolvedValue({ success: true });
+});
+afterEach(() => {
+  cleanup();
+  vi.clearAllMocks();
+  session.session = null;
+  session.environments = [];
+});
+
+describe('RolesScreen', () => {
+  it('lists the roles with scope and permission count', async () => {
+    render(RolesScreen);
+    expect(screen.getByRole('heading', { level: 1, name: 'Roles' })).toBeTruthy();
+    const table = await screen.findByRole('table');
+    const viewer = within(within(table).getByText('Viewer').closest('tr')!);
+    expect(viewer.getByText('built-in')).toBeTruthy();
+    expect(viewer.getByText('All environments')).toBeTruthy();
+    expect(viewer.getByText(/^2 of \d+$/)).toBeTruthy();
+    const dep = within(within(table).getByText('Deployers').closest('tr')!);
+    expect(dep.getByText('prod')).toBeTruthy();
+    // built-in roles are only viewed, never deleted
+    expect(screen.getByRole('button', { name: 'View Viewer' })).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Delete Viewer' })).toBeNull();
+    expect(screen.getByRole('button', { name: 'Delete Deployers' })).toBeTruthy();
+  });
+
+  it('shows a built-in role read-only', async () => {
+    render(RolesScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'View Viewer' }));
+    const form = within(screen.getByRole('form', { name: 'Built-in role Viewer' }));
+    expect(form.getByText(/cannot be changed or deleted/)).toBeTruthy();
+    expect(form.queryAllByRole('checkbox')).toHaveLength(0);
+    expect(form.getByText('containers:logs granted')).toBeTruthy();
+    expect(form.getByText('containers:start not granted')).toBeTruthy();
+    expect(form.queryByRole('button', { name: 'Save role' })).toBeNull();
+  });
+
+  it('creates a role from the matrix, on chosen environments', async () => {
+    vi.mocked(admin.createRole).mockImplementation(async (r) => ({ ...r, id: 9, isSystem: false }));
+    render(RolesScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'New role' }));
+    const f = within(screen.getByRole('form', { name: 'New role' }));
+    await fireEvent.input(f.getByLabelText('Name'), { target: { value: ' Auditors ' } });
+    await fireEvent.click(f.getByLabelText('containers:view'));
+    await fireEvent.click(f.getByLabelText('containers:logs'));
+    await fireEvent.click(f.getByLabelText('Audit logs: every action'));
+    await fireEvent.click(f.getByLabelText('pull on every resource'));
+    await fireEvent.click(f.getByLabelText(/Only these environments/));
+    await fireEvent.click(f.getByLabelText('prod'));
+    expect(f.getByText(/^4 of \d+ granted$/)).toBeTruthy();
+    await fireEvent.click(f.getByRole('button', { name: 'Create role' }));
+    expect(admin.createRole).toHaveBeenCalledWith({
+      name: 'Auditors',
+      description: '',
+      permissions: { containers: ['view', 'logs'], images: ['pull'], audit_logs: ['view'] },
+      environmentIds: [2],
+    });
+    expect(await screen.findByText('Role Auditors created.')).toBeTruthy();
+  });
+
+  it('refuses a role limited to no environment before asking the server', async () => {
+    render(RolesScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'New role' }));
+    const f = within(screen.getByRole('form', { name: 'New role' }));
+    await fireEvent.input(f.getByLabelText('Name'), { target: { value: 'x' } });
+    await fireEvent.click(f.getByLabelText(/Only these environments/));
+    await fireEvent.click(f.getByRole('button', { name: 'Create role' }));
+    expect(admin.createRole).not.toHaveBeenCalled();
+    expect(f.getByRole('alert').textContent).toContain('Choose at least one environment');
+  });
+
+  it('edits a custom role and duplicates a built-in one', async () => {
+    vi.mocked(admin.updateRole).mockImplementation(async (id, r) => ({ ...r, id, isSystem: false }));
+    vi.mocked(admin.createRole).mockImplementation(async (r) => ({ ...r, id: 10, isSystem: false }));
+    render(RolesScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Edit Deployers' }));
+    let f = within(screen.getByRole('form', { name: 'Edit role Deployers' }));
+    expect((f.getByLabelText('stacks:start') as HTMLInputElement).checked).toBe(true);
+    expect((f.getByLabelText('prod') as HTMLInputElement).checked).toBe(true);
+    await fireEvent.click(f.getByLabelText('stacks:start'));
+    await fireEvent.click(f.getByRole('button', { name: 'Save role' }));
+    expect(admin.updateRole).toHaveBeenCalledWith(4, {
+      name: 'Deployers',
+      description: 'Stacks on prod',
+      permissions: { stacks: ['view'] },
+      environmentIds: [2],
+    });
+
+    await fireEvent.click(await screen.findByRole('button', { name: 'Duplicate Viewer' }));
+    f = within(screen.getByRole('form', { name: 'New role' }));
+    expect((f.getByLabelText('Name') as HTMLInputElement).value).toBe('Viewer copy');
+    await fireEvent.click(f.getByRole('button', { name: 'Create role' }));
+    expect(admin.createRole).toHaveBeenCalledWith(
+      expect.objectContaining({ name: 'Viewer copy', permissions: { containers: ['view', 'logs'] }, environmentIds: null }),
+    );
+  });
+
+  it('deletes a custom role after confirmation and shows a refusal', async () => {
+    vi.mocked(admin.deleteRole).mockRejectedValueOnce(new ApiError(403, 'Enterprise license required'));
+    render(RolesScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Delete Deployers' }));
+    expect(admin.deleteRole).not.toHaveBeenCalled();
+    await fireEvent.click(within(screen.getByRole('dialog', { name: 'Delete role Deployers?' })).getByRole('button', { name: 'Delete role' }));
+    expect(admin.deleteRole).toHaveBeenCalledWith(4);
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toContain('Enterprise license required');
+    expect(within(alert).getByRole('link', { name: 'See the license' }).getAttribute('href')).toBe('/license');
+  });
+
+  it('explains that custom roles need a license in the community edition', async () => {
+    vi.mocked(admin.getLicense).mockResolvedValue({ edition: 'community', license: null });
+    render(RolesScreen);
+    await screen.findByRole('table');
+    await waitFor(() => expect(screen.getByText(/Custom roles are an enterprise feature/)).toBeTruthy());
+    expect((screen.getByRole('button', { name: 'New role' }) as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.queryByRole('button', { name: 'Delete Deployers' })).toBeNull();
+    await fireEvent.click(screen.getByRole('button', { name: 'View Deployers' }));
+    expect(screen.getByRole('form', { name: 'Role Deployers' })).toBeTruthy();
+  });
+
+  it('tells a user without the permission that they are not allowed', async () => {
+    vi.mocked(admin.listRoles).mockRejectedValue(new ApiError(403, 'Permission denied'));
+    render(RolesScreen);
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toMatch(/Not allowed\..*Permission denied/);
+  });
+
+  it('has no serious or critical axe violations', async () => {
+    const { container } = render(RolesScreen);
+    await screen.findByRole('table');
+    await expectNoSeriousAxeViolations(container);
+    await fireEvent.click(screen.getByRole('button', { name: 'New role' }));
+    await expectNoSeriousAxeViolations(container);
+    await fireEvent.click(screen.getByRole('button', { name: 'View Viewer' }));
+    await expectNoSeriousAxeViolations(container);
+  }, 60_000); // axe in jsdom over the whole matrix is slow
+});
