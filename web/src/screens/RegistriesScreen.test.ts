@@ -1,0 +1,160 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import * as images from '../lib/api-images';
+import { ApiError } from '../lib/api';
+import { session } from '../lib/session.svelte';
+import { expectNoSeriousAxeViolations } from '../test-axe';
+import RegistriesScreen from './RegistriesScreen.svelte';
+
+vi.mock('../lib/api-images', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api-images')>();
+  return {
+    ...real,
+    listRegistries: vi.fn(),
+    createRegistry: vi.fn(),
+    updateRegistry: vi.fn(),
+    deleteRegistry: vi.fn(),
+    testRegistry: vi.fn(),
+  };
+});
+
+const regs: images.Registry[] = [
+  { id: 1, name: 'hub', url: 'docker.io', username: '', hasCredentials: false },
+  { id: 2, name: 'local', url: 'https://127.0.0.1:5000', username: 'berth', hasCredentials: true, isDefault: true },
+];
+
+beforeEach(() => {
+  session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
+  session.envId = 1;
+  vi.mocked(images.listRegistries).mockResolvedValue(structuredClone(regs));
+  vi.mocked(images.createRegistry).mockImplementation(async (r) => ({ id: 3, ...r, hasCredentials: !!r.password }));
+  vi.mocked(images.updateRegistry).mockImplementation(async (id, r) => ({ id, ...r }));
+  vi.mocked(images.deleteRegistry).mockResolvedValue({ success: true });
+  vi.mocked(images.testRegistry).mockResolvedValue({ success: true });
+});
+afterEach(() => {
+  cleanup();
+  vi.clearAllMocks();
+});
+
+const names = () =>
+  screen
+    .getAllByRole('row')
+    .slice(1)
+    .map((r) => within(r).getAllByRole('cell')[0].textContent?.replace(/\s+/g, ' ').trim());
+
+describe('RegistriesScreen', () => {
+  it('lists the registries, the default first, passwords masked', async () => {
+    render(RegistriesScreen);
+    expect(screen.getByRole('heading', { level: 1, name: 'Registries' })).toBeTruthy();
+    await screen.findByRole('table');
+    expect(names()).toEqual(['local default', 'hub']);
+    expect(screen.getByText('stored, hidden')).toBeTruthy();
+    expect(screen.getByText('(127.0.0.1:5000)')).toBeTruthy();
+    expect(document.body.textContent).not.toContain('berth-registry-pw');
+  });
+
+  it('shows the empty state and the list error', async () => {
+    vi.mocked(images.listRegistries).mockResolvedValueOnce([]);
+    const r = render(RegistriesScreen);
+    expect(await screen.findByText(/No registry is configured/)).toBeTruthy();
+    r.unmount();
+    vi.mocked(images.listRegistries).mockRejectedValueOnce(new ApiError(403, 'Permission denied'));
+    render(RegistriesScreen);
+    expect((await screen.findByRole('alert')).textContent).toContain('Permission denied');
+  });
+
+  it('adds a registry, testing the unsaved settings first', async () => {
+    render(RegistriesScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Add registry' }));
+    const dialog = screen.getByRole('dialog', { name: 'Add a registry' });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Add registry' }));
+    expect(within(dialog).getByRole('alert').textContent).toContain('Enter a name');
+    await fireEvent.input(within(dialog).getByLabelText('Name'), { target: { value: 'mine' } });
+    await fireEvent.input(within(dialog).getByLabelText('URL'), { target: { value: 'reg.example:5000' } });
+    await fireEvent.input(within(dialog).getByLabelText('Username'), { target: { value: 'me' } });
+    await fireEvent.input(within(dialog).getByLabelText('Password'), { target: { value: 's3cret' } });
+    vi.mocked(images.testRegistry).mockResolvedValueOnce({ success: false, error: 'Authentication failed. Check registry credentials.' });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Test connection' }));
+    expect(images.testRegistry).toHaveBeenCalledWith(1, { url: 'reg.example:5000', username: 'me', password: 's3cret' });
+    expect(await within(dialog).findByText(/Connection failed: Authentication failed/)).toBeTruthy();
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Test connection' }));
+    expect(await within(dialog).findByText(/Connection succeeded/)).toBeTruthy();
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Add registry' }));
+    await waitFor(() =>
+      expect(images.createRegistry).toHaveBeenCalledWith({ name: 'mine', url: 'reg.example:5000', username: 'me', password: 's3cret', isDefault: false }),
+    );
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(screen.getByRole('status').textContent).toContain('Registry mine added.');
+  });
+
+  it('edits without sending the password unless it is changed or removed', async () => {
+    render(RegistriesScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Edit local' }));
+    let dialog = screen.getByRole('dialog', { name: 'Edit local' });
+    const pw = within(dialog).getByLabelText('Password') as HTMLInputElement;
+    expect(pw.value).toBe('');
+    expect(pw.type).toBe('password');
+    expect(within(dialog).getByText(/A password is stored; it is never shown/)).toBeTruthy();
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Test connection' }));
+    expect(images.testRegistry).toHaveBeenCalledWith(1, { id: 2 }); // unchanged: the stored password
+    await fireEvent.input(within(dialog).getByLabelText('Name'), { target: { value: 'local-2' } });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
+    await waitFor(() =>
+      expect(images.updateRegistry).toHaveBeenCalledWith(2, { name: 'local-2', url: 'https://127.0.0.1:5000', username: 'berth', isDefault: true }),
+    );
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+
+    await fireEvent.click(screen.getByRole('button', { name: 'Edit local' }));
+    dialog = screen.getByRole('dialog', { name: 'Edit local' });
+    await fireEvent.click(within(dialog).getByLabelText('Remove the stored password'));
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(vi.mocked(images.updateRegistry).mock.calls[1][1].password).toBe(''));
+  });
+
+  it('tests a saved registry from its row', async () => {
+    vi.mocked(images.testRegistry).mockResolvedValueOnce({ success: false, error: 'no such host' });
+    render(RegistriesScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Test hub' }));
+    expect(images.testRegistry).toHaveBeenCalledWith(1, { id: 1 });
+    expect(await screen.findByText('no such host')).toBeTruthy();
+    await fireEvent.click(screen.getByRole('button', { name: 'Test local' }));
+    expect(await screen.findByText('connected')).toBeTruthy();
+  });
+
+  it('deletes after confirmation', async () => {
+    render(RegistriesScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Delete hub' }));
+    const dialog = screen.getByRole('dialog', { name: 'Delete hub?' });
+    await fireEvent.keyDown(dialog, { key: 'Escape' });
+    expect(images.deleteRegistry).not.toHaveBeenCalled();
+    await fireEvent.click(screen.getByRole('button', { name: 'Delete hub' }));
+    await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Delete' }));
+    await waitFor(() => expect(images.deleteRegistry).toHaveBeenCalledWith(1));
+    await waitFor(() => expect(screen.getByRole('status').textContent).toContain('Registry hub deleted.'));
+  });
+
+  it('shows the server message when saving fails', async () => {
+    vi.mocked(images.createRegistry).mockRejectedValueOnce(new ApiError(409, 'A registry with this name already exists'));
+    render(RegistriesScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Add registry' }));
+    const dialog = screen.getByRole('dialog');
+    await fireEvent.input(within(dialog).getByLabelText('Name'), { target: { value: 'hub' } });
+    await fireEvent.input(within(dialog).getByLabelText('URL'), { target: { value: 'docker.io' } });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Add registry' }));
+    expect((await within(dialog).findByRole('alert')).textContent).toContain('A registry with this name already exists');
+  });
+
+  it('has no serious or critical axe violations, nor with the form open', async () => {
+    const { container } = render(RegistriesScreen);
+    await screen.findByRole('table');
+    await expectNoSeriousAxeViolations(container);
+    await fireEvent.click(screen.getByRole('button', { name: 'Edit local' }));
+    await expectNoSeriousAxeViolations(container);
+  });
+});
