@@ -1,0 +1,116 @@
+import { describe, expect, it, vi } from 'vitest';
+import { ApiError } from '../../lib/api';
+import { execAttachUrl } from '../../lib/api-containers';
+import { ExecSession, type ExecState } from './exec-session';
+
+class FakeSocket {
+  static last: FakeSocket | null = null;
+  url: string;
+  readyState = 0;
+  binaryType = 'blob';
+  sent: string[] = [];
+  closed: [number?, string?] | null = null;
+  onopen: (() => void) | null = null;
+  onmessage: ((e: { data: unknown }) => void) | null = null;
+  onclose: ((e: { code: number; reason: string }) => void) | null = null;
+
+  constructor(url: string) {
+    this.url = url;
+    FakeSocket.last = this;
+  }
+  send(d: string) {
+    this.sent.push(d);
+  }
+  close(code?: number, reason?: string) {
+    this.closed = [code, reason];
+    this.readyState = 3;
+  }
+  // test helpers
+  open() {
+    this.readyState = 1;
+    this.onopen?.();
+  }
+  serverClose(reason: string) {
+    this.readyState = 3;
+    this.onclose?.({ code: 1000, reason });
+  }
+}
+
+function setup(createExec = vi.fn(async () => ({ execId: 'ex1' }))) {
+  const api = {
+    createExec,
+    resizeExec: vi.fn(async () => ({ success: true })),
+    execAttachUrl: (env: number, execId: string) => execAttachUrl(env, execId, { protocol: 'https:', host: 'berth.example' }),
+  };
+  const states: [ExecState, string | undefined][] = [];
+  const output: (string | Uint8Array)[] = [];
+  const s = new ExecSession({
+    env: 3,
+    id: 'c1',
+    shell: '/bin/sh',
+    onOutput: (d) => output.push(d),
+    onState: (st, m) => states.push([st, m]),
+    WebSocketImpl: FakeSocket as unknown as typeof WebSocket,
+    api,
+  });
+  return { s, api, states, output };
+}
+
+describe('ExecSession', () => {
+  it('creates the exec, attaches the WebSocket with envId, resizes once open and pipes text both ways', async () => {
+    const { s, api, states, output } = setup();
+    await s.open(24, 80);
+    expect(api.createExec).toHaveBeenCalledWith(3, 'c1', '/bin/sh', undefined);
+    const ws = FakeSocket.last!;
+    expect(ws.url).toBe('wss://berth.example/api/containers/exec/ex1/attach?envId=3');
+    expect(ws.binaryType).toBe('arraybuffer');
+    expect(states).toEqual([['connecting', undefined]]);
+
+    s.send('ignored before open');
+    ws.open();
+    expect(states.at(-1)).toEqual(['open', undefined]);
+    expect(api.resizeExec).toHaveBeenCalledWith(3, 'ex1', 24, 80);
+
+    s.send('echo hi\r');
+    expect(ws.sent).toEqual(['echo hi\r']);
+    ws.onmessage?.({ data: 'hi\r\n' });
+    ws.onmessage?.({ data: new Uint8Array([104, 105]).buffer });
+    expect(output[0]).toBe('hi\r\n');
+    expect(Array.from(output[1] as Uint8Array)).toEqual([104, 105]);
+
+    await s.resize(24, 80); // same size: not sent again
+    await s.resize(40, 120);
+    expect(api.resizeExec).toHaveBeenCalledTimes(2);
+    expect(api.resizeExec).toHaveBeenLastCalledWith(3, 'ex1', 40, 120);
+
+    ws.serverClose('session ended');
+    expect(states.at(-1)).toEqual(['closed', 'session ended']);
+  });
+
+  it('closes cleanly when the user disconnects', async () => {
+    const { s, states } = setup();
+    await s.open(24, 80);
+    const ws = FakeSocket.last!;
+    ws.open();
+    s.close();
+    expect(ws.closed).toEqual([1000, 'closed by the user']);
+    expect(states.at(-1)).toEqual(['closed', 'Disconnected']);
+    ws.serverClose('late');
+    expect(states.at(-1)).toEqual(['closed', 'Disconnected']);
+  });
+
+  it('reports the server message when the exec cannot be created', async () => {
+    const { s, states } = setup(vi.fn(async () => Promise.reject(new ApiError(400, 'Container is not running'))));
+    FakeSocket.last = null;
+    await s.open(24, 80);
+    expect(FakeSocket.last).toBeNull();
+    expect(states.at(-1)).toEqual(['error', 'Container is not running']);
+  });
+
+  it('reports a WebSocket that closes before opening', async () => {
+    const { s, states } = setup();
+    await s.open(24, 80);
+    FakeSocket.last!.serverClose('');
+    expect(states.at(-1)?.[0]).toBe('error');
+  });
+});

@@ -1,0 +1,120 @@
+// An interactive terminal session in a container, as the server speaks it:
+// POST /api/containers/{id}/exec?envId= creates the exec (TTY + stdin), the
+// WebSocket /api/containers/exec/{execId}/attach?envId= (to open within two
+// minutes, once) carries input and output as text frames, and
+// POST /api/containers/exec/{execId}/resize?envId=&h=&w= sets rows × columns.
+// Closing the WebSocket ends the shell.
+import * as containers from '../../lib/api-containers';
+import { messageOf } from '../../lib/session.svelte';
+
+export type ExecState = 'idle' | 'connecting' | 'open' | 'closed' | 'error';
+
+export interface ExecSessionOptions {
+  env: number;
+  id: string;
+  /** Command of the shell, e.g. /bin/sh. */
+  shell: string;
+  user?: string;
+  onOutput: (data: string | Uint8Array) => void;
+  onState: (state: ExecState, message?: string) => void;
+  /** For tests. */
+  WebSocketImpl?: typeof WebSocket;
+  api?: Pick<typeof containers, 'createExec' | 'resizeExec' | 'execAttachUrl'>;
+}
+
+export class ExecSession {
+  #o: ExecSessionOptions;
+  #ws: WebSocket | null = null;
+  #execId = '';
+  #size = { rows: 0, cols: 0 };
+  #sent = '';
+  #closedByUs = false;
+  state: ExecState = 'idle';
+
+  constructor(opts: ExecSessionOptions) {
+    this.#o = opts;
+  }
+
+  get execId(): string {
+    return this.#execId;
+  }
+
+  #set(state: ExecState, message?: string) {
+    this.state = state;
+    this.#o.onState(state, message);
+  }
+
+  /** Creates the exec and attaches to it; rows × cols is the terminal's size. */
+  async open(rows: number, cols: number): Promise<void> {
+    const api = this.#o.api ?? containers;
+    this.#size = { rows, cols };
+    this.#closedByUs = false;
+    this.#set('connecting');
+    let inst: containers.ExecInstance;
+    try {
+      inst = await api.createExec(this.#o.env, this.#o.id, this.#o.shell, this.#o.user);
+    } catch (e) {
+      this.#set('error', messageOf(e));
+      return;
+    }
+    if (this.#closedByUs) return;
+    this.#execId = inst.execId;
+    const WS = this.#o.WebSocketImpl ?? WebSocket;
+    let ws: WebSocket;
+    try {
+      ws = new WS(api.execAttachUrl(this.#o.env, inst.execId));
+    } catch (e) {
+      this.#set('error', messageOf(e));
+      return;
+    }
+    this.#ws = ws;
+    ws.binaryType = 'arraybuffer';
+    let opened = false;
+    ws.onopen = () => {
+      opened = true;
+      this.#set('open');
+      this.#sent = '';
+      void this.resize(this.#size.rows, this.#size.cols);
+    };
+    ws.onmessage = (ev: MessageEvent) => {
+      const d = ev.data;
+      this.#o.onOutput(typeof d === 'string' ? d : new Uint8Array(d as ArrayBuffer));
+    };
+    ws.onclose = (ev: CloseEvent) => {
+      if (this.#ws !== ws) return;
+      this.#ws = null;
+      if (this.#closedByUs) return;
+      if (!opened) this.#set('error', 'The terminal could not connect (the session may have expired or the shell may not exist)');
+      else this.#set('closed', ev.reason || 'The session ended');
+    };
+  }
+
+  /** Sends terminal input (keystrokes, pasted text). */
+  send(data: string): void {
+    if (this.#ws && this.#ws.readyState === 1) this.#ws.send(data);
+  }
+
+  /** Tells the engine the terminal's size (once per distinct size while open). */
+  async resize(rows: number, cols: number): Promise<void> {
+    this.#size = { rows, cols };
+    if (this.state !== 'open' || !this.#execId || rows < 1 || cols < 1) return;
+    const key = `${rows}x${cols}`;
+    if (key === this.#sent) return;
+    this.#sent = key;
+    const api = this.#o.api ?? containers;
+    try {
+      await api.resizeExec(this.#o.env, this.#execId, rows, cols);
+    } catch {
+      this.#sent = ''; // a later resize tries again; the session goes on at its old size
+    }
+  }
+
+  /** Ends the session (closing the WebSocket ends the shell). */
+  close(): void {
+    this.#closedByUs = true;
+    const ws = this.#ws;
+    this.#ws = null;
+    if (ws && (ws.readyState === 0 || ws.readyState === 1)) ws.close(1000, 'closed by the user');
+    if (this.state !== 'idle') this.#set('closed', 'Disconnected');
+  }
+}

@@ -1,0 +1,182 @@
+// The container endpoints beyond the list (which is in api.ts): lifecycle,
+// create, rename, processes, statistics, log and stats streams, exec sessions.
+// Shapes follow server/internal/api/containers.go and the interface spec.
+import { buildUrl, request, type ContainerInspect } from './api';
+import type { LifecycleAction } from './containers';
+import { dataOf, stream } from './sse';
+
+const path = (id: string) => `/api/containers/${encodeURIComponent(id)}`;
+
+/** The inspection document with the parts the detail screen reads besides api.ContainerInspect's. */
+export interface ContainerDetails extends ContainerInspect {
+  Config?: ContainerInspect['Config'] & { Env?: string[] | null; WorkingDir?: string; User?: string; Tty?: boolean };
+  HostConfig?: {
+    RestartPolicy?: { Name?: string; MaximumRetryCount?: number };
+    Memory?: number;
+    NanoCpus?: number;
+    NetworkMode?: string;
+    Privileged?: boolean;
+  };
+}
+
+export function getContainer(env: number, id: string, signal?: AbortSignal): Promise<ContainerDetails> {
+  return request('GET', path(id), { query: { env }, signal });
+}
+
+/** POST /api/containers/{id}/{start|stop|restart|pause|unpause}. */
+export function lifecycle(env: number, id: string, action: LifecycleAction): Promise<{ success: boolean }> {
+  return request('POST', `${path(id)}/${action}`, { query: { env } });
+}
+
+export function renameContainer(env: number, id: string, name: string): Promise<{ success: boolean }> {
+  return request('POST', `${path(id)}/rename`, { query: { env }, body: { name } });
+}
+
+/** The body of POST /api/containers (the de-facto form the server accepts besides the spec's). */
+export interface CreateContainerBody {
+  name?: string;
+  image: string;
+  command?: string[];
+  ports?: { containerPort: string; hostPort: string; protocol: string; hostIp?: string }[];
+  env?: string[];
+  labels?: Record<string, string>;
+  /** Binds: "source:destination[:ro]". */
+  volumes?: string[];
+  networkMode?: string;
+  restartPolicy?: string;
+  memory?: number;
+  nanoCpus?: number;
+  tty?: boolean;
+  startAfterCreate: boolean;
+}
+
+export function createContainer(env: number, body: CreateContainerBody): Promise<{ success: boolean; id: string }> {
+  return request('POST', '/api/containers', { query: { env }, body });
+}
+
+export interface Processes {
+  Titles: string[] | null;
+  Processes: string[][] | null;
+}
+
+export function containerTop(env: number, id: string, signal?: AbortSignal): Promise<Processes> {
+  return request('GET', `${path(id)}/top`, { query: { env }, signal });
+}
+
+/** A statistics snapshot (GET /api/containers/{id}/stats). */
+export interface Snapshot {
+  cpuPercent: number;
+  memoryUsage: number;
+  memoryRaw?: number;
+  memoryCache?: number;
+  memoryLimit: number;
+  memoryPercent: number;
+  networkRx: number;
+  networkTx: number;
+  blockRead: number;
+  blockWrite: number;
+  /** Unix milliseconds. */
+  timestamp: number;
+}
+
+export function containerStats(env: number, id: string, signal?: AbortSignal): Promise<Snapshot> {
+  return request('GET', `${path(id)}/stats`, { query: { env }, signal });
+}
+
+/** One container's figures in a pass over all running containers. */
+export interface Stat extends Omit<Snapshot, 'timestamp'> {
+  id: string;
+  name: string;
+}
+
+/**
+ * One pass of GET /api/containers/stats/stream: onStat for each running
+ * container as its sample arrives; resolves after `done`, rejects on `error`.
+ */
+export async function statsPass(env: number, onStat: (s: Stat) => void, signal?: AbortSignal): Promise<void> {
+  let failure: string | null = null;
+  await stream(
+    'GET',
+    '/api/containers/stats/stream',
+    (e) => {
+      if (e.event === 'stat') {
+        const s = dataOf<Stat>(e);
+        if (s?.id) onStat(s);
+      } else if (e.event === 'error') {
+        failure = dataOf<{ error?: string }>(e)?.error ?? 'Container statistics failed';
+      }
+    },
+    { query: { env }, signal },
+  );
+  if (failure) throw new Error(failure);
+}
+
+export interface LogLine {
+  text: string;
+  stream?: string;
+}
+
+export interface LogStreamOptions {
+  /** Number of past lines, or 'all'. */
+  tail: string;
+  timestamps: boolean;
+  signal?: AbortSignal;
+  onConnected?: () => void;
+}
+
+/**
+ * Follows a container's output (GET /api/containers/{id}/logs/stream): the
+ * last `tail` lines, then new ones. Resolves when the output ends (`end`, the
+ * container stopped); rejects with the server's message on `error`.
+ */
+export async function followLogs(env: number, id: string, onLine: (l: LogLine) => void, opts: LogStreamOptions): Promise<void> {
+  let failure: string | null = null;
+  await stream(
+    'GET',
+    `${path(id)}/logs/stream`,
+    (e) => {
+      if (e.event === 'log') {
+        const l = dataOf<LogLine>(e);
+        if (l) onLine(l);
+      } else if (e.event === 'connected') {
+        opts.onConnected?.();
+      } else if (e.event === 'error') {
+        failure = dataOf<{ error?: string }>(e)?.error ?? 'The log stream failed';
+      }
+    },
+    { query: { env, tail: opts.tail, timestamps: opts.timestamps || undefined }, signal: opts.signal },
+  );
+  if (failure) throw new Error(failure);
+}
+
+/** A created exec session, to attach within two minutes. */
+export interface ExecInstance {
+  execId: string;
+  connectionInfo?: { type: string; host?: string; port?: number };
+}
+
+/** POST /api/containers/{id}/exec?envId= (exec endpoints take envId, not env). */
+export function createExec(env: number, id: string, shell: string, user = ''): Promise<ExecInstance> {
+  return request('POST', `${path(id)}/exec`, { query: { envId: env }, body: { shell, user: user || undefined } });
+}
+
+export function resizeExec(env: number, execId: string, rows: number, cols: number): Promise<{ success: boolean }> {
+  return request('POST', `/api/containers/exec/${encodeURIComponent(execId)}/resize`, {
+    query: { envId: env, h: rows, w: cols },
+  });
+}
+
+/** The WebSocket URL of an exec session: text frames carry terminal input and output. */
+export function execAttachUrl(env: number, execId: string, loc: Pick<Location, 'protocol' | 'host'> = location): string {
+  const scheme = loc.protocol === 'https:' ? 'wss:' : 'ws:';
+  return `${scheme}//${loc.host}${buildUrl(`/api/containers/exec/${encodeURIComponent(execId)}/attach`, { envId: env })}`;
+}
+
+/** Names for the create form's pickers (networks and volumes of the environment). */
+export function networkNames(env: number): Promise<{ name: string; driver?: string }[]> {
+  return request('GET', '/api/networks', { query: { env } });
+}
+
+export function volumeNames(env: number): Promise<{ name: string }[]> {
+  return request('GET', '/api/volumes', { query: { env } });
+}
