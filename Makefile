@@ -36,7 +36,7 @@ WITH_TEST_ENV := set -a && . ./.test-env && set +a &&
 # Targets run one after the other, in the order they are listed, even under -j.
 .NOTPARALLEL:
 
-.PHONY: all build web web-test e2e check-static images run run-env test test-env lint bench clean
+.PHONY: all build web web-test e2e check-static images run run-env test test-env lint proto proto-check bench clean
 
 all: build
 
@@ -104,11 +104,29 @@ test: test-env lint check-static images web-test
 test-env:
 	@scripts/test-env.sh
 
-lint:
+lint: proto-check
 	@files=$$(gofmt -l .); \
 	if [ -n "$$files" ]; then echo "gofmt: these files need formatting:"; echo "$$files"; exit 1; fi
 	go vet $(PKGS)
 	@staticcheck=$$(scripts/staticcheck.sh) && echo "staticcheck $(PKGS)" && $$staticcheck $(PKGS)
+
+# The agent protocol: proto/berth/agent/v1/*.proto (buf.yaml, buf.gen.yaml)
+# generates the Go code in shared/agentpb, which is committed. buf,
+# protoc-gen-go and protoc-gen-go-grpc are built once from the Go module proxy
+# and cached outside the repository (scripts/proto-tools.sh).
+proto:
+	@tools=$$(scripts/proto-tools.sh) && PATH="$$tools:$$PATH" buf generate
+
+# buf lint, and a failure when shared/agentpb differs from what the .proto
+# files generate (someone changed a .proto without `make proto`, or edited
+# generated code).
+proto-check:
+	@tools=$$(scripts/proto-tools.sh) && export PATH="$$tools:$$PATH" && echo "buf lint" && buf lint && \
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && buf generate -o "$$tmp" && \
+	if ! diff -r "$$tmp/shared/agentpb" shared/agentpb >/dev/null; then \
+		diff -r "$$tmp/shared/agentpb" shared/agentpb | head -20; \
+		echo "proto-check: shared/agentpb is stale: run make proto and commit the result"; exit 1; fi; \
+	echo "proto-check: shared/agentpb matches proto/"
 
 bench: build test-env
 	$(WITH_TEST_ENV) go run ./server/bench
