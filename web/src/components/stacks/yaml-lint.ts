@@ -22,6 +22,8 @@ export function lintCompose(text: string): LintProblem[] {
   const add = (severity: LintProblem['severity'], message: string, from: number, to: number) => {
     from = clamp(from);
     to = clamp(Math.max(to, from));
+    // An error at the very end (an unclosed quote or bracket) belongs to the last line, not the empty one after it.
+    if (from === text.length && text.endsWith('\n')) from = to = text.replace(/\s+$/, '').length;
     out.push({ from, to, severity, message, line: lines.linePos(from).line });
   };
 
