@@ -1,0 +1,301 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import * as api from '../lib/api';
+import * as admin from '../lib/api-admin';
+import { session } from '../lib/session.svelte';
+import { expectNoSeriousAxeViolations } from '../test-axe';
+import SettingsScreen from './SettingsScreen.svelte';
+
+vi.mock('../lib/api', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api')>();
+  return { ...real, getProviders: vi.fn(), getSession: vi.fn() };
+});
+vi.mock('../lib/api-admin', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api-admin')>();
+  const names = [
+    'getAuthSettings',
+    'putAuthSettings',
+    'listRoles',
+    'listLdap',
+    'createLdap',
+    'patchLdap',
+    'deleteLdap',
+    'testLdap',
+    'listOidc',
+    'createOidc',
+    'patchOidc',
+    'deleteOidc',
+    'testOidc',
+    'getScannerSetting',
+    'setScannerSetting',
+  ] as const;
+  return { ...real, ...Object.fromEntries(names.map((n) => [n, vi.fn()])) };
+});
+
+const ldap: admin.LdapConfig = {
+  id: 4,
+  name: 'Corp',
+  enabled: true,
+  serverUrl: 'ldap://ldap.example.com:389',
+  bindDn: 'cn=reader,dc=example,dc=com',
+  bindPassword: admin.SECRET_MASK,
+  baseDn: 'dc=example,dc=com',
+  userFilter: '(uid={{username}})',
+  usernameAttribute: 'uid',
+  emailAttribute: 'mail',
+  displayNameAttribute: 'cn',
+  groupBaseDn: '',
+  groupFilter: '',
+  adminGroup: '',
+  roleMappings: [],
+  tlsEnabled: false,
+  tlsCa: '',
+};
+
+const oidc: admin.OidcProvider = {
+  id: 2,
+  name: 'Dex',
+  enabled: true,
+  issuerUrl: 'http://127.0.0.1:5556/dex',
+  clientId: 'berth',
+  clientSecret: admin.SECRET_MASK,
+  redirectUri: 'http://localhost:3000/api/auth/oidc/callback',
+  scopes: 'openid profile email',
+  usernameClaim: 'preferred_username',
+  emailClaim: 'email',
+  displayNameClaim: 'name',
+  adminClaim: '',
+  adminValue: '',
+  roleMappingsClaim: 'groups',
+  roleMappings: [],
+};
+
+beforeEach(() => {
+  session.session = { authenticated: true, authEnabled: true, user: { id: 1, username: 'admin', isAdmin: true } };
+  session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
+  session.envId = 1;
+  vi.mocked(api.getProviders).mockResolvedValue({
+    providers: [
+      { id: 'local', name: 'Local', type: 'local' },
+      { id: 'ldap:4', name: 'Corp', type: 'ldap' },
+    ],
+    defaultProvider: 'local',
+  });
+  vi.mocked(api.getSession).mockResolvedValue(session.session);
+  vi.mocked(admin.getAuthSettings).mockResolvedValue({ authEnabled: true, defaultProvider: 'local', sessionTimeout: 86400 });
+  vi.mocked(admin.listRoles).mockResolvedValue([
+    { id: 3, name: 'Viewer', description: '', permissions: {}, environmentIds: null, isSystem: true },
+  ]);
+  vi.mocked(admin.listLdap).mockResolvedValue([structuredClone(ldap)]);
+  vi.mocked(admin.listOidc).mockResolvedValue([structuredClone(oidc)]);
+  vi.mocked(admin.getScannerSetting).mockResolvedValue({ scanner: 'none', available: { scanner_a: 'binary', scanner_b: 'container' } });
+});
+afterEach(() => {
+  cleanup();
+  vi.clearAllMocks();
+  session.session = null;
+  session.environments = [];
+  session.envId = null;
+});
+
+const section = async (name: string) => within(await screen.findByRole('region', { name }));
+
+describe('SettingsScreen', () => {
+  it('shows every section', async () => {
+    render(SettingsScreen);
+    expect(screen.getByRole('heading', { level: 1, name: 'Settings' })).toBeTruthy();
+    await screen.findByRole('region', { name: 'Authentication' });
+    expect(await (await section('LDAP')).findByText('Corp')).toBeTruthy();
+    expect(await (await section('OpenID Connect')).findByText('Dex')).toBeTruthy();
+    expect(await (await section('Vulnerability scanning')).findByLabelText('No scanning')).toBeTruthy();
+    expect(admin.getScannerSetting).toHaveBeenCalledWith(1);
+    // never a secret, not even the mask
+    expect(document.body.textContent).not.toContain(admin.SECRET_MASK);
+  });
+
+  it('saves the authentication settings that changed', async () => {
+    vi.mocked(admin.putAuthSettings).mockResolvedValue({ authEnabled: true, defaultProvider: 'ldap:4', sessionTimeout: 3600 });
+    render(SettingsScreen);
+    const s = within(await screen.findByRole('region', { name: 'Authentication' }));
+    await waitFor(() => expect(s.getByRole('option', { name: /Corp/ })).toBeTruthy());
+    await fireEvent.change(s.getByLabelText('Preselected on the sign-in page'), { target: { value: 'ldap:4' } });
+    await fireEvent.input(s.getByLabelText('Session lifetime (minutes)'), { target: { value: '60' } });
+    await fireEvent.click(s.getByRole('button', { name: 'Save authentication settings' }));
+    expect(admin.putAuthSettings).toHaveBeenCalledWith({ defaultProvider: 'ldap:4', sessionTimeout: 3600 });
+    expect(await s.findByText('Authentication settings saved.')).toBeTruthy();
+  });
+
+  it('asks before turning sign-in off', async () => {
+    vi.mocked(admin.putAuthSettings).mockResolvedValue({ authEnabled: false, defaultProvider: 'local', sessionTimeout: 86400 });
+    render(SettingsScreen);
+    const s = within(await screen.findByRole('region', { name: 'Authentication' }));
+    await fireEvent.click(s.getByLabelText('Require sign-in'));
+    await fireEvent.click(s.getByRole('button', { name: 'Save authentication settings' }));
+    expect(admin.putAuthSettings).not.toHaveBeenCalled();
+    const dialog = screen.getByRole('dialog', { name: 'Turn sign-in off?' });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Turn sign-in off' }));
+    expect(admin.putAuthSettings).toHaveBeenCalledWith({ authEnabled: false });
+    await waitFor(() => expect(api.getSession).toHaveBeenCalled());
+  });
+
+  it('creates an LDAP configuration with its bind password', async () => {
+    vi.mocked(admin.createLdap).mockResolvedValue({ ...ldap, id: 5, name: 'Lab' });
+    render(SettingsScreen);
+    const s = await section('LDAP');
+    await s.findByText('Corp');
+    await fireEvent.click(s.getByRole('button', { name: 'New LDAP configuration' }));
+    const f = within(s.getByRole('form', { name: 'New LDAP configuration' }));
+    await fireEvent.input(f.getByLabelText('Name'), { target: { value: 'Lab' } });
+    await fireEvent.input(f.getByLabelText('Server URL'), { target: { value: 'ldap://127.0.0.1:3890' } });
+    await fireEvent.input(f.getByLabelText('Base DN'), { target: { value: 'dc=berth,dc=test' } });
+    await fireEvent.input(f.getByLabelText('Bind DN'), { target: { value: 'cn=reader,dc=berth,dc=test' } });
+    await fireEvent.input(f.getByLabelText('Bind password'), { target: { value: 'reader-password' } });
+    await fireEvent.click(f.getByRole('button', { name: 'Create' }));
+    expect(admin.createLdap).toHaveBeenCalledWith(
+      expect.objectContaining({
+        name: 'Lab',
+        serverUrl: 'ldap://127.0.0.1:3890',
+        baseDn: 'dc=berth,dc=test',
+        bindDn: 'cn=reader,dc=berth,dc=test',
+        bindPassword: 'reader-password',
+        userFilter: '(uid={{username}})',
+        enabled: true,
+        roleMappings: [],
+      }),
+    );
+    expect(await s.findByText('LDAP configuration Lab created.')).toBeTruthy();
+  });
+
+  it('keeps, replaces or removes the stored bind password on edit', async () => {
+    vi.mocked(admin.patchLdap).mockResolvedValue(ldap);
+    render(SettingsScreen);
+    const s = await section('LDAP');
+    await fireEvent.click(await s.findByRole('button', { name: 'Edit Corp' }));
+    let f = within(s.getByRole('form', { name: 'Edit LDAP configuration Corp' }));
+    const pw = f.getByLabelText('Bind password') as HTMLInputElement;
+    expect(pw.value).toBe('');
+    expect(pw.type).toBe('password');
+    await fireEvent.click(f.getByRole('button', { name: 'Save' }));
+    expect(vi.mocked(admin.patchLdap).mock.calls[0][1]).not.toHaveProperty('bindPassword');
+
+    await fireEvent.click(await s.findByRole('button', { name: 'Edit Corp' }));
+    f = within(s.getByRole('form', { name: 'Edit LDAP configuration Corp' }));
+    await fireEvent.click(f.getByLabelText('Remove the stored value'));
+    await fireEvent.click(f.getByRole('button', { name: 'Save' }));
+    expect(vi.mocked(admin.patchLdap).mock.calls[1][1]).toHaveProperty('bindPassword', '');
+
+    await fireEvent.click(await s.findByRole('button', { name: 'Edit Corp' }));
+    f = within(s.getByRole('form', { name: 'Edit LDAP configuration Corp' }));
+    await fireEvent.input(f.getByLabelText('Bind password'), { target: { value: 'new-secret' } });
+    await fireEvent.click(f.getByRole('button', { name: 'Save' }));
+    expect(vi.mocked(admin.patchLdap).mock.calls[2][1]).toHaveProperty('bindPassword', 'new-secret');
+  });
+
+  it('tests an LDAP configuration and shows success and failure', async () => {
+    vi.mocked(admin.testLdap)
+      .mockResolvedValueOnce({ success: true, userCount: 3 })
+      .mockResolvedValueOnce({ success: false, error: 'LDAP server unavailable: connection refused' });
+    render(SettingsScreen);
+    const s = await section('LDAP');
+    await fireEvent.click(await s.findByRole('button', { name: 'Test Corp' }));
+    expect(admin.testLdap).toHaveBeenCalledWith(4);
+    expect(await s.findByText('Connected: 3 users found.')).toBeTruthy();
+    await fireEvent.click(s.getByRole('button', { name: 'Test Corp' }));
+    expect((await s.findByRole('alert')).textContent).toBe('LDAP server unavailable: connection refused');
+  });
+
+  it('deletes an LDAP configuration after confirmation', async () => {
+    vi.mocked(admin.deleteLdap).mockResolvedValue({ success: true });
+    render(SettingsScreen);
+    const s = await section('LDAP');
+    await fireEvent.click(await s.findByRole('button', { name: 'Delete Corp' }));
+    expect(admin.deleteLdap).not.toHaveBeenCalled();
+    vi.mocked(admin.listLdap).mockResolvedValue([]);
+    await fireEvent.click(within(screen.getByRole('dialog', { name: 'Delete LDAP configuration Corp?' })).getByRole('button', { name: 'Delete' }));
+    expect(admin.deleteLdap).toHaveBeenCalledWith(4);
+    expect(await s.findByText('No LDAP configuration.')).toBeTruthy();
+  });
+
+  it('says LDAP needs a license in the community edition', async () => {
+    vi.mocked(admin.listLdap).mockRejectedValue(new api.ApiError(403, 'Enterprise license required'));
+    render(SettingsScreen);
+    const s = await section('LDAP');
+    expect(await s.findByText(/LDAP sign-in is an enterprise feature/)).toBeTruthy();
+    expect(s.getByRole('link', { name: 'Install a license' }).getAttribute('href')).toBe('/license');
+  });
+
+  it('creates an OIDC provider with the callback URL of this console as redirect', async () => {
+    vi.mocked(admin.createOidc).mockResolvedValue({ ...oidc, id: 3, name: 'Keycloak' });
+    render(SettingsScreen);
+    const s = await section('OpenID Connect');
+    await s.findByText('Dex');
+    const callback = `${location.origin}/api/auth/oidc/callback`;
+    expect(s.getByText(callback)).toBeTruthy();
+    await fireEvent.click(s.getByRole('button', { name: 'New OIDC provider' }));
+    const f = within(s.getByRole('form', { name: 'New OIDC provider' }));
+    expect((f.getByLabelText('Redirect URI') as HTMLInputElement).value).toBe(callback);
+    await fireEvent.input(f.getByLabelText('Name'), { target: { value: 'Keycloak' } });
+    await fireEvent.input(f.getByLabelText('Issuer URL'), { target: { value: 'https://kc.example.com/realms/x' } });
+    await fireEvent.input(f.getByLabelText('Client ID'), { target: { value: 'berth' } });
+    await fireEvent.input(f.getByLabelText('Client secret'), { target: { value: 's3cret' } });
+    await fireEvent.click(f.getByRole('button', { name: 'Add mapping' }));
+    await fireEvent.input(f.getByLabelText('Claim value 1'), { target: { value: 'ops' } });
+    await fireEvent.click(f.getByRole('button', { name: 'Create' }));
+    expect(admin.createOidc).toHaveBeenCalledWith(
+      expect.objectContaining({
+        name: 'Keycloak',
+        issuerUrl: 'https://kc.example.com/realms/x',
+        clientId: 'berth',
+        clientSecret: 's3cret',
+        redirectUri: callback,
+        roleMappings: [{ claimValue: 'ops', roleId: 3 }],
+      }),
+    );
+  });
+
+  it('leaves the stored client secret alone on edit, and tests a provider', async () => {
+    vi.mocked(admin.patchOidc).mockResolvedValue(oidc);
+    vi.mocked(admin.testOidc).mockResolvedValue({
+      success: false,
+      error: 'Failed to fetch OIDC discovery document',
+      details: 'connection refused',
+    });
+    render(SettingsScreen);
+    const s = await section('OpenID Connect');
+    await fireEvent.click(await s.findByRole('button', { name: 'Edit Dex' }));
+    const f = within(s.getByRole('form', { name: 'Edit OIDC provider Dex' }));
+    expect((f.getByLabelText('Client secret') as HTMLInputElement).required).toBe(false);
+    await fireEvent.click(f.getByRole('button', { name: 'Save' }));
+    expect(vi.mocked(admin.patchOidc).mock.calls[0][1]).not.toHaveProperty('clientSecret');
+    await fireEvent.click(await s.findByRole('button', { name: 'Test Dex' }));
+    expect((await s.findByRole('alert')).textContent).toBe('Failed to fetch OIDC discovery document: connection refused');
+  });
+
+  it('sets the scanner of the selected environment', async () => {
+    vi.mocked(admin.setScannerSetting).mockResolvedValue({ success: true, scanner: 'both' });
+    render(SettingsScreen);
+    const s = await section('Vulnerability scanning');
+    expect(await s.findByText(/Grype: runs the installed program/)).toBeTruthy();
+    await fireEvent.click(s.getByLabelText('Grype and Trivy'));
+    await fireEvent.click(s.getByRole('button', { name: 'Save scanner' }));
+    expect(admin.setScannerSetting).toHaveBeenCalledWith(1, 'both');
+    expect(await s.findByText('Scanner of local saved.')).toBeTruthy();
+  });
+
+  it('tells a user without the permission that they are not allowed', async () => {
+    vi.mocked(admin.getAuthSettings).mockRejectedValue(new api.ApiError(403, 'Permission denied'));
+    render(SettingsScreen);
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toMatch(/Not allowed\..*Permission denied/);
+    expect(screen.queryByRole('region')).toBeNull();
+  });
+
+  it('has no serious or critical axe violations', async () => {
+    const { container } = render(SettingsScreen);
+    await (await section('LDAP')).findByText('Corp');
+    await (await section('OpenID Connect')).findByText('Dex');
+    await fireEvent.click((await section('LDAP')).getByRole('button', { name: 'Edit Corp' }));
+    await fireEvent.click((await section('OpenID Connect')).getByRole('button', { name: 'New OIDC provider' }));
+    await expectNoSeriousAxeViolations(container);
+  }, 30_000);
+});
