@@ -1,6 +1,7 @@
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as api from '../lib/api';
+import { router } from '../lib/router.svelte';
 import { session } from '../lib/session.svelte';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import LoginScreen from './LoginScreen.svelte';
@@ -75,6 +76,33 @@ describe('LoginScreen', () => {
     await fireEvent.input(code, { target: { value: '123456' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
     expect(api.login).toHaveBeenLastCalledWith(expect.objectContaining({ mfaToken: '123456' }));
+  });
+
+  it('sends an OIDC sign-in back to ?next', async () => {
+    router.navigate('/login?next=%2Fcontainers%2Fabc', { replace: true });
+    vi.mocked(api.getProviders).mockResolvedValue({
+      providers: [{ id: 'oidc:2', name: 'Dex', type: 'oidc', initiateUrl: '/api/auth/oidc/2/initiate' }],
+    });
+    render(LoginScreen);
+    const link = await screen.findByRole('link', { name: 'Continue with Dex' });
+    expect(link.getAttribute('href')).toBe('/api/auth/oidc/2/initiate?redirect=%2Fcontainers%2Fabc');
+    // only OIDC: no username and password form
+    expect(screen.queryByLabelText('Username')).toBeNull();
+    router.navigate('/login', { replace: true });
+  });
+
+  it('says so when no sign-in method is enabled', async () => {
+    vi.mocked(api.getProviders).mockResolvedValue({ providers: [] });
+    render(LoginScreen);
+    expect(await screen.findByText(/No sign-in method is enabled/)).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Sign in' })).toBeNull();
+  });
+
+  it('shows the error an OIDC callback came back with', async () => {
+    router.navigate('/login?error=Username%20claim%20not%20found%20in%20token', { replace: true });
+    render(LoginScreen);
+    expect((await screen.findByRole('alert')).textContent).toBe('Username claim not found in token');
+    router.navigate('/login', { replace: true });
   });
 
   it('has no serious or critical axe violations', async () => {
