@@ -3,6 +3,7 @@
 
 APP        := berth
 BIN        := bin/$(APP)
+AGENT_BIN  := bin/berth-agent
 ARGS       ?=
 TEST_FLAGS ?= -count=1 -timeout 25m
 
@@ -20,7 +21,7 @@ GO_LDFLAGS := -s -w -linkmode external -extldflags "-static" \
 	-X github.com/berth-dev/berth/shared/version.Version=$(VERSION)
 
 # Every package of the go.work workspace (run from the root).
-PKGS := ./server/... ./shared/...
+PKGS := ./server/... ./shared/... ./agent/...
 
 # The web console (web/) is built by Vite and embedded in the binary from
 # server/internal/webui/dist (go:embed cannot reach ../web). It is rebuilt when
@@ -36,12 +37,17 @@ WITH_TEST_ENV := set -a && . ./.test-env && set +a &&
 # Targets run one after the other, in the order they are listed, even under -j.
 .NOTPARALLEL:
 
-.PHONY: all build web web-test e2e check-static images run run-env test test-env lint proto proto-check bench clean
+.PHONY: all build agent web web-test e2e check-static images run run-env test test-env lint proto proto-check bench clean
 
 all: build
 
-build: web
+build: web agent
 	CGO_ENABLED=1 go build -trimpath -tags '$(GO_TAGS)' -ldflags '$(GO_LDFLAGS)' -o $(BIN) ./server/cmd/berth
+
+# The remote agent: pure Go (no cgo), so a plain static binary.
+agent:
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X github.com/berth-dev/berth/shared/version.Version=$(VERSION)' \
+		-o $(AGENT_BIN) ./agent/cmd/berth-agent
 
 web: $(WEB_DIST)/index.html
 

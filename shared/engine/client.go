@@ -15,6 +15,7 @@ type Client struct {
 	conn  *conn
 	m     *Manager
 	envID int64
+	agent *agentLink // set for agent environments: typed operations go to the agent
 }
 
 // fail translates err and feeds the breaker.

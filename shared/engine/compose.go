@@ -15,6 +15,8 @@ import (
 	"github.com/docker/cli/cli/flags"
 	"github.com/docker/compose/v5/pkg/api"
 	"github.com/docker/compose/v5/pkg/compose"
+
+	"github.com/berth-dev/berth/shared/agentpb"
 )
 
 // Compose labels the engine's containers carry (set by every compose
@@ -101,6 +103,14 @@ func (c *Client) composeRun(ctx context.Context, auths []Credentials, progress C
 // of services no longer in it; force recreates every container so that
 // changed variables apply.
 func (c *Client) ComposeUp(ctx context.Context, p *types.Project, force bool, auths []Credentials, progress ComposeProgress) error {
+	if c.agent != nil {
+		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_UP, p.Name, p, func(r *agentpb.ComposeRequest) {
+			r.ForceRecreate = force
+			for _, a := range auths {
+				r.Registries = append(r.Registries, agentCredentials(&a))
+			}
+		}, progress)
+	}
 	recreate := api.RecreateDiverged
 	if force {
 		recreate = api.RecreateForce
@@ -116,6 +126,9 @@ func (c *Client) ComposeUp(ctx context.Context, p *types.Project, force bool, au
 // ComposeStart starts the project's existing containers. p may be nil: the
 // project is then rebuilt from the containers' labels.
 func (c *Client) ComposeStart(ctx context.Context, name string, p *types.Project, progress ComposeProgress) error {
+	if c.agent != nil {
+		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_START, name, p, nil, progress)
+	}
 	return c.composeRun(ctx, nil, progress, func(ctx context.Context, svc api.Compose) error {
 		return svc.Start(ctx, name, api.StartOptions{Project: p})
 	})
@@ -123,6 +136,9 @@ func (c *Client) ComposeStart(ctx context.Context, name string, p *types.Project
 
 // ComposeStop stops the project's containers.
 func (c *Client) ComposeStop(ctx context.Context, name string, p *types.Project, progress ComposeProgress) error {
+	if c.agent != nil {
+		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_STOP, name, p, nil, progress)
+	}
 	return c.composeRun(ctx, nil, progress, func(ctx context.Context, svc api.Compose) error {
 		return svc.Stop(ctx, name, api.StopOptions{Project: p})
 	})
@@ -130,6 +146,9 @@ func (c *Client) ComposeStop(ctx context.Context, name string, p *types.Project,
 
 // ComposeRestart restarts the project's containers.
 func (c *Client) ComposeRestart(ctx context.Context, name string, p *types.Project, progress ComposeProgress) error {
+	if c.agent != nil {
+		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_RESTART, name, p, nil, progress)
+	}
 	return c.composeRun(ctx, nil, progress, func(ctx context.Context, svc api.Compose) error {
 		return svc.Restart(ctx, name, api.RestartOptions{Project: p})
 	})
@@ -139,6 +158,10 @@ func (c *Client) ComposeRestart(ctx context.Context, name string, p *types.Proje
 // it created (kept while other containers use them); volumes removes its
 // named volumes too.
 func (c *Client) ComposeDown(ctx context.Context, name string, p *types.Project, volumes bool, progress ComposeProgress) error {
+	if c.agent != nil {
+		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_DOWN, name, p,
+			func(r *agentpb.ComposeRequest) { r.RemoveVolumes = volumes }, progress)
+	}
 	return c.composeRun(ctx, nil, progress, func(ctx context.Context, svc api.Compose) error {
 		return svc.Down(ctx, name, api.DownOptions{Project: p, RemoveOrphans: true, Volumes: volumes})
 	})

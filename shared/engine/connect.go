@@ -26,8 +26,10 @@ const DefaultSocket = "/var/run/docker.sock"
 
 // newClient builds (without connecting) the SDK client for env. Berth's own
 // transport dials the engine directly: no proxy from the environment, the
-// connection timeout of PingTimeout.
-func newClient(env Endpoint) (*client.Client, error) {
+// connection timeout of PingTimeout. An agent environment's transport dials
+// a raw Engine API pipe through the agent; link is then its agent link.
+func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, error) {
+	var link *agentLink
 	dialer := &net.Dialer{Timeout: PingTimeout, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
 		MaxIdleConnsPerHost: 16,
@@ -50,7 +52,7 @@ func newClient(env Endpoint) (*client.Client, error) {
 		}
 	case Direct:
 		if env.Host == "" {
-			return nil, fmt.Errorf("%w: host is required for direct connections", ErrInvalid)
+			return nil, nil, fmt.Errorf("%w: host is required for direct connections", ErrInvalid)
 		}
 		port := env.Port
 		if port == 0 {
@@ -61,14 +63,24 @@ func newClient(env Endpoint) (*client.Client, error) {
 		if env.Protocol == "https" {
 			cfg, err := tlsConfig(env)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			transport.TLSClientConfig, scheme = cfg, "https"
 		}
 	case AgentStandard, AgentEdge:
-		return nil, unsupported(env.ConnectionType)
+		if m.agents == nil {
+			return nil, nil, unsupported(env.ConnectionType)
+		}
+		// Every HTTP connection of the client is one pipe operation; the
+		// host name is a placeholder the dialer ignores.
+		link = &agentLink{agents: m.agents, env: env}
+		host, scheme = "tcp://berth-agent:2375", "http"
+		transport.DisableCompression = true
+		transport.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return link.dialEngine(ctx)
+		}
 	default:
-		return nil, fmt.Errorf("%w: unknown connection type %q", ErrInvalid, env.ConnectionType)
+		return nil, nil, fmt.Errorf("%w: unknown connection type %q", ErrInvalid, env.ConnectionType)
 	}
 	// WithHost configures a default transport; WithHTTPClient then replaces
 	// it with ours. The client negotiates the API version on first use, and
@@ -80,9 +92,9 @@ func newClient(env Endpoint) (*client.Client, error) {
 		client.WithScheme(scheme),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("engine: build client: %w", err)
+		return nil, nil, fmt.Errorf("engine: build client: %w", err)
 	}
-	return cli, nil
+	return cli, link, nil
 }
 
 // tlsConfig builds the TLS settings of a direct https environment: a custom CA

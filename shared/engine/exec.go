@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"context"
+	"io"
 	"net"
 
 	"github.com/moby/moby/client"
@@ -30,41 +31,67 @@ func (c *Client) CreateExec(ctx context.Context, containerID string, spec ExecSp
 	return res.ID, nil
 }
 
-// ExecStream is the hijacked connection of a started exec: reads return the
-// process output, writes feed its stdin.
+// ExecStream is an attached exec: reads return the process output, writes
+// feed its stdin. It is the engine's hijacked connection, or the agent's exec
+// operation for an agent environment.
 type ExecStream struct {
+	rw execIO
+}
+
+// execIO is what an attached exec is read from and written to.
+type execIO interface {
+	io.ReadWriter
+	CloseWrite() error
+	Close() error
+}
+
+func (s *ExecStream) Read(p []byte) (int, error)  { return s.rw.Read(p) }
+func (s *ExecStream) Write(p []byte) (int, error) { return s.rw.Write(p) }
+
+// CloseWrite signals end of input to the process.
+func (s *ExecStream) CloseWrite() error { return s.rw.CloseWrite() }
+
+// Close ends the connection (and with it, for a TTY, the session).
+func (s *ExecStream) Close() error { return s.rw.Close() }
+
+// hijacked is the engine's hijacked connection of an exec.
+type hijacked struct {
 	conn   net.Conn
 	reader *bufio.Reader
 }
 
-func (s *ExecStream) Read(p []byte) (int, error)  { return s.reader.Read(p) }
-func (s *ExecStream) Write(p []byte) (int, error) { return s.conn.Write(p) }
+func (h *hijacked) Read(p []byte) (int, error)  { return h.reader.Read(p) }
+func (h *hijacked) Write(p []byte) (int, error) { return h.conn.Write(p) }
+func (h *hijacked) Close() error                { return h.conn.Close() }
 
-// CloseWrite signals end of input to the process.
-func (s *ExecStream) CloseWrite() error {
-	if cw, ok := s.conn.(interface{ CloseWrite() error }); ok {
+func (h *hijacked) CloseWrite() error {
+	if cw, ok := h.conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
 	return nil
 }
 
-// Close ends the connection (and with it, for a TTY, the session).
-func (s *ExecStream) Close() error { return s.conn.Close() }
-
 // StartExec starts a created exec and attaches to it. The context only bounds
-// the start; the stream lives until closed.
+// the start; the stream lives until closed. Through an agent the exec is the
+// agent's typed exec operation (stdin, output and resize on one stream).
 func (c *Client) StartExec(ctx context.Context, execID string, tty bool) (*ExecStream, error) {
+	if c.agent != nil {
+		return c.startAgentExec(ctx, execID, tty)
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.ExecAttach(ctx, execID, client.ExecAttachOptions{TTY: tty})
 	if err != nil {
 		return nil, c.fail(err)
 	}
-	return &ExecStream{conn: res.Conn, reader: res.Reader}, nil
+	return &ExecStream{rw: &hijacked{conn: res.Conn, reader: res.Reader}}, nil
 }
 
 // ResizeExec sets the terminal size of an exec.
 func (c *Client) ResizeExec(ctx context.Context, execID string, rows, cols uint) error {
+	if c.agent != nil && c.conn.resizeAgentExec(execID, rows, cols) {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	_, err := c.cli.ExecResize(ctx, execID, client.ExecResizeOptions{Height: rows, Width: cols})

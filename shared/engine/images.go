@@ -10,6 +10,8 @@ import (
 	"github.com/moby/moby/api/pkg/authconfig"
 	"github.com/moby/moby/api/types/registry"
 	"github.com/moby/moby/client"
+
+	"github.com/berth-dev/berth/shared/agentpb"
 )
 
 // Image is one entry of an image list, with the engine's own field names and
@@ -113,6 +115,10 @@ func (e *TransferError) Error() string { return e.Message }
 // PullImage pulls ref (a normalized reference) and calls fn for every
 // progress line. The context bounds the whole transfer.
 func (c *Client) PullImage(ctx context.Context, ref string, creds *Credentials, fn func(Progress)) error {
+	if c.agent != nil {
+		return c.agentTransfer(ctx, &agentpb.OperationInput{Input: &agentpb.OperationInput_Pull{
+			Pull: &agentpb.PullRequest{Reference: ref, Credentials: agentCredentials(creds)}}}, fn)
+	}
 	auth, err := creds.encode()
 	if err != nil {
 		return err
@@ -127,6 +133,10 @@ func (c *Client) PullImage(ctx context.Context, ref string, creds *Credentials, 
 
 // PushImage pushes ref and calls fn for every progress line.
 func (c *Client) PushImage(ctx context.Context, ref string, creds *Credentials, fn func(Progress)) error {
+	if c.agent != nil {
+		return c.agentTransfer(ctx, &agentpb.OperationInput{Input: &agentpb.OperationInput_Push{
+			Push: &agentpb.PushRequest{Reference: ref, Credentials: agentCredentials(creds)}}}, fn)
+	}
 	auth, err := creds.encode()
 	if err != nil {
 		return err

@@ -32,8 +32,9 @@ const (
 
 // Manager hands out one cached Client per environment.
 type Manager struct {
-	log *slog.Logger
-	now func() time.Time
+	log    *slog.Logger
+	now    func() time.Time
+	agents Agents // nil: agent environments are unsupported
 
 	mu    sync.Mutex
 	conns map[int64]*conn
@@ -42,6 +43,8 @@ type Manager struct {
 // conn is the cached connection state of one environment.
 type conn struct {
 	stamp time.Time // UpdatedAt of the environment the client was built from
+	env   Endpoint
+	agent *agentLink // set for agent environments
 
 	mu        sync.Mutex // serializes connection attempts for this environment only
 	cli       *client.Client
@@ -49,12 +52,24 @@ type conn struct {
 	failures  int
 	openUntil time.Time // breaker: no attempt before this instant
 	lastErr   error
+
+	execMu sync.Mutex
+	execs  map[string]*agentExec // execs attached through an agent, by exec id
+}
+
+// client is the Client of c.
+func (c *conn) client(m *Manager) *Client {
+	return &Client{cli: c.cli, conn: c, m: m, envID: c.env.ID, agent: c.agent}
 }
 
 // NewManager returns a Manager.
 func NewManager(log *slog.Logger) *Manager {
 	return &Manager{log: log, now: time.Now, conns: make(map[int64]*conn)}
 }
+
+// UseAgents makes agent environments reachable through a (Berth's agents
+// service). Call it before the first Client.
+func (m *Manager) UseAgents(a Agents) { m.agents = a }
 
 // Client returns the engine client of env, connecting first when needed.
 // While the environment's breaker is open it fails at once with ErrOffline.
@@ -66,7 +81,7 @@ func (m *Manager) Client(ctx context.Context, env Endpoint) (*Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ready {
-		return &Client{cli: c.cli, conn: c, m: m, envID: env.ID}, nil
+		return c.client(m), nil
 	}
 	if now := m.now(); now.Before(c.openUntil) {
 		return nil, &OfflineError{EnvID: env.ID, Cause: c.lastErr}
@@ -83,7 +98,7 @@ func (m *Manager) Client(ctx context.Context, env Endpoint) (*Client, error) {
 		return nil, &OfflineError{EnvID: env.ID, Cause: err}
 	}
 	c.ready, c.failures, c.lastErr = true, 0, nil
-	return &Client{cli: c.cli, conn: c, m: m, envID: env.ID}, nil
+	return c.client(m), nil
 }
 
 // conn returns the cached connection of env, rebuilding it when the
@@ -94,14 +109,14 @@ func (m *Manager) conn(env Endpoint) (*conn, error) {
 	if c, ok := m.conns[env.ID]; ok && c.stamp.Equal(env.UpdatedAt) {
 		return c, nil
 	}
-	cli, err := newClient(env)
+	cli, link, err := m.newClient(env)
 	if err != nil {
 		return nil, err
 	}
 	if old, ok := m.conns[env.ID]; ok {
 		go old.cli.Close() // in-flight requests finish on their own connections
 	}
-	c := &conn{stamp: env.UpdatedAt, cli: cli}
+	c := &conn{stamp: env.UpdatedAt, env: env, agent: link, cli: cli}
 	m.conns[env.ID] = c
 	return c, nil
 }
@@ -147,6 +162,23 @@ func (m *Manager) Online(envID int64) (online, known bool) {
 	return c.ready, c.ready || c.lastErr != nil
 }
 
+// Reset forgets the breaker state of an environment, so that the next call
+// tries at once: an edge agent that (re)connected is worth trying now.
+func (m *Manager) Reset(envID int64) {
+	m.mu.Lock()
+	c, ok := m.conns[envID]
+	m.mu.Unlock()
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.openUntil = time.Time{}
+	if !c.ready {
+		c.failures = 0
+	}
+}
+
 // Forget drops the cached connection of an environment (after delete or update).
 func (m *Manager) Forget(envID int64) {
 	m.mu.Lock()
@@ -171,18 +203,30 @@ func (m *Manager) Close() {
 // Test connects to env with a fresh, uncached client and returns the engine's
 // facts. It never touches the breaker.
 func (m *Manager) Test(ctx context.Context, env Endpoint) (Info, error) {
-	cli, err := newClient(env)
+	_, info, err := m.TestAgent(ctx, env)
+	return info, err
+}
+
+// TestAgent is Test for every environment, plus, for an agent environment,
+// what its agent tells about itself (the zero AgentInfo for others).
+func (m *Manager) TestAgent(ctx context.Context, env Endpoint) (AgentInfo, Info, error) {
+	cli, link, err := m.newClient(env)
 	if err != nil {
-		return Info{}, err
+		return AgentInfo{}, Info{}, err
 	}
 	defer cli.Close()
+	c := &Client{cli: cli, conn: &conn{cli: cli, env: env, agent: link}, m: m, envID: env.ID, agent: link}
+	if link != nil {
+		// One operation tells both the agent's and its engine's facts.
+		return c.AgentInfo(ctx)
+	}
 	pctx, cancel := context.WithTimeout(ctx, PingTimeout)
 	defer cancel()
 	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
-		return Info{}, &OfflineError{EnvID: env.ID, Cause: err}
+		return AgentInfo{}, Info{}, &OfflineError{EnvID: env.ID, Cause: err}
 	}
-	c := &Client{cli: cli, conn: &conn{cli: cli}, m: m, envID: env.ID}
-	return c.Info(ctx)
+	info, err := c.Info(ctx)
+	return AgentInfo{}, info, err
 }
 
 // OfflineError reports an environment whose engine cannot be reached.

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -66,4 +70,55 @@ func (c *Client) ContainerStats(ctx context.Context, id string) (Stats, error) {
 		}
 	}
 	return out, nil
+}
+
+// Limits of a pass over all running containers.
+const (
+	sampleListTimeout = 10 * time.Second // the container list fetch
+	sampleFanOut      = 16               // samples taken at once
+)
+
+// ContainerSample is one running container's sample within a pass.
+type ContainerSample struct {
+	ID   string
+	Name string
+	Stats
+}
+
+// SampleRunning samples every running container once, at most sampleFanOut
+// at a time, each bounded by perContainer, and calls fn (never concurrently)
+// as each sample arrives; samples that fail or take too long are skipped.
+// An error from fn ends the pass with that error. Through an agent the pass
+// runs on the agent host: one operation, not one call per container across
+// the network.
+func (c *Client) SampleRunning(ctx context.Context, perContainer time.Duration, fn func(ContainerSample) error) error {
+	if c.agent != nil {
+		return c.agentSample(ctx, perContainer.Milliseconds(), fn)
+	}
+	lctx, cancel := context.WithTimeout(ctx, sampleListTimeout)
+	list, err := c.ListContainers(lctx, false)
+	cancel()
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(sampleFanOut)
+	var mu sync.Mutex
+	for _, ct := range list {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			sctx, cancel := context.WithTimeout(gctx, perContainer)
+			defer cancel()
+			raw, err := c.ContainerStats(sctx, ct.ID)
+			if err != nil {
+				return nil
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			return fn(ContainerSample{ID: ct.ID, Name: ct.Name, Stats: raw})
+		})
+	}
+	return g.Wait()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -16,9 +15,7 @@ import (
 
 // Limits of a pass over all running containers.
 const (
-	StatsListTimeout      = 10 * time.Second // container list fetch
-	StatsPerContainer     = 8 * time.Second  // one container's sample
-	statsFanOut           = 16               // samples taken in parallel per pass
+	StatsPerContainer     = 8 * time.Second // one container's sample
 	snapshotSampleTimeout = 15 * time.Second
 )
 
@@ -110,7 +107,8 @@ func (s *Service) Stats(ctx context.Context, env store.Environment, id string) (
 // StatsAll takes one snapshot of every running container of env and calls
 // emit (never concurrently) as each arrives. Containers whose sample fails or
 // takes longer than StatsPerContainer are skipped. An offline environment has
-// no running containers.
+// no running containers. Through an agent the samples are taken on the agent
+// host in one operation.
 func (s *Service) StatsAll(ctx context.Context, env store.Environment, emit func(Stat) error) error {
 	c, err := s.engines.Client(ctx, env.Endpoint())
 	if err != nil {
@@ -119,31 +117,18 @@ func (s *Service) StatsAll(ctx context.Context, env store.Environment, emit func
 		}
 		return opFault("list containers", err)
 	}
-	lctx, cancel := context.WithTimeout(ctx, StatsListTimeout)
-	list, err := c.ListContainers(lctx, false)
-	cancel()
-	if err != nil {
-		return opFault("list containers", err)
-	}
-	var (
-		mu      sync.Mutex
-		emitErr error
-	)
-	fanOut(ctx, list, statsFanOut, func(ctx context.Context, ct engine.Container) {
-		sctx, cancel := context.WithTimeout(ctx, StatsPerContainer)
-		defer cancel()
-		raw, err := c.ContainerStats(sctx, ct.ID)
-		if err != nil {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if emitErr == nil {
-			emitErr = emit(Stat{ID: ct.ID, Name: ct.Name, Snapshot: Compute(raw)})
-		}
+	var emitErr error
+	err = c.SampleRunning(ctx, StatsPerContainer, func(cs engine.ContainerSample) error {
+		emitErr = emit(Stat{ID: cs.ID, Name: cs.Name, Snapshot: Compute(cs.Stats)})
+		return emitErr
 	})
-	if emitErr != nil && !errors.Is(emitErr, context.Canceled) {
+	switch {
+	case emitErr != nil && !errors.Is(emitErr, context.Canceled):
 		return fault.Wrap(fault.Internal, "Failed to send container stats", emitErr)
+	case emitErr != nil || ctx.Err() != nil:
+		return nil
+	case err != nil:
+		return opFault("list containers", err)
 	}
 	return nil
 }
