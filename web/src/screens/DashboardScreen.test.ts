@@ -131,6 +131,14 @@ describe('DashboardScreen', () => {
     ]);
   });
 
+  it('says why events are unavailable and does not retry a refusal', async () => {
+    vi.mocked(api.dashboardStats).mockResolvedValue([twoEnvs[0]]);
+    vi.mocked(infra.followEvents).mockRejectedValue(new api.ApiError(403, 'Permission denied'));
+    render(DashboardScreen);
+    expect(await screen.findByText('local: events unavailable (Permission denied)')).toBeTruthy();
+    expect(infra.followEvents).toHaveBeenCalledTimes(1);
+  });
+
   it('selects the environment when its containers link is followed', async () => {
     vi.mocked(api.dashboardStats).mockResolvedValue(structuredClone(twoEnvs));
     render(DashboardScreen);
