@@ -356,17 +356,25 @@ func TestEventsStreamShowsContainerStart(t *testing.T) {
 	if first := <-events; first.Name != "connected" {
 		t.Fatalf("first event = %+v, want connected", first)
 	}
+	before := time.Now().Add(-time.Minute).Unix()
 	h.must(200, "POST", "/api/containers/"+id+"/start?env=1", nil, nil)
 	h.must(200, "POST", "/api/containers/"+id+"/stop?env=1", nil, nil)
+	after := time.Now().Add(time.Minute).Unix()
 	seen := map[string]bool{}
 	for ev := range events {
-		var data struct{ ID, Name string }
+		var data struct {
+			ID, Name string
+			Time     int64
+		}
 		if err := json.Unmarshal([]byte(ev.Data), &data); err != nil {
 			t.Fatalf("event %s data %q: %v", ev.Name, ev.Data, err)
 		}
 		if data.ID == id {
 			if data.Name != name {
 				t.Errorf("event %s name = %q, want %q", ev.Name, data.Name, name)
+			}
+			if data.Time < before || data.Time > after { // the engine's clock is this machine's
+				t.Errorf("event %s time = %d, want the engine's time of the event (Unix seconds)", ev.Name, data.Time)
 			}
 			seen[ev.Name] = true
 		}

@@ -18,9 +18,17 @@ func (s *Server) streamEvents(c *gin.Context) error {
 	}
 	return s.events.Follow(c.Request.Context(), env,
 		func(ev events.Event) error {
-			return es.Send(ev.Name, map[string]string{"id": ev.ID, "name": ev.Object})
+			return es.Send(ev.Name, eventData{ID: ev.ID, Name: ev.Object, Time: ev.Time})
 		},
 		func(cause error) error {
 			return es.Send("error", map[string]string{"error": "Environment is offline"})
 		})
+}
+
+// eventData is the data of an engine event on /api/events: the spec's
+// {id, name}, and the engine's time of the event (Unix seconds).
+type eventData struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Time int64  `json:"time,omitempty"`
 }

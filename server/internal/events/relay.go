@@ -16,6 +16,7 @@ type Event struct {
 	Name   string // "<type>-<action>", e.g. container-start
 	ID     string
 	Object string // the object's name, when the engine gives one
+	Time   int64  // when the engine saw it, Unix seconds
 }
 
 // Relay follows the engine events of environments.
@@ -46,7 +47,7 @@ func (r *Relay) Follow(ctx context.Context, env store.Environment, emit func(Eve
 			start := time.Now()
 			var emitErr error
 			err = c.Events(ctx, func(ev engine.Event) error {
-				emitErr = emit(Event{Name: ev.Type + "-" + ev.Action, ID: ev.ID, Object: ev.Name})
+				emitErr = emit(Event{Name: ev.Type + "-" + ev.Action, ID: ev.ID, Object: ev.Name, Time: ev.Time})
 				return emitErr
 			})
 			switch {
