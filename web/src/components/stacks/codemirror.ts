@@ -230,7 +230,16 @@ export function createEditor(parent: HTMLElement, opts: EditorOptions): EditorHa
         (view): Diagnostic[] => {
           const problems = lintCompose(view.state.doc.toString());
           opts.onLint?.(problems);
-          return problems.map((p) => ({ from: p.from, to: p.to, severity: p.severity, message: p.message, source: 'yaml' }));
+          return problems.map((p) => {
+            let { from, to } = p;
+            if (from === to) {
+              // A point (an unclosed quote at the end): mark the text of its line, easier to see.
+              const line = view.state.doc.lineAt(from);
+              const indent = line.text.length - line.text.trimStart().length;
+              if (line.length > indent) [from, to] = [line.from + indent, line.to];
+            }
+            return { from, to, severity: p.severity, message: p.message, source: 'yaml' };
+          });
         },
         { delay: 400 },
       ),

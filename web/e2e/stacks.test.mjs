@@ -1,0 +1,239 @@
+// Browser test of the stacks and git screens (harness: lib/harness.mjs): sign
+// in; write a stack's compose file in the CodeMirror editor, see the linter
+// mark broken YAML and clear once it is fixed; deploy with streamed output and
+// find the stack running in the list; edit an env variable on its page; stop it
+// and delete it with its volumes through the confirmation dialog; on the git
+// page create a credential and a repository and delete them. axe-core checks
+// every screen; screenshots go to screenshots/. Whatever the run created is
+// removed in after(), also when a step failed midway.
+//
+// Needs: bin/berth (make build), a Docker engine, Chromium (scripts/test-env.sh
+// records it as BERTH_TEST_CHROMIUM) and the test image (BERTH_TEST_IMAGE).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { docker, startConsole, testImage } from './lib/harness.mjs';
+
+let h;
+let page;
+let env;
+let stackName;
+let credName;
+let repoName;
+
+const composeOf = (label) => `services:
+  web:
+    image: ${testImage}
+    command: sleep 600
+    labels:
+      berth.test: "${label}"
+    volumes:
+      - data:/data
+volumes:
+  data:
+    labels:
+      berth.test: "${label}"
+`;
+
+// The editable area of the CodeMirror editor.
+const editor = () => page.locator('.cm-content[contenteditable="true"]');
+
+/** Replaces the whole document of the editor as a user would: click, select all, type (pasted at once). */
+async function setEditor(text) {
+  await editor().click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(text);
+}
+
+/** The containers of the stack's compose project on the engine. */
+function projectContainers() {
+  return docker('ps', '-aq', '--filter', `label=com.docker.compose.project=${stackName}`).split('\n').filter(Boolean);
+}
+
+describe('stacks and git screens', { timeout: 300_000 }, () => {
+  before(async () => {
+    h = await startConsole();
+    page = h.page;
+    stackName = `e2e-${h.label}`;
+    credName = `e2e-cred-${h.label}`;
+    repoName = `e2e-repo-${h.label}`;
+    const envs = await h.api('GET', '/api/environments');
+    assert.equal(envs.status, 200);
+    env = envs.body[0]?.id;
+    assert.ok(env, 'an environment exists');
+  });
+
+  after(async () => {
+    if (!h) return;
+    try {
+      // A run that failed midway leaves its stack, repository or credential behind: remove them.
+      const list = await h.api('GET', `/api/stacks?env=${env}`);
+      if (Array.isArray(list.body) && list.body.some((s) => s.name === stackName)) {
+        await h.api('DELETE', `/api/stacks/${stackName}?env=${env}&force=true`);
+      }
+      const repos = await h.api('GET', '/api/git/repositories');
+      for (const r of Array.isArray(repos.body) ? repos.body : []) {
+        if (r.name === repoName) await h.api('DELETE', `/api/git/repositories/${r.id}`);
+      }
+      const creds = await h.api('GET', '/api/git/credentials');
+      for (const c of Array.isArray(creds.body) ? creds.body : []) {
+        if (c.name === credName) await h.api('DELETE', `/api/git/credentials/${c.id}`);
+      }
+    } finally {
+      // The project's network carries no label of ours: remove it by the compose label.
+      try {
+        const nets = docker('network', 'ls', '-q', '--filter', `label=com.docker.compose.project=${stackName}`).split('\n').filter(Boolean);
+        if (nets.length) docker('network', 'rm', ...nets);
+      } catch {
+        // gone already
+      }
+      await h.stop();
+    }
+  });
+
+  it('signs in and shows the stack list', async () => {
+    await h.signIn();
+    await h.open('/stacks', 'Stacks');
+    // The engine is shared: other compose projects may be listed, never this run's stack.
+    await page.locator('table, .empty').first().waitFor();
+    assert.equal(await page.getByRole('link', { name: stackName, exact: true }).count(), 0);
+    await h.checkA11y('stacks (before)');
+  });
+
+  it('writes a compose file in the editor: a lint error for broken YAML, gone once fixed', async () => {
+    await page.getByRole('link', { name: 'New stack' }).click();
+    await page.getByRole('heading', { level: 1, name: 'New stack' }).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill(stackName);
+    await editor().waitFor();
+
+    await setEditor('services:\n  web:\n    image: "berth-test/busybox:1\n');
+    await page.getByText(/1 error in the compose file/).waitFor();
+    await page.locator('.cm-lintRange-error').first().waitFor();
+    assert.match(await page.locator('.problems li').first().innerText(), /^Line 3: .*quote/i);
+    await h.checkA11y('stack editor with a lint error');
+    await h.screenshot('stack-editor');
+
+    await setEditor(composeOf(h.label));
+    await page.getByText('No problems found.').waitFor();
+    assert.equal(await page.locator('.cm-lintRange-error').count(), 0);
+    assert.equal((await editor().innerText()).trim(), composeOf(h.label).trim(), 'the editor holds the typed document as typed');
+  });
+
+  it('deploys with streamed output, then lists the stack as running', async () => {
+    await page.getByRole('button', { name: 'Deploy', exact: true }).click();
+    const log = page.getByRole('log', { name: `Deploy ${stackName} output` });
+    await log.waitFor();
+    await page.getByText(`Deploy ${stackName}: done.`).waitFor({ timeout: 90_000 });
+    const output = await log.innerText();
+    assert.match(output, /Started|Running|Created/, `compose output streamed:\n${output}`);
+    await h.checkA11y('stack deployed');
+    await h.screenshot('stack-deploy');
+
+    await page.getByRole('link', { name: 'All stacks' }).last().click();
+    await page.getByRole('heading', { level: 1, name: 'Stacks' }).waitFor();
+    const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: stackName, exact: true }) });
+    await row.getByText('running', { exact: true }).waitFor();
+    await row.getByText('internal', { exact: true }).waitFor();
+    assert.equal(projectContainers().length, 1);
+    await h.checkA11y('stacks');
+    await h.screenshot('stacks');
+  });
+
+  it('edits an env variable on the stack page', async () => {
+    await page.getByRole('link', { name: stackName, exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: stackName }).waitFor();
+    await page.getByRole('link', { name: new RegExp(`^${stackName}-web-1`) }).waitFor();
+    await page.getByRole('button', { name: 'Add variable' }).click();
+    await page.getByLabel('Name of variable 1').fill('GREETING');
+    await page.getByLabel('Value of GREETING').fill('hello');
+    await page.getByRole('button', { name: 'Save variables' }).click();
+    await page.getByText('Saved. The stack uses them from its next deploy.').waitFor();
+    let raw = await h.api('GET', `/api/stacks/${stackName}/env/raw?env=${env}`);
+    assert.equal(raw.body.content, 'GREETING=hello\n');
+
+    await page.getByLabel('Value of GREETING').fill('hello world');
+    await page.getByRole('button', { name: 'Save variables' }).click();
+    await page.getByText('Saved. The stack uses them from its next deploy.').waitFor();
+    await page.waitForFunction(async ([n, e]) => {
+      const r = await fetch(`/api/stacks/${n}/env/raw?env=${e}`);
+      return (await r.json()).content === "GREETING='hello world'\n";
+    }, [stackName, env]);
+    raw = await h.api('GET', `/api/stacks/${stackName}/env/raw?env=${env}`);
+    assert.equal(raw.body.content, "GREETING='hello world'\n");
+    await h.checkA11y('stack page');
+  });
+
+  it('stops the stack and deletes it with its volumes through the confirmation', async () => {
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
+    await page.getByText(`Stop ${stackName}: done.`).waitFor({ timeout: 60_000 });
+    await page.locator('.head .badge', { hasText: 'stopped' }).waitFor();
+    assert.equal(docker('ps', '-q', '--filter', `label=com.docker.compose.project=${stackName}`), '', 'no container of it runs');
+    const volume = `${stackName}_data`;
+    assert.equal(docker('volume', 'ls', '-q', '--filter', `name=^${volume}$`), volume, 'its named volume exists');
+
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: `Delete stack ${stackName}?` });
+    await dialog.getByRole('checkbox', { name: /Remove volumes/ }).check();
+    await h.checkA11y('delete stack dialog');
+    await dialog.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.waitForURL((u) => u.pathname === '/stacks');
+    await page.getByRole('heading', { level: 1, name: 'Stacks' }).waitFor();
+    await page.locator('table, .empty').first().waitFor();
+    assert.equal(await page.getByRole('link', { name: stackName, exact: true }).count(), 0);
+    assert.deepEqual(projectContainers(), []);
+    assert.equal(docker('volume', 'ls', '-q', '--filter', `name=^${volume}$`), '', 'its volume is gone');
+    const list = await h.api('GET', `/api/stacks?env=${env}`);
+    assert.ok(!list.body.some((s) => s.name === stackName));
+  });
+
+  it('creates and deletes a git credential and a repository', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Git', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Git' }).waitFor();
+    await page.getByText(/No credentials yet/).waitFor();
+
+    await page.getByRole('button', { name: 'New credential' }).click();
+    const credForm = page.getByRole('form', { name: 'New credential' });
+    await credForm.getByLabel('Name', { exact: true }).fill(credName);
+    await credForm.getByLabel('Username').fill('robot');
+    await credForm.getByLabel('Password or token').fill('not-a-real-token');
+    await credForm.getByRole('button', { name: 'Create credential' }).click();
+    const credRow = page.getByRole('row').filter({ has: page.getByRole('cell', { name: credName, exact: true }) });
+    await credRow.getByText('password stored').waitFor();
+    const creds = await h.api('GET', '/api/git/credentials');
+    assert.ok(!JSON.stringify(creds.body).includes('not-a-real-token'), 'the secret is never read back');
+
+    await page.getByRole('tab', { name: 'Repositories' }).click();
+    await page.getByText('No repositories yet.').waitFor();
+    await page.getByRole('button', { name: 'New repository' }).click();
+    const repoForm = page.getByRole('form', { name: 'New repository' });
+    await repoForm.getByLabel('Name', { exact: true }).fill(repoName);
+    await repoForm.getByLabel('URL').fill('https://git.invalid/berth/e2e.git');
+    await repoForm.getByLabel('Branch').fill('main');
+    await repoForm.getByLabel('Credential').selectOption({ label: `${credName} (password)` });
+    await repoForm.getByRole('checkbox', { name: /Webhook/ }).check();
+    await repoForm.getByRole('button', { name: 'Create repository' }).click();
+    const secret = await page.getByLabel('Webhook secret').inputValue();
+    assert.match(secret, /^[0-9a-f]{64}$/);
+    assert.match(await page.getByLabel('Webhook URL').inputValue(), /\/api\/git\/webhook\/\d+$/);
+    const repoRow = page.getByRole('row').filter({ has: page.getByRole('cell', { name: repoName, exact: true }) });
+    await repoRow.getByRole('cell', { name: credName, exact: true }).waitFor();
+    await h.checkA11y('git repositories');
+    await h.screenshot('git');
+
+    await repoRow.getByRole('button', { name: `Delete ${repoName}` }).click();
+    await page.getByRole('dialog', { name: `Delete repository ${repoName}?` }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No repositories yet.').waitFor();
+
+    await page.getByRole('tab', { name: 'Credentials' }).click();
+    await credRow.getByRole('button', { name: `Delete ${credName}` }).click();
+    await page.getByRole('dialog', { name: `Delete credential ${credName}?` }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByText(/No credentials yet/).waitFor();
+    await h.checkA11y('git credentials');
+    const repos = await h.api('GET', '/api/git/repositories');
+    assert.deepEqual(repos.body, []);
+  });
+
+  it('raised no error in the page', () => {
+    assert.deepEqual(h.pageErrors, []);
+  });
+});
