@@ -238,6 +238,8 @@ export interface EngineEvent {
   event: string;
   id?: string;
   name?: string;
+  /** The engine's time of the event, Unix seconds. */
+  time?: number;
 }
 
 /**
@@ -263,6 +265,7 @@ export function followEvents(
           event: e.event,
           id: typeof d.id === 'string' ? d.id : undefined,
           name: typeof d.name === 'string' ? d.name : undefined,
+          time: typeof d.time === 'number' && d.time > 0 ? d.time : undefined,
         });
     },
     { query: { env }, signal },

@@ -19,6 +19,8 @@ describe('toEventRow', () => {
     expect(r).toMatchObject({ type: 'container', action: 'die', actor: 'web', envId: 1, envName: 'local', time: now });
     expect(toEventRow({ event: 'image-pull', id: 'sha256:0123456789abcdef0123' }, 1, 'local', now)?.actor).toBe('0123456789ab');
     expect(toEventRow({ event: 'volume-create' }, 1, 'local', now)?.actor).toBe('');
+    expect(toEventRow({ event: 'volume-create' }, 1, 'local', now)?.time).toBe(now);
+    expect(toEventRow({ event: 'volume-create', time: 1700000000 }, 1, 'local', now)?.time.getTime()).toBe(1700000000000);
   });
 
   it('drops the exec events of health checks', () => {

@@ -1,6 +1,6 @@
 // The engine events of the dashboard's "Recent events": the relay names each
 // "<type>-<action>" (container-start, network-connect, container-health_status: healthy)
-// with data {id, name}; the time is when the console received it.
+// with data {id, name, time}; time is the engine's (Unix seconds), else when the console received it.
 import type { EngineEvent } from '../../lib/api-infra';
 
 export interface EventRow {
@@ -37,7 +37,8 @@ export function toEventRow(e: EngineEvent, envId: number, envName: string, now =
   const { type, action } = parseEventName(e.event);
   if (isNoise(type, action)) return null;
   const actor = e.name || (e.id ? e.id.replace(/^sha256:/, '').slice(0, 12) : '');
-  return { key: `${now.getTime()}-${++seq}`, time: now, envId, envName, type, action, actor, id: e.id };
+  const time = e.time ? new Date(e.time * 1000) : now;
+  return { key: `${now.getTime()}-${++seq}`, time, envId, envName, type, action, actor, id: e.id };
 }
 
 /** Newest first, at most max rows. */
