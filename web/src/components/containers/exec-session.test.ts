@@ -93,6 +93,7 @@ describe('ExecSession', () => {
     const ws = FakeSocket.last!;
     ws.open();
     s.close();
+    expect(ws.sent).toEqual(['\x03\x04']); // Ctrl+C, Ctrl+D: the shell exits
     expect(ws.closed).toEqual([1000, 'closed by the user']);
     expect(states.at(-1)).toEqual(['closed', 'Disconnected']);
     ws.serverClose('late');

@@ -109,11 +109,17 @@ export class ExecSession {
     }
   }
 
-  /** Ends the session (closing the WebSocket ends the shell). */
+  /**
+   * Ends the session. The engine keeps an exec's process running when its
+   * connection closes, so an open session first gets Ctrl+C (ends what runs
+   * in the foreground, clears the line) and Ctrl+D (end of input: the shell
+   * exits), as a terminal window that closes hangs up its shell.
+   */
   close(): void {
     this.#closedByUs = true;
     const ws = this.#ws;
     this.#ws = null;
+    if (ws && ws.readyState === 1) ws.send('\x03\x04');
     if (ws && (ws.readyState === 0 || ws.readyState === 1)) ws.close(1000, 'closed by the user');
     if (this.state !== 'idle') this.#set('closed', 'Disconnected');
   }

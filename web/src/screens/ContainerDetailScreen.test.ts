@@ -1,0 +1,315 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import * as api from '../lib/api';
+import * as containers from '../lib/api-containers';
+import { router } from '../lib/router.svelte';
+import type { Route } from '../lib/routes';
+import { session } from '../lib/session.svelte';
+import { expectNoSeriousAxeViolations } from '../test-axe';
+import ContainerDetailScreen from './ContainerDetailScreen.svelte';
+
+vi.mock('../lib/api', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api')>();
+  return { ...real, removeContainer: vi.fn() };
+});
+vi.mock('../lib/api-containers', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api-containers')>();
+  return {
+    ...real,
+    getContainer: vi.fn(),
+    lifecycle: vi.fn(),
+    renameContainer: vi.fn(),
+    followLogs: vi.fn(),
+    containerStats: vi.fn(),
+    containerTop: vi.fn(),
+    createExec: vi.fn(),
+    resizeExec: vi.fn(),
+  };
+});
+
+// xterm.js needs a real browser; the terminal tab is tested with a stand-in.
+const terms: FakeTerminal[] = [];
+class FakeTerminal {
+  rows = 24;
+  cols = 80;
+  options: Record<string, unknown>;
+  written: string[] = [];
+  dataHandler: ((d: string) => void) | null = null;
+  constructor(opts: Record<string, unknown>) {
+    this.options = opts;
+    terms.push(this);
+  }
+  loadAddon() {}
+  open() {}
+  attachCustomKeyEventHandler() {}
+  onData(fn: (d: string) => void) {
+    this.dataHandler = fn;
+  }
+  onResize() {}
+  write(d: string) {
+    this.written.push(d);
+  }
+  focus() {}
+  reset() {}
+  dispose() {}
+}
+vi.mock('@xterm/xterm', () => ({ Terminal: FakeTerminal }));
+vi.mock('@xterm/addon-fit', () => ({ FitAddon: class { fit() {} } }));
+
+class FakeSocket {
+  static all: FakeSocket[] = [];
+  url: string;
+  readyState = 0;
+  binaryType = 'blob';
+  sent: string[] = [];
+  onopen: (() => void) | null = null;
+  onmessage: ((e: { data: unknown }) => void) | null = null;
+  onclose: ((e: { reason: string }) => void) | null = null;
+  constructor(url: string) {
+    this.url = url;
+    FakeSocket.all.push(this);
+  }
+  send(d: string) {
+    this.sent.push(d);
+  }
+  close() {
+    this.readyState = 3;
+  }
+}
+
+const ID = 'abc123abc123abc123';
+const inspect = (status = 'running'): containers.ContainerDetails => ({
+  Id: ID,
+  Name: '/web',
+  Created: '2024-05-01T10:00:00Z',
+  Path: 'sleep',
+  Args: ['600'],
+  Image: 'sha256:1',
+  State: { Status: status, Running: status === 'running' || status === 'paused', Paused: status === 'paused', ExitCode: 0 },
+  Config: { Image: 'berth-test/busybox:1', Labels: { 'berth.test': 'xyz' }, Env: ['PATH=/bin'] },
+  HostConfig: { RestartPolicy: { Name: 'no' } },
+  NetworkSettings: { Networks: { bridge: { IPAddress: '172.17.0.2' } } },
+});
+
+const route = (id = 'web'): Route => ({ name: 'container', params: { id }, path: `/containers/${id}` });
+
+function go(path: string) {
+  history.replaceState(null, '', path);
+  router.navigate(path, { replace: true });
+}
+
+beforeEach(() => {
+  session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
+  session.envId = 1;
+  go('/containers/web');
+  terms.length = 0;
+  FakeSocket.all = [];
+  vi.stubGlobal('WebSocket', FakeSocket);
+  vi.mocked(containers.getContainer).mockResolvedValue(inspect());
+  vi.mocked(containers.lifecycle).mockResolvedValue({ success: true });
+  vi.mocked(containers.renameContainer).mockResolvedValue({ success: true });
+  vi.mocked(api.removeContainer).mockResolvedValue({ success: true });
+  vi.mocked(containers.followLogs).mockImplementation(() => new Promise(() => {}));
+  vi.mocked(containers.containerTop).mockResolvedValue({ Titles: ['PID', 'USER', 'CMD'], Processes: [['1', 'root', 'sleep 600']] });
+  vi.mocked(containers.createExec).mockResolvedValue({ execId: 'ex9' });
+  vi.mocked(containers.resizeExec).mockResolvedValue({ success: true });
+  let t = 0;
+  vi.mocked(containers.containerStats).mockImplementation(async () => {
+    t += 2000;
+    return {
+      cpuPercent: 12.5,
+      memoryUsage: 32 * 1024 * 1024,
+      memoryLimit: 1024 ** 3,
+      memoryPercent: 3.13,
+      networkRx: t,
+      networkTx: t / 2,
+      blockRead: 0,
+      blockWrite: 0,
+      timestamp: t,
+    };
+  });
+});
+afterEach(() => {
+  cleanup();
+  vi.clearAllMocks();
+  vi.unstubAllGlobals();
+});
+
+describe('ContainerDetailScreen', () => {
+  it('shows the container with the actions of its state', async () => {
+    render(ContainerDetailScreen, { route: route() });
+    expect(screen.getByRole('heading', { level: 1, name: 'web' })).toBeTruthy();
+    expect(screen.getByText('Loading…')).toBeTruthy();
+    const actions = await screen.findByRole('group', { name: 'Container actions' });
+    expect(containers.getContainer).toHaveBeenCalledWith(1, 'web');
+    expect(within(actions).getAllByRole('button').map((b) => b.textContent?.trim())).toEqual([
+      'Stop',
+      'Restart',
+      'Pause',
+      'Rename',
+      'Remove',
+    ]);
+    expect(screen.getByText('berth-test/busybox:1')).toBeTruthy();
+    expect(screen.getByText('berth.test')).toBeTruthy();
+    expect(screen.getByRole('tab', { name: 'Overview', selected: true })).toBeTruthy();
+  });
+
+  it('runs a lifecycle action and reloads the state', async () => {
+    render(ContainerDetailScreen, { route: route() });
+    await screen.findByRole('group', { name: 'Container actions' });
+    vi.mocked(containers.getContainer).mockResolvedValue(inspect('paused'));
+    await fireEvent.click(screen.getByRole('button', { name: 'Pause' }));
+    expect(containers.lifecycle).toHaveBeenCalledWith(1, ID, 'pause');
+    expect(await screen.findByRole('button', { name: 'Unpause' })).toBeTruthy();
+    expect(screen.getByRole('status').textContent).toBe('web paused.');
+  });
+
+  it('shows the server message of a failed action', async () => {
+    vi.mocked(containers.lifecycle).mockRejectedValue(new api.ApiError(500, 'Failed to stop container'));
+    render(ContainerDetailScreen, { route: route() });
+    await fireEvent.click(await screen.findByRole('button', { name: 'Stop' }));
+    expect((await screen.findByRole('alert')).textContent).toBe('Stop web: Failed to stop container');
+  });
+
+  it('moves between tabs with the arrow keys and shows the inspection JSON', async () => {
+    render(ContainerDetailScreen, { route: route() });
+    const overview = await screen.findByRole('tab', { name: 'Overview' });
+    await fireEvent.keyDown(overview, { key: 'ArrowRight' });
+    await waitFor(() => expect(screen.getByRole('tab', { name: 'Inspect' }).getAttribute('aria-selected')).toBe('true'));
+    expect(location.search).toBe('?tab=inspect');
+    const panel = screen.getByRole('tabpanel', { name: 'Inspect' });
+    expect(within(panel).getByLabelText('Inspection of web').textContent).toContain(`"Id": "${ID}"`);
+    expect(within(panel).getByRole('button', { name: 'Copy JSON' })).toBeTruthy();
+    await fireEvent.keyDown(screen.getByRole('tab', { name: 'Inspect' }), { key: 'End' });
+    await waitFor(() => expect(location.search).toBe('?tab=terminal'));
+  });
+
+  it('follows the logs live with colours, search highlights and a filter', async () => {
+    let push: (l: containers.LogLine) => void = () => {};
+    vi.mocked(containers.followLogs).mockImplementation((_env, _id, onLine, opts) => {
+      push = onLine;
+      opts.onConnected?.();
+      return new Promise(() => {});
+    });
+    go('/containers/web?tab=logs');
+    render(ContainerDetailScreen, { route: route() });
+    const log = await screen.findByRole('log', { name: 'Logs of web' });
+    expect(containers.followLogs).toHaveBeenCalledWith(1, ID, expect.any(Function), expect.objectContaining({ tail: '100', timestamps: false }));
+    push({ text: 'plain line', stream: 'stdout' });
+    push({ text: '\x1b[31mred error\x1b[0m done\x1b[2K', stream: 'stderr' });
+    await waitFor(() => expect(log.textContent).toContain('red error done'));
+    expect(log.querySelector('.c31')?.textContent).toBe('red error');
+    expect(screen.getByText('Live')).toBeTruthy();
+
+    await fireEvent.input(screen.getByLabelText('Search logs'), { target: { value: 'ERROR' } });
+    expect(log.querySelector('mark')?.textContent).toBe('error');
+    expect(screen.getByText(/1 matching line/)).toBeTruthy();
+    await fireEvent.click(screen.getByLabelText('Only matching lines'));
+    expect(log.textContent).not.toContain('plain line');
+
+    // Tail and timestamps reconnect; follow off stops the stream.
+    await fireEvent.click(screen.getByLabelText('Timestamps'));
+    await waitFor(() => expect(containers.followLogs).toHaveBeenCalledTimes(2));
+    expect(vi.mocked(containers.followLogs).mock.calls[1][3]).toMatchObject({ timestamps: true });
+    const signal = vi.mocked(containers.followLogs).mock.calls[1][3].signal!;
+    await fireEvent.click(screen.getByLabelText('Follow'));
+    expect(signal.aborted).toBe(true);
+    expect(screen.getByText(/Paused \(follow is off\)/)).toBeTruthy();
+  });
+
+  it('keeps the log stream open when the state is reloaded', async () => {
+    go('/containers/web?tab=logs');
+    render(ContainerDetailScreen, { route: route() });
+    await screen.findByRole('log', { name: 'Logs of web' });
+    await waitFor(() => expect(containers.followLogs).toHaveBeenCalledTimes(1));
+    await fireEvent.click(screen.getByRole('button', { name: 'Restart' }));
+    await waitFor(() => expect(containers.getContainer).toHaveBeenCalledTimes(2));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(containers.followLogs).toHaveBeenCalledTimes(1);
+    expect(vi.mocked(containers.followLogs).mock.calls[0][3].signal!.aborted).toBe(false);
+  });
+
+  it('shows a log stream error', async () => {
+    vi.mocked(containers.followLogs).mockRejectedValue(new api.ApiError(403, 'Permission denied'));
+    go('/containers/web?tab=logs');
+    render(ContainerDetailScreen, { route: route() });
+    expect((await screen.findByRole('alert')).textContent).toContain('Logs of web: Permission denied');
+  });
+
+  it('lists the processes', async () => {
+    go('/containers/web?tab=processes');
+    render(ContainerDetailScreen, { route: route() });
+    const table = await screen.findByRole('table', { name: 'Processes' });
+    expect(within(table).getByText('sleep 600')).toBeTruthy();
+    expect(containers.containerTop).toHaveBeenCalledWith(1, ID);
+  });
+
+  it('samples the statistics', async () => {
+    go('/containers/web?tab=stats');
+    render(ContainerDetailScreen, { route: route() });
+    expect(await screen.findByText('12.5 %', { selector: 'dd' })).toBeTruthy();
+    expect(screen.getByRole('img', { name: /CPU usage: CPU 12.5 %/ })).toBeTruthy();
+    expect(containers.containerStats).toHaveBeenCalledWith(1, ID, expect.any(AbortSignal));
+  });
+
+  it('opens a terminal over the exec WebSocket', async () => {
+    go('/containers/web?tab=terminal');
+    render(ContainerDetailScreen, { route: route() });
+    await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
+    expect(containers.createExec).toHaveBeenCalledWith(1, ID, '/bin/sh', '');
+    const ws = FakeSocket.all[0];
+    expect(ws.url).toBe(`ws://${location.host}/api/containers/exec/ex9/attach?envId=1`);
+    ws.readyState = 1;
+    ws.onopen?.();
+    await waitFor(() => expect(screen.getByText('Connected to web (/bin/sh)')).toBeTruthy());
+    expect(containers.resizeExec).toHaveBeenCalledWith(1, 'ex9', 24, 80);
+    ws.onmessage?.({ data: '/ # ' });
+    expect(terms[0].written).toContain('/ # ');
+    terms[0].dataHandler?.('echo hi\r');
+    expect(ws.sent).toEqual(['echo hi\r']);
+    await fireEvent.click(screen.getByRole('button', { name: 'Disconnect' }));
+    expect(ws.readyState).toBe(3);
+    expect(screen.getByRole('button', { name: 'Reconnect' })).toBeTruthy();
+  });
+
+  it('asks before removing, then goes back to the list', async () => {
+    render(ContainerDetailScreen, { route: route() });
+    await fireEvent.click(await screen.findByRole('button', { name: 'Remove' }));
+    const dialog = screen.getByRole('dialog', { name: 'Remove web?' });
+    expect((within(dialog).getByRole('checkbox') as HTMLInputElement).checked).toBe(true);
+    expect(api.removeContainer).not.toHaveBeenCalled();
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Remove' }));
+    await waitFor(() => expect(api.removeContainer).toHaveBeenCalledWith(1, ID, true));
+    await waitFor(() => expect(location.pathname).toBe('/containers'));
+  });
+
+  it('renames, checking the name first', async () => {
+    render(ContainerDetailScreen, { route: route() });
+    await fireEvent.click(await screen.findByRole('button', { name: 'Rename' }));
+    const dialog = screen.getByRole('dialog', { name: 'Rename web' });
+    const field = within(dialog).getByLabelText('New name');
+    await fireEvent.input(field, { target: { value: 'no spaces allowed' } });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Rename' }));
+    expect(within(dialog).getByRole('alert').textContent).toContain('Use letters');
+    expect(containers.renameContainer).not.toHaveBeenCalled();
+    await fireEvent.input(field, { target: { value: 'web-2' } });
+    await fireEvent.keyDown(field, { key: 'Enter' });
+    await waitFor(() => expect(containers.renameContainer).toHaveBeenCalledWith(1, ID, 'web-2'));
+    // Opened by name: the page moves to the id, which the new name does not change.
+    await waitFor(() => expect(location.pathname).toBe(`/containers/${ID}`));
+  });
+
+  it('says when the container does not exist', async () => {
+    vi.mocked(containers.getContainer).mockRejectedValue(new api.ApiError(404, 'Container not found'));
+    render(ContainerDetailScreen, { route: route('gone') });
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toContain('No container “gone” on this environment: Container not found');
+    expect(within(alert).getByRole('link', { name: 'Back to the containers' })).toBeTruthy();
+  });
+
+  it('has no serious or critical axe violations', async () => {
+    const { container } = render(ContainerDetailScreen, { route: route() });
+    await screen.findByRole('group', { name: 'Container actions' });
+    await expectNoSeriousAxeViolations(container);
+  });
+});
