@@ -117,6 +117,13 @@ describe('stacks and git screens', { timeout: 300_000 }, () => {
     await page.getByText('No problems found.').waitFor();
     assert.equal(await page.locator('.cm-lintRange-error').count(), 0);
     assert.equal((await editor().innerText()).trim(), composeOf(h.label).trim(), 'the editor holds the typed document as typed');
+
+    // Undo and redo (the editor's own history).
+    await page.keyboard.press('Control+Z');
+    assert.notEqual((await editor().innerText()).trim(), composeOf(h.label).trim(), 'undo takes the typing back');
+    await page.keyboard.press('Control+Shift+Z');
+    assert.equal((await editor().innerText()).trim(), composeOf(h.label).trim(), 'redo brings it again');
+    await page.getByText('No problems found.').waitFor();
   });
 
   it('deploys with streamed output, then lists the stack as running', async () => {
@@ -161,6 +168,28 @@ describe('stacks and git screens', { timeout: 300_000 }, () => {
     raw = await h.api('GET', `/api/stacks/${stackName}/env/raw?env=${env}`);
     assert.equal(raw.body.content, "GREETING='hello world'\n");
     await h.checkA11y('stack page');
+  });
+
+  it('fits a phone and passes axe in the dark theme', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    try {
+      for (const p of [`/stacks/${stackName}`, '/stacks/new', '/stacks']) {
+        await h.open(p);
+        if (p !== '/stacks') await editor().waitFor();
+        assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        assert.ok(overflow <= 1, `${p} scrolls sideways on a phone by ${overflow}px`);
+        await h.checkA11y(`${p} (phone, dark)`);
+      }
+      await h.open(`/stacks/${stackName}`, stackName);
+      await editor().waitFor();
+      await h.screenshot('stack-phone-dark');
+    } finally {
+      await page.emulateMedia({ colorScheme: 'light' });
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+    await h.open(`/stacks/${stackName}`, stackName);
   });
 
   it('stops the stack and deletes it with its volumes through the confirmation', async () => {
