@@ -53,6 +53,10 @@ export interface ContainerImageRef {
 
 const enc = encodeURIComponent;
 
+// Long operations answer {jobId} at once unless the client asks for JSON only
+// (then they wait and answer the final payload), so these calls accept any type.
+const asJob = { Accept: '*/*' };
+
 export function listImages(env: number): Promise<ImageSummary[]> {
   return request('GET', '/api/images', { query: { env } });
 }
@@ -64,7 +68,7 @@ export function listContainerImages(env: number): Promise<ContainerImageRef[]> {
 
 /** Starts a pull job; its events are read with followJob. */
 export function pullImage(env: number, image: string, scanAfterPull: boolean): Promise<JobStarted> {
-  return request('POST', '/api/images/pull', { query: { env }, body: { image, scanAfterPull } });
+  return request('POST', '/api/images/pull', { query: { env }, body: { image, scanAfterPull }, headers: asJob });
 }
 
 export interface PushRequest {
@@ -77,7 +81,7 @@ export interface PushRequest {
 }
 
 export function pushImage(env: number, req: PushRequest): Promise<JobStarted> {
-  return request('POST', '/api/images/push', { query: { env }, body: req });
+  return request('POST', '/api/images/push', { query: { env }, body: req, headers: asJob });
 }
 
 export function tagImage(env: number, id: string, repo: string, tag: string): Promise<{ success: boolean; tag: string }> {
@@ -128,7 +132,11 @@ export interface ScanResult {
 
 /** Starts a scan job; without scanner the environment's setting decides (both when it is none). */
 export function scanImage(env: number, imageName: string, scanner?: ScannerName | ''): Promise<JobStarted> {
-  return request('POST', '/api/images/scan', { query: { env }, body: scanner ? { imageName, scanner } : { imageName } });
+  return request('POST', '/api/images/scan', {
+    query: { env },
+    body: scanner ? { imageName, scanner } : { imageName },
+    headers: asJob,
+  });
 }
 
 /** The newest stored result of an image (id or name), of one scanner or any; never scans. */

@@ -31,6 +31,7 @@ export async function runScan(
 ): Promise<images.ScanResult[]> {
   onStep({ stage: 'starting', message: `Starting the scan of ${image}`, progress: null });
   const { jobId } = await images.scanImage(env, image, scanner);
+  if (!jobId) throw new ApiError(0, 'The server did not start a scan job');
   let results: images.ScanResult[] | null = null;
   let failure: string | null = null;
   await followJob(
