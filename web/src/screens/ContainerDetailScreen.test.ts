@@ -229,6 +229,21 @@ describe('ContainerDetailScreen', () => {
     expect(vi.mocked(containers.followLogs).mock.calls[0][3].signal!.aborted).toBe(false);
   });
 
+  it('follows the logs again when a stopped container starts', async () => {
+    vi.mocked(containers.getContainer).mockResolvedValue(inspect('exited'));
+    vi.mocked(containers.followLogs).mockImplementationOnce(async (_e, _i, onLine, opts) => {
+      opts.onConnected?.();
+      onLine({ text: 'last words' });
+    });
+    go('/containers/web?tab=logs');
+    render(ContainerDetailScreen, { route: route() });
+    expect(await screen.findByText('The container is not running: no new output')).toBeTruthy();
+    expect(screen.getByRole('log').textContent).toContain('last words');
+    vi.mocked(containers.getContainer).mockResolvedValue(inspect('running'));
+    await fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    await waitFor(() => expect(containers.followLogs).toHaveBeenCalledTimes(2));
+  });
+
   it('shows a log stream error', async () => {
     vi.mocked(containers.followLogs).mockRejectedValue(new api.ApiError(403, 'Permission denied'));
     go('/containers/web?tab=logs');
