@@ -242,16 +242,23 @@ describe('images and registries', { timeout: 600_000, skip: missing.length ? `ne
     await page.setViewportSize({ width: 390, height: 844 });
     try {
       const id = docker('image', 'inspect', '--format', '{{.Id}}', scanImage);
-      for (const [p, heading] of [
-        ['/images', 'Images'],
-        [`/images/${encodeURIComponent(id)}`, scanImage],
-        ['/registries', 'Registries'],
+      const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      for (const [p, heading, shot] of [
+        ['/images', 'Images', 'images-phone'],
+        [`/images/${encodeURIComponent(id)}`, scanImage, 'image-phone'],
+        ['/registries', 'Registries', 'registries-phone'],
       ]) {
         await h.open(p, heading);
         await page.waitForLoadState('networkidle', { timeout: 5_000 }).catch(() => {});
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-        assert.ok(overflow <= 1, `${p} scrolls sideways on a phone by ${overflow}px`);
+        assert.ok((await overflow()) <= 1, `${p} scrolls sideways on a phone by ${await overflow()}px`);
+        await h.screenshot(shot);
       }
+      await h.open('/images', 'Images');
+      await page.getByRole('button', { name: 'Pull', exact: true }).click();
+      await page.getByRole('dialog', { name: 'Pull an image' }).waitFor();
+      assert.ok((await overflow()) <= 1, `the pull dialog scrolls sideways on a phone by ${await overflow()}px`);
+      await h.screenshot('image-pull-phone');
+      await page.keyboard.press('Escape');
     } finally {
       await page.setViewportSize({ width: 1280, height: 800 });
     }
