@@ -33,6 +33,22 @@ let regName;
 let remote; // the image pushed to the registry in before(), pulled through the console
 let tagged; // the name the test gives it
 
+/** Deletes name:tag's manifest from the test registry (which allows deletes); best effort. */
+async function deleteFromRegistry(ref) {
+  const [name, tag] = ref.slice(registry.length + 1).split(':');
+  const auth = { Authorization: `Basic ${Buffer.from(`${regUser}:${regPassword}`).toString('base64')}` };
+  try {
+    const head = await fetch(`http://${registry}/v2/${name}/manifests/${tag}`, {
+      method: 'HEAD',
+      headers: { ...auth, Accept: 'application/vnd.docker.distribution.manifest.v2+json' },
+    });
+    const digest = head.headers.get('docker-content-digest');
+    if (digest) await fetch(`http://${registry}/v2/${name}/manifests/${digest}`, { method: 'DELETE', headers: auth });
+  } catch {
+    // the registry keeps it
+  }
+}
+
 function quietly(fn) {
   try {
     fn();
@@ -83,6 +99,7 @@ describe('images and registries', { timeout: 600_000, skip: missing.length ? `ne
   });
 
   after(async () => {
+    if (remote) await deleteFromRegistry(remote);
     if (remote) quietly(() => docker('rmi', '-f', remote));
     if (tagged) quietly(() => docker('rmi', '-f', tagged));
     await h?.stop();
