@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,8 +47,22 @@ func (c *Client) ListImages(ctx context.Context) ([]Image, error) {
 	if err != nil {
 		return nil, c.fail(err)
 	}
+	// Engines before API 1.42 answer Containers -1 (not computed): count the
+	// containers of each image from the container list instead.
+	var uses map[string]int64
+	for _, s := range res.Items {
+		if s.Containers < 0 {
+			if uses, err = c.imageUses(ctx); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
 	out := make([]Image, 0, len(res.Items))
 	for _, s := range res.Items {
+		if s.Containers < 0 {
+			s.Containers = uses[s.ID]
+		}
 		tags, digests, labels := s.RepoTags, s.RepoDigests, s.Labels
 		if tags == nil {
 			tags = []string{}
@@ -66,6 +81,19 @@ func (c *Client) ListImages(ctx context.Context) ([]Image, error) {
 	return out, nil
 }
 
+// imageUses counts the containers (all states) of each image id.
+func (c *Client) imageUses(ctx context.Context) (map[string]int64, error) {
+	res, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true})
+	if err != nil {
+		return nil, c.fail(err)
+	}
+	uses := make(map[string]int64, len(res.Items))
+	for _, ct := range res.Items {
+		uses[ct.ImageID]++
+	}
+	return uses, nil
+}
+
 // ImageInfo is the part of an image inspection Berth uses.
 type ImageInfo struct {
 	ID          string
@@ -82,6 +110,18 @@ func (c *Client) InspectImage(ctx context.Context, ref string) (ImageInfo, error
 		return ImageInfo{}, c.fail(err)
 	}
 	return ImageInfo{ID: res.ID, RepoTags: res.RepoTags, RepoDigests: res.RepoDigests}, nil
+}
+
+// InspectImageRaw returns the engine's inspection of an image (id, name or
+// digest) as the engine sent it.
+func (c *Client) InspectImageRaw(ctx context.Context, ref string) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	var raw bytes.Buffer
+	if _, err := c.cli.ImageInspect(ctx, ref, client.ImageInspectWithRawResponse(&raw)); err != nil {
+		return nil, c.fail(err)
+	}
+	return json.RawMessage(raw.Bytes()), nil
 }
 
 // Credentials authenticate at a registry.

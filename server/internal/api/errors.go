@@ -30,6 +30,10 @@ var statusOf = map[fault.Kind]int{
 	fault.TooMany:      http.StatusTooManyRequests,
 }
 
+// statusClientClosed is the status recorded (request log, audit) for a
+// request whose client left before its answer: nginx's 499.
+const statusClientClosed = 499
+
 // errorResponse is THE mapping from an error to a status and a body. It is
 // the only place that decides an error status.
 func errorResponse(err error) (int, errorBody) {
@@ -66,9 +70,15 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	if secs, ok := auth.RetryAfter(err); ok {
 		c.Header("Retry-After", strconv.Itoa(secs))
 	}
-	if status >= 500 {
+	switch {
+	case status >= 500 && r.Context().Err() != nil:
+		// The client left (or Berth is stopping) before the answer was ready:
+		// nobody reads it, and nothing failed on the server's side.
+		s.log.Debug("request abandoned", "method", r.Method, "path", r.URL.Path, "err", err)
+		status = statusClientClosed
+	case status >= 500:
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
-	} else {
+	default:
 		s.log.Debug("request rejected", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 	}
 	writeJSON(c, status, body)

@@ -93,6 +93,16 @@ func (s *Server) tagImage(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "tag": target})
 }
 
+func (s *Server) inspectImage(c *gin.Context) error {
+	raw, err := s.images.Inspect(c.Request.Context(), envOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	c.Header("Content-Type", "application/json")
+	_, err = c.Writer.Write(raw)
+	return err
+}
+
 func (s *Server) imageHistory(c *gin.Context) error {
 	h, err := s.images.History(c.Request.Context(), envOf(c), c.Param("id"))
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -248,5 +249,49 @@ func TestImageAndRegistryBadInput(t *testing.T) {
 	h.must(200, "GET", "/api/images?env=1", nil, &some)
 	if len(none) != 0 || len(some) == 0 {
 		t.Errorf("images without env: %d, with env 1: %d", len(none), len(some))
+	}
+}
+
+// GET /api/images/{id} answers the engine's inspection; the list counts the
+// containers of each image (engines before API 1.42 answer -1 themselves).
+func TestImageInspectAndContainerCount(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.createContainer("berth-imguse-"+h.label, false, "sleep", "300")
+
+	var info struct {
+		ID       string `json:"Id"`
+		RepoTags []string
+		Config   *struct{ Cmd []string }
+	}
+	h.must(200, "GET", "/api/images/"+url.PathEscape(enginetest.Image())+"?env=1", nil, &info)
+	if !strings.HasPrefix(info.ID, "sha256:") || !slices.Contains(info.RepoTags, enginetest.Image()) || info.Config == nil {
+		t.Errorf("inspect = %+v", info)
+	}
+
+	var list []struct {
+		ID         string `json:"Id"`
+		Containers int64
+	}
+	h.must(200, "GET", "/api/images?env=1", nil, &list)
+	found := false
+	for _, img := range list {
+		if img.Containers < 0 {
+			t.Errorf("image %s: Containers = %d", img.ID, img.Containers)
+		}
+		if img.ID == info.ID {
+			found = true
+			if img.Containers < 1 {
+				t.Errorf("the test image is used by our container, Containers = %d", img.Containers)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the test image %s is not in the list", info.ID)
+	}
+
+	status, body := h.do("GET", "/api/images/sha256:0000?env=1", nil)
+	if status != 404 || !strings.Contains(string(body), "Image not found") {
+		t.Errorf("inspect of an unknown image: %d %s", status, body)
 	}
 }

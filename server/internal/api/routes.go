@@ -133,6 +133,7 @@ func (s *Server) routes() []route {
 		{"POST", "/api/settings/scanner", "settings:edit", EnvQuery, "settings.scanner", false, s.setScannerSetting},
 		{"POST", "/api/images/pull", "images:pull", EnvQuery, "image.pull", false, s.pullImage},
 		{"POST", "/api/images/push", "images:push", EnvQuery, "image.push", false, s.pushImage},
+		{"GET", "/api/images/{id}", "images:inspect", EnvQuery, "", false, s.inspectImage},
 		{"DELETE", "/api/images/{id}", "images:remove", EnvQuery, "image.remove", false, s.removeImage},
 		{"POST", "/api/images/{id}/tag", "images:build", EnvQuery, "image.tag", false, s.tagImage},
 		{"GET", "/api/images/{id}/history", "images:inspect", EnvQuery, "", false, s.imageHistory},

@@ -5,6 +5,7 @@ package images
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -299,6 +300,19 @@ func (s *Service) History(ctx context.Context, env store.Environment, id string)
 		return nil, imageFault("read image history", err)
 	}
 	return h, nil
+}
+
+// Inspect returns the engine's inspection of an image as the engine sent it.
+func (s *Service) Inspect(ctx context.Context, env store.Environment, id string) (json.RawMessage, error) {
+	c, err := s.engines.Client(ctx, env.Endpoint())
+	if err != nil {
+		return nil, imageFault("inspect image", err)
+	}
+	raw, err := c.InspectImageRaw(ctx, id)
+	if err != nil {
+		return nil, imageFault("inspect image", err)
+	}
+	return raw, nil
 }
 
 // Prune removes dangling images, or every unused one when all is true.
