@@ -93,6 +93,29 @@ export function removeImage(env: number, id: string, force = false): Promise<{ s
   return request('DELETE', `/api/images/${enc(id)}`, { query: { env, force } });
 }
 
+/** The part of the engine's image inspection the console shows. */
+export interface ImageInspect {
+  Id: string;
+  Architecture?: string;
+  Os?: string;
+  Variant?: string;
+  Author?: string;
+  Config?: {
+    Cmd?: string[] | null;
+    Entrypoint?: string[] | null;
+    Env?: string[] | null;
+    ExposedPorts?: Record<string, unknown> | null;
+    WorkingDir?: string;
+    User?: string;
+    Volumes?: Record<string, unknown> | null;
+  } | null;
+  RootFS?: { Layers?: string[] | null } | null;
+}
+
+export function inspectImage(env: number, id: string): Promise<ImageInspect> {
+  return request('GET', `/api/images/${enc(id)}`, { query: { env } });
+}
+
 export function imageHistory(env: number, id: string): Promise<HistoryItem[]> {
   return request('GET', `/api/images/${enc(id)}/history`, { query: { env } });
 }

@@ -16,6 +16,7 @@ vi.mock('../lib/api-images', async (importOriginal) => {
     listImages: vi.fn(),
     listContainerImages: vi.fn(),
     imageHistory: vi.fn(),
+    inspectImage: vi.fn(),
     scanResult: vi.fn(),
     scanImage: vi.fn(),
     removeImage: vi.fn(),
@@ -60,6 +61,13 @@ beforeEach(() => {
   session.envId = 1;
   vi.mocked(images.listImages).mockResolvedValue([structuredClone(image), { Id: 'sha256:other', RepoTags: ['x:1'] }]);
   vi.mocked(images.listContainerImages).mockResolvedValue([{ id: 'c1', imageId: ID }, { id: 'c2', imageId: ID }]);
+  vi.mocked(images.inspectImage).mockResolvedValue({
+    Id: ID,
+    Os: 'linux',
+    Architecture: 'amd64',
+    Config: { Cmd: ['bash'], Entrypoint: null, Env: ['PATH=/usr/bin', 'LANG=C.UTF-8'], ExposedPorts: { '8080/tcp': {} }, WorkingDir: '/srv' },
+    RootFS: { Layers: ['sha256:a', 'sha256:b'] },
+  });
   vi.mocked(images.imageHistory).mockResolvedValue([
     { Id: ID, Created: 1_700_000_000, CreatedBy: '/bin/sh -c #(nop)  CMD ["bash"]', Size: 0 },
     { Id: '<missing>', Created: 1_699_000_000, CreatedBy: '/bin/sh -c #(nop) ADD file:abc in / ', Size: 1_983_342, Comment: 'base' },
@@ -200,5 +208,25 @@ describe('ImageDetailScreen', () => {
     await screen.findByRole('region', { name: 'Grype' });
     await screen.findByText('CMD ["bash"]');
     await expectNoSeriousAxeViolations(container);
+  });
+});
+
+describe('image detail: the engine inspection', () => {
+  it('shows platform, command, ports, working directory and environment', async () => {
+    render(ImageDetailScreen, { route: route(ID) });
+    await screen.findByText('linux/amd64');
+    expect(images.inspectImage).toHaveBeenCalledWith(1, ID);
+    expect(screen.getByText('8080/tcp')).toBeTruthy();
+    expect(screen.getByText('/srv')).toBeTruthy();
+    expect(screen.getByText('LANG=C.UTF-8')).toBeTruthy();
+  });
+
+  it('still shows the page when the inspection fails', async () => {
+    vi.mocked(images.inspectImage).mockRejectedValue(new ApiError(500, 'boom'));
+    render(ImageDetailScreen, { route: route(ID) });
+    await screen.findByRole('heading', { level: 2, name: 'Details' });
+    await waitFor(() => expect(images.inspectImage).toHaveBeenCalled());
+    expect(screen.queryByText('Platform')).toBeNull();
+    expect(screen.queryByRole('alert')).toBeNull();
   });
 });
