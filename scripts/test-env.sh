@@ -4,6 +4,8 @@
 #
 # Idempotent and quick when everything is already there. What it sets up:
 #   - a Docker engine on /var/run/docker.sock (dockerd from Debian's docker.io)
+#   - a second, separate dockerd (own socket, data-root, exec-root, pidfile, bridge): the
+#     remote host of the agent tests (scripts/lib/engine2.sh)
 #   - the test image berth-test/busybox:1 (and :latest), imported from busybox-static, no registry
 #   - PostgreSQL (Debian's packaged cluster) on 127.0.0.1 with a role berth/berth that may create databases
 #   - OpenLDAP's slapd on ldap://127.0.0.1:3890 and ldaps://127.0.0.1:6360, seeded (scripts/lib/ldap.sh)
@@ -19,6 +21,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/lib/engine.sh
 . scripts/lib/engine.sh
+# shellcheck source=scripts/lib/engine2.sh
+. scripts/lib/engine2.sh
 # shellcheck source=scripts/lib/ldap.sh
 . scripts/lib/ldap.sh
 # shellcheck source=scripts/lib/oidc.sh
@@ -85,6 +89,10 @@ if ! out=$(run_check); then
 Restart that dockerd (or stop it and let this script start one), then run again."
 	fi
 fi
+
+# --- the second engine (the agents' remote host: scripts/lib/engine2.sh) -----------
+
+ensure_engine2 "$test_image"
 
 # --- PostgreSQL -------------------------------------------------------------------
 
@@ -174,6 +182,7 @@ oidc_test_env >>"$tmp"
 registry_test_env >>"$tmp"
 scanners_test_env >>"$tmp"
 browser_test_env >>"$tmp"
+engine2_test_env >>"$tmp"
 chmod 0644 "$tmp"
 mv -f "$tmp" .test-env
 log "test environment ready (.test-env)"

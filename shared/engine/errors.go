@@ -89,6 +89,8 @@ func unsupported(connType string) error {
 // SDK's prefix.
 func Details(err error) string {
 	switch {
+	case errors.Is(err, ErrAgentAbsent):
+		return ErrAgentAbsent.Error()
 	case errors.Is(err, ErrOffline):
 		return "Environment is offline"
 	case errors.Is(err, context.DeadlineExceeded):

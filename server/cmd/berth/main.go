@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/agents"
 	"github.com/berth-dev/berth/server/internal/api"
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/config"
@@ -33,7 +34,7 @@ import (
 const usage = `usage: berth [serve] [flags]   start the server (default)
        berth admin <command>     recovery: create-user, reset-password, disable-auth, enable-auth
        berth healthcheck         exit 0 when the server of this HOST and PORT answers /api/health
-       berth agent               remote agent (not available yet)
+       berth agent               (the remote agent is its own binary: berth-agent)
        berth version
 
 Run "berth serve -h" for the server's flags.
@@ -72,7 +73,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "healthcheck":
 		return healthcheck(ctx, args, getenv, stderr)
 	case "agent":
-		return fmt.Errorf("%s: not available in this version", cmd)
+		return fmt.Errorf("%s: the remote agent is its own binary, berth-agent (see docs/agents.md)", cmd)
 	case "help", "-h", "--help":
 		fmt.Fprint(stderr, usage)
 		return nil
@@ -91,6 +92,11 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	engines := engine.NewManager(log)
 	engine.RouteComposeLogs(log)
 	defer engines.Close()
+	agentSvc := agents.New(agents.Options{Store: st, Engines: engines, Log: log, Heartbeat: cfg.AgentHeartbeat,
+		Install: agents.InstallConfig{PublicURL: cfg.AgentPublicURL, Port: cfg.AgentPort, TLS: cfg.AgentTLSCert != "",
+			Image: cfg.AgentImage}})
+	engines.UseAgents(agentSvc)
+	defer agentSvc.Close()
 	if err := environments.Bootstrap(ctx, st, engines, cfg.LocalSocket, log); err != nil {
 		return err
 	}
@@ -117,7 +123,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	defer jobReg.Wait()
 	srv := &http.Server{
 		Addr: cfg.Addr(),
-		Handler: api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Jobs: jobReg,
+		Handler: api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Agents: agentSvc, Jobs: jobReg,
 			Scan: scan.Config{GrypePath: cfg.GrypePath, TrivyPath: cfg.TrivyPath, GrypeDBDir: cfg.GrypeDBDir,
 				TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}, DataDir: cfg.DataDir,
 			Console: console}).Handler(),
@@ -126,7 +132,26 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		// Requests derive from ctx, so that streams end when Berth stops.
 		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
+	var agentPort *agents.Listener
+	if cfg.AgentPort != 0 {
+		if agentPort, err = agentSvc.Listen(cfg.AgentTLSCert, cfg.AgentTLSKey); err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", cfg.AgentAddr())
+		switch {
+		case err == nil:
+			go func() { errc <- agentPort.Serve(ln) }()
+			log.Info("edge agents' port listening", "addr", cfg.AgentAddr(), "tls", cfg.AgentTLSCert != "")
+		case cfg.AgentPortSet:
+			return fmt.Errorf("agent port: %w", err)
+		default:
+			// The default port is taken (another Berth on this host, say):
+			// Berth serves on, without edge agents, and says so.
+			log.Error("edge agents cannot connect: the default agent port is taken; set AGENT_PORT", "addr", cfg.AgentAddr(), "err", err)
+			agentPort = nil
+		}
+	}
 	go func() { errc <- srv.ListenAndServe() }()
 	log.Info("berth listening", "addr", cfg.Addr(), "data_dir", cfg.DataDir, "database", st.Dialect(), "version", version.Version)
 
@@ -138,6 +163,10 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if agentPort != nil {
+		// Edge agents are told to go; they reconnect to the next Berth.
+		agentPort.Stop(sctx)
+	}
 	// Streams (events, logs, terminals) end when their requests' contexts do.
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err

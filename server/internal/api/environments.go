@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/berth-dev/berth/server/internal/agents"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
@@ -63,37 +64,41 @@ func (s *Server) pathEnvironment(c *gin.Context) (store.Environment, error) {
 // environmentJSON is the wire form of an environment. Secrets appear only in
 // the create response (which echoes what was submitted).
 type environmentJSON struct {
-	ID                    int64      `json:"id"`
-	Name                  string     `json:"name"`
-	ConnectionType        string     `json:"connectionType"`
-	Host                  string     `json:"host"`
-	Port                  int        `json:"port"`
-	Protocol              string     `json:"protocol"`
-	SocketPath            string     `json:"socketPath"`
-	TLSCA                 string     `json:"tlsCa"`
-	TLSCert               string     `json:"tlsCert"`
-	TLSKey                *string    `json:"tlsKey,omitempty"`
-	TLSSkipVerify         bool       `json:"tlsSkipVerify"`
-	AgentToken            *string    `json:"agentToken,omitempty"`
-	HasTLSKey             bool       `json:"hasTlsKey"`
-	HasAgentToken         bool       `json:"hasAgentToken"`
-	AgentLastSeen         *time.Time `json:"agentLastSeen"`
-	AgentID               *string    `json:"agentId"`
-	AgentName             *string    `json:"agentName"`
-	AgentVersion          *string    `json:"agentVersion"`
-	AgentCapabilities     []string   `json:"agentCapabilities"`
-	Icon                  string     `json:"icon"`
-	Labels                []string   `json:"labels"`
-	CollectActivity       bool       `json:"collectActivity"`
-	CollectMetrics        bool       `json:"collectMetrics"`
-	HighlightChanges      bool       `json:"highlightChanges"`
-	PublicIP              *string    `json:"publicIp"`
-	UpdateCheckEnabled    bool       `json:"updateCheckEnabled"`
-	UpdateCheckAutoUpdate bool       `json:"updateCheckAutoUpdate"`
-	ImagePruneEnabled     bool       `json:"imagePruneEnabled"`
-	Timezone              *string    `json:"timezone"`
-	CreatedAt             time.Time  `json:"createdAt"`
-	UpdatedAt             time.Time  `json:"updatedAt"`
+	ID                int64      `json:"id"`
+	Name              string     `json:"name"`
+	ConnectionType    string     `json:"connectionType"`
+	Host              string     `json:"host"`
+	Port              int        `json:"port"`
+	Protocol          string     `json:"protocol"`
+	SocketPath        string     `json:"socketPath"`
+	TLSCA             string     `json:"tlsCa"`
+	TLSCert           string     `json:"tlsCert"`
+	TLSKey            *string    `json:"tlsKey,omitempty"`
+	TLSSkipVerify     bool       `json:"tlsSkipVerify"`
+	AgentToken        *string    `json:"agentToken,omitempty"`
+	HasTLSKey         bool       `json:"hasTlsKey"`
+	HasAgentToken     bool       `json:"hasAgentToken"`
+	AgentLastSeen     *time.Time `json:"agentLastSeen"`
+	AgentID           *string    `json:"agentId"`
+	AgentName         *string    `json:"agentName"`
+	AgentVersion      *string    `json:"agentVersion"`
+	AgentCapabilities []string   `json:"agentCapabilities"`
+	// AgentConnected and AgentStatus: the live state of an agent
+	// environment's agent (absent for socket and direct environments).
+	AgentConnected        *bool          `json:"agentConnected,omitempty"`
+	AgentStatus           *agents.Status `json:"agentStatus,omitempty"`
+	Icon                  string         `json:"icon"`
+	Labels                []string       `json:"labels"`
+	CollectActivity       bool           `json:"collectActivity"`
+	CollectMetrics        bool           `json:"collectMetrics"`
+	HighlightChanges      bool           `json:"highlightChanges"`
+	PublicIP              *string        `json:"publicIp"`
+	UpdateCheckEnabled    bool           `json:"updateCheckEnabled"`
+	UpdateCheckAutoUpdate bool           `json:"updateCheckAutoUpdate"`
+	ImagePruneEnabled     bool           `json:"imagePruneEnabled"`
+	Timezone              *string        `json:"timezone"`
+	CreatedAt             time.Time      `json:"createdAt"`
+	UpdatedAt             time.Time      `json:"updatedAt"`
 }
 
 func toEnvironmentJSON(e store.Environment) environmentJSON {
@@ -108,13 +113,30 @@ func toEnvironmentJSON(e store.Environment) environmentJSON {
 	return environmentJSON{
 		ID: e.ID, Name: e.Name, ConnectionType: e.ConnectionType, Host: e.Host, Port: e.Port,
 		Protocol: e.Protocol, SocketPath: e.SocketPath, TLSCA: e.TLSCA, TLSCert: e.TLSCert,
-		TLSSkipVerify: e.TLSSkipVerify, HasTLSKey: e.TLSKey != "", HasAgentToken: e.AgentToken != "",
+		TLSSkipVerify: e.TLSSkipVerify, HasTLSKey: e.TLSKey != "", HasAgentToken: e.AgentToken != "" || e.AgentTokenHash != "",
 		AgentLastSeen: e.AgentLastSeen, AgentID: nonEmpty(e.AgentID), AgentName: nonEmpty(e.AgentName),
 		AgentVersion: nonEmpty(e.AgentVersion), AgentCapabilities: caps, Icon: e.Icon, Labels: labels,
 		CollectActivity: e.CollectActivity, CollectMetrics: e.CollectMetrics, HighlightChanges: e.HighlightChanges,
 		PublicIP: e.PublicIP, UpdateCheckEnabled: e.UpdateCheckEnabled, UpdateCheckAutoUpdate: e.UpdateCheckAutoUpdate,
 		ImagePruneEnabled: e.ImagePruneEnabled, Timezone: e.Timezone, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
 	}
+}
+
+// withAgentStatus adds the live agent state to an agent environment's JSON:
+// the live connection's facts win over the stored ones.
+func (s *Server) withAgentStatus(out environmentJSON) environmentJSON {
+	if s.agents == nil || (out.ConnectionType != engine.AgentEdge && out.ConnectionType != engine.AgentStandard) {
+		return out
+	}
+	st := s.agents.Status(out.ID, out.ConnectionType)
+	out.AgentConnected, out.AgentStatus = &st.Connected, &st
+	if st.Connected && out.ConnectionType == engine.AgentEdge {
+		out.AgentLastSeen, out.AgentID, out.AgentName, out.AgentVersion = st.LastSeen, st.AgentID, st.AgentName, st.AgentVersion
+		if st.AgentCapabilities != nil {
+			out.AgentCapabilities = st.AgentCapabilities
+		}
+	}
+	return out
 }
 
 func nonEmpty(s string) *string {
@@ -277,7 +299,7 @@ func (s *Server) listEnvironments(c *gin.Context) error {
 	out := make([]environmentJSON, 0, len(envs))
 	for _, e := range envs {
 		if ident == nil || ident.Access.CanAccess(e.ID) {
-			out = append(out, toEnvironmentJSON(e))
+			out = append(out, s.withAgentStatus(toEnvironmentJSON(e)))
 		}
 	}
 	return writeJSON(c, http.StatusOK, out)
@@ -285,7 +307,7 @@ func (s *Server) listEnvironments(c *gin.Context) error {
 
 func (s *Server) getEnvironment(c *gin.Context) error {
 	env := envOf(c)
-	return writeJSON(c, http.StatusOK, toEnvironmentJSON(env))
+	return writeJSON(c, http.StatusOK, s.withAgentStatus(toEnvironmentJSON(env)))
 }
 
 func (s *Server) createEnvironment(c *gin.Context) error {
@@ -311,6 +333,7 @@ func (s *Server) createEnvironment(c *gin.Context) error {
 
 func (s *Server) updateEnvironment(c *gin.Context) error {
 	env := envOf(c)
+	wasEdge := env.ConnectionType == engine.AgentEdge
 	var req environmentRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
@@ -328,7 +351,10 @@ func (s *Server) updateEnvironment(c *gin.Context) error {
 		return err
 	}
 	s.engines.Forget(env.ID)
-	return writeJSON(c, http.StatusOK, toEnvironmentJSON(env))
+	if s.agents != nil && wasEdge && env.ConnectionType != engine.AgentEdge {
+		s.agents.Forget(env.ID, "the environment is no longer an edge environment")
+	}
+	return writeJSON(c, http.StatusOK, s.withAgentStatus(toEnvironmentJSON(env)))
 }
 
 func (s *Server) deleteEnvironment(c *gin.Context) error {
@@ -340,7 +366,39 @@ func (s *Server) deleteEnvironment(c *gin.Context) error {
 		return err
 	}
 	s.engines.Forget(env.ID)
+	if s.agents != nil {
+		s.agents.Forget(env.ID, "the environment was deleted")
+	}
 	return writeJSON(c, http.StatusOK, success)
+}
+
+// issueAgentToken generates an edge environment's agent token (rotating the
+// previous one, whose connection is closed) and answers the install lines;
+// the token is shown this once.
+func (s *Server) issueAgentToken(c *gin.Context) error {
+	env := envOf(c)
+	if s.agents == nil {
+		return fault.New(fault.Invalid, "Agents are not available in this server")
+	}
+	inst, err := s.agents.IssueToken(c.Request.Context(), env, c.Request.Host)
+	if err != nil {
+		return err
+	}
+	c.Header("Cache-Control", "no-store")
+	return writeJSON(c, http.StatusOK, inst)
+}
+
+// agentStatus answers the live state of an agent environment's agent.
+func (s *Server) agentStatus(c *gin.Context) error {
+	env := envOf(c)
+	if env.ConnectionType != engine.AgentEdge && env.ConnectionType != engine.AgentStandard {
+		return fault.New(fault.Invalid, "Not an agent environment")
+	}
+	st := agents.Status{}
+	if s.agents != nil {
+		st = s.agents.Status(env.ID, env.ConnectionType)
+	}
+	return writeJSON(c, http.StatusOK, st)
 }
 
 // testResult is the answer of a connection test.
@@ -351,11 +409,12 @@ type testResult struct {
 }
 
 type testInfo struct {
-	ServerVersion string `json:"serverVersion"`
-	APIVersion    string `json:"apiVersion"`
-	Containers    int    `json:"containers"`
-	Images        int    `json:"images"`
-	Name          string `json:"name"`
+	ServerVersion string            `json:"serverVersion"`
+	APIVersion    string            `json:"apiVersion"`
+	Containers    int               `json:"containers"`
+	Images        int               `json:"images"`
+	Name          string            `json:"name"`
+	Agent         *engine.AgentInfo `json:"agent,omitempty"`
 }
 
 func (s *Server) testEnvironment(c *gin.Context) error {
@@ -380,20 +439,33 @@ func (s *Server) testNewEnvironment(c *gin.Context) error {
 }
 
 func (s *Server) test(ctx context.Context, env store.Environment) testResult {
-	info, err := s.engines.Test(ctx, env.Endpoint())
+	agent, info, err := s.engines.TestAgent(ctx, env.Endpoint())
 	if err != nil {
 		msg := err.Error()
 		var off *engine.OfflineError
 		switch {
+		case errors.Is(err, engine.ErrAgentAbsent):
+			msg = engine.ErrAgentAbsent.Error()
 		case errors.Is(err, engine.ErrUnsupported):
-			msg = "Agent connections are not available yet in this version"
+			msg = "Agent connections are not available in this server"
 		case errors.As(err, &off) && off.Cause != nil:
 			msg = "Cannot connect to the engine: " + off.Cause.Error()
 		}
 		return testResult{Success: false, Error: msg}
 	}
-	return testResult{Success: true, Info: &testInfo{ServerVersion: info.ServerVersion, APIVersion: info.APIVersion,
+	out := testResult{Success: true, Info: &testInfo{ServerVersion: info.ServerVersion, APIVersion: info.APIVersion,
 		Containers: info.Containers, Images: info.Images, Name: info.Name}}
+	if agent.ID != "" {
+		out.Info.Agent = &agent
+		if env.ID != 0 && env.ConnectionType == engine.AgentStandard {
+			// A standard agent tells its facts when asked; keep them.
+			if err := s.store.SetAgentSeen(ctx, env.ID, store.AgentSeen{ID: agent.ID, Name: agent.Name, Version: agent.Version,
+				Capabilities: agent.Capabilities, LastSeen: s.now()}); err != nil {
+				s.log.Warn("record standard agent", "env", env.ID, "err", err)
+			}
+		}
+	}
+	return out
 }
 
 // envKey is the context key of the environment a route's selector resolved.

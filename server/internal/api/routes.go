@@ -101,6 +101,8 @@ func (s *Server) routes() []route {
 		{"PUT", "/api/environments/{id}", "environments:edit", EnvPath, "environment.update", false, s.updateEnvironment},
 		{"DELETE", "/api/environments/{id}", "environments:delete", EnvPath, "environment.delete", false, s.deleteEnvironment},
 		{"POST", "/api/environments/{id}/test", "environments:view", EnvPath, Quiet, false, s.testEnvironment},
+		{"POST", "/api/environments/{id}/agent-token", "environments:edit", EnvPath, "environment.agent_token", false, s.issueAgentToken},
+		{"GET", "/api/environments/{id}/agent-status", "environments:view", EnvPath, "", false, s.agentStatus},
 
 		// Every environment the caller may view, or ?env=N alone (checked by the handler).
 		{"GET", "/api/dashboard/stats", dashboardPerm, AnyEnv, "", false, s.dashboardStats},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/berth-dev/berth/server/internal/agents"
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/containers"
 	"github.com/berth-dev/berth/server/internal/dashboard"
@@ -36,6 +37,7 @@ type Server struct {
 	auth       *auth.Service
 	license    *license.Manager
 	engines    *engine.Manager
+	agents     *agents.Service
 	containers *containers.Service
 	images     *images.Service
 	scan       *scan.Service
@@ -56,8 +58,11 @@ type Deps struct {
 	Auth    *auth.Service
 	License *license.Manager
 	Engines *engine.Manager
-	Jobs    *jobs.Registry
-	Scan    scan.Config
+	// Agents is the agent protocol's server side (nil: agent environments
+	// are stored but not reachable).
+	Agents *agents.Service
+	Jobs   *jobs.Registry
+	Scan   scan.Config
 	// DataDir holds stack files (stacks/<env>/<stack>/) and git clones (git/).
 	DataDir string
 	// AllowedOrigins are extra host patterns (e.g. "berth.example.com") whose
@@ -85,6 +90,7 @@ func New(d Deps) *Server {
 		auth:       d.Auth,
 		license:    d.License,
 		engines:    d.Engines,
+		agents:     d.Agents,
 		containers: containers.New(d.Engines, d.Store, d.Log),
 		images:     imgs,
 		scan:       scanner,

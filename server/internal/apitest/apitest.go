@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/agents"
 	"github.com/berth-dev/berth/server/internal/api"
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/environments"
@@ -32,7 +33,11 @@ type Berth struct {
 	Auth    *auth.Service
 	Engines *engine.Manager
 	Jobs    *jobs.Registry
-	srv     *httptest.Server
+	Agents  *agents.Service
+	// AgentURL is the URL edge agents dial (http://127.0.0.1:<port>).
+	AgentURL  string
+	agentPort *agents.Listener
+	srv       *httptest.Server
 
 	stopJobs context.CancelFunc
 }
@@ -58,6 +63,15 @@ type Options struct {
 	// LicenseKeys are the keys trusted to sign licenses (tests inject their
 	// own; nil trusts none, never every license).
 	LicenseKeys []ed25519.PublicKey
+	// AgentAddr is a fixed listen address of the edge agents' port (a
+	// restarted Berth keeps it); empty: a free loopback port.
+	AgentAddr string
+	// AgentHeartbeat is the edge agents' heartbeat interval (default 10 s).
+	AgentHeartbeat time.Duration
+	// AgentConnectRate and AgentConnectBurst set the reconnect-storm guard
+	// (zero: the defaults).
+	AgentConnectRate  float64
+	AgentConnectBurst int
 }
 
 // FastArgon2 are cheap password-hash parameters for tests (recorded in each
@@ -72,13 +86,44 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	engines := engine.NewManager(o.Log)
+	agentAddr := o.AgentAddr
+	if agentAddr == "" {
+		agentAddr = "127.0.0.1:0"
+	}
+	agentLn, err := net.Listen("tcp", agentAddr)
+	if err != nil {
+		engines.Close()
+		st.Close()
+		return nil, fmt.Errorf("agent port %s: %w", agentAddr, err)
+	}
+	agentURL := "http://" + agentLn.Addr().String()
+	agentSvc := agents.New(agents.Options{Store: st, Engines: engines, Log: o.Log, Heartbeat: o.AgentHeartbeat,
+		ConnectRate: o.AgentConnectRate, ConnectBurst: o.AgentConnectBurst,
+		Install: agents.InstallConfig{PublicURL: agentURL, Image: "berth/agent:dev"}})
+	engines.UseAgents(agentSvc)
+	agentPort, err := agentSvc.Listen("", "")
+	if err != nil {
+		agentLn.Close()
+		engines.Close()
+		st.Close()
+		return nil, err
+	}
+	go agentPort.Serve(agentLn)
+	closeAgents := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		agentPort.Stop(ctx)
+		agentSvc.Close()
+	}
 	if err := environments.Bootstrap(ctx, st, engines, enginetest.Socket, o.Log); err != nil {
+		closeAgents()
 		engines.Close()
 		st.Close()
 		return nil, fmt.Errorf("bootstrap local environment: %w", err)
 	}
 	lic, err := license.New(ctx, st, o.LicenseKeys, o.Now)
 	if err != nil {
+		closeAgents()
 		engines.Close()
 		st.Close()
 		return nil, err
@@ -92,6 +137,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		_, err = authSvc.PrepareSetup(ctx)
 	}
 	if err != nil {
+		closeAgents()
 		engines.Close()
 		st.Close()
 		return nil, err
@@ -99,11 +145,12 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	jctx, stopJobs := context.WithCancel(context.Background())
 	jobReg := jobs.NewRegistry(jctx, time.Hour, o.Now)
 	srv := httptest.NewUnstartedServer(api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
-		Engines: engines, Jobs: jobReg, Scan: o.Scan, DataDir: filepath.Dir(o.DBPath)}).Handler())
+		Engines: engines, Agents: agentSvc, Jobs: jobReg, Scan: o.Scan, DataDir: filepath.Dir(o.DBPath)}).Handler())
 	if o.Addr != "" {
 		ln, err := net.Listen("tcp", o.Addr)
 		if err != nil {
 			stopJobs()
+			closeAgents()
 			engines.Close()
 			st.Close()
 			return nil, fmt.Errorf("listen on %s: %w", o.Addr, err)
@@ -112,7 +159,8 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		srv.Listener = ln
 	}
 	srv.Start()
-	return &Berth{URL: srv.URL, Store: st, Auth: authSvc, Engines: engines, Jobs: jobReg, srv: srv, stopJobs: stopJobs}, nil
+	return &Berth{URL: srv.URL, Store: st, Auth: authSvc, Engines: engines, Jobs: jobReg, Agents: agentSvc, AgentURL: agentURL,
+		agentPort: agentPort, srv: srv, stopJobs: stopJobs}, nil
 }
 
 // Client returns a keep-alive client for the server.
@@ -120,6 +168,10 @@ func (b *Berth) Client() *http.Client { return b.srv.Client() }
 
 // Close stops the server (ending open streams) and closes the store.
 func (b *Berth) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b.agentPort.Stop(ctx)
+	b.Agents.Close()
 	b.srv.CloseClientConnections()
 	b.srv.Close()
 	b.stopJobs()

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is the server configuration.
@@ -29,7 +30,20 @@ type Config struct {
 	TrivyCacheDir     string     // TRIVY_CACHE_DIR: Trivy's cache (database) directory
 	ScannerOffline    bool       // SCANNER_OFFLINE=true: never update the scanners' databases
 	WebDir            string     // WEB_DIR: serve the console from this directory (a `vite build` output) instead of the embedded one
+
+	// Edge agents dial this gRPC listener (server/internal/agents).
+	AgentHost      string        // AGENT_HOST: listen address of the agent port; default HOST
+	AgentPort      int           // AGENT_PORT: default 3001; 0 turns the listener (and edge agents) off
+	AgentPortSet   bool          // AGENT_PORT or -agent-port was given: failing to listen on it is fatal
+	AgentTLSCert   string        // AGENT_TLS_CERT: PEM certificate file; with AGENT_TLS_KEY the agent port speaks TLS
+	AgentTLSKey    string        // AGENT_TLS_KEY: PEM key file
+	AgentPublicURL string        // AGENT_PUBLIC_URL: the URL agents dial, for install commands; default from the request and AGENT_PORT
+	AgentImage     string        // AGENT_IMAGE: the agent image in docker run install lines; default berth/agent:<version>
+	AgentHeartbeat time.Duration // AGENT_HEARTBEAT: how often edge agents send heartbeats, default 10s (dead after three silent ones)
 }
+
+// AgentAddr is the listen address of the agent port.
+func (c Config) AgentAddr() string { return fmt.Sprintf("%s:%d", c.AgentHost, c.AgentPort) }
 
 // Addr is the listen address.
 func (c Config) Addr() string { return fmt.Sprintf("%s:%d", c.Host, c.Port) }
@@ -51,11 +65,13 @@ func IsPostgres(url string) bool {
 // program name). Output of -h goes to out.
 func Load(args []string, getenv func(string) string, out io.Writer) (Config, error) {
 	c := Config{
-		Host:        getenv("HOST"),
-		Port:        3000,
-		DataDir:     "./data",
-		DatabaseURL: getenv("DATABASE_URL"),
-		LocalSocket: "/var/run/docker.sock",
+		Host:           getenv("HOST"),
+		Port:           3000,
+		DataDir:        "./data",
+		DatabaseURL:    getenv("DATABASE_URL"),
+		LocalSocket:    "/var/run/docker.sock",
+		AgentPort:      3001,
+		AgentHeartbeat: 10 * time.Second,
 	}
 	if v := getenv("PORT"); v != "" {
 		p, err := strconv.Atoi(v)
@@ -77,6 +93,23 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.ScannerOffline = getenv("SCANNER_OFFLINE") == "true"
 	c.WebDir = getenv("WEB_DIR")
 	level := getenv("LOG_LEVEL")
+	c.AgentHost = getenv("AGENT_HOST")
+	if v := getenv("AGENT_PORT"); v != "" {
+		p, err := strconv.Atoi(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("AGENT_PORT: %q is not a number", v)
+		}
+		c.AgentPort, c.AgentPortSet = p, true
+	}
+	c.AgentTLSCert, c.AgentTLSKey = getenv("AGENT_TLS_CERT"), getenv("AGENT_TLS_KEY")
+	c.AgentPublicURL, c.AgentImage = getenv("AGENT_PUBLIC_URL"), getenv("AGENT_IMAGE")
+	if v := getenv("AGENT_HEARTBEAT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("AGENT_HEARTBEAT: %w", err)
+		}
+		c.AgentHeartbeat = d
+	}
 
 	fs := flag.NewFlagSet("berth serve", flag.ContinueOnError)
 	fs.SetOutput(out)
@@ -87,17 +120,42 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	fs.StringVar(&c.LocalSocket, "docker-socket", c.LocalSocket, "local engine socket (DOCKER_SOCKET)")
 	fs.StringVar(&c.WebDir, "web-dir", c.WebDir, "serve the web console from this directory instead of the embedded build (WEB_DIR)")
 	fs.StringVar(&level, "log-level", level, "log level: debug, info, warn, error (LOG_LEVEL)")
+	fs.StringVar(&c.AgentHost, "agent-host", c.AgentHost, "listen host of the edge agents' port (AGENT_HOST); default: -host")
+	fs.IntVar(&c.AgentPort, "agent-port", c.AgentPort, "port edge agents dial, gRPC (AGENT_PORT); 0 turns it off")
+	fs.StringVar(&c.AgentTLSCert, "agent-tls-cert", c.AgentTLSCert, "TLS certificate file of the agent port (AGENT_TLS_CERT)")
+	fs.StringVar(&c.AgentTLSKey, "agent-tls-key", c.AgentTLSKey, "TLS key file of the agent port (AGENT_TLS_KEY)")
+	fs.StringVar(&c.AgentPublicURL, "agent-public-url", c.AgentPublicURL, "URL edge agents dial, in install commands (AGENT_PUBLIC_URL)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "agent-port" {
+			c.AgentPortSet = true
+		}
+	})
 	if c.Port <= 0 || c.Port > 65535 {
 		return Config{}, fmt.Errorf("PORT: %d is out of range", c.Port)
 	}
 	if c.DataDir == "" {
 		return Config{}, errors.New("DATA_DIR must not be empty")
+	}
+	if c.AgentPort < 0 || c.AgentPort > 65535 {
+		return Config{}, fmt.Errorf("AGENT_PORT: %d is out of range", c.AgentPort)
+	}
+	if c.AgentPort != 0 && c.AgentPort == c.Port && c.AgentHost == c.Host {
+		return Config{}, fmt.Errorf("AGENT_PORT: %d is also the API's PORT", c.AgentPort)
+	}
+	if (c.AgentTLSCert == "") != (c.AgentTLSKey == "") {
+		return Config{}, errors.New("AGENT_TLS_CERT and AGENT_TLS_KEY go together")
+	}
+	if c.AgentHeartbeat < 100*time.Millisecond {
+		return Config{}, fmt.Errorf("AGENT_HEARTBEAT: %v is too short", c.AgentHeartbeat)
+	}
+	if c.AgentHost == "" {
+		c.AgentHost = c.Host
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(orDefault(level, "info"))); err != nil {
 		return Config{}, fmt.Errorf("LOG_LEVEL: %w", err)

@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -18,20 +19,35 @@ func TestLoad(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: Config{Port: 3000, DataDir: "./data", DatabaseURL: "data/berth.db", LogLevel: slog.LevelInfo, LocalSocket: "/var/run/docker.sock"},
+			want: Config{Port: 3000, DataDir: "./data", DatabaseURL: "data/berth.db", LogLevel: slog.LevelInfo, LocalSocket: "/var/run/docker.sock",
+				AgentPort: 3001, AgentHeartbeat: 10 * time.Second},
 		},
 		{
 			name: "environment",
 			env: map[string]string{"PORT": "8080", "HOST": "127.0.0.1", "DATA_DIR": "/srv/berth", "LOG_LEVEL": "debug",
 				"ENCRYPTION_KEY": "k", "DISABLE_LOCAL_LOGIN": "true", "DOCKER_SOCKET": "/run/d.sock"},
 			want: Config{Host: "127.0.0.1", Port: 8080, DataDir: "/srv/berth", DatabaseURL: "/srv/berth/berth.db",
-				EncryptionKey: "k", LogLevel: slog.LevelDebug, DisableLocalLogin: true, LocalSocket: "/run/d.sock"},
+				EncryptionKey: "k", LogLevel: slog.LevelDebug, DisableLocalLogin: true, LocalSocket: "/run/d.sock",
+				AgentHost: "127.0.0.1", AgentPort: 3001, AgentHeartbeat: 10 * time.Second},
 		},
+		{
+			name: "agent port",
+			env: map[string]string{"AGENT_PORT": "4001", "AGENT_TLS_CERT": "/c.pem", "AGENT_TLS_KEY": "/k.pem",
+				"AGENT_PUBLIC_URL": "https://berth.example.com:443", "AGENT_HEARTBEAT": "2s", "AGENT_IMAGE": "registry.example/berth-agent:1"},
+			args: []string{"-agent-host", "0.0.0.0"},
+			want: Config{Port: 3000, DataDir: "./data", DatabaseURL: "data/berth.db", LogLevel: slog.LevelInfo, LocalSocket: "/var/run/docker.sock",
+				AgentHost: "0.0.0.0", AgentPort: 4001, AgentPortSet: true, AgentTLSCert: "/c.pem", AgentTLSKey: "/k.pem",
+				AgentPublicURL: "https://berth.example.com:443", AgentImage: "registry.example/berth-agent:1", AgentHeartbeat: 2 * time.Second},
+		},
+		{name: "agent port is the API's", env: map[string]string{"AGENT_PORT": "3000"}, wantErr: true},
+		{name: "agent cert without key", env: map[string]string{"AGENT_TLS_CERT": "/c.pem"}, wantErr: true},
+		{name: "bad heartbeat", env: map[string]string{"AGENT_HEARTBEAT": "soon"}, wantErr: true},
 		{
 			name: "flags win over environment",
 			env:  map[string]string{"PORT": "8080", "DATABASE_URL": "postgres://u:p@db/berth"},
 			args: []string{"-port", "9090", "-log-level", "warn"},
-			want: Config{Port: 9090, DataDir: "./data", DatabaseURL: "postgres://u:p@db/berth", LogLevel: slog.LevelWarn, LocalSocket: "/var/run/docker.sock"},
+			want: Config{Port: 9090, DataDir: "./data", DatabaseURL: "postgres://u:p@db/berth", LogLevel: slog.LevelWarn, LocalSocket: "/var/run/docker.sock",
+				AgentPort: 3001, AgentHeartbeat: 10 * time.Second},
 		},
 		{name: "bad port", env: map[string]string{"PORT": "x"}, wantErr: true},
 		{name: "port out of range", args: []string{"-port", "70000"}, wantErr: true},

@@ -25,6 +25,7 @@ type Environment struct {
 	TLSKey                string
 	TLSSkipVerify         bool
 	AgentToken            string
+	AgentTokenHash        string // edge: SHA-256 (hex) of the edge token; the token itself is never stored
 	AgentLastSeen         *time.Time
 	AgentID               string
 	AgentName             string
@@ -59,6 +60,7 @@ type environmentRow struct {
 	TLSKey                string `gorm:"column:tls_key"`
 	TLSSkipVerify         bool   `gorm:"column:tls_skip_verify"`
 	AgentToken            string
+	AgentTokenHash        string
 	AgentLastSeen         dbTime
 	AgentID               string `gorm:"column:agent_id"`
 	AgentName             string
@@ -268,7 +270,7 @@ func (s *Store) environmentRow(e *Environment) (environmentRow, error) {
 	return environmentRow{
 		ID: e.ID, Name: e.Name, ConnectionType: e.ConnectionType, Host: e.Host, Port: e.Port, Protocol: e.Protocol,
 		SocketPath: e.SocketPath, TLSCA: e.TLSCA, TLSCert: e.TLSCert, TLSKey: tlsKey, TLSSkipVerify: e.TLSSkipVerify,
-		AgentToken: agentToken, AgentLastSeen: nullTimeValue(e.AgentLastSeen), AgentID: e.AgentID, AgentName: e.AgentName,
+		AgentToken: agentToken, AgentTokenHash: e.AgentTokenHash, AgentLastSeen: nullTimeValue(e.AgentLastSeen), AgentID: e.AgentID, AgentName: e.AgentName,
 		AgentVersion: e.AgentVersion, AgentCapabilities: capabilities, Icon: e.Icon, Labels: labels,
 		CollectActivity: e.CollectActivity, CollectMetrics: e.CollectMetrics, HighlightChanges: e.HighlightChanges,
 		PublicIP: e.PublicIP, UpdateCheckEnabled: e.UpdateCheckEnabled, UpdateCheckAutoUpdate: e.UpdateCheckAutoUpdate,
@@ -281,7 +283,7 @@ func (s *Store) environment(r environmentRow) (Environment, error) {
 	e := Environment{
 		ID: r.ID, Name: r.Name, ConnectionType: r.ConnectionType, Host: r.Host, Port: r.Port, Protocol: r.Protocol,
 		SocketPath: r.SocketPath, TLSCA: r.TLSCA, TLSCert: r.TLSCert, TLSSkipVerify: r.TLSSkipVerify,
-		AgentLastSeen: r.AgentLastSeen.ptr(), AgentID: r.AgentID, AgentName: r.AgentName, AgentVersion: r.AgentVersion,
+		AgentTokenHash: r.AgentTokenHash, AgentLastSeen: r.AgentLastSeen.ptr(), AgentID: r.AgentID, AgentName: r.AgentName, AgentVersion: r.AgentVersion,
 		Icon: r.Icon, CollectActivity: r.CollectActivity, CollectMetrics: r.CollectMetrics,
 		HighlightChanges: r.HighlightChanges, PublicIP: r.PublicIP, UpdateCheckEnabled: r.UpdateCheckEnabled,
 		UpdateCheckAutoUpdate: r.UpdateCheckAutoUpdate, ImagePruneEnabled: r.ImagePruneEnabled, Timezone: r.Timezone,
