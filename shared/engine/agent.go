@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/berth-dev/berth/shared/agentpb"
 )
 
@@ -74,6 +77,14 @@ func lostError(err error) error {
 	}
 	if errors.Is(err, ErrAgentAbsent) {
 		return &Error{Kind: ErrOffline, Msg: ErrAgentAbsent.Error(), err: err}
+	}
+	if st, ok := status.FromError(err); ok {
+		switch st.Code() {
+		case codes.Unauthenticated:
+			return &Error{Kind: ErrUnauthorized, Msg: "The agent refused Berth's token: " + st.Message(), err: err}
+		case codes.PermissionDenied:
+			return &Error{Kind: ErrUnauthorized, Msg: "The agent refused the call: " + st.Message(), err: err}
+		}
 	}
 	return &Error{Kind: ErrOffline, Msg: "Agent connection lost during the operation", err: fmt.Errorf("%w: %w", ErrAgentLost, err)}
 }

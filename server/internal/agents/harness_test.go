@@ -390,9 +390,6 @@ func (a *agent) kill() {
 	a.cmd = nil
 }
 
-// restart starts the agent again with the same arguments and data directory.
-func (a *agent) restart() { a.kill(); a.start() }
-
 // edgeAgent runs an edge agent with token against socket.
 func edgeAgent(t *testing.T, h *berth, socket, token string, extra ...string) *agent {
 	t.Helper()

@@ -441,7 +441,7 @@ func (s *Server) testNewEnvironment(c *gin.Context) error {
 func (s *Server) test(ctx context.Context, env store.Environment) testResult {
 	agent, info, err := s.engines.TestAgent(ctx, env.Endpoint())
 	if err != nil {
-		msg := err.Error()
+		var msg string
 		var off *engine.OfflineError
 		switch {
 		case errors.Is(err, engine.ErrAgentAbsent):
@@ -450,6 +450,8 @@ func (s *Server) test(ctx context.Context, env store.Environment) testResult {
 			msg = "Agent connections are not available in this server"
 		case errors.As(err, &off) && off.Cause != nil:
 			msg = "Cannot connect to the engine: " + off.Cause.Error()
+		default:
+			msg = engine.Details(err)
 		}
 		return testResult{Success: false, Error: msg}
 	}

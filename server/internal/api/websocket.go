@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/gin-gonic/gin"
 
+	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
 )
 
@@ -77,7 +78,12 @@ func pumpTerminal(ctx context.Context, ws *websocket.Conn, term terminal) {
 				if rest := chunker.Flush(); len(rest) > 0 {
 					_ = ws.Write(ctx, websocket.MessageText, rest)
 				}
-				_ = ws.Close(websocket.StatusNormalClosure, "session ended")
+				if errors.Is(err, io.EOF) {
+					_ = ws.Close(websocket.StatusNormalClosure, "session ended")
+				} else {
+					// The terminal broke (an agent that died, say): say so.
+					_ = ws.Close(websocket.StatusInternalError, closeReason(engine.Details(err)))
+				}
 				return
 			}
 		}
@@ -96,6 +102,15 @@ func pumpTerminal(ctx context.Context, ws *websocket.Conn, term terminal) {
 	cancel()
 	<-outputDone
 	_ = ws.CloseNow()
+}
+
+// closeReason fits a message into a close frame's 123 bytes.
+func closeReason(msg string) string {
+	for len(msg) > 123 {
+		_, size := utf8.DecodeLastRuneInString(msg)
+		msg = msg[:len(msg)-size]
+	}
+	return msg
 }
 
 // utf8Chunker cuts a byte stream into chunks of valid UTF-8: an incomplete
