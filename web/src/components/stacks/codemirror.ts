@@ -2,11 +2,11 @@
 // YamlEditor.svelte so that CodeMirror, its YAML language, its linter and
 // the yaml parser are a chunk of their own, loaded when an editor is shown.
 //
-// Built from @codemirror/state, view, lang-yaml, lint and language (the
-// npm package "codemirror" pinned in package.json is CodeMirror 5 under a 6.x
-// number, so it has no basicSetup; @codemirror/commands is not installed):
-// the small history, keymap and newline-and-indent below stand in for them.
-import { Annotation, Compartment, EditorSelection, EditorState, StateEffect, StateField, Transaction, type ChangeSet, type Extension } from '@codemirror/state';
+// Built from @codemirror/state, view, commands (history and the standard
+// keymap; Tab is left to move focus, so the editor never traps the keyboard),
+// lang-yaml (indentation after "key:" included), lint and language.
+import { Compartment, EditorState, Transaction, type Extension } from '@codemirror/state';
+import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import {
   EditorView,
   drawSelection,
@@ -15,7 +15,6 @@ import {
   highlightSpecialChars,
   keymap,
   lineNumbers,
-  type Command,
 } from '@codemirror/view';
 import { yaml } from '@codemirror/lang-yaml';
 import { linter, lintGutter, type Diagnostic } from '@codemirror/lint';
@@ -47,84 +46,6 @@ export interface EditorHandle {
   focus(): void;
   destroy(): void;
 }
-
-// ---------------------------------------------------------------- history
-
-interface HistEntry {
-  changes: ChangeSet;
-  selection: EditorSelection;
-}
-interface Hist {
-  done: HistEntry[];
-  undone: HistEntry[];
-  at: number;
-}
-const setHist = StateEffect.define<Hist>();
-const fromHistory = Annotation.define<boolean>();
-const GROUP_MS = 500;
-
-const history = StateField.define<Hist>({
-  create: () => ({ done: [], undone: [], at: 0 }),
-  update(h, tr) {
-    for (const e of tr.effects) if (e.is(setHist)) return e.value;
-    if (!tr.docChanged || tr.annotation(fromHistory) || tr.annotation(Transaction.addToHistory) === false) return h;
-    const inverse = tr.changes.invert(tr.startState.doc);
-    const now = Date.now();
-    const prev = h.done[h.done.length - 1];
-    if (prev && now - h.at < GROUP_MS && tr.isUserEvent('input.type')) {
-      // One undo step for a burst of typing: undo the newest, then the rest.
-      const merged = { changes: inverse.compose(prev.changes), selection: prev.selection };
-      return { done: [...h.done.slice(0, -1), merged], undone: [], at: now };
-    }
-    return { done: [...h.done, { changes: inverse, selection: tr.startState.selection }].slice(-200), undone: [], at: now };
-  },
-});
-
-function travel(from: 'done' | 'undone'): Command {
-  return (view) => {
-    const h = view.state.field(history);
-    const stack = h[from];
-    const entry = stack[stack.length - 1];
-    if (!entry) return false;
-    const back = { changes: entry.changes.invert(view.state.doc), selection: view.state.selection };
-    const next: Hist =
-      from === 'done'
-        ? { done: h.done.slice(0, -1), undone: [...h.undone, back], at: 0 }
-        : { done: [...h.done, back], undone: h.undone.slice(0, -1), at: 0 };
-    view.dispatch({
-      changes: entry.changes,
-      selection: entry.selection,
-      effects: setHist.of(next),
-      annotations: fromHistory.of(true),
-      scrollIntoView: true,
-      userEvent: from === 'done' ? 'undo' : 'redo',
-    });
-    return true;
-  };
-}
-
-// ---------------------------------------------------------------- commands
-
-/** Enter: a new line with the current line's indentation, one level more after "key:". */
-const newlineAndIndent: Command = (view) => {
-  if (view.state.readOnly) return false;
-  const { state } = view;
-  const tr = state.changeByRange((range) => {
-    const line = state.doc.lineAt(range.from);
-    const before = line.text.slice(0, range.from - line.from);
-    let indent = /^[ \t]*/.exec(line.text)?.[0] ?? '';
-    if (/:\s*$/.test(before) || /^\s*-\s*$/.test(before)) indent += '  ';
-    const insert = '\n' + indent;
-    return { changes: { from: range.from, to: range.to, insert }, range: EditorSelection.cursor(range.from + insert.length) };
-  });
-  view.dispatch(state.update(tr, { scrollIntoView: true, userEvent: 'input' }));
-  return true;
-};
-
-const selectAll: Command = (view) => {
-  view.dispatch({ selection: { anchor: 0, head: view.state.doc.length }, userEvent: 'select' });
-  return true;
-};
 
 // ---------------------------------------------------------------- theme
 
@@ -201,14 +122,8 @@ export function createEditor(parent: HTMLElement, opts: EditorOptions): EditorHa
     bracketMatching(),
     indentUnit.of('  '),
     EditorState.tabSize.of(2),
-    history,
-    keymap.of([
-      { key: 'Enter', run: newlineAndIndent },
-      { key: 'Mod-a', run: selectAll },
-      { key: 'Mod-z', run: travel('done'), preventDefault: true },
-      { key: 'Mod-y', run: travel('undone'), preventDefault: true },
-      { key: 'Shift-Mod-z', run: travel('undone'), preventDefault: true },
-    ]),
+    history(),
+    keymap.of([...defaultKeymap, ...historyKeymap]),
     yaml(),
     themeSlot.of(themeOf(opts.dark)),
     readOnlySlot.of(readOnly(!!opts.readOnly)),
