@@ -10,6 +10,7 @@ TEST_FLAGS ?= -count=1 -timeout 25m
 # Stamped into the binary and the image; "dev" outside a git checkout.
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMAGE      ?= berth/server:dev
+AGENT_IMAGE ?= berth/agent:dev
 
 # SQLite (mattn/go-sqlite3) is cgo, yet bin/berth stays one static binary that
 # runs FROM scratch: the external linker links glibc statically; netgo and
@@ -92,6 +93,10 @@ images: check-static
 	docker build -f Dockerfile.server --build-arg VERSION=$(VERSION) \
 		--build-arg REVISION=$$(git rev-parse HEAD 2>/dev/null || echo unknown) -t $(IMAGE) .
 	@docker image inspect -f '$(IMAGE): {{.Size}} bytes' $(IMAGE)
+	docker build -f Dockerfile.agent --build-arg VERSION=$(VERSION) \
+		--build-arg REVISION=$$(git rev-parse HEAD 2>/dev/null || echo unknown) \
+		-t $(AGENT_IMAGE) -t berth/agent:$(VERSION) .
+	@docker image inspect -f '$(AGENT_IMAGE): {{.Size}} bytes' $(AGENT_IMAGE)
 
 # PORT (3000), HOST, DATA_DIR (./data), DATABASE_URL, … are read by the binary
 # from the environment; flags can be passed with ARGS="-port 8080".
@@ -103,6 +108,7 @@ run-env:
 
 # The image test (server/cmd/berth/image_test.go) runs the image named here.
 test: export BERTH_SERVER_IMAGE := $(IMAGE)
+test: export BERTH_AGENT_IMAGE := $(AGENT_IMAGE)
 test: test-env lint check-static images web-test
 	$(WITH_TEST_ENV) go test $(TEST_FLAGS) $(PKGS)
 	@$(MAKE) --no-print-directory e2e
