@@ -177,6 +177,18 @@ describe('UsersScreen', () => {
     expect(screen.queryByRole('button', { name: 'Retry' })).toBeNull();
   });
 
+  it('moves focus into a panel and back to its opener when it closes', async () => {
+    render(UsersScreen);
+    await screen.findByRole('table');
+    const edit = screen.getByRole('button', { name: 'Edit alice' });
+    edit.focus();
+    await fireEvent.click(edit);
+    const form = within(screen.getByRole('form', { name: 'Edit alice' }));
+    await waitFor(() => expect(document.activeElement).toBe(form.getByLabelText('Display name')));
+    await fireEvent.click(form.getByRole('button', { name: 'Cancel' }));
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Edit alice' })));
+  });
+
   it('has no serious or critical axe violations', async () => {
     const { container } = render(UsersScreen);
     await screen.findByRole('table');
