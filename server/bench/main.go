@@ -41,6 +41,9 @@ type config struct {
 	pullRounds int
 	binary     string // the server binary whose start-up and idle memory are measured
 	starts     int
+	agentBin   string // the agent binary of the edge benchmarks
+	keystrokes int    // exec keystrokes timed per path
+	edgeAgents int    // simulated edge agents held against one Berth (0: skip)
 }
 
 func main() {
@@ -67,6 +70,9 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.pullRounds, "pull-rounds", 5, "pulls of the ~50 MB image through each path (0: skip)")
 	fs.StringVar(&cfg.binary, "binary", "bin/berth", "server binary for the start-up and idle-memory measurement")
 	fs.IntVar(&cfg.starts, "starts", 5, "starts of the server binary to measure (0: skip)")
+	fs.StringVar(&cfg.agentBin, "agent-binary", "bin/berth-agent", "agent binary for the edge list and exec benchmarks (empty: skip them)")
+	fs.IntVar(&cfg.keystrokes, "keystrokes", 200, "exec keystrokes timed through the socket and through an edge agent")
+	fs.IntVar(&cfg.edgeAgents, "edge-agents", 1000, "simulated edge agents held against one Berth process (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -135,6 +141,26 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	}
 	fmt.Fprintf(out, "\nstack list (GET /api/stacks, %d stacks of %d containers) against the raw container list:\n", cfg.containers/stackSize, stackSize)
 	report(out, ver, cfg, res)
+	if cfg.agentBin != "" {
+		edgeEnv, stopAgent, err := startEdgeAgent(ctx, srv, token, cfg.agentBin)
+		if err != nil {
+			return fmt.Errorf("edge agent: %w", err)
+		}
+		err = benchAgentList(ctx, srv, token, edgeEnv, cfg, out)
+		if err == nil && cfg.keystrokes > 0 {
+			fmt.Fprintln(out)
+			err = benchExecKeystroke(ctx, srv, token, edgeEnv, cfg.image, cfg.keystrokes, out)
+		}
+		stopAgent()
+		if err != nil {
+			return err
+		}
+	}
+	if cfg.edgeAgents > 0 {
+		if err := benchEdgeLoad(ctx, cfg.binary, cfg.edgeAgents, out); err != nil {
+			return fmt.Errorf("edge agents load: %w", err)
+		}
+	}
 	if pb, ok := pullBenchFromEnv(); ok && cfg.pullRounds > 0 {
 		return pb.run(ctx, eng, srv, token, cfg.pullRounds, out)
 	}

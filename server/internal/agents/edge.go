@@ -141,10 +141,20 @@ func (e *edgeServer) Connect(stream agentpb.EdgeService_ConnectServer) error {
 		remote = p.Addr.String()
 	}
 	// Storm guard: a burst of reconnects (Berth restarted, a network came
-	// back) is let in at a bounded rate; the others come back after their
-	// jittered back-off.
-	if !s.limiter.Allow() {
+	// back) is let in at a bounded rate. An agent over the rate waits its
+	// turn here rather than going back to its back-off (which would spread
+	// the storm over minutes); beyond maxConnectWait it is told to retry.
+	r := s.limiter.Reserve()
+	if d := r.Delay(); d > maxConnectWait {
+		r.Cancel()
 		return status.Error(codes.ResourceExhausted, "too many agents connecting at once: retry later")
+	} else if d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			r.Cancel()
+			return ctx.Err()
+		}
 	}
 	env, hash, err := s.authenticate(ctx)
 	if err != nil {

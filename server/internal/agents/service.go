@@ -27,6 +27,8 @@ const (
 	// and the burst allowed (a restart of Berth brings them all back).
 	defaultConnectRate  = 200
 	defaultConnectBurst = 200
+	// An agent over the connect rate waits at most this long for its turn.
+	maxConnectWait = 30 * time.Second
 	// A connection is dead after this many heartbeat intervals of silence.
 	missedHeartbeats = 3
 	// An agent's last-seen time is written to the database at most this often.

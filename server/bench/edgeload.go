@@ -1,0 +1,289 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/berth-dev/berth/shared/agentpb"
+	"github.com/berth-dev/berth/shared/enginetest"
+)
+
+// The load benchmark: n simulated edge agents (each its own gRPC connection,
+// hello and heartbeats like berth-agent, the same jittered back-off) held
+// against one Berth process (bin/berth). It reports the time until all are
+// connected, the server's RSS holding them, and the time until all are back
+// after Berth restarts.
+
+// edgeBenchHeartbeat is the heartbeat of the load benchmark (Berth's default).
+const edgeBenchHeartbeat = 10 * time.Second
+
+// berthProc is a bin/berth serve process on a data directory.
+type berthProc struct {
+	binary, dir     string
+	port, agentPort int
+	cmd             *exec.Cmd
+	done            chan struct{}
+	startedAt       time.Time
+	readyIn         time.Duration // from start to the first 200 of /api/health
+}
+
+func (b *berthProc) start(ctx context.Context) error {
+	b.cmd = exec.Command(b.binary, "serve")
+	b.cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT="+strconv.Itoa(b.port), "AGENT_PORT="+strconv.Itoa(b.agentPort),
+		"DATA_DIR="+b.dir, "DATABASE_URL=", "DOCKER_SOCKET="+enginetest.Socket, "LOG_LEVEL=warn",
+		"AGENT_HEARTBEAT="+edgeBenchHeartbeat.String())
+	b.cmd.Stdout, b.cmd.Stderr = io.Discard, io.Discard
+	b.startedAt = time.Now()
+	if err := b.cmd.Start(); err != nil {
+		return err
+	}
+	b.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(b.cmd, b.done)
+	hc := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if resp, err := hc.Get(b.url() + "/api/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				b.readyIn = time.Since(b.startedAt)
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return errors.New("berth did not answer /api/health within 60 s")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-b.done:
+			return errors.New("berth exited at start")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func (b *berthProc) stop() {
+	if b.cmd == nil {
+		return
+	}
+	_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-b.done:
+	case <-time.After(20 * time.Second):
+		_ = b.cmd.Process.Kill()
+		<-b.done
+	}
+	b.cmd = nil
+}
+
+func (b *berthProc) url() string { return "http://127.0.0.1:" + strconv.Itoa(b.port) }
+
+func (b *berthProc) post(ctx context.Context, path string, body, out any) error {
+	data, _ := json.Marshal(body)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.url()+path, bytes.NewReader(data))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, bytes.TrimSpace(raw))
+	}
+	return json.Unmarshal(raw, out)
+}
+
+// simAgent is one simulated edge agent.
+type simAgent struct {
+	token    string
+	welcomed atomic.Int64 // Unix nanoseconds of the last welcome
+}
+
+// run holds the agent's connection until ctx ends, reconnecting like
+// berth-agent (full jitter, 1 s doubling to 60 s).
+func (a *simAgent) run(ctx context.Context, target string, id int) {
+	cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return
+	}
+	defer cc.Close()
+	client := agentpb.NewEdgeServiceClient(cc)
+	hello := &agentpb.Hello{AgentId: fmt.Sprintf("sim-%d", id), AgentName: fmt.Sprintf("sim-%d", id), AgentVersion: "bench",
+		Capabilities: []string{"engine"}}
+	attempt := 0
+	for ctx.Err() == nil {
+		if a.session(ctx, client, hello) {
+			attempt = 0
+		}
+		bound := min(60*time.Second, time.Second<<min(attempt, 6))
+		attempt++
+		select {
+		case <-ctx.Done():
+		case <-time.After(max(time.Duration(rand.Float64()*float64(bound)), 100*time.Millisecond)):
+		}
+	}
+}
+
+func (a *simAgent) session(ctx context.Context, client agentpb.EdgeServiceClient, hello *agentpb.Hello) bool {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ctxTok := metadata.AppendToOutgoingContext(sctx, "authorization", "Bearer "+a.token)
+	st, err := client.Connect(ctxTok)
+	if err != nil {
+		return false
+	}
+	if err := st.Send(&agentpb.ConnectRequest{Message: &agentpb.ConnectRequest_Hello{Hello: hello}}); err != nil {
+		return false
+	}
+	m, err := st.Recv()
+	if err != nil || m.GetWelcome() == nil {
+		return false
+	}
+	a.welcomed.Store(time.Now().UnixNano())
+	go func() {
+		t := time.NewTicker(edgeBenchHeartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-sctx.Done():
+				return
+			case <-t.C:
+				if st.Send(&agentpb.ConnectRequest{Message: &agentpb.ConnectRequest_Heartbeat{Heartbeat: &agentpb.Heartbeat{}}}) != nil {
+					return
+				}
+			}
+		}
+	}()
+	for {
+		if _, err := st.Recv(); err != nil {
+			return true
+		}
+	}
+}
+
+// benchEdgeLoad runs the load benchmark with n simulated agents.
+func benchEdgeLoad(ctx context.Context, binary string, n int, out io.Writer) error {
+	dir, err := os.MkdirTemp("", "berth-bench-edge-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	data := filepath.Join(dir, "data")
+	// Authentication off: the benchmark measures agents, not sign-in.
+	dis := exec.CommandContext(ctx, binary, "admin", "disable-auth")
+	dis.Env = append(os.Environ(), "DATA_DIR="+data, "DATABASE_URL=")
+	if outb, err := dis.CombinedOutput(); err != nil {
+		return fmt.Errorf("berth admin disable-auth: %v: %s", err, outb)
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	agentPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	b := &berthProc{binary: binary, dir: data, port: port, agentPort: agentPort}
+	if err := b.start(ctx); err != nil {
+		return err
+	}
+	defer func() { b.stop() }()
+
+	fmt.Fprintf(out, "\nedge agents: creating %d agent-edge environments and their tokens …\n", n)
+	agents := make([]*simAgent, n)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i := range n {
+		g.Go(func() error {
+			var env struct{ ID int64 }
+			if err := b.post(gctx, "/api/environments", map[string]any{"name": fmt.Sprintf("sim-%d", i), "connectionType": "agent-edge"}, &env); err != nil {
+				return err
+			}
+			var in struct{ Token string }
+			if err := b.post(gctx, fmt.Sprintf("/api/environments/%d/agent-token", env.ID), nil, &in); err != nil {
+				return err
+			}
+			agents[i] = &simAgent{token: in.Token}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	rssBefore, _ := statusBytes(b.cmd.Process.Pid, "VmRSS:")
+
+	actx, stopAgents := context.WithCancel(ctx)
+	defer stopAgents()
+	target := "127.0.0.1:" + strconv.Itoa(agentPort)
+	start := time.Now()
+	for i, a := range agents {
+		go a.run(actx, target, i)
+	}
+	if err := waitAll(ctx, agents, start, 5*time.Minute); err != nil {
+		return err
+	}
+	connected := time.Since(start)
+	time.Sleep(3 * time.Second) // settle: heartbeats flowing, nothing connecting
+	rss, err := statusBytes(b.cmd.Process.Pid, "VmRSS:")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%d simulated edge agents connected in %.2f s; Berth RSS %.1f MB holding them (%.1f MB before they connected)\n",
+		n, connected.Seconds(), float64(rss)/(1<<20), float64(rssBefore)/(1<<20))
+
+	// Berth restarts: every agent comes back on its own back-off.
+	b.stop()
+	restart := time.Now()
+	if err := b.start(ctx); err != nil {
+		return err
+	}
+	if err := waitAll(ctx, agents, restart, 5*time.Minute); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "after a restart of Berth, all %d agents were back %.2f s after the new process started (it answered /api/health after %.2f s; goal <= 30 s)\n",
+		n, time.Since(restart).Seconds(), b.readyIn.Seconds())
+	return nil
+}
+
+// waitAll waits until every agent was welcomed after since.
+func waitAll(ctx context.Context, agents []*simAgent, since time.Time, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		missing := 0
+		for _, a := range agents {
+			if a.welcomed.Load() < since.UnixNano() {
+				missing++
+			}
+		}
+		if missing == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d agents still not connected after %v", missing, len(agents), limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
