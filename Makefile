@@ -4,6 +4,10 @@
 APP        := berth
 BIN        := bin/$(APP)
 AGENT_BIN  := bin/berth-agent
+# The browser tests' binary: bin/berth linked to also trust the license keys of
+# BERTH_LICENSE_KEYS (server/cmd/berth/licensekeys.go), so that they can sign a
+# license and drive the enterprise screens. Never shipped.
+E2E_BIN    := bin/berth-e2e
 ARGS       ?=
 TEST_FLAGS ?= -count=1 -timeout 25m
 
@@ -74,7 +78,9 @@ web/e2e/node_modules/.package-lock.json: web/e2e/package-lock.json
 	cd web/e2e && npm ci --no-audit --no-fund
 
 e2e: build test-env web/e2e/node_modules/.package-lock.json
-	$(WITH_TEST_ENV) cd web/e2e && npm test
+	CGO_ENABLED=1 go build -trimpath -tags '$(GO_TAGS)' \
+		-ldflags '$(GO_LDFLAGS) -X main.licenseKeysEnv=BERTH_LICENSE_KEYS' -o $(E2E_BIN) ./server/cmd/berth
+	$(WITH_TEST_ENV) export BERTH_BIN=$(CURDIR)/$(E2E_BIN) && cd web/e2e && npm test
 
 # Fails unless bin/berth needs no shared library at run time (the image has none).
 check-static: build

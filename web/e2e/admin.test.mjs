@@ -9,9 +9,10 @@
 //
 // Enterprise features (custom roles, the audit log, LDAP) need a license that
 // berth trusts. The test signs one with a key of its own and hands berth the
-// public key in BERTH_LICENSE_KEYS; a berth that does not read that variable
-// refuses the license, and the enterprise steps then check the community
-// edition's answer (a clear "needs a license") and are reported as skipped.
+// public key in BERTH_LICENSE_KEYS, which bin/berth-e2e (make e2e) reads; a
+// release binary refuses the license, and the enterprise steps then check the
+// community edition's answer (a clear "needs a license") and are reported as
+// skipped — or fail under CI=true.
 //
 // Needs: bin/berth (make build), a Docker engine, Chromium, and the test
 // directory and identity provider of scripts/test-env.sh (BERTH_TEST_LDAP_*,
@@ -52,6 +53,9 @@ function requireEnv(t, what, ...names) {
 }
 
 function skipCommunity(t, what) {
+  // make e2e runs bin/berth-e2e, which trusts the test key: under CI a refused
+  // license is a failure, never a skipped step counted as passing.
+  assert.ok(!ci, `${what} needs an enterprise license, and this berth (${process.env.BERTH_BIN || 'bin/berth'}) does not trust the test key: run it through make e2e (bin/berth-e2e)`);
   t.diagnostic(`${what} needs an enterprise license; this berth does not trust the test key (BERTH_LICENSE_KEYS)`);
   t.skip(`${what}: community edition (checked its answer instead)`);
 }

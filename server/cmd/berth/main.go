@@ -100,7 +100,11 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err := environments.Bootstrap(ctx, st, engines, cfg.LocalSocket, log); err != nil {
 		return err
 	}
-	lic, err := license.New(ctx, st, license.VendorKeys(), nil)
+	extraKeys, err := extraLicenseKeys(os.Getenv)
+	if err != nil {
+		return err
+	}
+	lic, err := license.New(ctx, st, append(license.VendorKeys(), extraKeys...), nil)
 	if err != nil {
 		return err
 	}
