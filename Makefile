@@ -135,16 +135,19 @@ lint: proto-check
 proto:
 	@tools=$$(scripts/proto-tools.sh) && PATH="$$tools:$$PATH" buf generate
 
-# buf lint, and a failure when shared/agentpb differs from what the .proto
-# files generate (someone changed a .proto without `make proto`, or edited
-# generated code).
+# buf lint, a failure when shared/agentpb differs from what the .proto files
+# generate (someone changed a .proto without `make proto`, or edited generated
+# code), and buf breaking (FILE rules) against the last release tag once one exists.
 proto-check:
 	@tools=$$(scripts/proto-tools.sh) && export PATH="$$tools:$$PATH" && echo "buf lint" && buf lint && \
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && buf generate -o "$$tmp" && \
 	if ! diff -r "$$tmp/shared/agentpb" shared/agentpb >/dev/null; then \
 		diff -r "$$tmp/shared/agentpb" shared/agentpb | head -20; \
 		echo "proto-check: shared/agentpb is stale: run make proto and commit the result"; exit 1; fi; \
-	echo "proto-check: shared/agentpb matches proto/"
+	echo "proto-check: shared/agentpb matches proto/" && \
+	if tag=$$(git describe --tags --abbrev=0 2>/dev/null); then \
+		echo "buf breaking against $$tag" && buf breaking --against ".git#tag=$$tag"; \
+	else echo "buf breaking: no release tag yet, nothing to compare against"; fi
 
 bench: build test-env
 	$(WITH_TEST_ENV) go run ./server/bench
