@@ -215,6 +215,7 @@ func (s *Server) createToken(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	noteAudit(c, strconv.FormatInt(t.ID, 10), t.Name)
 	return writeJSON(c, http.StatusCreated, struct {
 		tokenJSON
 		Token string `json:"token"`

@@ -34,6 +34,14 @@ type auditKey struct{}
 // line the route records after it succeeds.
 type auditNote struct {
 	entityID, entityName string
+	quiet                bool // the handler wrote its own line
+}
+
+// quietAudit keeps the route's generic line out: the handler wrote its own.
+func quietAudit(c *gin.Context) {
+	if v, ok := c.Get(auditKey{}); ok {
+		v.(*auditNote).quiet = true
+	}
 }
 
 // noteAudit names the entity of the request's change.
@@ -227,6 +235,9 @@ func (s *Server) recordAudit(c *gin.Context, rt route) {
 	}
 	if v, ok := c.Get(auditKey{}); ok {
 		n := v.(*auditNote)
+		if n.quiet {
+			return
+		}
 		if n.entityID != "" {
 			e.EntityID = n.entityID
 		}

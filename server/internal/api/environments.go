@@ -325,6 +325,7 @@ func (s *Server) createEnvironment(c *gin.Context) error {
 		}
 		return err
 	}
+	noteAudit(c, strconv.FormatInt(env.ID, 10), env.Name)
 	out := toEnvironmentJSON(env)
 	// The create response echoes the submitted connection fields (spec).
 	out.TLSKey, out.AgentToken = req.TLSKey.change(), req.AgentToken.change()
@@ -350,6 +351,7 @@ func (s *Server) updateEnvironment(c *gin.Context) error {
 		}
 		return err
 	}
+	noteAudit(c, "", env.Name)
 	s.engines.Forget(env.ID)
 	if s.agents != nil && wasEdge && env.ConnectionType != engine.AgentEdge {
 		s.agents.Forget(env.ID, "the environment is no longer an edge environment")
@@ -365,6 +367,7 @@ func (s *Server) deleteEnvironment(c *gin.Context) error {
 		}
 		return err
 	}
+	noteAudit(c, "", env.Name)
 	s.engines.Forget(env.ID)
 	if s.agents != nil {
 		s.agents.Forget(env.ID, "the environment was deleted")

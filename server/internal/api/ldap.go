@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -114,6 +115,7 @@ func (s *Server) createLDAP(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	noteAudit(c, strconv.FormatInt(cfg.ID, 10), cfg.Name)
 	return writeJSON(c, http.StatusCreated, toLDAPConfigJSON(cfg))
 }
 
@@ -133,6 +135,7 @@ func (s *Server) patchLDAP(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	noteAudit(c, "", cfg.Name)
 	return writeJSON(c, http.StatusOK, toLDAPConfigJSON(cfg))
 }
 

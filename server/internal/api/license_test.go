@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/csv"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,7 @@ func TestEnterpriseFeaturesNeedAValidLicenseAndTheAuditLogRecordsChanges(t *test
 			Action        string
 			EntityType    string
 			EntityID      string
+			EntityName    string
 			IPAddress     string
 		}
 		Total, Limit, Offset int
@@ -99,8 +101,21 @@ func TestEnterpriseFeaturesNeedAValidLicenseAndTheAuditLogRecordsChanges(t *test
 		t.Errorf("login page = %+v", page)
 	}
 	h.must(200, "GET", "/api/audit?action=role.create", nil, &page)
-	if page.Total != 1 || page.Entries[0].EntityType != "role" {
+	if page.Total != 1 || page.Entries[0].EntityType != "role" || page.Entries[0].EntityID != strconv.FormatInt(created.ID, 10) ||
+		page.Entries[0].EntityName != "deployer" {
 		t.Errorf("role.create entries = %+v", page)
+	}
+	// Users: the setup's own line only (not a second, anonymous one), and a
+	// created user named by id and name.
+	var other struct{ ID int64 }
+	h.must(201, "POST", "/api/users", map[string]any{"username": "audited-" + h.label, "password": "audited-password-1"}, &other)
+	h.must(200, "GET", "/api/audit?action=user.create", nil, &page)
+	names := map[string]string{}
+	for _, e := range page.Entries {
+		names[e.EntityName] = e.EntityID
+	}
+	if page.Total != 2 || names[user] == "" || names["audited-"+h.label] != strconv.FormatInt(other.ID, 10) {
+		t.Errorf("user.create entries = %+v", page)
 	}
 	if status, _ := h.do("GET", "/api/audit?since=yesterday", nil); status != 400 {
 		t.Errorf("bad since = %d, want 400", status)

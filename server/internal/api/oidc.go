@@ -108,6 +108,7 @@ func (s *Server) createOIDC(c *gin.Context) error {
 	if err := s.auth.SaveOIDC(c.Request.Context(), &p); err != nil {
 		return err
 	}
+	noteAudit(c, strconv.FormatInt(p.ID, 10), p.Name)
 	return writeJSON(c, http.StatusCreated, toOIDCJSON(p))
 }
 
@@ -140,6 +141,7 @@ func (s *Server) patchOIDC(c *gin.Context) error {
 	if err := s.auth.SaveOIDC(c.Request.Context(), &p); err != nil {
 		return err
 	}
+	noteAudit(c, "", p.Name)
 	return writeJSON(c, http.StatusOK, toOIDCJSON(p))
 }
 

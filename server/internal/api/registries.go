@@ -89,6 +89,7 @@ func (s *Server) updateRegistry(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	noteAudit(c, "", reg.Name)
 	return writeJSON(c, http.StatusOK, toRegistryJSON(reg))
 }
 

@@ -90,6 +90,7 @@ func (s *Server) createUser(c *gin.Context) error {
 			uid := u.ID
 			s.audit(c, store.AuditEntry{Action: "user.create", EntityType: "user", UserID: &uid, Username: u.Username,
 				EntityID: strconv.FormatInt(u.ID, 10), EntityName: u.Username, Description: "first admin created with the setup token"})
+			quietAudit(c)
 			return writeJSON(c, http.StatusCreated, toUserJSON(u))
 		}
 	}
@@ -102,6 +103,7 @@ func (s *Server) createUser(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	noteAudit(c, strconv.FormatInt(u.ID, 10), u.Username)
 	return writeJSON(c, http.StatusCreated, toUserJSON(u))
 }
 
@@ -147,6 +149,7 @@ func (s *Server) updateUser(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	noteAudit(c, "", u.Username)
 	return writeJSON(c, http.StatusOK, toUserJSON(u))
 }
 
@@ -167,6 +170,7 @@ func (s *Server) deleteUser(c *gin.Context) error {
 	if err := s.auth.DeleteUser(c.Request.Context(), id); err != nil {
 		return err
 	}
+	noteAudit(c, "", target.Username)
 	return writeJSON(c, http.StatusOK, success)
 }
 
@@ -228,6 +232,7 @@ func (s *Server) createRole(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	noteAudit(c, strconv.FormatInt(role.ID, 10), role.Name)
 	return writeJSON(c, http.StatusCreated, toRoleJSON(role))
 }
 
@@ -244,6 +249,7 @@ func (s *Server) updateRole(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	noteAudit(c, "", role.Name)
 	return writeJSON(c, http.StatusOK, toRoleJSON(role))
 }
 
