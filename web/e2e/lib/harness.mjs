@@ -27,7 +27,7 @@ export const testImage = process.env.BERTH_TEST_IMAGE || 'berth-test/busybox:1';
 const shots = path.join(here, '..', 'screenshots');
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once('error', reject);

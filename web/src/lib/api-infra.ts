@@ -150,9 +150,15 @@ export interface EnvironmentDetail {
   tlsSkipVerify?: boolean;
   hasTlsKey?: boolean;
   hasAgentToken?: boolean;
+  /** Stored facts of the agent, from its last hello (edge) or test (standard). */
   agentLastSeen?: string | null;
+  agentId?: string | null;
   agentName?: string | null;
   agentVersion?: string | null;
+  agentCapabilities?: string[] | null;
+  /** Agent environments only: the live state of the agent. */
+  agentConnected?: boolean;
+  agentStatus?: AgentStatus | null;
   icon?: string;
   labels?: string[] | null;
   publicIp?: string | null;
@@ -176,13 +182,50 @@ export interface EnvironmentRequest {
   tlsCert?: string;
   tlsKey?: string;
   tlsSkipVerify?: boolean;
+  /** agent-standard: the token configured on the agent (same rule as tlsKey on update). */
+  agentToken?: string;
   labels?: string[];
   publicIp?: string;
 }
 
+/**
+ * The live state of an agent environment's agent (GET
+ * /api/environments/{id}/agent-status; server/internal/agents/status.go).
+ * For an edge agent the facts come from the live connection and are null
+ * while none is held; lastError says why an agent was last refused or lost.
+ */
+export interface AgentStatus {
+  connected: boolean;
+  connectedSince?: string | null;
+  lastSeen?: string | null;
+  remoteAddress?: string | null;
+  lastError?: string | null;
+  lastErrorAt?: string | null;
+  agentId?: string | null;
+  agentName?: string | null;
+  agentVersion?: string | null;
+  agentCapabilities?: string[] | null;
+}
+
+/** A new edge token and the lines that install an agent with it: shown once. */
+export interface AgentInstall {
+  token: string;
+  command: string;
+  dockerRun: string;
+  serverUrl: string;
+}
+
 export interface ConnectionTest {
   success: boolean;
-  info?: { serverVersion?: string; apiVersion?: string; containers?: number; images?: number; name?: string };
+  info?: {
+    serverVersion?: string;
+    apiVersion?: string;
+    containers?: number;
+    images?: number;
+    name?: string;
+    /** Agent environments: the agent that answered. */
+    agent?: { id?: string; name?: string; version?: string; capabilities?: string[] | null } | null;
+  };
   error?: string;
 }
 
@@ -214,6 +257,19 @@ export function testEnvironmentSettings(req: EnvironmentRequest): Promise<Connec
 /** Tests a saved environment. */
 export function testEnvironment(id: number): Promise<ConnectionTest> {
   return request('POST', `/api/environments/${id}/test`);
+}
+
+/**
+ * Generates an edge environment's agent token and its install lines. A token
+ * issued before stops working and its agent is disconnected.
+ */
+export function issueAgentToken(id: number): Promise<AgentInstall> {
+  return request('POST', `/api/environments/${id}/agent-token`);
+}
+
+/** The live state of an agent environment's agent. */
+export function agentStatus(id: number): Promise<AgentStatus> {
+  return request('GET', `/api/environments/${id}/agent-status`);
 }
 
 // ---------------------------------------------------------------- live figures and events

@@ -150,8 +150,8 @@ export function subnetsOf(ipam: { config?: { subnet?: string }[] | null } | null
 
 // ---------------------------------------------------------------- environments
 
-/** The connection types this console edits; the agent ones are shown read-only. */
-export const editableTypes = ['socket', 'direct'] as const;
+/** The connection types this console edits (all of the server's). */
+export const editableTypes = ['socket', 'direct', 'agent-standard', 'agent-edge'] as const;
 
 export function isEditableType(t: string): boolean {
   return (editableTypes as readonly string[]).includes(t);
@@ -171,6 +171,8 @@ export interface EnvironmentForm {
   /** Edit only: the stored key is to be removed. */
   clearTlsKey: boolean;
   tlsSkipVerify: boolean;
+  /** agent-standard: a new token to store ("" = none given: the stored one is kept). */
+  agentToken: string;
   /** One label a line (or comma-separated). */
   labels: string;
   publicIp: string;
@@ -189,6 +191,7 @@ export function emptyEnvironmentForm(): EnvironmentForm {
     tlsKey: '',
     clearTlsKey: false,
     tlsSkipVerify: false,
+    agentToken: '',
     labels: '',
     publicIp: '',
   };
@@ -207,6 +210,7 @@ export function environmentForm(e: EnvironmentDetail): EnvironmentForm {
     tlsKey: '',
     clearTlsKey: false,
     tlsSkipVerify: !!e.tlsSkipVerify,
+    agentToken: '',
     labels: (e.labels ?? []).join('\n'),
     publicIp: e.publicIp ?? '',
   };
@@ -227,20 +231,35 @@ export function keyPresent(f: EnvironmentForm, hasStored: boolean): boolean {
   return f.tlsKey.trim() !== '' || (hasStored && !f.clearTlsKey);
 }
 
-export function validateEnvironment(f: EnvironmentForm, hasStoredKey = false): Errors {
+/** Whether the form's connection speaks TLS (direct over https; a standard agent always). */
+export function usesTls(f: EnvironmentForm): boolean {
+  return (f.connectionType === 'direct' && f.protocol === 'https') || f.connectionType === 'agent-standard';
+}
+
+/**
+ * Checks the form. hasStoredKey / hasStoredToken: the saved environment has a
+ * client key / an agent token, which are kept unless replaced.
+ */
+export function validateEnvironment(f: EnvironmentForm, hasStoredKey = false, hasStoredToken = false): Errors {
   const e: Errors = {};
   const name = f.name.trim();
   if (!name) e.name = 'Environment name is required';
   else if (name.length > 100) e.name = 'At most 100 characters';
   if (f.connectionType === 'socket') {
     if (!f.socketPath.trim().startsWith('/')) e.socketPath = 'Socket path must be absolute (start with /)';
-  } else if (f.connectionType === 'direct') {
-    if (!f.host.trim()) e.host = 'Host is required for a direct connection';
+  } else if (f.connectionType === 'direct' || f.connectionType === 'agent-standard') {
+    const standard = f.connectionType === 'agent-standard';
+    if (!f.host.trim()) e.host = standard ? 'Host is required for a standard agent' : 'Host is required for a direct connection';
     else if (/[\s/]/.test(f.host.trim()) || f.host.includes('://'))
       e.host = 'Give the host name or address only (no scheme, port or path)';
     const port = Number(f.port);
     if (!/^\d+$/.test(f.port.trim()) || port < 1 || port > 65535) e.port = 'Port must be between 1 and 65535';
-    if (f.protocol === 'https') {
+    if (standard) {
+      if (!f.agentToken.trim() && !hasStoredToken) e.agentToken = 'The agent token is required: the one given to the agent with --token';
+      else if (/\s/.test(f.agentToken.trim())) e.agentToken = 'A token has no spaces';
+      if (!f.tlsCa.trim() && !f.tlsSkipVerify) e.tlsCa = "Paste the agent's certificate, or skip verification";
+    }
+    if (usesTls(f)) {
       const cert = f.tlsCert.trim() !== '';
       const key = keyPresent(f, hasStoredKey);
       if (cert && !key) e.tlsKey = 'A client certificate needs its private key';
@@ -265,9 +284,11 @@ export function isPem(text: string, kind: string): boolean {
 }
 
 /**
- * The body of create, update or test. TLS material is sent for https only (and
- * cleared when an edited environment moves to http or socket); the key only
- * when a new one was given, or "" to remove the stored one.
+ * The body of create, update or test. TLS material is sent for https and
+ * standard agents only (and cleared when an edited environment moves to
+ * another type); the key and a standard agent's token only when a new one was
+ * given, or "" to remove the stored one. An edge environment sends no
+ * connection fields: its agent dials in.
  */
 export function environmentRequest(f: EnvironmentForm, mode: 'create' | 'update' | 'test'): EnvironmentRequest {
   const req: EnvironmentRequest = {
@@ -279,12 +300,19 @@ export function environmentRequest(f: EnvironmentForm, mode: 'create' | 'update'
   if (f.connectionType === 'socket') {
     req.socketPath = f.socketPath.trim();
   } else {
-    req.host = f.host.trim();
-    req.port = Number(f.port);
-    req.protocol = f.protocol;
+    if (f.connectionType !== 'agent-edge') {
+      req.host = f.host.trim();
+      req.port = Number(f.port);
+    }
+    // A standard agent always speaks TLS; its protocol field is not used.
+    if (f.connectionType === 'direct') req.protocol = f.protocol;
   }
-  const tls = f.connectionType === 'direct' && f.protocol === 'https';
-  if (tls) {
+  if (f.connectionType === 'agent-standard') {
+    if (f.agentToken.trim()) req.agentToken = f.agentToken.trim();
+  } else if (mode === 'update') {
+    req.agentToken = ''; // a standard agent's token is not kept for another type (an edge token is apart)
+  }
+  if (usesTls(f)) {
     req.tlsCa = f.tlsCa.trim() ? f.tlsCa : '';
     req.tlsCert = f.tlsCert.trim() ? f.tlsCert : '';
     req.tlsSkipVerify = f.tlsSkipVerify;
@@ -299,7 +327,7 @@ export function environmentRequest(f: EnvironmentForm, mode: 'create' | 'update'
   return req;
 }
 
-/** "unix:///var/run/docker.sock", "https://10.0.0.5:2376", or the agent's host. */
+/** "unix:///var/run/docker.sock", "https://10.0.0.5:2376", a standard agent's "agent.lan:2376". */
 export function environmentAddress(e: {
   connectionType: string;
   socketPath?: string;
@@ -308,13 +336,15 @@ export function environmentAddress(e: {
   protocol?: string;
 }): string {
   if (e.connectionType === 'socket') return `unix://${e.socketPath || '/var/run/docker.sock'}`;
-  if (!e.host) return e.connectionType === 'agent-edge' ? 'edge agent (connects in)' : '—';
+  if (e.connectionType === 'agent-edge') return 'edge agent (connects in)';
+  if (!e.host) return '—';
+  if (e.connectionType === 'agent-standard') return `${e.host}:${e.port || 2376}`;
   return `${e.protocol || 'http'}://${e.host}${e.port ? `:${e.port}` : ''}`;
 }
 
 export const typeLabels: Record<string, string> = {
   socket: 'Local socket',
   direct: 'Direct (TCP)',
-  'agent-standard': 'Agent',
-  'agent-edge': 'Edge agent',
+  'agent-standard': 'Agent (standard)',
+  'agent-edge': 'Agent (edge)',
 };
