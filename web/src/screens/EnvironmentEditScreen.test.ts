@@ -20,6 +20,8 @@ vi.mock('../lib/api-infra', async (importOriginal) => {
     deleteEnvironment: vi.fn(),
     testEnvironment: vi.fn(),
     testEnvironmentSettings: vi.fn(),
+    issueAgentToken: vi.fn(),
+    agentStatus: vi.fn(),
   };
 });
 
@@ -48,13 +50,25 @@ beforeEach(() => {
   vi.mocked(infra.deleteEnvironment).mockResolvedValue({ success: true });
   vi.mocked(infra.testEnvironment).mockResolvedValue({ success: true, info: { serverVersion: '27.3.1', containers: 4, images: 9, name: 'host1' } });
   vi.mocked(infra.testEnvironmentSettings).mockResolvedValue({ success: true, info: { serverVersion: '27.3.1', containers: 1, images: 2 } });
+  vi.mocked(infra.issueAgentToken).mockResolvedValue(install('bae_first'));
+  vi.mocked(infra.agentStatus).mockResolvedValue({ connected: false });
   vi.spyOn(router, 'navigate').mockImplementation(() => {});
 });
 afterEach(() => {
   cleanup();
   vi.restoreAllMocks();
   vi.clearAllMocks();
+  vi.useRealTimers();
 });
+
+function install(token: string): infra.AgentInstall {
+  return {
+    token,
+    serverUrl: 'http://berth.lan:3001',
+    command: `berth-agent --server http://berth.lan:3001 --token ${token}`,
+    dockerRun: `docker run -d --name berth-agent -e BERTH_SERVER=http://berth.lan:3001 -e BERTH_TOKEN=${token} berth/agent:1.0`,
+  };
+}
 
 describe('EnvironmentEditScreen, new', () => {
   it('tests the settings before saving, then creates a socket environment', async () => {
@@ -171,10 +185,10 @@ describe('EnvironmentEditScreen, edit', () => {
     await waitFor(() => expect(router.navigate).toHaveBeenCalledWith('/environments'));
   });
 
-  it('shows an agent environment read-only', async () => {
-    vi.mocked(infra.getEnvironment).mockResolvedValueOnce({ id: 2, name: 'far', connectionType: 'agent-edge', agentName: 'pi', hasAgentToken: true });
+  it('shows an unknown connection type read-only', async () => {
+    vi.mocked(infra.getEnvironment).mockResolvedValueOnce({ id: 2, name: 'odd', connectionType: 'carrier-pigeon' });
     render(EnvironmentEditScreen, { route: editRoute });
-    expect(await screen.findByText(/Edge agent/)).toBeTruthy();
+    expect(await screen.findByText(/carrier-pigeon/)).toBeTruthy();
     expect(screen.queryByRole('textbox')).toBeNull();
     expect(screen.queryByRole('button', { name: 'Save' })).toBeNull();
   });
@@ -183,5 +197,235 @@ describe('EnvironmentEditScreen, edit', () => {
     vi.mocked(infra.getEnvironment).mockRejectedValueOnce(new api.ApiError(404, 'Environment not found'));
     render(EnvironmentEditScreen, { route: editRoute });
     expect((await screen.findByRole('alert')).textContent).toBe('No environment 2.');
+  });
+});
+
+const farEdge = (e: Partial<infra.EnvironmentDetail> = {}): infra.EnvironmentDetail => ({
+  id: 2,
+  name: 'far',
+  connectionType: 'agent-edge',
+  labels: [],
+  hasAgentToken: false,
+  agentConnected: false,
+  agentStatus: { connected: false },
+  ...e,
+});
+
+describe('EnvironmentEditScreen, agents', () => {
+  it('creates an edge environment and shows its install lines once', async () => {
+    vi.mocked(infra.createEnvironment).mockResolvedValueOnce({ id: 2, name: 'far', connectionType: 'agent-edge' });
+    const first = render(EnvironmentEditScreen, { route: newRoute });
+    await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'far' } });
+    await fireEvent.click(screen.getByLabelText('Agent (edge)'));
+    expect(screen.getByText(/dials Berth's agent port/)).toBeTruthy();
+    expect(screen.queryByLabelText('Host')).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Test connection' })).toBeNull();
+    await expectNoSeriousAxeViolations(first.container);
+    await fireEvent.click(screen.getByRole('button', { name: 'Create environment' }));
+    await waitFor(() => expect(router.navigate).toHaveBeenCalledWith('/environments/2', { replace: true }));
+    expect(infra.createEnvironment).toHaveBeenCalledWith({ name: 'far', connectionType: 'agent-edge', labels: [], publicIp: '' });
+    expect(infra.issueAgentToken).toHaveBeenCalledWith(2);
+    first.unmount();
+
+    // The environment's page (mounted anew by the router) shows the lines.
+    vi.mocked(infra.getEnvironment).mockResolvedValue(farEdge({ hasAgentToken: true }));
+    const page = render(EnvironmentEditScreen, { route: editRoute });
+    const region = await screen.findByRole('region', { name: 'Install the agent' });
+    expect((within(region).getByLabelText('Token') as HTMLInputElement).value).toBe('bae_first');
+    expect((within(region).getByLabelText('Server URL') as HTMLInputElement).value).toBe('http://berth.lan:3001');
+    expect(within(region).getByText(install('bae_first').command)).toBeTruthy();
+    expect(within(region).getByText(install('bae_first').dockerRun)).toBeTruthy();
+    expect(within(region).getByRole('button', { name: 'Copy the docker run line' })).toBeTruthy();
+    expect(within(region).getByRole('button', { name: 'Copy the command' })).toBeTruthy();
+    expect(screen.getByText('Waiting for the agent')).toBeTruthy();
+    await expectNoSeriousAxeViolations(page.container);
+    await fireEvent.click(screen.getByRole('button', { name: 'Done: hide the token' }));
+    expect(screen.queryByRole('region', { name: 'Install the agent' })).toBeNull();
+    expect(page.container.innerHTML).not.toContain('bae_first');
+    page.unmount();
+
+    // Never again.
+    const again = render(EnvironmentEditScreen, { route: editRoute });
+    await screen.findByRole('heading', { level: 1, name: 'far' });
+    expect(again.container.innerHTML).not.toContain('bae_first');
+    expect(screen.queryByRole('region', { name: 'Install the agent' })).toBeNull();
+  });
+
+  it('says so when the token of a new edge environment cannot be issued', async () => {
+    vi.mocked(infra.createEnvironment).mockResolvedValueOnce({ id: 2, name: 'far', connectionType: 'agent-edge' });
+    vi.mocked(infra.issueAgentToken).mockRejectedValueOnce(new api.ApiError(400, 'The edge agent port is turned off (AGENT_PORT=0)'));
+    const first = render(EnvironmentEditScreen, { route: newRoute });
+    await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'far' } });
+    await fireEvent.click(screen.getByLabelText('Agent (edge)'));
+    await fireEvent.click(screen.getByRole('button', { name: 'Create environment' }));
+    await waitFor(() => expect(router.navigate).toHaveBeenCalled());
+    first.unmount();
+    vi.mocked(infra.getEnvironment).mockResolvedValue(farEdge());
+    render(EnvironmentEditScreen, { route: editRoute });
+    expect((await screen.findByRole('alert')).textContent).toBe(
+      'The environment is created, but its token could not be issued: The edge agent port is turned off (AGENT_PORT=0)',
+    );
+    expect(screen.getByText('No token yet')).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Generate install lines' })).toBeTruthy();
+  });
+
+  it('generates the first token at once and a new one only after confirmation', async () => {
+    vi.mocked(infra.getEnvironment).mockResolvedValue(farEdge());
+    render(EnvironmentEditScreen, { route: editRoute });
+    await screen.findByText('No token yet');
+    vi.mocked(infra.getEnvironment).mockResolvedValue(farEdge({ hasAgentToken: true }));
+    await fireEvent.click(screen.getByRole('button', { name: 'Generate install lines' }));
+    const region = await screen.findByRole('region', { name: 'Install the agent' });
+    expect((within(region).getByLabelText('Token') as HTMLInputElement).value).toBe('bae_first');
+    await waitFor(() => expect(screen.getByText('Waiting for the agent')).toBeTruthy());
+
+    vi.mocked(infra.issueAgentToken).mockResolvedValueOnce(install('bae_second'));
+    await fireEvent.click(screen.getByRole('button', { name: 'Generate a new token' }));
+    let dialog = screen.getByRole('dialog', { name: 'Generate a new token for far?' });
+    expect(dialog.textContent).toMatch(/current token stops working at once/);
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Cancel' }));
+    expect(infra.issueAgentToken).toHaveBeenCalledTimes(1);
+
+    await fireEvent.click(screen.getByRole('button', { name: 'Generate a new token' }));
+    dialog = screen.getByRole('dialog', { name: 'Generate a new token for far?' });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Generate a new token' }));
+    await waitFor(() => expect((screen.getByLabelText('Token') as HTMLInputElement).value).toBe('bae_second'));
+    expect(infra.issueAgentToken).toHaveBeenCalledTimes(2);
+  });
+
+  it("shows the server's refusal to issue a token", async () => {
+    vi.mocked(infra.getEnvironment).mockResolvedValue(farEdge());
+    vi.mocked(infra.issueAgentToken).mockRejectedValueOnce(new api.ApiError(403, 'Permission denied'));
+    render(EnvironmentEditScreen, { route: editRoute });
+    await fireEvent.click(await screen.findByRole('button', { name: 'Generate install lines' }));
+    expect((await screen.findByRole('alert')).textContent).toBe('The token could not be issued: Permission denied');
+  });
+
+  it('polls the status: connected with its facts, then disconnected with the last error', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    vi.mocked(infra.getEnvironment).mockResolvedValue(farEdge({ hasAgentToken: true }));
+    const { container } = render(EnvironmentEditScreen, { route: editRoute });
+    const region = await screen.findByRole('region', { name: 'Agent' });
+    expect(within(region).getByText('Waiting for the agent')).toBeTruthy();
+
+    const connected: infra.AgentStatus = {
+      connected: true,
+      connectedSince: new Date(Date.now() - 60_000).toISOString(),
+      lastSeen: new Date().toISOString(),
+      remoteAddress: '203.0.113.7:40000',
+      agentId: 'a1',
+      agentName: 'pi',
+      agentVersion: '1.4.0',
+      agentCapabilities: ['engine', 'exec', 'compose', 'metrics'],
+    };
+    vi.mocked(infra.agentStatus).mockResolvedValue(connected);
+    vi.mocked(infra.getEnvironment).mockResolvedValue(
+      farEdge({ hasAgentToken: true, agentConnected: true, agentStatus: connected, agentId: 'a1', agentName: 'pi', agentVersion: '1.4.0' }),
+    );
+    await vi.advanceTimersByTimeAsync(4000);
+    await waitFor(() => expect(within(region).getByText('Connected')).toBeTruthy());
+    expect(infra.agentStatus).toHaveBeenCalledWith(2);
+    expect(within(region).getByText('1.4.0')).toBeTruthy();
+    expect(within(region).getByText('203.0.113.7:40000')).toBeTruthy();
+    expect(within(region).getByText('1 min ago')).toBeTruthy();
+    for (const c of ['engine', 'exec', 'compose', 'metrics']) expect(within(region).getByText(c)).toBeTruthy();
+    expect(within(region).getByText('The agent is connected.').getAttribute('role')).toBe('status'); // announced
+    await expectNoSeriousAxeViolations(container);
+
+    const lastSeen = new Date(Date.now() - 20_000).toISOString();
+    const lost: infra.AgentStatus = {
+      connected: false,
+      lastError: 'Disconnected: the edge token was rotated: this connection\'s token is no longer valid',
+      lastErrorAt: new Date().toISOString(),
+    };
+    vi.mocked(infra.agentStatus).mockResolvedValue(lost);
+    vi.mocked(infra.getEnvironment).mockResolvedValue(
+      farEdge({ hasAgentToken: true, agentStatus: lost, agentId: 'a1', agentName: 'pi', agentVersion: '1.4.0', agentLastSeen: lastSeen }),
+    );
+    await vi.advanceTimersByTimeAsync(4000);
+    await waitFor(() => expect(within(region).getByText('Disconnected')).toBeTruthy());
+    expect(within(region).getByText('Token rotated')).toBeTruthy();
+    expect(within(region).getByText(lost.lastError!)).toBeTruthy();
+    expect(within(region).getByText(/^2\d s ago$/)).toBeTruthy(); // last seen, from the stored time
+    expect(within(region).getByText('1.4.0')).toBeTruthy(); // the stored facts stay
+  });
+
+  it('shows a failed status poll with its message', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    vi.mocked(infra.getEnvironment).mockResolvedValue(farEdge({ hasAgentToken: true }));
+    vi.mocked(infra.agentStatus).mockRejectedValue(new api.ApiError(0, 'Cannot reach the Berth server'));
+    render(EnvironmentEditScreen, { route: editRoute });
+    await screen.findByRole('region', { name: 'Agent' });
+    await vi.advanceTimersByTimeAsync(4000);
+    expect((await screen.findByRole('alert')).textContent).toBe("The agent's status could not be refreshed: Cannot reach the Berth server");
+  });
+
+  it('creates a standard agent environment with its token and pinned certificate', async () => {
+    vi.mocked(infra.createEnvironment).mockResolvedValueOnce({ id: 9, name: 'lan', connectionType: 'agent-standard' });
+    render(EnvironmentEditScreen, { route: newRoute });
+    await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'lan' } });
+    await fireEvent.click(screen.getByLabelText('Agent (standard)'));
+    expect(screen.getByText(/Berth dials it over TLS/)).toBeTruthy();
+    expect((screen.getByLabelText('Port') as HTMLInputElement).value).toBe('2376');
+    expect(screen.queryByLabelText('Protocol')).toBeNull();
+    await fireEvent.click(screen.getByRole('button', { name: 'Create environment' }));
+    expect(screen.getByText('Host is required for a standard agent')).toBeTruthy();
+    expect(screen.getByText(/The agent token is required/)).toBeTruthy();
+    expect(screen.getByText("Paste the agent's certificate, or skip verification")).toBeTruthy();
+    expect(infra.createEnvironment).not.toHaveBeenCalled();
+
+    await fireEvent.input(screen.getByLabelText('Host'), { target: { value: 'agent.lan' } });
+    const token = screen.getByLabelText('Agent token') as HTMLInputElement;
+    expect(token.type).toBe('password');
+    await fireEvent.click(screen.getByRole('button', { name: 'Generate' }));
+    expect(token.value).toMatch(/^[0-9a-f]{48}$/);
+    expect(token.type).toBe('text');
+    expect(screen.getByText(`berth-agent --listen :2376 --token ${token.value}`)).toBeTruthy();
+    await fireEvent.input(screen.getByLabelText("Agent's certificate"), { target: { value: CERT } });
+
+    await fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
+    await waitFor(() => expect(infra.testEnvironmentSettings).toHaveBeenCalled());
+    expect(vi.mocked(infra.testEnvironmentSettings).mock.calls[0][0]).toMatchObject({ connectionType: 'agent-standard', agentToken: token.value, tlsCa: CERT });
+    await fireEvent.click(screen.getByRole('button', { name: 'Create environment' }));
+    await waitFor(() => expect(infra.createEnvironment).toHaveBeenCalled());
+    const req = vi.mocked(infra.createEnvironment).mock.calls[0][0];
+    expect(req).toMatchObject({ connectionType: 'agent-standard', host: 'agent.lan', port: 2376, agentToken: token.value, tlsCa: CERT, tlsSkipVerify: false });
+    expect('protocol' in req).toBe(false);
+    expect(infra.issueAgentToken).not.toHaveBeenCalled();
+  });
+
+  it("keeps a standard agent's stored token and tests the saved settings with it", async () => {
+    const saved: infra.EnvironmentDetail = {
+      id: 2,
+      name: 'lan',
+      connectionType: 'agent-standard',
+      host: 'agent.lan',
+      port: 2376,
+      tlsCa: CERT,
+      hasAgentToken: true,
+      agentConnected: true,
+      agentStatus: { connected: true, lastSeen: new Date().toISOString() },
+      agentVersion: '1.4.0',
+      agentCapabilities: ['exec'],
+      labels: [],
+    };
+    vi.mocked(infra.getEnvironment).mockResolvedValue(saved);
+    vi.mocked(infra.testEnvironment).mockResolvedValueOnce({
+      success: true,
+      info: { serverVersion: '27.3.1', containers: 1, images: 2, name: 'lanhost', agent: { id: 'a', name: 'lanhost', version: '1.4.0' } },
+    });
+    render(EnvironmentEditScreen, { route: editRoute });
+    const region = await screen.findByRole('region', { name: 'Agent' });
+    expect(within(region).getByText('Connected')).toBeTruthy();
+    expect(within(region).getByText('agent.lan:2376')).toBeTruthy();
+    expect(within(region).queryByRole('button', { name: /token/ })).toBeNull(); // edge only
+    expect(screen.getByText(/A token is stored/)).toBeTruthy();
+    await fireEvent.input(screen.getByLabelText('Labels'), { target: { value: 'lab' } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
+    await waitFor(() => expect(infra.testEnvironment).toHaveBeenCalledWith(2));
+    expect(await screen.findByText(/^Connected \(the saved settings: save to test the changes with the stored token\): lanhost, engine 27.3.1.* Agent lanhost 1.4.0\.$/)).toBeTruthy();
+    await fireEvent.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(infra.updateEnvironment).toHaveBeenCalled());
+    expect('agentToken' in vi.mocked(infra.updateEnvironment).mock.calls[0][1]).toBe(false);
   });
 });

@@ -18,7 +18,40 @@ vi.mock('../lib/api-infra', async (importOriginal) => {
 const envs: infra.EnvironmentDetail[] = [
   { id: 1, name: 'local', connectionType: 'socket', socketPath: '/var/run/docker.sock', labels: [] },
   { id: 2, name: 'edge', connectionType: 'direct', host: '10.0.0.5', port: 2376, protocol: 'https', labels: ['prod'] },
-  { id: 3, name: 'remote-agent', connectionType: 'agent-standard', host: 'agent.lan', port: 7070, protocol: 'https' },
+  { id: 3, name: 'remote-agent', connectionType: 'agent-standard', host: 'agent.lan', port: 7070, protocol: 'http', agentConnected: false, agentStatus: { connected: false } },
+];
+
+const recently = (s: number) => new Date(Date.now() - s * 1000).toISOString();
+const edgeEnvs = (): infra.EnvironmentDetail[] => [
+  {
+    id: 4,
+    name: 'far',
+    connectionType: 'agent-edge',
+    hasAgentToken: true,
+    agentConnected: true,
+    agentStatus: {
+      connected: true,
+      lastSeen: recently(1),
+      remoteAddress: '203.0.113.7:40000',
+      agentId: 'a1',
+      agentName: 'pi',
+      agentVersion: '1.4.0',
+      agentCapabilities: ['engine', 'exec', 'compose'],
+    },
+  },
+  {
+    id: 5,
+    name: 'gone',
+    connectionType: 'agent-edge',
+    hasAgentToken: true,
+    agentLastSeen: recently(300),
+    agentName: 'nuc',
+    agentVersion: '1.3.0',
+    agentConnected: false,
+    agentStatus: { connected: false, lastError: 'Disconnected: no heartbeat within the heartbeat window', lastErrorAt: recently(290) },
+  },
+  { id: 6, name: 'fresh', connectionType: 'agent-edge', hasAgentToken: false, agentConnected: false, agentStatus: { connected: false } },
+  { id: 7, name: 'issued', connectionType: 'agent-edge', hasAgentToken: true, agentConnected: false, agentStatus: { connected: false } },
 ];
 
 beforeEach(() => {
@@ -35,6 +68,7 @@ beforeEach(() => {
 afterEach(() => {
   cleanup();
   vi.clearAllMocks();
+  vi.useRealTimers();
 });
 
 const rowOf = (name: string) => screen.getByRole('link', { name }).closest('tr') as HTMLElement;
@@ -50,10 +84,49 @@ describe('EnvironmentsScreen', () => {
     expect(within(rowOf('edge')).getByText('connection refused')).toBeTruthy();
     expect(within(rowOf('edge')).getByText('https://10.0.0.5:2376 (TLS)')).toBeTruthy();
     expect(within(rowOf('edge')).getByText('prod')).toBeTruthy();
-    expect(within(rowOf('remote-agent')).getByText('(read-only)')).toBeTruthy();
-    expect(within(rowOf('remote-agent')).getByText('Unknown')).toBeTruthy();
+    expect(within(rowOf('remote-agent')).getByText('Agent (standard)')).toBeTruthy();
+    expect(within(rowOf('remote-agent')).getByText('agent.lan:7070 (TLS)')).toBeTruthy();
+    expect(within(rowOf('remote-agent')).getByText('Not contacted yet')).toBeTruthy();
+    expect(within(rowOf('remote-agent')).queryByText('(read-only)')).toBeNull();
     expect(rowOf('edge').querySelector('a')?.getAttribute('href')).toBe('/environments/2');
     await expectNoSeriousAxeViolations(container);
+  });
+
+  it("shows each edge agent's state, last seen, version, capabilities and last error", async () => {
+    vi.mocked(infra.listEnvironmentDetails).mockResolvedValue(edgeEnvs());
+    const { container } = render(EnvironmentsScreen);
+    await screen.findByRole('table');
+    const far = within(rowOf('far'));
+    expect(far.getByText('Connected')).toBeTruthy();
+    expect(far.getByText('Agent (edge)')).toBeTruthy();
+    expect(far.getByText('from 203.0.113.7:40000')).toBeTruthy();
+    expect(far.getByText('just now')).toBeTruthy();
+    expect(far.getByText('pi 1.4.0')).toBeTruthy();
+    expect(far.getByText('engine, exec, compose')).toBeTruthy();
+    const gone = within(rowOf('gone'));
+    expect(gone.getByText('Disconnected')).toBeTruthy();
+    expect(gone.getByText('5 min ago')).toBeTruthy();
+    expect(gone.getByText('No heartbeat: Disconnected: no heartbeat within the heartbeat window')).toBeTruthy();
+    expect(within(rowOf('fresh')).getByText('No token yet')).toBeTruthy();
+    expect(within(rowOf('issued')).getByText('Waiting for the agent')).toBeTruthy();
+    await expectNoSeriousAxeViolations(container);
+  });
+
+  it("refreshes the agents' status while the page is visible", async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    const list = edgeEnvs();
+    vi.mocked(infra.listEnvironmentDetails).mockResolvedValue(structuredClone(list));
+    render(EnvironmentsScreen);
+    await screen.findByRole('table');
+    expect(within(rowOf('issued')).getByText('Waiting for the agent')).toBeTruthy();
+    const calls = vi.mocked(infra.listEnvironmentDetails).mock.calls.length;
+    list[3] = { ...list[3], agentConnected: true, agentStatus: { connected: true, lastSeen: recently(0), agentName: 'box', agentVersion: '2.0.0' } };
+    vi.mocked(infra.listEnvironmentDetails).mockResolvedValue(structuredClone(list));
+    await vi.advanceTimersByTimeAsync(5000);
+    await waitFor(() => expect(within(rowOf('issued')).getByText('Connected')).toBeTruthy());
+    expect(within(rowOf('issued')).getByText('box 2.0.0')).toBeTruthy();
+    expect(vi.mocked(infra.listEnvironmentDetails).mock.calls.length).toBe(calls + 1);
+    expect(api.dashboardStats).toHaveBeenCalledTimes(1); // the engines are not asked again
   });
 
   it('tests a connection from the list', async () => {

@@ -167,10 +167,50 @@ describe('environment form', () => {
     expect(f).toMatchObject({ name: 'x', host: 'h', port: '2376', protocol: 'https', tlsKey: '', labels: 'a\nb' });
   });
 
+  const std = { ...socket, connectionType: 'agent-standard', host: 'agent.lan', port: '2376', agentToken: 's3cret', tlsCa: PEM_CERT };
+
+  it('checks a standard agent: host, port, token and how its certificate is trusted', () => {
+    expect(validateEnvironment(std)).toEqual({});
+    expect(validateEnvironment({ ...std, host: '' }).host).toBe('Host is required for a standard agent');
+    expect(validateEnvironment({ ...std, agentToken: '' }).agentToken).toMatch(/token is required/);
+    expect(validateEnvironment({ ...std, agentToken: '' }, false, true)).toEqual({}); // the stored token is kept
+    expect(validateEnvironment({ ...std, agentToken: 'a b' }).agentToken).toMatch(/no spaces/);
+    expect(validateEnvironment({ ...std, tlsCa: '' }).tlsCa).toMatch(/certificate, or skip verification/);
+    expect(validateEnvironment({ ...std, tlsCa: '', tlsSkipVerify: true })).toEqual({});
+    expect(validateEnvironment({ ...std, tlsCa: 'junk' }).tlsCa).toMatch(/Not a PEM certificate/);
+    // an edge environment needs a name only
+    expect(validateEnvironment({ ...socket, connectionType: 'agent-edge', socketPath: '' })).toEqual({});
+  });
+
+  it('builds agent requests', () => {
+    expect(environmentRequest(std, 'create')).toEqual({
+      name: 'second',
+      connectionType: 'agent-standard',
+      host: 'agent.lan',
+      port: 2376,
+      agentToken: 's3cret',
+      tlsCa: PEM_CERT,
+      tlsCert: '',
+      tlsSkipVerify: false,
+      labels: [],
+      publicIp: '',
+    });
+    expect('agentToken' in environmentRequest({ ...std, agentToken: '' }, 'update')).toBe(false);
+    expect(environmentRequest({ ...socket, connectionType: 'agent-edge' }, 'create')).toEqual({
+      name: 'second',
+      connectionType: 'agent-edge',
+      labels: [],
+      publicIp: '',
+    });
+    // leaving agent-standard drops its token and TLS material
+    expect(environmentRequest({ ...std, connectionType: 'agent-edge' }, 'update')).toMatchObject({ agentToken: '', tlsCa: '', tlsKey: '' });
+  });
+
   it('parses labels and shows addresses', () => {
     expect(parseLabels(' a,b\n\na ')).toEqual(['a', 'b']);
     expect(environmentAddress({ connectionType: 'socket', socketPath: '/run/docker.sock' })).toBe('unix:///run/docker.sock');
     expect(environmentAddress({ connectionType: 'direct', host: 'h', port: 2376, protocol: 'https' })).toBe('https://h:2376');
     expect(environmentAddress({ connectionType: 'agent-edge' })).toBe('edge agent (connects in)');
+    expect(environmentAddress({ connectionType: 'agent-standard', host: 'agent.lan', port: 2376, protocol: 'http' })).toBe('agent.lan:2376');
   });
 });
