@@ -62,7 +62,15 @@ func info(ctx context.Context, c agentpb.AgentServiceClient, token string) (*age
 		return nil, err
 	}
 	if err := st.Send(&agentpb.OperateRequest{Input: &agentpb.OperationInput{Input: &agentpb.OperationInput_Info{Info: &agentpb.InfoRequest{}}}}); err != nil {
-		return nil, err
+		if err != io.EOF {
+			return nil, err
+		}
+		// The agent ended the stream before our request went out (a refused
+		// token): Send says only io.EOF, the status comes with Recv.
+		if _, err := st.Recv(); err != nil {
+			return nil, err
+		}
+		return nil, io.ErrUnexpectedEOF
 	}
 	var got *agentpb.InfoResponse
 	for {
