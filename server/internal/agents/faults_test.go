@@ -64,6 +64,32 @@ func TestStandardAgentWithAWrongTokenFailsItsTest(t *testing.T) {
 	}
 }
 
+// Testing unsaved settings (POST /api/environments/test) builds a connection
+// from exactly those settings every time: a wrong token after a right one, or
+// a second agent, is not answered by the first test's cached connection.
+func TestStandardAgentUnsavedSettingsAreTestedAsGiven(t *testing.T) {
+	socket := engine2(t)
+	h := startBerth(t, 0)
+	_, port, cert := standardAgent(t, socket, "the-agents-token-abcdef")
+	settings := func(token string) map[string]any {
+		return map[string]any{"connectionType": "agent-standard", "host": "127.0.0.1", "port": port,
+			"agentToken": token, "tlsCa": cert}
+	}
+	var res struct {
+		Success bool
+		Error   string
+	}
+	h.must(200, "POST", "/api/environments/test", settings("the-agents-token-abcdef"), &res)
+	if !res.Success {
+		t.Fatalf("test with the right token = %+v", res)
+	}
+	res.Success, res.Error = false, ""
+	h.must(200, "POST", "/api/environments/test", settings("another-token"), &res)
+	if res.Success || !strings.Contains(res.Error, "invalid agent token") {
+		t.Errorf("test with a wrong token after a right one = %+v", res)
+	}
+}
+
 func TestEdgeAgentAbsentAnswersTheSpecsMessages(t *testing.T) {
 	engine2(t)
 	h := startBerth(t, 0)

@@ -101,7 +101,9 @@ func (s *Service) Operate(ctx context.Context, env engine.Endpoint) (engine.Agen
 		return s.operateEdge(ctx, env)
 	case engine.AgentStandard:
 		st, err := s.operateStandard(ctx, env)
-		s.standardResult(env.ID, err)
+		if env.ID != 0 { // unsaved settings under test have no status to keep
+			s.standardResult(env.ID, err)
+		}
 		return st, err
 	}
 	return nil, errors.New("agents: not an agent environment")

@@ -3,6 +3,7 @@ package agents
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -21,33 +22,57 @@ import (
 	"github.com/berth-dev/berth/shared/engine"
 )
 
-// standardConns caches one gRPC connection per standard agent, rebuilt when
-// the environment's settings change.
+// standardConns caches one gRPC connection per saved standard agent,
+// rebuilt when the environment's connection settings change. Unsaved settings
+// (environment id 0, a connection test before saving) are never cached: each
+// gets a connection of its own, closed with its operation.
 type standardConns struct {
 	mu    sync.Mutex
 	conns map[int64]*standardConn
 }
 
 type standardConn struct {
-	stamp time.Time
-	cc    *grpc.ClientConn
+	key [sha256.Size]byte // of the settings the connection was built from
+	cc  *grpc.ClientConn
 }
 
-func (c *standardConns) get(env engine.Endpoint) (*grpc.ClientConn, error) {
+// settingsKey digests the connection settings of a standard agent, so a
+// change of any of them (not only of the environment's update time) rebuilds
+// the cached connection.
+func settingsKey(env engine.Endpoint) [sha256.Size]byte {
+	h := sha256.New()
+	for _, f := range []string{env.Host, strconv.Itoa(env.Port), env.AgentToken, env.TLSCA, env.TLSCert, env.TLSKey,
+		strconv.FormatBool(env.TLSSkipVerify)} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	var k [sha256.Size]byte
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
+// get returns the connection to env's agent and whether the caller owns it
+// (must close it after its operation: unsaved settings).
+func (c *standardConns) get(env engine.Endpoint) (*grpc.ClientConn, bool, error) {
+	if env.ID == 0 {
+		cc, err := dialStandard(env)
+		return cc, true, err
+	}
+	key := settingsKey(env)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if sc, ok := c.conns[env.ID]; ok && sc.stamp.Equal(env.UpdatedAt) {
-		return sc.cc, nil
+	if sc, ok := c.conns[env.ID]; ok && sc.key == key {
+		return sc.cc, false, nil
 	}
 	cc, err := dialStandard(env)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if old, ok := c.conns[env.ID]; ok {
 		go old.cc.Close()
 	}
-	c.conns[env.ID] = &standardConn{stamp: env.UpdatedAt, cc: cc}
-	return cc, nil
+	c.conns[env.ID] = &standardConn{key: key, cc: cc}
+	return cc, false, nil
 }
 
 func (c *standardConns) forget(envID int64) {
@@ -167,11 +192,15 @@ func (agentToken) RequireTransportSecurity() bool { return true }
 
 // operateStandard opens an Operate call to env's standard agent.
 func (s *Service) operateStandard(ctx context.Context, env engine.Endpoint) (engine.AgentStream, error) {
-	cc, err := s.standard.get(env)
+	cc, owned, err := s.standard.get(env)
 	if err != nil {
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(ctx)
+	if owned {
+		stop := cancel
+		cancel = func() { stop(); cc.Close() }
+	}
 	st, err := agentpb.NewAgentServiceClient(cc).Operate(sctx)
 	if err != nil {
 		cancel()
