@@ -1,7 +1,6 @@
 package agents_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -228,7 +227,7 @@ func (h *berth) must(want int, method, path string, body, out any, headers ...st
 	}
 }
 
-type sseEvent struct{ Name, Data string }
+type sseEvent = apitest.Event
 
 // stream opens an SSE endpoint; the channel closes when the stream ends.
 func (h *berth) stream(ctx context.Context, method, path string, body any) <-chan sseEvent {
@@ -251,27 +250,7 @@ func (h *berth) stream(ctx context.Context, method, path string, body any) <-cha
 		h.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
 	}
 	h.t.Cleanup(func() { resp.Body.Close() })
-	ch := make(chan sseEvent, 256)
-	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		var ev sseEvent
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				if ev.Name != "" || ev.Data != "" {
-					ch <- ev
-				}
-				ev = sseEvent{}
-			case strings.HasPrefix(line, "event: "):
-				ev.Name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				ev.Data += strings.TrimPrefix(line, "data: ")
-			}
-		}
-	}()
+	ch := apitest.Events(resp.Body, 256)
 	return ch
 }
 

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -172,10 +171,7 @@ func (h *harness) inspectState(id string) (state struct {
 }
 
 // sseEvent is one Server-Sent Event.
-type sseEvent struct {
-	Name string
-	Data string
-}
+type sseEvent = apitest.Event
 
 // openEvents opens an SSE endpoint and returns a channel of its events; the
 // channel closes when the stream ends. The stream is closed at cleanup.
@@ -206,27 +202,7 @@ func (h *harness) openStream(ctx context.Context, method, path string, body any)
 		h.t.Fatal(err)
 	}
 	h.t.Cleanup(func() { resp.Body.Close() })
-	ch := make(chan sseEvent, 64)
-	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		var ev sseEvent
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				if ev.Name != "" || ev.Data != "" {
-					ch <- ev
-				}
-				ev = sseEvent{}
-			case strings.HasPrefix(line, "event: "):
-				ev.Name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				ev.Data += strings.TrimPrefix(line, "data: ")
-			}
-		}
-	}()
+	ch := apitest.Events(resp.Body, 64)
 	return ch, resp
 }
 
