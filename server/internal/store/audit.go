@@ -147,3 +147,13 @@ func auditWhere(q *gorm.DB, f AuditFilter) *gorm.DB {
 	}
 	return q
 }
+
+// DeleteAuditBefore deletes the audit entries written before t (a retention
+// an administrator chose) and returns how many.
+func (s *Store) DeleteAuditBefore(ctx context.Context, t time.Time) (int64, error) {
+	res := s.db.WithContext(ctx).Where("created_at < ?", timeValue(t)).Delete(&auditRow{})
+	if res.Error != nil {
+		return 0, fmt.Errorf("store: delete old audit entries: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}

@@ -156,3 +156,30 @@ func autoUpdateName(envID *int64, containerName string) string {
 	}
 	return fmt.Sprintf("%q in environment %d", containerName, *envID)
 }
+
+// GetAutoUpdateByID returns a configuration by id, or ErrNotFound.
+func (s *Store) GetAutoUpdateByID(ctx context.Context, id int64) (AutoUpdate, error) {
+	var r autoUpdateRow
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
+		return AutoUpdate{}, fmt.Errorf("store: get auto-update %d: %w", id, translate(err))
+	}
+	return r.autoUpdate(), nil
+}
+
+// SetAutoUpdateEnabled switches a configuration on or off, or ErrNotFound.
+func (s *Store) SetAutoUpdateEnabled(ctx context.Context, id int64, enabled bool) error {
+	res := s.db.WithContext(ctx).Model(&autoUpdateRow{}).Where("id = ?", id).
+		Updates(map[string]any{"enabled": enabled, "updated_at": timeValue(now())})
+	if err := oneRow(res); err != nil {
+		return fmt.Errorf("store: switch auto-update %d: %w", id, err)
+	}
+	return nil
+}
+
+// DeleteAutoUpdateByID deletes a configuration, or ErrNotFound.
+func (s *Store) DeleteAutoUpdateByID(ctx context.Context, id int64) error {
+	if err := oneRow(s.db.WithContext(ctx).Where("id = ?", id).Delete(&autoUpdateRow{})); err != nil {
+		return fmt.Errorf("store: delete auto-update %d: %w", id, err)
+	}
+	return nil
+}

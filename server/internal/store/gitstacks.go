@@ -203,3 +203,25 @@ func (s *Store) RecordGitSync(ctx context.Context, id int64, commit, status, syn
 	}
 	return nil
 }
+
+// SetGitStackAutoUpdate switches a git stack's auto-sync schedule on or off
+// (keeping its cron expression), or ErrNotFound.
+func (s *Store) SetGitStackAutoUpdate(ctx context.Context, id int64, enabled bool) error {
+	res := s.db.WithContext(ctx).Model(&gitStackRow{}).Where("id = ?", id).
+		Updates(map[string]any{"auto_update": enabled, "updated_at": timeValue(now())})
+	if err := oneRow(res); err != nil {
+		return fmt.Errorf("store: switch auto-sync of git stack %d: %w", id, err)
+	}
+	return nil
+}
+
+// DeleteGitStackSchedule removes a git stack's auto-sync schedule: switched
+// off and its cron expression forgotten (the stack stays), or ErrNotFound.
+func (s *Store) DeleteGitStackSchedule(ctx context.Context, id int64) error {
+	res := s.db.WithContext(ctx).Model(&gitStackRow{}).Where("id = ?", id).
+		Updates(map[string]any{"auto_update": false, "auto_update_cron": "", "updated_at": timeValue(now())})
+	if err := oneRow(res); err != nil {
+		return fmt.Errorf("store: delete auto-sync of git stack %d: %w", id, err)
+	}
+	return nil
+}

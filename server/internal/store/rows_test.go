@@ -16,7 +16,7 @@ func TestRowModelsHaveNoAutoTimestamps(t *testing.T) {
 		&userRow{}, &sessionRow{}, &apiTokenRow{}, &environmentRow{}, &settingRow{}, &registryRow{},
 		&stackRow{}, &stackSecretRow{}, &gitCredentialRow{}, &gitRepositoryRow{}, &gitStackRow{},
 		&gitStackWithStack{}, &roleRow{}, &userRoleRow{}, &ldapConfigRow{}, &oidcProviderRow{},
-		&autoUpdateRow{}, &scanResultRow{}, &auditRow{},
+		&autoUpdateRow{}, &scanResultRow{}, &auditRow{}, &executionRow{}, &envScheduleRow{}, &pendingUpdateRow{},
 	}
 	cache := &sync.Map{}
 	for _, m := range models {
