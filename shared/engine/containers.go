@@ -75,6 +75,8 @@ type ContainerState struct {
 	RestartCount int
 	ExitCode     int
 	Tty          bool
+	Health       string // healthy, unhealthy, starting; "" without a health check
+	Error        string // why the engine could not start it, if so
 }
 
 // CreateSpec describes a container to create.
@@ -216,6 +218,10 @@ func (c *Client) InspectContainer(ctx context.Context, id string) (json.RawMessa
 		st.Status = string(r.State.Status)
 		st.Running, st.Paused, st.Restarting = r.State.Running, r.State.Paused, r.State.Restarting
 		st.ExitCode = r.State.ExitCode
+		st.Error = r.State.Error
+		if r.State.Health != nil {
+			st.Health = string(r.State.Health.Status)
+		}
 	}
 	if r.Config != nil {
 		st.Tty = r.Config.Tty

@@ -125,12 +125,27 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	// Long operations (pulls, pushes, scans) outlive their requests, not Berth.
 	jobReg := jobs.NewRegistry(ctx, jobTimeout, nil)
 	defer jobReg.Wait()
+	apiSrv := api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Agents: agentSvc, Jobs: jobReg,
+		Scan: scan.Config{GrypePath: cfg.GrypePath, TrivyPath: cfg.TrivyPath, GrypeDBDir: cfg.GrypeDBDir,
+			TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}, DataDir: cfg.DataDir,
+		Console: console, Node: nodeName(cfg)})
+	// Schedules run until Berth stops; then runs in progress are cancelled
+	// (an auto-update puts the old container back) and waited for.
+	schedCtx, stopSchedules := context.WithCancel(ctx)
+	schedDone := make(chan struct{})
+	go func() {
+		defer close(schedDone)
+		if err := apiSrv.Schedules().Run(schedCtx); err != nil {
+			log.Error("the scheduler stopped", "err", err)
+		}
+	}()
+	defer func() {
+		stopSchedules()
+		<-schedDone
+	}()
 	srv := &http.Server{
-		Addr: cfg.Addr(),
-		Handler: api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Agents: agentSvc, Jobs: jobReg,
-			Scan: scan.Config{GrypePath: cfg.GrypePath, TrivyPath: cfg.TrivyPath, GrypeDBDir: cfg.GrypeDBDir,
-				TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}, DataDir: cfg.DataDir,
-			Console: console}).Handler(),
+		Addr:              cfg.Addr(),
+		Handler:           apiSrv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// Requests derive from ctx, so that streams end when Berth stops.
@@ -176,6 +191,16 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// nodeName names this server among the Berth servers sharing its database:
+// host and port, the same after a restart (see schedule.Options.Node).
+func nodeName(cfg config.Config) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "berth"
+	}
+	return fmt.Sprintf("%s:%d", host, cfg.Port)
 }
 
 // announceSetup prints the one-time setup token while no user exists, so

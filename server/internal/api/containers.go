@@ -120,6 +120,7 @@ func (s *Server) removeContainer(c *gin.Context) error {
 	if err := s.containers.Remove(c.Request.Context(), env, c.Param("id"), force); err != nil {
 		return err
 	}
+	s.schedulesChanged(c) // its auto-update went with it
 	return writeJSON(c, http.StatusOK, success)
 }
 

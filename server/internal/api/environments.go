@@ -356,6 +356,7 @@ func (s *Server) updateEnvironment(c *gin.Context) error {
 	if s.agents != nil && wasEdge && env.ConnectionType != engine.AgentEdge {
 		s.agents.Forget(env.ID, "the environment is no longer an edge environment")
 	}
+	s.schedulesChanged(c) // its update check, image prune or time zone may have changed
 	return writeJSON(c, http.StatusOK, s.withAgentStatus(toEnvironmentJSON(env)))
 }
 
@@ -372,6 +373,7 @@ func (s *Server) deleteEnvironment(c *gin.Context) error {
 	if s.agents != nil {
 		s.agents.Forget(env.ID, "the environment was deleted")
 	}
+	s.schedulesChanged(c) // its schedules went with it
 	return writeJSON(c, http.StatusOK, success)
 }
 

@@ -274,6 +274,7 @@ func (s *Server) createGitStack(c *gin.Context) error {
 		return err
 	}
 	noteAudit(c, fmt.Sprint(g.ID), g.StackName)
+	s.schedulesChanged(c) // its auto-sync
 	out := toGitStackJSON(g)
 	if req.DeployNow {
 		out.JobID = s.jobs.Start(ownerOf(c), s.gitDeployJob(env, g.ID, false)).ID
@@ -300,6 +301,7 @@ func (s *Server) updateGitStack(c *gin.Context) error {
 		return err
 	}
 	noteAudit(c, fmt.Sprint(g.ID), g.StackName)
+	s.schedulesChanged(c) // its auto-sync
 	return writeJSON(c, http.StatusOK, toGitStackJSON(g))
 }
 
@@ -316,6 +318,7 @@ func (s *Server) deleteGitStack(c *gin.Context) error {
 		return err
 	}
 	noteAudit(c, fmt.Sprint(g.ID), g.StackName)
+	s.schedulesChanged(c) // its auto-sync went with it
 	return writeJSON(c, http.StatusOK, success)
 }
 

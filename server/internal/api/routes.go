@@ -103,6 +103,13 @@ func (s *Server) routes() []route {
 		{"POST", "/api/environments/{id}/test", "environments:view", EnvPath, Quiet, false, s.testEnvironment},
 		{"POST", "/api/environments/{id}/agent-token", "environments:edit", EnvPath, "environment.agent_token", false, s.issueAgentToken},
 		{"GET", "/api/environments/{id}/agent-status", "environments:view", EnvPath, "", false, s.agentStatus},
+		{"GET", "/api/environments/{id}/update-check", "environments:view", EnvPath, "", false, s.getUpdateCheck},
+		{"POST", "/api/environments/{id}/update-check", "environments:edit", EnvPath, "environment.update_check", false, s.setUpdateCheck},
+		{"GET", "/api/environments/{id}/image-prune", "environments:view", EnvPath, "", false, s.getImagePrune},
+		{"POST", "/api/environments/{id}/image-prune", "environments:edit", EnvPath, "environment.image_prune", false, s.setImagePrune},
+		{"PUT", "/api/environments/{id}/image-prune", "images:remove", EnvPath, "image.prune", false, s.pruneImagesNow},
+		{"GET", "/api/environments/{id}/timezone", "environments:view", EnvPath, "", false, s.getTimezone},
+		{"POST", "/api/environments/{id}/timezone", "environments:edit", EnvPath, "environment.timezone", false, s.setTimezone},
 
 		// Every environment the caller may view, or ?env=N alone (checked by the handler).
 		{"GET", "/api/dashboard/stats", dashboardPerm, AnyEnv, "", false, s.dashboardStats},
@@ -111,6 +118,7 @@ func (s *Server) routes() []route {
 		{"POST", "/api/containers", "containers:create", EnvQuery, "container.create", false, s.createContainer},
 		{"GET", "/api/containers/stats", "containers:view", EnvQuery, "", false, s.allContainerStats},
 		{"GET", "/api/containers/stats/stream", "containers:view", EnvQuery, "", false, s.streamContainerStats},
+		{"GET", "/api/containers/pending-updates", "containers:view", EnvQuery, "", false, s.listPendingUpdates},
 		{"GET", "/api/containers/{id}", "containers:inspect", EnvQuery, "", false, s.inspectContainer},
 		{"GET", "/api/containers/{id}/inspect", "containers:inspect", EnvQuery, "", false, s.inspectContainer},
 		{"DELETE", "/api/containers/{id}", "containers:remove", EnvQuery, "container.remove", false, s.removeContainer},
@@ -203,5 +211,25 @@ func (s *Server) routes() []route {
 		{"POST", "/api/networks/{id}/disconnect", "networks:disconnect", EnvQuery, "network.disconnect", false, s.disconnectNetwork},
 
 		{"GET", "/api/events", "containers:view", EnvQuery, "", false, s.streamEvents},
+
+		// Schedules of every kind; a schedule's environment is checked by the
+		// handler once the schedule is found (system schedules need the
+		// permission everywhere).
+		{"GET", "/api/schedules", "schedules:view", AnyEnv, "", false, s.listSchedules},
+		{"GET", "/api/schedules/executions", "schedules:view", AnyEnv, "", false, s.listExecutions},
+		{"GET", "/api/schedules/executions/{id}", "schedules:view", AnyEnv, "", false, s.getExecution},
+		{"DELETE", "/api/schedules/executions/{id}", "schedules:edit", AnyEnv, "schedule.execution_delete", false, s.deleteExecution},
+		{"GET", "/api/schedules/settings", "settings:view", NoEnv, "", false, s.getScheduleSettings},
+		{"PUT", "/api/schedules/settings", "settings:edit", NoEnv, "schedule.settings", false, s.putScheduleSettings},
+		{"POST", "/api/schedules/system/{id}/toggle", "settings:edit", NoEnv, "schedule.toggle", false, s.toggleSystemSchedule},
+		{"POST", "/api/schedules/{type}/{id}/run", "schedules:run", AnyEnv, "schedule.run", false, s.runSchedule},
+		{"POST", "/api/schedules/{type}/{id}/toggle", "schedules:edit", AnyEnv, "schedule.toggle", false, s.toggleSchedule},
+		{"DELETE", "/api/schedules/{type}/{id}", "schedules:edit", AnyEnv, "schedule.delete", false, s.deleteSchedule},
+
+		// A container's auto-update configuration, by container name.
+		{"GET", "/api/auto-update", "schedules:view", EnvQuery, "", false, s.listAutoUpdates},
+		{"GET", "/api/auto-update/{containerName}", "schedules:view", EnvQuery, "", false, s.getAutoUpdate},
+		{"POST", "/api/auto-update/{containerName}", "schedules:edit", EnvQuery, "auto_update.save", false, s.saveAutoUpdate},
+		{"DELETE", "/api/auto-update/{containerName}", "schedules:edit", EnvQuery, "auto_update.delete", false, s.deleteAutoUpdate},
 	}
 }

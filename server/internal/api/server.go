@@ -16,6 +16,7 @@ import (
 
 	"github.com/berth-dev/berth/server/internal/agents"
 	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/server/internal/autoupdate"
 	"github.com/berth-dev/berth/server/internal/containers"
 	"github.com/berth-dev/berth/server/internal/dashboard"
 	"github.com/berth-dev/berth/server/internal/events"
@@ -24,6 +25,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/license"
 	"github.com/berth-dev/berth/server/internal/scan"
+	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/server/internal/webui"
@@ -43,6 +45,9 @@ type Server struct {
 	scan       *scan.Service
 	stacks     *stacks.Service
 	git        *gitops.Service
+	autoupdate *autoupdate.Service
+	schedules  *schedule.Service
+	local      *time.Location // zone of schedules whose environment has none
 	jobs       *jobs.Registry
 	events     *events.Relay
 	dashboard  *dashboard.Service
@@ -71,6 +76,15 @@ type Deps struct {
 	// Console is the web console served outside /api; nil serves the
 	// embedded build.
 	Console *webui.Console
+	// Node names this server among those sharing the database (host and
+	// port: stable across restarts); see schedule.Options.Node.
+	Node string
+	// Timezone is the zone of schedules whose environment has none (nil:
+	// the process's local zone).
+	Timezone *time.Location
+	// UpdateGrace is how long a container recreated by an auto-update must
+	// stay up before the old one is removed (0: autoupdate.DefaultGrace).
+	UpdateGrace time.Duration
 }
 
 // New returns a Server.
@@ -81,9 +95,22 @@ func New(d Deps) *Server {
 	scanner := scan.New(d.Engines, d.Store, d.Log, d.Scan)
 	imgs := images.New(d.Engines, d.Store, d.Log, scanner)
 	stk := stacks.New(d.Store, d.Engines, imgs, d.DataDir, d.Log)
+	git := gitops.New(d.Store, stk, d.Log)
 	if d.Console == nil {
 		d.Console = webui.New()
 	}
+	if d.Timezone == nil {
+		d.Timezone = time.Local
+	}
+	au := autoupdate.New(autoupdate.Options{Engines: d.Engines, Store: d.Store, Images: imgs, Scan: scanner, Log: d.Log,
+		Grace: d.UpdateGrace})
+	sched := schedule.New(schedule.Options{Store: d.Store, Log: d.Log, Node: d.Node, Local: d.Timezone, Scanning: scanner.Enabled,
+		Runners: map[schedule.Type]schedule.Runner{
+			schedule.ContainerUpdate: schedule.RunnerFunc(au.RunContainerUpdate),
+			schedule.GitStackSync:    schedule.RunnerFunc(git.RunSync),
+			schedule.EnvUpdateCheck:  schedule.RunnerFunc(au.RunUpdateCheck),
+			schedule.ImagePrune:      schedule.RunnerFunc(imgs.RunPrune),
+		}})
 	return &Server{
 		log:        d.Log,
 		store:      d.Store,
@@ -95,7 +122,10 @@ func New(d Deps) *Server {
 		images:     imgs,
 		scan:       scanner,
 		stacks:     stk,
-		git:        gitops.New(d.Store, stk, d.Log),
+		git:        git,
+		autoupdate: au,
+		schedules:  sched,
+		local:      d.Timezone,
 		jobs:       d.Jobs,
 		events:     events.NewRelay(d.Engines, d.Log),
 		dashboard:  dashboard.New(d.Engines, stk, scanner, d.Log),
@@ -104,6 +134,10 @@ func New(d Deps) *Server {
 		now:        time.Now,
 	}
 }
+
+// Schedules returns the scheduler, which the caller runs (schedule.Service.Run)
+// for as long as the server serves.
+func (s *Server) Schedules() *schedule.Service { return s.schedules }
 
 // handler is an endpoint that returns its error instead of writing it; the
 // route table wraps it (see run).

@@ -20,6 +20,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/license"
 	"github.com/berth-dev/berth/server/internal/scan"
+	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/secret"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
@@ -34,12 +35,16 @@ type Berth struct {
 	Engines *engine.Manager
 	Jobs    *jobs.Registry
 	Agents  *agents.Service
+	// Schedules is the scheduler, running until Close.
+	Schedules *schedule.Service
 	// AgentURL is the URL edge agents dial (http://127.0.0.1:<port>).
 	AgentURL  string
 	agentPort *agents.Listener
 	srv       *httptest.Server
 
-	stopJobs context.CancelFunc
+	stopJobs      context.CancelFunc
+	stopSchedules context.CancelFunc
+	schedulesDone chan struct{}
 }
 
 // Options configure a test Berth.
@@ -72,6 +77,11 @@ type Options struct {
 	// (zero: the defaults).
 	AgentConnectRate  float64
 	AgentConnectBurst int
+	// Node names the server among those sharing its database (default: a
+	// name of its own); UpdateGrace is the auto-update's health gate
+	// (default autoupdate.DefaultGrace).
+	Node        string
+	UpdateGrace time.Duration
 }
 
 // FastArgon2 are cheap password-hash parameters for tests (recorded in each
@@ -144,11 +154,24 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	}
 	jctx, stopJobs := context.WithCancel(context.Background())
 	jobReg := jobs.NewRegistry(jctx, time.Hour, o.Now)
-	srv := httptest.NewUnstartedServer(api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
-		Engines: engines, Agents: agentSvc, Jobs: jobReg, Scan: o.Scan, DataDir: filepath.Dir(o.DBPath)}).Handler())
+	if o.Node == "" {
+		o.Node = "apitest-" + agentLn.Addr().String()
+	}
+	apiSrv := api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
+		Engines: engines, Agents: agentSvc, Jobs: jobReg, Scan: o.Scan, DataDir: filepath.Dir(o.DBPath),
+		Node: o.Node, UpdateGrace: o.UpdateGrace})
+	sctx, stopSchedules := context.WithCancel(context.Background())
+	schedulesDone := make(chan struct{})
+	go func() {
+		defer close(schedulesDone)
+		_ = apiSrv.Schedules().Run(sctx)
+	}()
+	srv := httptest.NewUnstartedServer(apiSrv.Handler())
 	if o.Addr != "" {
 		ln, err := net.Listen("tcp", o.Addr)
 		if err != nil {
+			stopSchedules()
+			<-schedulesDone
 			stopJobs()
 			closeAgents()
 			engines.Close()
@@ -160,7 +183,8 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	}
 	srv.Start()
 	return &Berth{URL: srv.URL, Store: st, Auth: authSvc, Engines: engines, Jobs: jobReg, Agents: agentSvc, AgentURL: agentURL,
-		agentPort: agentPort, srv: srv, stopJobs: stopJobs}, nil
+		Schedules: apiSrv.Schedules(), agentPort: agentPort, srv: srv, stopJobs: stopJobs, stopSchedules: stopSchedules,
+		schedulesDone: schedulesDone}, nil
 }
 
 // Client returns a keep-alive client for the server.
@@ -174,6 +198,8 @@ func (b *Berth) Close() {
 	b.Agents.Close()
 	b.srv.CloseClientConnections()
 	b.srv.Close()
+	b.stopSchedules()
+	<-b.schedulesDone
 	b.stopJobs()
 	b.Jobs.Wait()
 	b.Engines.Close()

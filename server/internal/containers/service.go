@@ -136,7 +136,8 @@ func (s *Service) Do(ctx context.Context, env store.Environment, id string, a Ac
 }
 
 // Remove deletes a container. A running (or paused, or restarting) container
-// needs force. The container's auto-update configuration goes with it.
+// needs force. The container's auto-update configuration and pending update
+// go with it.
 func (s *Service) Remove(ctx context.Context, env store.Environment, id string, force bool) error {
 	c, err := s.client(ctx, env, "remove container")
 	if err != nil {
@@ -155,6 +156,9 @@ func (s *Service) Remove(ctx context.Context, env store.Environment, id string, 
 	if _, err := s.store.DeleteAutoUpdate(ctx, &env.ID, st.Name); err != nil {
 		// The container is gone; a stale configuration is reported, not hidden.
 		return fault.Wrap(fault.Internal, "Container removed but its auto-update configuration could not be deleted", err)
+	}
+	if _, err := s.store.DeletePendingUpdate(ctx, env.ID, st.Name); err != nil {
+		return fault.Wrap(fault.Internal, "Container removed but its pending update could not be deleted", err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
@@ -170,4 +171,25 @@ func (s *Service) DeleteStack(ctx context.Context, env store.Environment, id int
 		return s.store.DeleteStack(ctx, g.StackID)
 	}
 	return err
+}
+
+// RunSync is the git_stack_sync schedule: pull git stack d.ID's repository
+// and redeploy the stack when the commit changed.
+func (s *Service) RunSync(ctx context.Context, d schedule.Definition, run *schedule.Run) error {
+	g, err := s.store.GetGitStack(ctx, d.ID)
+	if err != nil {
+		return notFound(err, errGitStackNotFound)
+	}
+	env, err := s.store.GetEnvironment(ctx, g.EnvironmentID)
+	if err != nil {
+		return err
+	}
+	res, err := s.Deploy(ctx, env, g.ID, true, func(line string) { run.Logf("%s", line) })
+	run.Detail("commit", res.Commit)
+	run.Detail("deployed", res.Deployed)
+	if err != nil {
+		return err
+	}
+	run.Logf("%s", res.Message)
+	return nil
 }

@@ -155,3 +155,9 @@ func (s *Service) TestRegistry(ctx context.Context, env store.Environment, r sto
 	}
 	return nil
 }
+
+// CredentialsFor returns the credentials of the configured registry of an
+// image reference, or nil (anonymous).
+func (s *Service) CredentialsFor(ctx context.Context, ref string) (*engine.Credentials, error) {
+	return s.credentialsFor(ctx, ref)
+}

@@ -270,3 +270,44 @@ func (s *Service) Latest(ctx context.Context, envID int64, image, scanner string
 	}
 	return r, true, nil
 }
+
+// Enabled reports whether an environment scans images (its setting is not
+// none).
+func (s *Service) Enabled(ctx context.Context, envID int64) bool {
+	setting, err := s.Setting(ctx, envID)
+	return err == nil && setting != SettingNone
+}
+
+// ScanImage scans image on env with the environment's scanners and stores
+// the results; scanned is false when the environment does not scan.
+func (s *Service) ScanImage(ctx context.Context, env store.Environment, image string) (results []Result, scanned bool, err error) {
+	names, err := s.scannersFor(ctx, env.ID, "")
+	if err != nil || len(names) == 0 {
+		return nil, false, err
+	}
+	results, err = s.scanAll(ctx, env, image, names, func(int, string) {})
+	if err != nil {
+		return nil, true, err
+	}
+	return results, true, nil
+}
+
+// Stored returns the newest stored result of image (an id or a name) on
+// env from each of the environment's scanners that has one.
+func (s *Service) Stored(ctx context.Context, env store.Environment, image string) ([]Result, error) {
+	names, err := s.scannersFor(ctx, env.ID, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for _, n := range names {
+		r, found, err := s.Latest(ctx, env.ID, image, n)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}

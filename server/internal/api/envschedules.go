@@ -1,0 +1,197 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/berth-dev/berth/server/internal/autoupdate"
+	"github.com/berth-dev/berth/server/internal/schedule"
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
+)
+
+// updateCheckSettings is the wire form of an environment's update check.
+type updateCheckSettings struct {
+	Enabled               bool   `json:"enabled"`
+	Cron                  string `json:"cron"`
+	AutoUpdate            bool   `json:"autoUpdate"`
+	VulnerabilityCriteria string `json:"vulnerabilityCriteria"`
+}
+
+func (s *Server) getUpdateCheck(c *gin.Context) error {
+	es, err := s.store.GetEnvSchedule(c.Request.Context(), envOf(c).ID, store.EnvUpdateCheck)
+	if err != nil {
+		return notFoundAs(err, errEnvNotFound)
+	}
+	return writeJSON(c, http.StatusOK, map[string]any{"settings": updateCheckSettings{Enabled: es.Enabled, Cron: es.CronExpression,
+		AutoUpdate: es.AutoUpdate, VulnerabilityCriteria: es.VulnerabilityCriteria}})
+}
+
+// setUpdateCheck saves an environment's update check; absent fields keep
+// their value.
+func (s *Server) setUpdateCheck(c *gin.Context) error {
+	ctx := c.Request.Context()
+	es, err := s.store.GetEnvSchedule(ctx, envOf(c).ID, store.EnvUpdateCheck)
+	if err != nil {
+		return notFoundAs(err, errEnvNotFound)
+	}
+	var req struct {
+		Enabled               *bool   `json:"enabled"`
+		Cron                  *string `json:"cron"`
+		CronExpression        *string `json:"cronExpression"`
+		AutoUpdate            *bool   `json:"autoUpdate"`
+		VulnerabilityCriteria *string `json:"vulnerabilityCriteria"`
+	}
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	setFlag(&es.Enabled, req.Enabled)
+	setFlag(&es.AutoUpdate, req.AutoUpdate)
+	if cron := first(req.Cron, req.CronExpression); req.Cron != nil || req.CronExpression != nil {
+		es.CronExpression = strings.Join(strings.Fields(cron), " ")
+	}
+	if _, err := schedule.ParseCron(es.CronExpression); err != nil {
+		return err
+	}
+	if req.VulnerabilityCriteria != nil {
+		if es.VulnerabilityCriteria, err = autoupdate.CheckCriteria(*req.VulnerabilityCriteria); err != nil {
+			return err
+		}
+	}
+	if err := s.store.SaveEnvSchedule(ctx, &es); err != nil {
+		return notFoundAs(err, errEnvNotFound)
+	}
+	s.schedulesChanged(c)
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "settings": updateCheckSettings{Enabled: es.Enabled,
+		Cron: es.CronExpression, AutoUpdate: es.AutoUpdate, VulnerabilityCriteria: es.VulnerabilityCriteria}})
+}
+
+// imagePruneSettings is the wire form of an environment's image prune.
+type imagePruneSettings struct {
+	Enabled        bool   `json:"enabled"`
+	CronExpression string `json:"cronExpression"`
+	PruneMode      string `json:"pruneMode"`
+}
+
+func (s *Server) getImagePrune(c *gin.Context) error {
+	es, err := s.store.GetEnvSchedule(c.Request.Context(), envOf(c).ID, store.EnvImagePrune)
+	if err != nil {
+		return notFoundAs(err, errEnvNotFound)
+	}
+	return writeJSON(c, http.StatusOK, map[string]any{"settings": imagePruneSettings{Enabled: es.Enabled,
+		CronExpression: es.CronExpression, PruneMode: es.PruneMode}})
+}
+
+// setImagePrune saves an environment's image prune; absent fields keep
+// their value.
+func (s *Server) setImagePrune(c *gin.Context) error {
+	ctx := c.Request.Context()
+	es, err := s.store.GetEnvSchedule(ctx, envOf(c).ID, store.EnvImagePrune)
+	if err != nil {
+		return notFoundAs(err, errEnvNotFound)
+	}
+	var req struct {
+		Enabled        *bool   `json:"enabled"`
+		CronExpression *string `json:"cronExpression"`
+		Cron           *string `json:"cron"`
+		PruneMode      *string `json:"pruneMode"`
+	}
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	setFlag(&es.Enabled, req.Enabled)
+	if cron := first(req.CronExpression, req.Cron); req.CronExpression != nil || req.Cron != nil {
+		es.CronExpression = strings.Join(strings.Fields(cron), " ")
+	}
+	if _, err := schedule.ParseCron(es.CronExpression); err != nil {
+		return err
+	}
+	if req.PruneMode != nil {
+		switch *req.PruneMode {
+		case "dangling", "all":
+			es.PruneMode = *req.PruneMode
+		default:
+			return fault.Invalidf("Invalid pruneMode %q: use dangling or all", *req.PruneMode)
+		}
+	}
+	if err := s.store.SaveEnvSchedule(ctx, &es); err != nil {
+		return notFoundAs(err, errEnvNotFound)
+	}
+	s.schedulesChanged(c)
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "settings": imagePruneSettings{Enabled: es.Enabled,
+		CronExpression: es.CronExpression, PruneMode: es.PruneMode}})
+}
+
+// pruneImagesNow runs the environment's image prune now and answers when it
+// finished.
+func (s *Server) pruneImagesNow(c *gin.Context) error {
+	e, done, err := s.schedules.Trigger(c.Request.Context(), schedule.ImagePrune, envOf(c).ID, schedule.TriggerManual)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-done:
+	case <-c.Request.Context().Done():
+		return c.Request.Context().Err()
+	}
+	if e, err = s.store.GetExecution(c.Request.Context(), e.ID); err != nil {
+		return err
+	}
+	if e.Status != store.ExecutionSuccess {
+		msg := "Image prune failed"
+		if e.ErrorMessage != nil {
+			msg = *e.ErrorMessage
+		}
+		return fault.New(fault.Invalid, msg)
+	}
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "execution": toExecutionJSON(e)})
+}
+
+func (s *Server) getTimezone(c *gin.Context) error {
+	env := envOf(c)
+	tz := zoneLabel(s.local)
+	if env.Timezone != nil {
+		tz = *env.Timezone
+	}
+	return writeJSON(c, http.StatusOK, map[string]string{"timezone": tz})
+}
+
+// setTimezone sets the zone of an environment's schedules (an IANA name;
+// "" goes back to the server's).
+func (s *Server) setTimezone(c *gin.Context) error {
+	var req struct {
+		Timezone *string `json:"timezone"`
+	}
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.Timezone == nil {
+		return fault.New(fault.Invalid, "timezone is required")
+	}
+	tz := strings.TrimSpace(*req.Timezone)
+	var value *string
+	if tz != "" {
+		if _, err := time.LoadLocation(tz); err != nil || strings.EqualFold(tz, "local") {
+			return fault.New(fault.Invalid, "Invalid timezone")
+		}
+		value = &tz
+	}
+	if err := s.store.SetEnvironmentTimezone(c.Request.Context(), envOf(c).ID, value); err != nil {
+		return notFoundAs(err, errEnvNotFound)
+	}
+	s.schedulesChanged(c)
+	if tz == "" {
+		tz = zoneLabel(s.local)
+	}
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "timezone": tz})
+}
+
+// setFlag sets *dst to *src when src is given.
+func setFlag(dst, src *bool) {
+	if src != nil {
+		*dst = *src
+	}
+}
