@@ -128,7 +128,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	apiSrv := api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Agents: agentSvc, Jobs: jobReg,
 		Scan: scan.Config{GrypePath: cfg.GrypePath, TrivyPath: cfg.TrivyPath, GrypeDBDir: cfg.GrypeDBDir,
 			TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}, DataDir: cfg.DataDir,
-		Console: console, Node: nodeName(cfg)})
+		Console: console, Node: nodeName(cfg), UpdateGrace: cfg.AutoUpdateGrace})
 	// Schedules run until Berth stops; then runs in progress are cancelled
 	// (an auto-update puts the old container back) and waited for.
 	schedCtx, stopSchedules := context.WithCancel(ctx)

@@ -31,6 +31,10 @@ type Config struct {
 	ScannerOffline    bool       // SCANNER_OFFLINE=true: never update the scanners' databases
 	WebDir            string     // WEB_DIR: serve the console from this directory (a `vite build` output) instead of the embedded one
 
+	// AUTO_UPDATE_GRACE: how long a container recreated by an auto-update must
+	// stay up (running, not unhealthy) before the old one is removed; default 30s.
+	AutoUpdateGrace time.Duration
+
 	// Edge agents dial this gRPC listener (server/internal/agents).
 	AgentHost      string        // AGENT_HOST: listen address of the agent port; default HOST
 	AgentPort      int           // AGENT_PORT: default 3001; 0 turns the listener (and edge agents) off
@@ -103,6 +107,13 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	}
 	c.AgentTLSCert, c.AgentTLSKey = getenv("AGENT_TLS_CERT"), getenv("AGENT_TLS_KEY")
 	c.AgentPublicURL, c.AgentImage = getenv("AGENT_PUBLIC_URL"), getenv("AGENT_IMAGE")
+	if v := getenv("AUTO_UPDATE_GRACE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return Config{}, fmt.Errorf("AUTO_UPDATE_GRACE: %q is not a positive duration", v)
+		}
+		c.AutoUpdateGrace = d
+	}
 	if v := getenv("AGENT_HEARTBEAT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {

@@ -43,6 +43,13 @@ func TestLoad(t *testing.T) {
 		{name: "agent cert without key", env: map[string]string{"AGENT_TLS_CERT": "/c.pem"}, wantErr: true},
 		{name: "bad heartbeat", env: map[string]string{"AGENT_HEARTBEAT": "soon"}, wantErr: true},
 		{
+			name: "auto-update grace",
+			env:  map[string]string{"AUTO_UPDATE_GRACE": "45s"},
+			want: Config{Port: 3000, DataDir: "./data", DatabaseURL: "data/berth.db", LogLevel: slog.LevelInfo, LocalSocket: "/var/run/docker.sock",
+				AgentPort: 3001, AgentHeartbeat: 10 * time.Second, AutoUpdateGrace: 45 * time.Second},
+		},
+		{name: "bad auto-update grace", env: map[string]string{"AUTO_UPDATE_GRACE": "0s"}, wantErr: true},
+		{
 			name: "flags win over environment",
 			env:  map[string]string{"PORT": "8080", "DATABASE_URL": "postgres://u:p@db/berth"},
 			args: []string{"-port", "9090", "-log-level", "warn"},

@@ -21,6 +21,7 @@ export const routeTable = [
   { name: 'stackNew', pattern: '/stacks/new', parent: 'stacks' },
   { name: 'stack', pattern: '/stacks/:name', parent: 'stacks' },
   { name: 'gitStack', pattern: '/git/stacks/:id', parent: 'stacks' },
+  { name: 'schedules', pattern: '/schedules', nav: { label: 'Schedules', group: 'Docker' } },
   { name: 'git', pattern: '/git', nav: { label: 'Git', group: 'Sources' } },
   { name: 'registries', pattern: '/registries', nav: { label: 'Registries', group: 'Sources' } },
   { name: 'environments', pattern: '/environments', nav: { label: 'Environments', group: 'Administration' } },

@@ -22,6 +22,7 @@ export const screens: Record<RouteName, () => Promise<ScreenModule>> = {
   stackNew: () => import('./StackCreateScreen.svelte'),
   stack: () => import('./StackDetailScreen.svelte'),
   gitStack: () => import('./GitStackScreen.svelte'),
+  schedules: () => import('./SchedulesScreen.svelte'),
   git: () => import('./GitScreen.svelte'),
   registries: () => import('./RegistriesScreen.svelte'),
   environments: () => import('./EnvironmentsScreen.svelte'),

@@ -1,0 +1,128 @@
+// API calls of the Schedules screen and of a container's auto-update settings:
+// the schedules list (spec "Schedule info"), executions (COMPAT.md), run,
+// toggle and delete, and the auto-update configuration of a container (spec
+// "Auto-update configuration" and its state table). The types list only what
+// the console reads.
+import { request } from './api';
+
+export type ScheduleType = 'container_update' | 'git_stack_sync' | 'env_update_check' | 'image_prune' | 'system_cleanup';
+export type VulnerabilityCriteria = 'never' | 'any' | 'critical_high' | 'critical' | 'more_than_current';
+
+/** One run of a schedule. */
+export interface Execution {
+  id: number;
+  scheduleType: ScheduleType;
+  scheduleId: number;
+  environmentId: number | null;
+  entityName: string;
+  triggeredBy: 'cron' | 'manual' | 'webhook' | string;
+  triggeredAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  /** Milliseconds. */
+  duration: number | null;
+  status: 'running' | 'success' | 'failed' | 'skipped' | string;
+  errorMessage: string | null;
+  details: Record<string, unknown> | null;
+  logs: string;
+}
+
+/** A schedules list entry. */
+export interface Schedule {
+  id: number;
+  type: ScheduleType;
+  name: string;
+  entityName: string;
+  description?: string;
+  environmentId: number | null;
+  environmentName: string | null;
+  enabled: boolean;
+  scheduleType: 'daily' | 'weekly' | 'custom' | string;
+  cronExpression: string | null;
+  /** The zone the cron expression is read in (IANA name, or the server's). */
+  timezone?: string;
+  /** ISO 8601 with the zone's offset; null when disabled. */
+  nextRun: string | null;
+  lastExecution: Execution | null;
+  recentExecutions: Execution[];
+  isSystem: boolean;
+  envHasScanning?: boolean;
+  vulnerabilityCriteria?: VulnerabilityCriteria | null;
+  autoUpdate?: boolean;
+  pruneMode?: string;
+}
+
+export interface ExecutionPage {
+  executions: Execution[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+export interface RunResult {
+  success: boolean;
+  message?: string;
+  executionId: number;
+  /** With wait: the finished execution. */
+  execution?: Execution;
+}
+
+const enc = encodeURIComponent;
+
+export async function listSchedules(): Promise<Schedule[]> {
+  const r = await request<{ schedules?: Schedule[] }>('GET', '/api/schedules');
+  return Array.isArray(r?.schedules) ? r.schedules : [];
+}
+
+export function listExecutions(q: { scheduleType?: ScheduleType; scheduleId?: number; limit?: number; offset?: number }): Promise<ExecutionPage> {
+  return request('GET', '/api/schedules/executions', { query: q });
+}
+
+export function getExecution(id: number): Promise<Execution> {
+  return request('GET', `/api/schedules/executions/${id}`);
+}
+
+/** Runs a schedule now; with wait the answer comes once the run finished. */
+export function runSchedule(type: ScheduleType, id: number, wait = false): Promise<RunResult> {
+  return request('POST', `/api/schedules/${enc(type)}/${id}/run`, { query: { wait: wait || undefined } });
+}
+
+/** Switches a schedule on or off (system schedules through their own endpoint). */
+export function toggleSchedule(s: Pick<Schedule, 'type' | 'id' | 'isSystem'>): Promise<{ success: boolean; enabled: boolean }> {
+  if (s.isSystem) return request('POST', `/api/schedules/system/${s.id}/toggle`);
+  return request('POST', `/api/schedules/${enc(s.type)}/${s.id}/toggle`);
+}
+
+export function deleteSchedule(type: ScheduleType, id: number): Promise<{ success: boolean }> {
+  return request('DELETE', `/api/schedules/${enc(type)}/${id}`);
+}
+
+// ---------------------------------------------------------------- auto-update
+
+/** A container's auto-update configuration; without one (enabled false) the defaults. */
+export interface AutoUpdate {
+  id?: number;
+  containerName?: string;
+  environmentId?: number | null;
+  enabled: boolean;
+  scheduleType: string;
+  cronExpression: string;
+  vulnerabilityCriteria: VulnerabilityCriteria;
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+export function getAutoUpdate(env: number, containerName: string): Promise<AutoUpdate> {
+  return request('GET', `/api/auto-update/${enc(containerName)}`, { query: { env } });
+}
+
+export interface AutoUpdateChange {
+  enabled: boolean;
+  cronExpression?: string;
+  vulnerabilityCriteria?: VulnerabilityCriteria;
+}
+
+/** Creates or updates (enabled true) or deletes (enabled false) the configuration. */
+export function saveAutoUpdate(env: number, containerName: string, change: AutoUpdateChange): Promise<AutoUpdate | { success: true; deleted: true }> {
+  return request('POST', `/api/auto-update/${enc(containerName)}`, { query: { env }, body: change });
+}
