@@ -16,10 +16,14 @@
 # they dominate the setup: Trivy 10 min, then Grype 5 min (one after the other;
 # each build uses both cores), then both databases about 45 s. Warm: about 1 s.
 #
-# Databases: each lists ONE made-up vulnerability, CVE-2099-0001 in the Debian 12
-# package berth-demo 1.0-1 (fixed in 1.0-2), severity High, CVSS 3.1 7.5
-# (CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:N/A:N), description "Berth test
-# vulnerability", reference https://example.invalid/CVE-2099-0001. They are written
+# Databases: each lists two made-up vulnerabilities of Debian 12 packages, fixed in
+# 1.0-2 (the images carry 1.0-1):
+#   CVE-2099-0001 in berth-demo, severity High, CVSS 3.1 7.5
+#     (CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:N/A:N), description "Berth test
+#     vulnerability", reference https://example.invalid/CVE-2099-0001;
+#   CVE-2099-0002 in berth-crit, severity Critical, CVSS 3.1 9.8
+#     (CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H), description "Berth critical
+#     test vulnerability", reference https://example.invalid/CVE-2099-0002. They are written
 # by the scanners' own database libraries (scripts/scanners/trivydb: trivy-db;
 # scripts/scanners/grypedb: grype/db v6) into $BERTH_SCANNER_DB/<tool>-<version>/,
 # and regenerated when the generator, the scanner or Go changes (a fingerprint):
@@ -41,13 +45,15 @@
 # Images (docker import, no registry; busybox from busybox-static):
 #   berth-test/debian-vuln:1    "Debian 12" (/etc/os-release, /etc/debian_version 12.5) with a
 #                               dpkg status listing berth-demo 1.0-1 and berth-clean 2.0-1
-#   berth-test/debian-clean:1   the same without berth-demo: both scanners find nothing
+#   berth-test/debian-crit:1    the same with berth-crit 1.0-1 instead of berth-demo: one Critical
+#   berth-test/debian-clean:1   the same without either: both scanners find nothing
 # Trivy recognises Debian only with /etc/debian_version (os-release alone gives
 # "Unsupported os" and no findings). Change an image's contents → bump its tag.
 
 BERTH_SCANNER_DB=${BERTH_SCANNER_DB:-${HOME}/.cache/berth/scanner-db}
 BERTH_SCAN_IMAGE=berth-test/debian-vuln:1
 BERTH_SCAN_CLEAN_IMAGE=berth-test/debian-clean:1
+BERTH_SCAN_CRIT_IMAGE=berth-test/debian-crit:1
 
 BERTH_SCANNERS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../scanners" && pwd)
 
@@ -147,10 +153,26 @@ ensure_grype_db() {
 	mv "$tmp" "$state"
 }
 
-# scan_image_root DIR WITH_DEMO: fill DIR with the root of a Debian-12-like image.
+# fixture_package NAME VERSION SUMMARY DETAIL: a dpkg status entry of a test package.
+fixture_package() {
+	cat <<EOF
+Package: $1
+Status: install ok installed
+Priority: optional
+Section: misc
+Installed-Size: 1
+Maintainer: Berth Tests <tests@berth.invalid>
+Architecture: $(dpkg --print-architecture)
+Version: $2
+Description: $3
+ $4
+EOF
+}
+
+# scan_image_root DIR VULNERABLE_PACKAGE: fill DIR with the root of a Debian-12-like
+# image listing berth-clean and, unless it is "", VULNERABLE_PACKAGE 1.0-1.
 scan_image_root() {
-	local root=$1 with_demo=$2 applet arch
-	arch=$(dpkg --print-architecture)
+	local root=$1 vulnerable=$2 applet
 	chmod 0755 "$root"
 	mkdir -p "$root/bin" "$root/etc" "$root/root" "$root/tmp" "$root/var/lib/dpkg"
 	chmod 1777 "$root/tmp"
@@ -173,37 +195,18 @@ BUG_REPORT_URL="https://bugs.debian.org/"
 EOF
 	echo 12.5 >"$root/etc/debian_version"
 	{
-		if [[ $with_demo == 1 ]]; then
-			cat <<EOF
-Package: berth-demo
-Status: install ok installed
-Priority: optional
-Section: misc
-Installed-Size: 1
-Maintainer: Berth Tests <tests@berth.invalid>
-Architecture: ${arch}
-Version: 1.0-1
-Description: Berth test package with a known vulnerability
- A fixture of Berth's image scan tests: CVE-2099-0001 affects this version.
-
-EOF
-		fi
-		cat <<EOF
-Package: berth-clean
-Status: install ok installed
-Priority: optional
-Section: misc
-Installed-Size: 1
-Maintainer: Berth Tests <tests@berth.invalid>
-Architecture: ${arch}
-Version: 2.0-1
-Description: Berth test package without known vulnerabilities
- A fixture of Berth's image scan tests.
-EOF
+		case $vulnerable in
+		berth-demo) fixture_package berth-demo 1.0-1 "Berth test package with a known vulnerability" \
+			"A fixture of Berth's image scan tests: CVE-2099-0001 affects this version." && echo ;;
+		berth-crit) fixture_package berth-crit 1.0-1 "Berth test package with a known critical vulnerability" \
+			"A fixture of Berth's image scan tests: CVE-2099-0002 affects this version." && echo ;;
+		esac
+		fixture_package berth-clean 2.0-1 "Berth test package without known vulnerabilities" \
+			"A fixture of Berth's image scan tests."
 	} >"$root/var/lib/dpkg/status"
 }
 
-# build_scan_image IMAGE WITH_DEMO: docker import a Debian-12-like image as IMAGE.
+# build_scan_image IMAGE VULNERABLE_PACKAGE: docker import a Debian-12-like image as IMAGE.
 build_scan_image() {
 	local root
 	apt_install busybox-static
@@ -215,18 +218,21 @@ build_scan_image() {
 }
 
 ensure_scanners() {
-	local image with_demo
+	local image vulnerable
 	# Built one after the other: on 2 cores each build uses both.
 	berth_trivy=$("$BERTH_SCANNERS_DIR/build-scanner.sh" trivy) || die "building Trivy failed"
 	berth_grype=$("$BERTH_SCANNERS_DIR/build-scanner.sh" grype) || die "building Grype failed"
 	ensure_trivy_db
 	ensure_grype_db
-	for image in "$BERTH_SCAN_IMAGE" "$BERTH_SCAN_CLEAN_IMAGE"; do
+	for image in "$BERTH_SCAN_IMAGE" "$BERTH_SCAN_CRIT_IMAGE" "$BERTH_SCAN_CLEAN_IMAGE"; do
 		docker image inspect "$image" >/dev/null 2>&1 && continue
 		log "building $image"
-		with_demo=0
-		[[ $image == "$BERTH_SCAN_IMAGE" ]] && with_demo=1
-		build_scan_image "$image" "$with_demo"
+		case $image in
+		"$BERTH_SCAN_IMAGE") vulnerable=berth-demo ;;
+		"$BERTH_SCAN_CRIT_IMAGE") vulnerable=berth-crit ;;
+		*) vulnerable= ;;
+		esac
+		build_scan_image "$image" "$vulnerable"
 	done
 }
 
@@ -238,5 +244,6 @@ BERTH_TEST_TRIVY_CACHE=${berth_trivy_cache}
 BERTH_TEST_GRYPE_DB=${berth_grype_db}
 BERTH_TEST_SCAN_IMAGE=${BERTH_SCAN_IMAGE}
 BERTH_TEST_SCAN_CLEAN_IMAGE=${BERTH_SCAN_CLEAN_IMAGE}
+BERTH_TEST_SCAN_CRIT_IMAGE=${BERTH_SCAN_CRIT_IMAGE}
 ENV
 }

@@ -1,7 +1,8 @@
 // Command trivydb writes a tiny Trivy vulnerability database for Berth's scan
 // tests: trivy.db and metadata.json in the directory given by -dir (Trivy reads
-// them from <cache-dir>/db). It lists one made-up vulnerability, CVE-2099-0001,
-// in the Debian package berth-demo of Debian 12, fixed in 1.0-2.
+// them from <cache-dir>/db). It lists two made-up vulnerabilities of Debian 12
+// packages, both fixed in 1.0-2: CVE-2099-0001 (High) in berth-demo and
+// CVE-2099-0002 (Critical) in berth-crit.
 //
 // The database is built by trivy-db's own pipeline (vulndb.TrivyDB.Build): a
 // data source puts the advisory and the vulnerability details the way trivy-db's
@@ -27,19 +28,28 @@ import (
 	"github.com/aquasecurity/trivy-db/pkg/vulnsrc/vulnerability"
 )
 
-// The fixture; internal/scan/testdata/trivy-*.json show what Trivy reports for it.
+// The fixture; internal/scan/testdata/trivy-*.json show what Trivy reports for
+// CVE-2099-0001.
 const (
-	vulnID       = "CVE-2099-0001"
-	pkgName      = "berth-demo"
 	debianMajor  = "12" // bookworm
 	fixedVersion = "1.0-2"
-	title        = "Berth test vulnerability"
-	description  = "Berth test vulnerability"
-	reference    = "https://example.invalid/CVE-2099-0001"
-	cvssVector   = "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:N/A:N"
-	cvssScore    = 7.5
 	sourceName   = "berth-fixture"
 )
+
+// vuln is one made-up vulnerability of the fixture.
+type vuln struct {
+	id, pkg, title string
+	severity       types.Severity
+	cvssVector     string
+	cvssScore      float64
+}
+
+var vulns = []vuln{
+	{"CVE-2099-0001", "berth-demo", "Berth test vulnerability", types.SeverityHigh,
+		"CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:N/A:N", 7.5},
+	{"CVE-2099-0002", "berth-crit", "Berth critical test vulnerability", types.SeverityCritical,
+		"CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H", 9.8},
+}
 
 // Fixed dates, so that the findings do not change from one build to the next.
 var published = time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -52,15 +62,6 @@ func (source) Name() types.SourceID { return sourceName }
 func (s source) Update(string) error {
 	platform := bucket.NewDebian(debianMajor).Name() // "debian 12"
 	return s.dbc.BatchUpdate(func(tx *bolt.Tx) error {
-		// As trivy-db's Debian source: the per-package advisory (fix and the
-		// distribution's severity), a short title, and the bucket's data source.
-		advisory := types.Advisory{FixedVersion: fixedVersion, Severity: types.SeverityHigh}
-		if err := s.dbc.PutAdvisoryDetail(tx, vulnID, pkgName, []string{platform}, advisory); err != nil {
-			return err
-		}
-		if err := s.dbc.PutVulnerabilityDetail(tx, vulnID, vulnerability.Debian, types.VulnerabilityDetail{Title: title}); err != nil {
-			return err
-		}
 		if err := s.dbc.PutDataSource(tx, platform, types.DataSource{
 			ID:   vulnerability.Debian,
 			Name: "Debian Security Tracker",
@@ -68,21 +69,39 @@ func (s source) Update(string) error {
 		}); err != nil {
 			return err
 		}
-		// As trivy-db's NVD source: CVSS, severity, description, references, dates.
-		if err := s.dbc.PutVulnerabilityDetail(tx, vulnID, vulnerability.NVD, types.VulnerabilityDetail{
-			ID:               vulnID,
-			CvssScoreV3:      cvssScore,
-			CvssVectorV3:     cvssVector,
-			SeverityV3:       types.SeverityHigh,
-			References:       []string{reference},
-			Description:      description,
-			PublishedDate:    &published,
-			LastModifiedDate: &published,
-		}); err != nil {
-			return err
+		for _, v := range vulns {
+			if err := s.put(tx, platform, v); err != nil {
+				return err
+			}
 		}
-		return s.dbc.PutVulnerabilityID(tx, vulnID)
+		return nil
 	})
+}
+
+// put writes v as trivy-db's Debian source (the per-package advisory with the
+// fix and the distribution's severity, a short title) and its NVD source
+// (CVSS, severity, description, references, dates) do.
+func (s source) put(tx *bolt.Tx, platform string, v vuln) error {
+	advisory := types.Advisory{FixedVersion: fixedVersion, Severity: v.severity}
+	if err := s.dbc.PutAdvisoryDetail(tx, v.id, v.pkg, []string{platform}, advisory); err != nil {
+		return err
+	}
+	if err := s.dbc.PutVulnerabilityDetail(tx, v.id, vulnerability.Debian, types.VulnerabilityDetail{Title: v.title}); err != nil {
+		return err
+	}
+	if err := s.dbc.PutVulnerabilityDetail(tx, v.id, vulnerability.NVD, types.VulnerabilityDetail{
+		ID:               v.id,
+		CvssScoreV3:      v.cvssScore,
+		CvssVectorV3:     v.cvssVector,
+		SeverityV3:       v.severity,
+		References:       []string{"https://example.invalid/" + v.id},
+		Description:      v.title,
+		PublishedDate:    &published,
+		LastModifiedDate: &published,
+	}); err != nil {
+		return err
+	}
+	return s.dbc.PutVulnerabilityID(tx, v.id)
 }
 
 func main() {

@@ -295,7 +295,8 @@ func TestAutoUpdateRollsBackWhenTheNewContainerExits(t *testing.T) {
 // With scanning on, criteria critical_high blocks a v2 with a high
 // vulnerability (the scanner fixture's CVE-2099-0001): the execution is
 // skipped with the reason and the container stays on v1. critical lets the
-// same image through.
+// same image through, then blocks a v3 with a critical one (CVE-2099-0002):
+// the container stays on v2 and the tag does not move.
 func TestAutoUpdateBlockedByVulnerabilityCriteria(t *testing.T) {
 	t.Parallel()
 	env := requireScanners(t)
@@ -303,8 +304,8 @@ func TestAutoUpdateBlockedByVulnerabilityCriteria(t *testing.T) {
 	h.must(200, "POST", "/api/settings/scanner?env=1", map[string]string{"scanner": scan.ScannerB}, nil)
 	ref := reg.host + "/berth-test/au-scan-" + h.label + ":1"
 	name := "au-scan-" + h.label
-	var v1, v2 string
-	enginetest.RemoveImages(t, h.label, &v1, &v2)
+	var v1, v2, v3 string
+	enginetest.RemoveImages(t, h.label, &v1, &v2, &v3)
 	v1 = enginetest.BuildImage(t, env.clean, ref, h.label, "LABEL version=1")
 	enginetest.Push(t, ref, reg.user, reg.password)
 	var ct struct{ ID string }
@@ -333,8 +334,24 @@ func TestAutoUpdateBlockedByVulnerabilityCriteria(t *testing.T) {
 
 	h.autoUpdate(name, "critical")
 	e = h.runSchedule("container_update", id)
-	if e.Status != "success" || inspect(t, name).Image != v2 {
+	onV2 := inspect(t, name)
+	if e.Status != "success" || onV2.Image != v2 {
 		t.Fatalf("criteria critical with only a high vulnerability = %+v\n%s", e, e.Logs)
+	}
+
+	v3 = enginetest.BuildImage(t, env.crit, ref, h.label, "LABEL version=3")
+	enginetest.Push(t, ref, reg.user, reg.password)
+	enginetest.TagImage(t, v2, ref)
+	e = h.runSchedule("container_update", id)
+	if e.Status != "skipped" || e.ErrorMessage == nil || !strings.Contains(*e.ErrorMessage, "blocked") ||
+		!strings.Contains(*e.ErrorMessage, "1 critical vulnerabilities (criteria: critical)") {
+		t.Fatalf("criteria critical with a critical vulnerability = %+v\n%s", e, e.Logs)
+	}
+	if after := inspect(t, name); after.ID != onV2.ID || after.Image != v2 || !after.State.Running {
+		t.Errorf("after the critical block: %s on %s, want %s on %s", after.ID, after.Image, onV2.ID, v2)
+	}
+	if enginetest.ImageID(t, ref) != v2 {
+		t.Error("the tag moved although the update was blocked")
 	}
 }
 

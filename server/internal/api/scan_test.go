@@ -18,18 +18,22 @@ import (
 )
 
 // scanEnv is what scripts/test-env.sh prepares: both scanners built from the
-// module proxy, offline databases listing CVE-2099-0001, and two images.
+// module proxy, offline databases listing CVE-2099-0001 (High) and
+// CVE-2099-0002 (Critical), and three images.
 type scanEnv struct {
 	cfg              scan.Config
 	vulnImage, clean string
+	crit             string // one critical vulnerability (CVE-2099-0002)
 }
 
 func requireScanners(t *testing.T) scanEnv {
 	t.Helper()
 	e := scanEnv{cfg: scan.Config{GrypePath: os.Getenv("BERTH_TEST_GRYPE"), TrivyPath: os.Getenv("BERTH_TEST_TRIVY"),
 		GrypeDBDir: os.Getenv("BERTH_TEST_GRYPE_DB"), TrivyCacheDir: os.Getenv("BERTH_TEST_TRIVY_CACHE"), Offline: true},
-		vulnImage: os.Getenv("BERTH_TEST_SCAN_IMAGE"), clean: os.Getenv("BERTH_TEST_SCAN_CLEAN_IMAGE")}
-	enginetest.RequireEnv(t, "scanners", "BERTH_TEST_GRYPE", "BERTH_TEST_TRIVY", "BERTH_TEST_SCAN_IMAGE", "BERTH_TEST_SCAN_CLEAN_IMAGE")
+		vulnImage: os.Getenv("BERTH_TEST_SCAN_IMAGE"), clean: os.Getenv("BERTH_TEST_SCAN_CLEAN_IMAGE"),
+		crit: os.Getenv("BERTH_TEST_SCAN_CRIT_IMAGE")}
+	enginetest.RequireEnv(t, "scanners", "BERTH_TEST_GRYPE", "BERTH_TEST_TRIVY", "BERTH_TEST_SCAN_IMAGE",
+		"BERTH_TEST_SCAN_CLEAN_IMAGE", "BERTH_TEST_SCAN_CRIT_IMAGE")
 	return e
 }
 
@@ -83,6 +87,19 @@ func TestScanWithBothRealScanners(t *testing.T) {
 		h.must(200, "POST", "/api/images/scan?env=1", map[string]string{"imageName": env.clean, "scanner": scanner}, &clean)
 		if clean.Stage != "complete" || clean.Result.Summary.Total() != 0 || len(clean.Result.Vulnerabilities) != 0 {
 			t.Errorf("%s on the clean image: %+v", scanner, clean.Result)
+		}
+
+		var crit struct {
+			Stage  string
+			Result scan.Result
+		}
+		h.must(200, "POST", "/api/images/scan?env=1", map[string]string{"imageName": env.crit, "scanner": scanner}, &crit)
+		if crit.Stage != "complete" || crit.Result.Summary != (scan.Summary{Critical: 1}) || len(crit.Result.Vulnerabilities) != 1 {
+			t.Fatalf("%s on the critical image: %+v", scanner, crit.Result)
+		}
+		if v := crit.Result.Vulnerabilities[0]; v.ID != "CVE-2099-0002" || v.Severity != "critical" || v.Package != "berth-crit" ||
+			v.Version != "1.0-1" || v.FixedVersion != "1.0-2" {
+			t.Errorf("%s finding on the critical image = %+v", scanner, v)
 		}
 	}
 	delete(h.headers, "Accept")
