@@ -63,13 +63,23 @@ type Options struct {
 	// Local is the zone of schedules whose environment has none, and of the
 	// system schedules (default time.Local).
 	Local *time.Location
+	// Recoverers put right what an interrupted run of their type left half
+	// done (a container between the steps of its update), from the details
+	// the run checkpointed. The scheduler calls them for each run it marks
+	// failed because its server stopped, and adds what they did to the run.
+	Recoverers map[Type]Recoverer
 }
+
+// A Recoverer puts right what the interrupted execution e left half done
+// and tells what it did ("" when there was nothing to do).
+type Recoverer func(ctx context.Context, e store.Execution) (string, error)
 
 // Service is the scheduler.
 type Service struct {
 	store     *store.Store
 	log       *slog.Logger
 	runners   map[Type]Runner
+	recover   map[Type]Recoverer
 	scanning  func(ctx context.Context, envID int64) bool
 	node      string
 	now       func() time.Time
@@ -99,7 +109,7 @@ const (
 
 // New returns a Service; Run starts it.
 func New(o Options) *Service {
-	s := &Service{store: o.Store, log: o.Log, runners: o.Runners, scanning: o.Scanning, node: o.Node, now: o.Now,
+	s := &Service{store: o.Store, log: o.Log, runners: o.Runners, recover: o.Recoverers, scanning: o.Scanning, node: o.Node, now: o.Now,
 		lease: o.Lease, reconcile: o.Reconcile, local: o.Local, entries: map[store.ScheduleKey]entry{},
 		base: context.Background()}
 	if s.log == nil {
@@ -154,27 +164,71 @@ func (s *Service) Run(ctx context.Context) error {
 				s.log.Error("schedules not refreshed", "err", err)
 			}
 			// Runs of servers that stopped renewing their lease.
-			if n, err := s.store.FailInterruptedExecutions(ctx, "", s.now().UTC(), msgLeaseLost); err != nil && ctx.Err() == nil {
+			failed, err := s.store.FailInterruptedExecutions(ctx, "", s.now().UTC(), msgLeaseLost)
+			if err != nil && ctx.Err() == nil {
 				s.log.Error("stale schedule runs not swept", "err", err)
-			} else if n > 0 {
-				s.log.Warn("schedule runs whose server stopped marked failed", "count", n)
+			}
+			if len(failed) > 0 {
+				s.log.Warn("schedule runs whose server stopped marked failed", "count", len(failed))
+				s.recoverAll(ctx, failed)
 			}
 		}
 	}
 }
 
 // Recover marks failed the executions this server was running when it
-// last stopped, and those of any server whose lease ran out, and returns
-// how many. Run calls it first.
+// last stopped, and those of any server whose lease ran out, starts their
+// recovery (Options.Recoverers) in the background and returns how many it
+// marked. Run calls it first.
 func (s *Service) Recover(ctx context.Context) (int64, error) {
-	n, err := s.store.FailInterruptedExecutions(ctx, s.node, s.now().UTC(), msgInterrupted)
+	failed, err := s.store.FailInterruptedExecutions(ctx, s.node, s.now().UTC(), msgInterrupted)
+	if len(failed) > 0 {
+		s.log.Warn("schedule runs interrupted by the last stop marked failed", "count", len(failed))
+		s.recoverAll(ctx, failed)
+	}
 	if err != nil {
-		return 0, fmt.Errorf("schedule: %w", err)
+		return int64(len(failed)), fmt.Errorf("schedule: %w", err)
 	}
-	if n > 0 {
-		s.log.Warn("schedule runs interrupted by the last stop marked failed", "count", n)
+	return int64(len(failed)), nil
+}
+
+// recoverTimeout bounds the recovery of one interrupted run.
+const recoverTimeout = 5 * time.Minute
+
+// recoverAll runs the recoverer of each interrupted execution, in the
+// background (Run waits for them as for runs), and adds what it did to the
+// execution's error message and logs.
+func (s *Service) recoverAll(ctx context.Context, failed []store.Execution) {
+	for _, e := range failed {
+		rec := s.recover[Type(e.ScheduleType)]
+		if rec == nil {
+			continue
+		}
+		s.runs.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, recoverTimeout)
+			defer cancel()
+			note, err := rec(ctx, e)
+			if err != nil {
+				note = "Recovery failed: " + errorMessage(err)
+				s.log.Error("interrupted schedule run not recovered", "execution", e.ID, "type", e.ScheduleType,
+					"entity", e.EntityName, "err", err)
+			} else if note != "" {
+				s.log.Warn("interrupted schedule run recovered", "execution", e.ID, "type", e.ScheduleType,
+					"entity", e.EntityName, "did", note)
+			}
+			if note == "" {
+				return
+			}
+			msg := note
+			if e.ErrorMessage != nil {
+				msg = *e.ErrorMessage + ". " + note
+			}
+			line := s.now().UTC().Format("2006-01-02T15:04:05Z") + " " + note
+			if err := s.store.AnnotateExecution(context.WithoutCancel(ctx), e.ID, msg, line); err != nil {
+				s.log.Error("recovery of an interrupted run not recorded", "execution", e.ID, "err", err)
+			}
+		})
 	}
-	return n, nil
 }
 
 // Messages of interrupted executions.
@@ -284,7 +338,8 @@ func (s *Service) RunDue(ctx context.Context, d Definition, tick time.Time) (e s
 		s.log.Info("due schedule skipped: still running", "schedule", describe(d))
 		return skip, nil, nil
 	case errors.Is(err, store.ErrConflict):
-		return store.Execution{}, nil, nil // another server has this tick
+		s.log.Debug("due schedule run by another server", "schedule", describe(d), "tick", tick)
+		return store.Execution{}, nil, nil
 	default:
 		return store.Execution{}, nil, err
 	}

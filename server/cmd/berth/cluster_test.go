@@ -1,0 +1,156 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/store/storetest"
+)
+
+// syncBuffer is a log written by a process and read by the test meanwhile.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServer runs the server binary with env (plus PATH, HOST and a free
+// PORT) until the test ends, and returns its base URL and its log.
+func startServer(t *testing.T, bin, name string, env ...string) (string, *syncBuffer) {
+	t.Helper()
+	port := freePort(t)
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOST=127.0.0.1", "PORT=" + strconv.Itoa(port),
+		"AGENT_PORT=" + strconv.Itoa(freePort(t))}, env...)
+	log := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("%s log:\n%s", name, log.String())
+		}
+	})
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	waitHealthy(t, base, done)
+	return base, log
+}
+
+// Two Berth server processes share one PostgreSQL database. Both register
+// the same auto-update schedule (due every minute); at the next minute both
+// fire it, and it runs once: one execution row for the tick, and the other
+// server logs that another server runs it.
+func TestTwoServerProcessesOnOnePostgresRunADueScheduleOnce(t *testing.T) {
+	t.Parallel()
+	dbURL := storetest.PostgresDatabase(t)
+	bin := buildServer(t)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	common := []string{"DATABASE_URL=" + dbURL, "ENCRYPTION_KEY=" + hex.EncodeToString(key),
+		"LOG_LEVEL=debug", "DOCKER_SOCKET=/nonexistent"}
+
+	dirA := t.TempDir()
+	baseA, logA := startServer(t, bin, "server A", append(common, "DATA_DIR="+dirA)...)
+	tok, err := os.ReadFile(filepath.Join(dirA, "setup-token"))
+	if err != nil {
+		t.Fatalf("setup token file: %v", err)
+	}
+	if status := do(t, "POST", baseA+"/api/users", map[string]string{"X-Setup-Token": strings.TrimSpace(string(tok))},
+		`{"username":"admin","password":"correct horse"}`, nil); status != 201 {
+		t.Fatalf("first admin = %d", status)
+	}
+	cookie := map[string]string{"Cookie": login(t, baseA, "admin", "correct horse")}
+	// The environment's engine refuses connections (nothing listens on its
+	// port): the run fails at once, which is still one run to count.
+	var env struct{ ID int64 }
+	if status := do(t, "POST", baseA+"/api/environments", cookie, fmt.Sprintf(
+		`{"name":"refusing","connectionType":"direct","host":"127.0.0.1","port":%d}`, freePort(t)), &env); status != 201 {
+		t.Fatalf("create environment = %d", status)
+	}
+	name := "berth-cluster-" + hex.EncodeToString(key[:4])
+	var au struct{ ID int64 }
+	if status := do(t, "POST", fmt.Sprintf("%s/api/auto-update/%s?env=%d", baseA, name, env.ID), cookie,
+		`{"enabled":true,"cronExpression":"* * * * *","vulnerabilityCriteria":"never"}`, &au); status != 200 || au.ID == 0 {
+		t.Fatalf("auto-update = %d %+v", status, au)
+	}
+	// Server B starts after the schedule exists: it registers it at start.
+	_, logB := startServer(t, bin, "server B", append(common, "DATA_DIR="+t.TempDir())...)
+	registered := time.Now()
+
+	// The first whole minute after both surely registered it (B registers
+	// as it starts) is a tick both fire.
+	type execution struct {
+		ID           int64
+		TriggeredBy  string
+		TriggeredAt  time.Time
+		Status       string
+		ErrorMessage *string
+		CompletedAt  *time.Time
+	}
+	var list struct {
+		Executions []execution
+		Total      int
+	}
+	query := fmt.Sprintf("%s/api/schedules/executions?scheduleType=container_update&scheduleId=%d", baseA, au.ID)
+	firstTick := registered.Add(5 * time.Second).Truncate(time.Minute).Add(time.Minute)
+	deadline := firstTick.Add(30 * time.Second)
+	var tick []execution
+	for time.Now().Before(deadline) {
+		if status := do(t, "GET", query, cookie, "", &list); status != 200 {
+			t.Fatalf("executions = %d", status)
+		}
+		tick = tick[:0]
+		for _, e := range list.Executions {
+			if e.TriggeredBy == "cron" && !e.TriggeredAt.Before(firstTick) && e.TriggeredAt.Before(firstTick.Add(time.Minute)) {
+				tick = append(tick, e)
+			}
+		}
+		if len(tick) > 0 && tick[0].CompletedAt != nil &&
+			strings.Contains(logA.String()+logB.String(), "due schedule run by another server") {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(tick) != 1 {
+		t.Fatalf("executions of the tick %s = %+v, want exactly one", firstTick, tick)
+	}
+	if e := tick[0]; e.CompletedAt == nil || e.Status != "failed" || e.ErrorMessage == nil {
+		t.Errorf("execution = %+v, want a finished cron run, failed (the engine is unreachable)", e)
+	}
+	// Both servers fired the tick: one ran it, the other found it taken.
+	a, b := logA.String(), logB.String()
+	taken := strings.Count(a, "due schedule run by another server") + strings.Count(b, "due schedule run by another server")
+	if taken < 1 {
+		t.Errorf("no server logged that the other one runs the tick:\nA:\n%s\nB:\n%s", a, b)
+	}
+}
