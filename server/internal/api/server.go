@@ -110,6 +110,12 @@ func New(d Deps) *Server {
 			schedule.GitStackSync:    schedule.RunnerFunc(git.RunSync),
 			schedule.EnvUpdateCheck:  schedule.RunnerFunc(au.RunUpdateCheck),
 			schedule.ImagePrune:      schedule.RunnerFunc(imgs.RunPrune),
+		},
+		// A container caught in the middle of its update when Berth stopped
+		// is put right (rolled back, or its proven update completed).
+		Recoverers: map[schedule.Type]schedule.Recoverer{
+			schedule.ContainerUpdate: au.Recover,
+			schedule.EnvUpdateCheck:  au.Recover,
 		}})
 	return &Server{
 		log:        d.Log,

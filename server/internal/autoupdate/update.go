@@ -24,10 +24,13 @@ import (
 )
 
 // Progress receives what an update does: log lines and details (a
-// schedule.Run provides it).
+// schedule.Run provides it). Checkpoint saves them at once, so that a
+// server that stops in the middle finds them again (see Recover).
 type Progress interface {
 	Logf(format string, args ...any)
 	Detail(key string, v any)
+	Clear(key string)
+	Checkpoint(ctx context.Context) error
 }
 
 // Options configure a Service.
@@ -194,7 +197,7 @@ func (s *Service) Update(ctx context.Context, env store.Environment, name, crite
 		return Outcome{Skipped: "blocked: " + reason, NewImageID: next.ID}, nil
 	}
 
-	id, err := s.recreate(ctx, c, cfg, ref, next.ID, p)
+	id, err := s.recreate(ctx, env.ID, c, cfg, ref, next.ID, p)
 	if err != nil {
 		return Outcome{}, err
 	}

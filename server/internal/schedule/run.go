@@ -16,7 +16,8 @@ import (
 // Run is the progress of one execution: its log lines, its details (a JSON
 // object) and, when the runner decides so, the reason it was skipped.
 type Run struct {
-	now func() time.Time
+	now  func() time.Time
+	save func(ctx context.Context, logs, details string) error // Checkpoint's; nil: nothing saved
 
 	mu      sync.Mutex
 	logs    strings.Builder
@@ -45,6 +46,23 @@ func (r *Run) Detail(key string, v any) {
 		r.details = map[string]any{}
 	}
 	r.details[key] = v
+}
+
+// Clear removes a field of the execution's details.
+func (r *Run) Clear(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.details, key)
+}
+
+// Checkpoint saves the logs and details so far, now: what must be found
+// again if this server stops before the run ends (an Options.Recoverers
+// reads it from the execution).
+func (r *Run) Checkpoint(ctx context.Context) error {
+	if r.save == nil {
+		return nil
+	}
+	return r.save(context.WithoutCancel(ctx), r.Logs(), r.detailsJSON())
 }
 
 // Skip marks the execution skipped with reason (recorded as its error
@@ -94,7 +112,9 @@ func (s *Service) start(e store.Execution, d Definition) <-chan struct{} {
 func (s *Service) execute(e store.Execution, d Definition) {
 	ctx, cancel := context.WithCancel(s.baseCtx())
 	defer cancel()
-	run := &Run{now: s.now}
+	run := &Run{now: s.now, save: func(ctx context.Context, logs, details string) error {
+		return s.store.CheckpointExecution(ctx, e.ID, s.node, logs, details)
+	}}
 	run.Logf("Started (%s) on %s", e.TriggeredBy, s.node)
 	lost := make(chan struct{})
 	stopLease := s.holdLease(ctx, e.ID, run, cancel, lost)

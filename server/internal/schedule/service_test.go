@@ -261,6 +261,7 @@ func TestRecoverMarksTheRunOfACrashFailed(t *testing.T) {
 		crashed := newService(s, "host:3000", c, nil)
 		d, _ := crashed.Definition(t.Context(), ContainerUpdate, a.ID)
 		e := crashed.newExecution(d, TriggerManual, nil)
+		e.Details, e.Logs = `{"recovery":{"step":2}}`, "line 1\n" // what it had checkpointed
 		if err := s.AddExecution(t.Context(), &e); err != nil {
 			t.Fatal(err)
 		}
@@ -269,13 +270,32 @@ func TestRecoverMarksTheRunOfACrashFailed(t *testing.T) {
 		if n, err := other.Recover(t.Context()); err != nil || n != 0 {
 			t.Fatalf("other server recovered %d (%v)", n, err)
 		}
-		restarted := newService(s, "host:3000", c, nil)
+		// The restarted server marks it failed and hands it to the recoverer
+		// of its type, which finds the checkpointed details; what it did is
+		// added to the execution.
+		recovered := make(chan store.Execution, 1)
+		restarted := New(Options{Store: s, Node: "host:3000", Now: c.now, Local: time.UTC,
+			Scanning: func(context.Context, int64) bool { return false },
+			Recoverers: map[Type]Recoverer{ContainerUpdate: func(_ context.Context, e store.Execution) (string, error) {
+				recovered <- e
+				return "Put right", nil
+			}}})
 		if n, err := restarted.Recover(t.Context()); err != nil || n != 1 {
 			t.Fatalf("recovered %d (%v), want 1", n, err)
 		}
+		select {
+		case r := <-recovered:
+			if r.ID != e.ID || r.Details != e.Details || r.Status != store.ExecutionFailed {
+				t.Errorf("recoverer got %+v", r)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("the recoverer was not called")
+		}
+		restarted.runs.Wait()
 		got, _ := s.GetExecution(t.Context(), e.ID)
-		if got.Status != store.ExecutionFailed || got.ErrorMessage == nil || *got.ErrorMessage != msgInterrupted {
-			t.Errorf("after restart = %+v", got)
+		if want := msgInterrupted + ". Put right"; got.Status != store.ExecutionFailed || got.ErrorMessage == nil ||
+			*got.ErrorMessage != want || got.Logs != "line 1\n2026-11-23T10:00:00Z Put right\n" {
+			t.Errorf("after restart = %+v, want failed with %q and the note in the logs", got, want)
 		}
 		// And the schedule runs again.
 		if _, done, err := restarted.Trigger(t.Context(), ContainerUpdate, a.ID, TriggerManual); err != nil {
@@ -499,6 +519,44 @@ func TestSystemCleanupDeletesOldExecutions(t *testing.T) {
 		}
 		if err := svc.SetRetention(ctx, Retention{ExecutionDays: -1}); err == nil {
 			t.Error("negative retention accepted")
+		}
+	})
+}
+
+// A run's checkpoint saves its details and logs while it runs, where a
+// server that takes over after a crash finds them.
+func TestCheckpointSavesProgressWhileRunning(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		env := createEnv(t, s, "local", nil)
+		a := createAutoUpdate(t, s, env.ID, "web", "0 3 * * *")
+		c := &clock{t: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
+		saved, release := make(chan error, 1), make(chan struct{})
+		svc := newService(s, "host:3000", c, map[Type]Runner{ContainerUpdate: RunnerFunc(func(ctx context.Context, _ Definition, run *Run) error {
+			run.Detail("recovery", map[string]int{"step": 1})
+			run.Detail("other", true)
+			run.Clear("other")
+			run.Logf("step 1")
+			saved <- run.Checkpoint(ctx)
+			<-release
+			run.Clear("recovery")
+			return nil
+		})})
+		e, done, err := svc.Trigger(t.Context(), ContainerUpdate, a.ID, TriggerManual)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := <-saved; err != nil {
+			t.Fatalf("checkpoint: %v", err)
+		}
+		mid, _ := s.GetExecution(t.Context(), e.ID)
+		if mid.Status != store.ExecutionRunning || mid.Details != `{"recovery":{"step":1}}` || !strings.Contains(mid.Logs, "step 1") {
+			t.Errorf("while running: status %s, details %q, logs %q", mid.Status, mid.Details, mid.Logs)
+		}
+		close(release)
+		<-done
+		end, _ := s.GetExecution(t.Context(), e.ID)
+		if end.Status != store.ExecutionSuccess || end.Details != "" {
+			t.Errorf("finished: status %s, details %q", end.Status, end.Details)
 		}
 	})
 }

@@ -125,22 +125,76 @@ func (s *Store) FinishExecution(ctx context.Context, e *Execution) error {
 	return nil
 }
 
+// CheckpointExecution saves the logs and details (a JSON object, or "") of
+// a running execution held by node, now rather than when it ends: what a
+// server must find again if it stops in the middle. ErrNotFound when it is
+// no longer running there.
+func (s *Store) CheckpointExecution(ctx context.Context, id int64, node, logs, details string) error {
+	var d *string
+	if details != "" {
+		d = &details
+	}
+	res := s.db.WithContext(ctx).Model(&executionRow{}).
+		Where("id = ? AND status = ? AND node = ?", id, ExecutionRunning, node).
+		Updates(map[string]any{"logs": logs, "details": d})
+	if err := oneRow(res); err != nil {
+		return fmt.Errorf("store: checkpoint execution %d: %w", id, err)
+	}
+	return nil
+}
+
 // FailInterruptedExecutions marks failed, with message, every running
 // execution that node held before it (re)started, or whose lease ran out
-// before at (its server stopped renewing it). It returns how many.
-func (s *Store) FailInterruptedExecutions(ctx context.Context, node string, at time.Time, message string) (int64, error) {
-	q := s.db.WithContext(ctx).Model(&executionRow{}).Where("status = ?", ExecutionRunning)
-	if node != "" {
-		q = q.Where("node = ? OR lease_until IS NULL OR lease_until < ?", node, timeValue(at))
-	} else {
-		q = q.Where("lease_until IS NULL OR lease_until < ?", timeValue(at))
+// before at (its server stopped renewing it), and returns them as they are
+// now. Each is marked by one caller only, however many servers sweep at
+// once: it is returned to the one that marked it.
+func (s *Store) FailInterruptedExecutions(ctx context.Context, node string, at time.Time, message string) ([]Execution, error) {
+	stale := func(q *gorm.DB) *gorm.DB {
+		q = q.Where("status = ?", ExecutionRunning)
+		if node != "" {
+			return q.Where("node = ? OR lease_until IS NULL OR lease_until < ?", node, timeValue(at))
+		}
+		return q.Where("lease_until IS NULL OR lease_until < ?", timeValue(at))
 	}
-	res := q.Updates(map[string]any{"status": ExecutionFailed, "completed_at": timeValue(at),
-		"error_message": message, "lease_until": dbTime{}})
-	if res.Error != nil {
-		return 0, fmt.Errorf("store: fail interrupted executions: %w", res.Error)
+	var ids []int64
+	if err := stale(s.db.WithContext(ctx).Model(&executionRow{})).Order("id").Pluck("id", &ids).Error; err != nil {
+		return nil, fmt.Errorf("store: find interrupted executions: %w", err)
 	}
-	return res.RowsAffected, nil
+	var failed []Execution
+	for _, id := range ids {
+		res := stale(s.db.WithContext(ctx).Model(&executionRow{}).Where("id = ?", id)).
+			Updates(map[string]any{"status": ExecutionFailed, "completed_at": timeValue(at),
+				"error_message": message, "lease_until": dbTime{}})
+		if res.Error != nil {
+			return failed, fmt.Errorf("store: fail interrupted execution %d: %w", id, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			continue // another server marked it meanwhile
+		}
+		e, err := s.GetExecution(ctx, id)
+		if err != nil {
+			return failed, err
+		}
+		failed = append(failed, e)
+	}
+	return failed, nil
+}
+
+// AnnotateExecution records what was done about a finished execution after
+// the fact: its error message becomes message and line is added to its logs.
+func (s *Store) AnnotateExecution(ctx context.Context, id int64, message, line string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var r executionRow
+		if err := tx.Where("id = ?", id).Take(&r).Error; err != nil {
+			return fmt.Errorf("store: annotate execution %d: %w", id, translate(err))
+		}
+		res := tx.Model(&executionRow{}).Where("id = ?", id).
+			Updates(map[string]any{"error_message": message, "logs": r.Logs + line + "\n"})
+		if err := oneRow(res); err != nil {
+			return fmt.Errorf("store: annotate execution %d: %w", id, err)
+		}
+		return nil
+	})
 }
 
 // GetExecution returns an execution, or ErrNotFound.

@@ -43,6 +43,16 @@ func TestExecutionRoundTripsAndFinishes(t *testing.T) {
 		if err := s.RenewExecution(ctx, e.ID, "node-a", at.Add(2*time.Minute), "line 1\n"); err != nil {
 			t.Fatal(err)
 		}
+		if err := s.CheckpointExecution(ctx, e.ID, "node-b", "x", `{"x":1}`); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("checkpoint by another node = %v, want ErrNotFound", err)
+		}
+		if err := s.CheckpointExecution(ctx, e.ID, "node-a", "line 1\n", `{"step":"renamed"}`); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.GetExecution(ctx, e.ID); got.Details != `{"step":"renamed"}` || got.Logs != "line 1\n" ||
+			got.Status != store.ExecutionRunning {
+			t.Errorf("after a checkpoint: details %q, logs %q, status %s", got.Details, got.Logs, got.Status)
+		}
 
 		done := at.Add(3 * time.Second)
 		ms, msg := int64(3000), "boom"
@@ -57,6 +67,18 @@ func TestExecutionRoundTripsAndFinishes(t *testing.T) {
 		got, _ = s.GetExecution(ctx, e.ID)
 		if diff := cmp.Diff(e, got, approxTime); diff != "" {
 			t.Errorf("finished (-want +got):\n%s", diff)
+		}
+
+		if err := s.AnnotateExecution(ctx, e.ID, "boom; restored", "line 3"); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.GetExecution(ctx, e.ID)
+		if got.ErrorMessage == nil || *got.ErrorMessage != "boom; restored" || got.Logs != "line 1\nline 2\nline 3\n" ||
+			got.Status != store.ExecutionFailed {
+			t.Errorf("annotated: %+v", got)
+		}
+		if err := s.AnnotateExecution(ctx, e.ID+100, "x", "y"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("annotate a missing execution = %v, want ErrNotFound", err)
 		}
 	})
 }
@@ -164,9 +186,14 @@ func TestFailInterruptedExecutions(t *testing.T) {
 		if err := s.FinishExecution(ctx, &finished); err != nil {
 			t.Fatal(err)
 		}
-		n, err := s.FailInterruptedExecutions(ctx, "me", at, "Interrupted")
-		if err != nil || n != 2 {
-			t.Fatalf("failed %d (%v), want 2", n, err)
+		failed, err := s.FailInterruptedExecutions(ctx, "me", at, "Interrupted")
+		if err != nil || len(failed) != 2 || failed[0].ID != mine.ID || failed[1].ID != expired.ID ||
+			failed[0].Status != store.ExecutionFailed {
+			t.Fatalf("failed %+v (%v), want mine and expired", failed, err)
+		}
+		// A second sweep (another server's) finds nothing left to mark.
+		if again, err := s.FailInterruptedExecutions(ctx, "", at, "Interrupted"); err != nil || len(again) != 0 {
+			t.Fatalf("second sweep failed %+v (%v), want none", again, err)
 		}
 		for _, c := range []struct {
 			e    store.Execution
