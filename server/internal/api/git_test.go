@@ -262,6 +262,18 @@ func TestGitStackDeploysAndWebhooksRedeployOnlyWhenVerified(t *testing.T) {
 	if deployed != 1 || len(entries) != len(refused)+2 {
 		t.Errorf("audit: %d deploy entries of %d webhook entries, want 1 of %d", deployed, len(entries), len(refused)+2)
 	}
+	// The deploy is in the stack's sync history, triggered by webhook; the
+	// refused and ignored calls ran nothing.
+	var runs struct {
+		Executions []execution
+		Total      int
+	}
+	h.must(200, "GET", fmt.Sprintf("/api/schedules/executions?scheduleType=git_stack_sync&scheduleId=%d&triggeredBy=webhook", gs.ID), nil, &runs)
+	if runs.Total != 1 || len(runs.Executions) != 1 || runs.Executions[0].Status != "success" ||
+		runs.Executions[0].TriggeredBy != "webhook" || !strings.Contains(runs.Executions[0].Logs, "Deployed") ||
+		!strings.Contains(string(runs.Executions[0].Details), second) {
+		t.Errorf("webhook executions = %+v", runs)
+	}
 
 	// The per-stack form with the GitLab token, and the GET trigger, both
 	// verified; a sync without a new commit deploys nothing.

@@ -117,6 +117,7 @@ func New(d Deps) *Server {
 			schedule.ContainerUpdate: au.Recover,
 			schedule.EnvUpdateCheck:  au.Recover,
 		}})
+	git.UseRecorder(sched) // webhook deploys are git_stack_sync executions
 	return &Server{
 		log:        d.Log,
 		store:      d.Store,

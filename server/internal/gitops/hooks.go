@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
@@ -96,7 +97,7 @@ func (s *Service) Webhook(ctx context.Context, h Hook) (HookOutcome, error) {
 		env, err := s.store.GetEnvironment(ctx, g.EnvironmentID)
 		d := Deployed{GitStack: g}
 		if err == nil {
-			d.Result, d.Err = s.Deploy(ctx, env, g.ID, false, nil)
+			d.Result, d.Err = s.webhookDeploy(ctx, env, g)
 		} else {
 			d.Err = err
 		}
@@ -109,6 +110,27 @@ func (s *Service) Webhook(ctx context.Context, h Hook) (HookOutcome, error) {
 	}
 	out.Message = strings.Join(msgs, "; ")
 	return out, nil
+}
+
+// webhookDeploy deploys git stack g for a webhook, as an execution of its
+// sync schedule triggered by webhook when a Recorder is in use.
+func (s *Service) webhookDeploy(ctx context.Context, env store.Environment, g store.GitStack) (Result, error) {
+	if s.recorder == nil {
+		return s.Deploy(ctx, env, g.ID, false, nil)
+	}
+	var (
+		res       Result
+		deployErr error
+	)
+	_, err := s.recorder.Record(ctx, schedule.GitStackSync, g.ID, schedule.TriggerWebhook,
+		func(ctx context.Context, _ schedule.Definition, run *schedule.Run) error {
+			res, deployErr = s.deployRun(ctx, env, g.ID, false, run)
+			return deployErr
+		})
+	if deployErr == nil {
+		deployErr = err // not run (a sync in progress), or not recorded
+	}
+	return res, deployErr
 }
 
 // Failed reports whether any deploy of the outcome failed.

@@ -31,11 +31,22 @@ const (
 
 // Service runs git operations.
 type Service struct {
-	store  *store.Store
-	stacks *stacks.Service
-	log    *slog.Logger
-	now    func() time.Time
+	store    *store.Store
+	stacks   *stacks.Service
+	log      *slog.Logger
+	now      func() time.Time
+	recorder Recorder
 }
+
+// Recorder records work as an execution of a schedule: the scheduler
+// (schedule.Service).
+type Recorder interface {
+	Record(ctx context.Context, t schedule.Type, id int64, trigger string, fn schedule.RunnerFunc) (store.Execution, error)
+}
+
+// UseRecorder makes webhook deploys executions of their git stack's sync
+// schedule (triggered by webhook), recorded by r. Call it before serving.
+func (s *Service) UseRecorder(r Recorder) { s.recorder = r }
 
 // New returns a Service deploying through stk.
 func New(st *store.Store, stk *stacks.Service, log *slog.Logger) *Service {

@@ -184,12 +184,20 @@ func (s *Service) RunSync(ctx context.Context, d schedule.Definition, run *sched
 	if err != nil {
 		return err
 	}
-	res, err := s.Deploy(ctx, env, g.ID, true, func(line string) { run.Logf("%s", line) })
+	_, err = s.deployRun(ctx, env, g.ID, true, run)
+	return err
+}
+
+// deployRun is Deploy as the run of an execution: the compose output and
+// the outcome go to its logs, the commit and whether it deployed to its
+// details.
+func (s *Service) deployRun(ctx context.Context, env store.Environment, id int64, onlyChanged bool, run *schedule.Run) (Result, error) {
+	res, err := s.Deploy(ctx, env, id, onlyChanged, func(line string) { run.Logf("%s", line) })
 	run.Detail("commit", res.Commit)
 	run.Detail("deployed", res.Deployed)
 	if err != nil {
-		return err
+		return res, err
 	}
 	run.Logf("%s", res.Message)
-	return nil
+	return res, nil
 }

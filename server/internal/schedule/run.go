@@ -108,9 +108,16 @@ func (s *Service) start(e store.Execution, d Definition) <-chan struct{} {
 	return done
 }
 
-// execute runs e, holding its lease, and records the outcome.
+// execute runs e with the runner of its type, holding its lease, and
+// records the outcome.
 func (s *Service) execute(e store.Execution, d Definition) {
-	ctx, cancel := context.WithCancel(s.baseCtx())
+	s.executeWith(s.baseCtx(), e, d, s.runner(d))
+}
+
+// executeWith runs e with runner under parent, holding its lease, and
+// records the outcome.
+func (s *Service) executeWith(parent context.Context, e store.Execution, d Definition, runner Runner) {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	run := &Run{now: s.now, save: func(ctx context.Context, logs, details string) error {
 		return s.store.CheckpointExecution(ctx, e.ID, s.node, logs, details)
@@ -119,7 +126,7 @@ func (s *Service) execute(e store.Execution, d Definition) {
 	lost := make(chan struct{})
 	stopLease := s.holdLease(ctx, e.ID, run, cancel, lost)
 
-	err := s.runner(d).Run(ctx, d, run)
+	err := runner.Run(ctx, d, run)
 	stopLease()
 
 	end := s.now().UTC()
@@ -128,7 +135,7 @@ func (s *Service) execute(e store.Execution, d Definition) {
 	switch {
 	case isClosed(lost):
 		return // another server marked it failed; nothing of ours to record
-	case err != nil && s.baseCtx().Err() != nil:
+	case err != nil && parent.Err() != nil:
 		msg := msgInterrupted
 		e.Status, e.ErrorMessage = store.ExecutionFailed, &msg
 		run.Logf("Failed: %s", msg)

@@ -371,6 +371,31 @@ func (s *Service) Trigger(ctx context.Context, t Type, id int64, trigger string)
 	return e, s.start(e, d), nil
 }
 
+// Record runs fn now as an execution of the schedule (t, id) triggered by
+// trigger — work done outside the schedule's own runner that belongs in its
+// history, such as a webhook's deploy of a git stack — and returns the
+// execution as recorded. A run of the schedule still in progress is
+// "Schedule is already running" (a conflict).
+func (s *Service) Record(ctx context.Context, t Type, id int64, trigger string, fn RunnerFunc) (store.Execution, error) {
+	d, err := s.Definition(ctx, t, id)
+	if err != nil {
+		return store.Execution{}, err
+	}
+	e := s.newExecution(d, trigger, nil)
+	if err := s.store.AddExecution(ctx, &e); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return store.Execution{}, errAlreadyRunning
+		}
+		return store.Execution{}, err
+	}
+	// The work belongs to the server, not to the caller: it goes on if
+	// the caller leaves (a webhook sender gives up after seconds).
+	s.runs.Add(1)
+	defer s.runs.Done()
+	s.executeWith(s.baseCtx(), e, d, fn)
+	return s.store.GetExecution(context.WithoutCancel(ctx), e.ID)
+}
+
 func (s *Service) newExecution(d Definition, trigger string, tick *time.Time) store.Execution {
 	now := s.now().UTC()
 	lease := now.Add(s.lease)
