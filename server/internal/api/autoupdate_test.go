@@ -396,6 +396,13 @@ func TestUpdateCheckRecordsPendingUpdates(t *testing.T) {
 	if inspect(t, name).Image != v1 {
 		t.Error("the check changed the container")
 	}
+	// The dashboard counts it (other tests' containers on the shared engine
+	// may be pending too).
+	var stats struct{ Containers struct{ PendingUpdates int } }
+	h.must(200, "GET", "/api/dashboard/stats?env=1", nil, &stats)
+	if stats.Containers.PendingUpdates < 1 || stats.Containers.PendingUpdates > len(pending.PendingUpdates) {
+		t.Errorf("dashboard pendingUpdates = %d, want 1..%d", stats.Containers.PendingUpdates, len(pending.PendingUpdates))
+	}
 	// Deleting the container forgets its pending update.
 	h.must(200, "DELETE", "/api/containers/"+name+"?env=1&force=true", nil, nil)
 	h.must(200, "GET", "/api/containers/pending-updates?env=1", nil, &pending)

@@ -135,7 +135,7 @@ func New(d Deps) *Server {
 		local:      d.Timezone,
 		jobs:       d.Jobs,
 		events:     events.NewRelay(d.Engines, d.Log),
-		dashboard:  dashboard.New(d.Engines, stk, scanner, d.Log),
+		dashboard:  dashboard.New(d.Store, d.Engines, stk, scanner, d.Log),
 		console:    d.Console,
 		origins:    d.AllowedOrigins,
 		now:        time.Now,

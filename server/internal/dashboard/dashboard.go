@@ -61,7 +61,8 @@ type Containers struct {
 	Paused     int `json:"paused"`
 	Restarting int `json:"restarting"`
 	Unhealthy  int `json:"unhealthy"`
-	// PendingUpdates is always 0 until update checks exist.
+	// PendingUpdates counts the containers the environment's last update
+	// check found a newer image for (those still there).
 	PendingUpdates int `json:"pendingUpdates"`
 }
 
@@ -95,6 +96,7 @@ type Stacks struct {
 
 // Service gathers dashboard figures.
 type Service struct {
+	store   *store.Store
 	engines *engine.Manager
 	stacks  *stacks.Service
 	scan    *scan.Service
@@ -103,8 +105,8 @@ type Service struct {
 }
 
 // New returns a Service.
-func New(engines *engine.Manager, stk *stacks.Service, sc *scan.Service, log *slog.Logger) *Service {
-	return &Service{engines: engines, stacks: stk, scan: sc, log: log, timeout: Timeout}
+func New(st *store.Store, engines *engine.Manager, stk *stacks.Service, sc *scan.Service, log *slog.Logger) *Service {
+	return &Service{store: st, engines: engines, stacks: stk, scan: sc, log: log, timeout: Timeout}
 }
 
 // All returns the figures of every environment of envs, in their order.
@@ -188,6 +190,7 @@ func (s *Service) gather(ctx context.Context, env store.Environment, st Stats) S
 		}
 	}
 	st.Containers = countContainers(containers)
+	st.Containers.PendingUpdates = s.pendingUpdates(ctx, env.ID, containers)
 	st.Images = Images{Total: len(images)}
 	for _, im := range images {
 		st.Images.TotalSize += im.Size
@@ -196,6 +199,27 @@ func (s *Service) gather(ctx context.Context, env store.Environment, st Stats) S
 	st.Networks = Networks{Total: len(networks)}
 	st.Stacks = countStacks(stackList)
 	return st
+}
+
+// pendingUpdates counts the containers of list that the last update check
+// of environment envID found a newer image for.
+func (s *Service) pendingUpdates(ctx context.Context, envID int64, list []engine.Container) int {
+	pending, err := s.store.ListPendingUpdates(ctx, envID)
+	if err != nil {
+		s.log.Warn("dashboard: pending updates", "env", envID, "err", err)
+		return 0
+	}
+	names := make(map[string]bool, len(pending))
+	for _, p := range pending {
+		names[p.ContainerName] = true
+	}
+	n := 0
+	for _, c := range list {
+		if names[c.Name] {
+			n++
+		}
+	}
+	return n
 }
 
 func countContainers(list []engine.Container) Containers {

@@ -62,7 +62,7 @@ func TestAHungAndAMissingEngineAreOfflineWithinTheTimeLimit(t *testing.T) {
 	engines := engine.NewManager(log)
 	t.Cleanup(engines.Close)
 	sc := scan.New(engines, st, log, scan.Config{})
-	s := New(engines, stacks.New(st, engines, nil, t.TempDir(), log), sc, log)
+	s := New(st, engines, stacks.New(st, engines, nil, t.TempDir(), log), sc, log)
 	// Shorter than the engine's own connection attempt (engine.PingTimeout):
 	// the hung engine is cut off by the dashboard's limit, not the ping's.
 	s.timeout = engine.PingTimeout / 10

@@ -47,7 +47,7 @@ const twoEnvs: api.DashboardStats[] = [
     id: 1,
     name: 'local',
     online: true,
-    containers: { total: 5, running: 3, stopped: 2, paused: 0, unhealthy: 1 },
+    containers: { total: 5, running: 3, stopped: 2, paused: 0, unhealthy: 1, pendingUpdates: 2 },
     images: { total: 7 },
     volumes: { total: 2 },
     networks: { total: 4 },
@@ -69,6 +69,7 @@ describe('DashboardScreen', () => {
     expect(figure(local, 'Stopped')).toBe('2');
     expect(figure(local, 'Paused')).toBe('0');
     expect(figure(local, 'Unhealthy')).toBe('1');
+    expect(figure(local, 'Updates')).toBe('2');
     expect(figure(local, 'Images')).toBe('7');
     expect(figure(local, 'Networks')).toBe('4');
     expect(within(local).getByText('Online')).toBeTruthy();
