@@ -219,6 +219,7 @@ func (s *Server) routes() []route {
 		{"GET", "/api/schedules/executions", "schedules:view", AnyEnv, "", false, s.listExecutions},
 		{"GET", "/api/schedules/executions/{id}", "schedules:view", AnyEnv, "", false, s.getExecution},
 		{"DELETE", "/api/schedules/executions/{id}", "schedules:edit", AnyEnv, "schedule.execution_delete", false, s.deleteExecution},
+		{"GET", "/api/schedules/stream", "schedules:view", AnyEnv, "", false, s.streamSchedules},
 		{"GET", "/api/schedules/settings", "settings:view", NoEnv, "", false, s.getScheduleSettings},
 		{"PUT", "/api/schedules/settings", "settings:edit", NoEnv, "schedule.settings", false, s.putScheduleSettings},
 		{"POST", "/api/schedules/system/{id}/toggle", "settings:edit", NoEnv, "schedule.toggle", false, s.toggleSystemSchedule},

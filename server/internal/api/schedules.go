@@ -207,22 +207,8 @@ func (s *Server) listExecutions(c *gin.Context) error {
 		}
 		*q.dst = int64(n)
 	}
-	ident := identityOf(c)
-	if f.EnvironmentID != 0 {
-		if err := mayReach(c, "schedules:view", &f.EnvironmentID); err != nil {
-			return err
-		}
-	} else if ident != nil && !ident.Access.Admin {
-		envs, err := s.store.ListEnvironments(ctx)
-		if err != nil {
-			return err
-		}
-		f.EnvironmentIDs = []int64{}
-		for _, e := range envs {
-			if sees(ident, &e.ID) {
-				f.EnvironmentIDs = append(f.EnvironmentIDs, e.ID)
-			}
-		}
+	if err := s.visibleExecutions(c, &f); err != nil {
+		return err
 	}
 	list, total, err := s.store.ListExecutions(ctx, f)
 	if err != nil {
@@ -230,6 +216,129 @@ func (s *Server) listExecutions(c *gin.Context) error {
 	}
 	return writeJSON(c, http.StatusOK, map[string]any{"executions": convert(list, toExecutionJSON), "total": total,
 		"limit": limit, "offset": offset})
+}
+
+// visibleExecutions limits f to the executions the caller may see: of
+// f.EnvironmentID when given (once the caller may reach it), else of the
+// environments the caller sees, and those of no environment.
+func (s *Server) visibleExecutions(c *gin.Context, f *store.ExecutionFilter) error {
+	ident := identityOf(c)
+	if f.EnvironmentID != 0 {
+		return mayReach(c, "schedules:view", &f.EnvironmentID)
+	}
+	if ident == nil || ident.Access.Admin {
+		return nil
+	}
+	envs, err := s.store.ListEnvironments(c.Request.Context())
+	if err != nil {
+		return err
+	}
+	f.EnvironmentIDs = []int64{}
+	for _, e := range envs {
+		if sees(ident, &e.ID) {
+			f.EnvironmentIDs = append(f.EnvironmentIDs, e.ID)
+		}
+	}
+	return nil
+}
+
+// schedulePoll is how often the schedules stream looks for executions of
+// other servers sharing the database (this server's wake it at once).
+const schedulePoll = 2 * time.Second
+
+// streamSchedules sends, as SSE, an "execution" event (an execution
+// without its logs) each time an execution the caller may see starts or
+// ends, on any server sharing the database; first "connected", then the
+// executions running at that moment. Query environmentId narrows it to one
+// environment.
+func (s *Server) streamSchedules(c *gin.Context) error {
+	ctx := c.Request.Context()
+	var f store.ExecutionFilter
+	envID, err := queryInt(c, "environmentId", 0)
+	if err != nil {
+		return err
+	}
+	f.EnvironmentID = int64(envID)
+	if err := s.visibleExecutions(c, &f); err != nil {
+		return err
+	}
+	latest := f
+	latest.Limit = 1
+	last, _, err := s.store.ListExecutions(ctx, latest)
+	if err != nil {
+		return err
+	}
+	var after int64
+	if len(last) > 0 {
+		after = last[0].ID
+	}
+	running := f
+	running.Status, running.Limit = store.ExecutionRunning, maxExecutionLimit
+	now, _, err := s.store.ListExecutions(ctx, running)
+	if err != nil {
+		return err
+	}
+	es := startEvents(c)
+	defer es.Close()
+	if err := es.Send("connected", map[string]any{}); err != nil {
+		return err
+	}
+	watched := map[int64]bool{} // running executions, whose end is still to be sent
+	send := func(list []store.Execution) error {
+		for i := len(list) - 1; i >= 0; i-- { // oldest first
+			e := list[i]
+			after = max(after, e.ID)
+			watched[e.ID] = e.Status == store.ExecutionRunning
+			if !watched[e.ID] {
+				delete(watched, e.ID)
+			}
+			out := toExecutionJSON(e)
+			out.Logs = ""
+			if err := es.Send("execution", out); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := send(now); err != nil {
+		return err
+	}
+	tick := time.NewTicker(schedulePoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.schedules.Executions():
+		case <-tick.C:
+		}
+		fresh := f
+		fresh.AfterID, fresh.Limit = after, maxExecutionLimit
+		list, _, err := s.store.ListExecutions(ctx, fresh)
+		if err != nil {
+			s.log.Warn("schedules stream: read executions", "err", err)
+			return es.Send("error", map[string]string{"error": "Failed to read executions"})
+		}
+		ended := f
+		ended.IDs, ended.Limit = make([]int64, 0, len(watched)), maxExecutionLimit
+		for id := range watched {
+			ended.IDs = append(ended.IDs, id)
+		}
+		changed, _, err := s.store.ListExecutions(ctx, ended)
+		if err != nil {
+			s.log.Warn("schedules stream: read executions", "err", err)
+			return es.Send("error", map[string]string{"error": "Failed to read executions"})
+		}
+		var done []store.Execution
+		for _, e := range changed {
+			if e.Status != store.ExecutionRunning {
+				done = append(done, e)
+			}
+		}
+		if err := send(append(list, done...)); err != nil {
+			return nil // the client left
+		}
+	}
 }
 
 var errExecutionNotFound = fault.New(fault.NotFound, "Execution not found")

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -418,5 +419,49 @@ func TestGitStackSyncSchedule(t *testing.T) {
 	h.must(200, "GET", fmt.Sprintf("/api/git/stacks/%d", gs.ID), nil, &after)
 	if after.ID != gs.ID || after.AutoUpdate {
 		t.Errorf("git stack after its schedule was deleted = %+v", after)
+	}
+}
+
+// The schedules stream announces an execution when it starts and when it
+// ends, without its logs.
+func TestSchedulesStreamAnnouncesExecutions(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	events, resp := h.openEvents(ctx, "/api/schedules/stream")
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("stream = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if ev := <-events; ev.Name != "connected" {
+		t.Fatalf("first event = %+v", ev)
+	}
+	e := h.runSchedule("system_cleanup", 1)
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatal("the stream ended")
+			}
+			var got execution
+			if ev.Name != "execution" || json.Unmarshal([]byte(ev.Data), &got) != nil {
+				t.Fatalf("event = %+v", ev)
+			}
+			if got.ID != e.ID || got.ScheduleType != "system_cleanup" || got.Logs != "" {
+				t.Fatalf("execution event = %+v", got)
+			}
+			if got.Status == "success" {
+				if got.CompletedAt == nil || got.Duration == nil {
+					t.Errorf("finished execution event = %+v", got)
+				}
+				return
+			}
+			if got.Status != "running" {
+				t.Fatalf("execution event status = %s", got.Status)
+			}
+		case <-timeout:
+			t.Fatal("no event of the execution's end")
+		}
 	}
 }

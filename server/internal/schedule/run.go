@@ -123,6 +123,8 @@ func (s *Service) executeWith(parent context.Context, e store.Execution, d Defin
 		return s.store.CheckpointExecution(ctx, e.ID, s.node, logs, details)
 	}}
 	run.Logf("Started (%s) on %s", e.TriggeredBy, s.node)
+	s.announce()
+	defer s.announce() // after the outcome is recorded
 	lost := make(chan struct{})
 	stopLease := s.holdLease(ctx, e.ID, run, cancel, lost)
 

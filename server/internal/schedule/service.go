@@ -91,6 +91,7 @@ type Service struct {
 
 	mu      sync.Mutex
 	entries map[store.ScheduleKey]entry
+	changes chan struct{}   // closed and replaced when an execution starts or ends here
 	base    context.Context // parent of runs; Run sets it
 	runs    sync.WaitGroup
 }
@@ -111,7 +112,7 @@ const (
 func New(o Options) *Service {
 	s := &Service{store: o.Store, log: o.Log, runners: o.Runners, recover: o.Recoverers, scanning: o.Scanning, node: o.Node, now: o.Now,
 		lease: o.Lease, reconcile: o.Reconcile, local: o.Local, entries: map[store.ScheduleKey]entry{},
-		base: context.Background()}
+		base: context.Background(), changes: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -524,6 +525,23 @@ func (s *Service) Delete(ctx context.Context, t Type, id int64) error {
 	}
 	s.refreshSoon(ctx)
 	return nil
+}
+
+// Executions returns a channel that is closed when an execution of this
+// server next starts or ends (executions of other servers sharing the
+// database are not announced: readers poll for those as well).
+func (s *Service) Executions() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changes
+}
+
+// announce wakes the readers of Executions.
+func (s *Service) announce() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.changes)
+	s.changes = make(chan struct{})
 }
 
 // Changed tells the scheduler that a schedule's configuration changed

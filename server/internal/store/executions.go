@@ -237,6 +237,8 @@ type ExecutionFilter struct {
 	EnvironmentIDs []int64
 	Status         string
 	TriggeredBy    string
+	AfterID        int64   // only executions with a greater id
+	IDs            []int64 // only these executions (nil: any)
 	Limit, Offset  int
 }
 
@@ -265,6 +267,15 @@ func (s *Store) ListExecutions(ctx context.Context, f ExecutionFilter) ([]Execut
 	}
 	if f.TriggeredBy != "" {
 		q = q.Where("triggered_by = ?", f.TriggeredBy)
+	}
+	if f.AfterID != 0 {
+		q = q.Where("id > ?", f.AfterID)
+	}
+	if f.IDs != nil {
+		if len(f.IDs) == 0 {
+			return []Execution{}, 0, nil
+		}
+		q = q.Where("id IN ?", f.IDs)
 	}
 	var total int64
 	if err := q.Count(&total).Error; err != nil {

@@ -4,6 +4,7 @@
 // "Auto-update configuration" and its state table). The types list only what
 // the console reads.
 import { request } from './api';
+import { dataOf, stream } from './sse';
 
 export type ScheduleType = 'container_update' | 'git_stack_sync' | 'env_update_check' | 'image_prune' | 'system_cleanup';
 export type VulnerabilityCriteria = 'never' | 'any' | 'critical_high' | 'critical' | 'more_than_current';
@@ -76,6 +77,31 @@ export async function listSchedules(): Promise<Schedule[]> {
 
 export function listExecutions(q: { scheduleType?: ScheduleType; scheduleId?: number; limit?: number; offset?: number }): Promise<ExecutionPage> {
   return request('GET', '/api/schedules/executions', { query: q });
+}
+
+/**
+ * Follows GET /api/schedules/stream: onExecution gets each execution (without
+ * its logs) that starts or ends, on any Berth server, until signal aborts.
+ * When the stream breaks it reconnects after a pause.
+ */
+export async function followExecutions(onExecution: (e: Execution) => void, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted) {
+    try {
+      await stream(
+        'GET',
+        '/api/schedules/stream',
+        (ev) => {
+          const e = ev.event === 'execution' ? dataOf<Execution>(ev) : undefined;
+          if (e) onExecution(e);
+        },
+        { signal },
+      );
+    } catch {
+      // offline, or aborted: the loop's condition tells which
+    }
+    if (signal.aborted) return;
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+  }
 }
 
 export function getExecution(id: number): Promise<Execution> {

@@ -14,6 +14,7 @@ vi.mock('../lib/api-schedules', async (importOriginal) => {
     runSchedule: vi.fn(),
     toggleSchedule: vi.fn(),
     deleteSchedule: vi.fn(),
+    followExecutions: vi.fn(),
   };
 });
 
@@ -112,6 +113,19 @@ afterEach(() => {
 const rowOf = (name: string) => screen.getByRole('row', { name: new RegExp(name) });
 
 describe('SchedulesScreen', () => {
+  it('reads the list again when the stream announces an execution', async () => {
+    let announce: ((e: sched.Execution) => void) | undefined;
+    vi.mocked(sched.followExecutions).mockImplementation(async (fn) => {
+      announce = fn;
+    });
+    render(SchedulesScreen);
+    await screen.findByRole('table');
+    expect(sched.listSchedules).toHaveBeenCalledTimes(1);
+    expect(announce).toBeTypeOf('function');
+    announce?.(run({ id: 13, status: 'running' }));
+    await waitFor(() => expect(sched.listSchedules).toHaveBeenCalledTimes(2));
+  });
+
   it('lists every schedule with its cron in words, next and last run, and a switch', async () => {
     const { container } = render(SchedulesScreen);
     expect(screen.getByRole('heading', { level: 1, name: 'Schedules' })).toBeTruthy();
