@@ -45,7 +45,7 @@ type route struct {
 // routes is the route table: every endpoint, with its permission, its
 // environment selector and, for changes, its audit action.
 func (s *Server) routes() []route {
-	return []route{
+	table := []route{
 		{"GET", "/api/health", Public, NoEnv, "", false, s.health},
 
 		{"POST", "/api/auth/login", Public, NoEnv, Quiet, false, s.login},
@@ -233,4 +233,9 @@ func (s *Server) routes() []route {
 		{"POST", "/api/auto-update/{containerName}", "schedules:edit", EnvQuery, "auto_update.save", false, s.saveAutoUpdate},
 		{"DELETE", "/api/auto-update/{containerName}", "schedules:edit", EnvQuery, "auto_update.delete", false, s.deleteAutoUpdate},
 	}
+	// Areas whose routes live beside their handlers (routes_*.go).
+	for _, area := range [][]route{s.mfaRoutes(), s.notificationRoutes(), s.systemRoutes(), s.activityRoutes()} {
+		table = append(table, area...)
+	}
+	return table
 }
