@@ -244,7 +244,7 @@ func (s *Store) PruneActivity(ctx context.Context, before time.Time, maxRows int
 			return nil
 		}
 		var keep []int64
-		if err := tx.Model(&activityRow{}).Order("id DESC").Offset(maxRows - 1).Limit(1).Pluck("id", &keep).Error; err != nil {
+		if err := tx.Model(&activityRow{}).Order("id DESC").Offset(maxRows-1).Limit(1).Pluck("id", &keep).Error; err != nil {
 			return err
 		}
 		if len(keep) == 0 {
