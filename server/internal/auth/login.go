@@ -34,6 +34,7 @@ type Identity struct {
 type LoginRequest struct {
 	Username, Password string
 	Provider           string // "", "local", "ldap", "ldap:<id>"
+	MFAToken           string // TOTP or backup code, for users with MFA on
 	IP, UserAgent      string
 }
 
@@ -46,7 +47,9 @@ type Session struct {
 // Login checks a username and password and opens a session. Five failed
 // attempts for one IP and username are each answered as such; the fifth
 // locks the pair, so that the next attempt is refused (429) until the lock,
-// which grows with each further failure, ends.
+// which grows with each further failure, ends. A user with MFA on also
+// needs req.MFAToken: without it the answer is ErrMFARequired, and no
+// session; a wrong one is "Invalid MFA code" and a failed attempt.
 func (s *Service) Login(ctx context.Context, req LoginRequest) (Identity, Session, error) {
 	req.Username = strings.TrimSpace(req.Username)
 	if req.Username == "" || req.Password == "" {
@@ -81,6 +84,16 @@ func (s *Service) Login(ctx context.Context, req LoginRequest) (Identity, Sessio
 		return Identity{}, Session{}, ErrInvalidCredentials
 	}
 	if err != nil {
+		return Identity{}, Session{}, err
+	}
+	// The second factor: a wrong code counts as a failed attempt; asking for
+	// the code is no success, so it does not reset the count.
+	if err := s.checkMFA(ctx, user, req.MFAToken); err != nil {
+		if errors.Is(err, errInvalidMFACode) {
+			if wait, locked := s.logins.Fail(key); locked {
+				return Identity{}, Session{}, tooMany(wait)
+			}
+		}
 		return Identity{}, Session{}, err
 	}
 	s.logins.Succeed(key)
