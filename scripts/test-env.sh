@@ -15,6 +15,7 @@
 #   - staticcheck, cached outside the repository
 #   - Trivy and Grype with tiny offline vulnerability databases and two Debian-like test images (scripts/lib/scanners.sh)
 #   - Chromium (Debian's package) for the web console's browser tests in web/e2e (scripts/lib/browser.sh)
+#   - aiosmtpd on 127.0.0.1:2525, writing what it receives to a Maildir (scripts/lib/smtp.sh)
 # .test-env at the repository root holds KEY=VALUE lines for `make test` and `make bench`.
 set -euo pipefail
 
@@ -33,6 +34,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/lib/scanners.sh
 # shellcheck source=scripts/lib/browser.sh
 . scripts/lib/browser.sh
+# shellcheck source=scripts/lib/smtp.sh
+. scripts/lib/smtp.sh
 
 test_image=berth-test/busybox:1
 
@@ -155,6 +158,10 @@ ensure_scanners
 
 ensure_browser
 
+# --- SMTP server (notification tests: scripts/lib/smtp.sh) ---------------------------
+
+ensure_smtp
+
 # --- git (repositories the git-stack tests serve over HTTP with git-http-backend) ---
 
 apt_install git
@@ -183,6 +190,7 @@ registry_test_env >>"$tmp"
 scanners_test_env >>"$tmp"
 browser_test_env >>"$tmp"
 engine2_test_env >>"$tmp"
+smtp_test_env >>"$tmp"
 chmod 0644 "$tmp"
 mv -f "$tmp" .test-env
 log "test environment ready (.test-env)"

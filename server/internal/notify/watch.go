@@ -1,0 +1,181 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/events"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// watchLoop follows the engine events of every environment with an enabled
+// subscription, starting and stopping followers as subscriptions change.
+func (s *Service) watchLoop() {
+	watching := map[int64]context.CancelFunc{}
+	var wg sync.WaitGroup
+	defer func() {
+		for _, stop := range watching {
+			stop()
+		}
+		wg.Wait()
+	}()
+	tick := time.NewTicker(s.o.Reconcile)
+	defer tick.Stop()
+	for {
+		ids, err := s.o.Store.SubscribedEnvironments(s.ctx)
+		switch {
+		case err != nil && strings.Contains(err.Error(), "database is closed"):
+			return // the store is gone: Berth is stopping
+		case err != nil:
+			if s.ctx.Err() == nil {
+				s.o.Log.Warn("notification: cannot read the subscribed environments", "err", err)
+			}
+		default:
+			want := map[int64]bool{}
+			for _, id := range ids {
+				want[id] = true
+				if watching[id] != nil {
+					continue
+				}
+				env, err := s.o.Store.GetEnvironment(s.ctx, id)
+				if err != nil {
+					continue
+				}
+				ctx, stop := context.WithCancel(s.ctx)
+				watching[id] = stop
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					s.watch(ctx, env)
+				}()
+			}
+			for id, stop := range watching {
+				if !want[id] {
+					stop()
+					delete(watching, id)
+				}
+			}
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-tick.C:
+		case <-s.wake:
+		}
+	}
+}
+
+// memory is how long a kill or an OOM of a container explains its die.
+const memory = time.Minute
+
+// watch turns the engine events of env into notification events until ctx
+// ends.
+func (s *Service) watch(ctx context.Context, env store.Environment) {
+	w := &watcher{s: s, env: env, explained: map[string]time.Time{}}
+	_ = s.o.Relay.Follow(ctx, env, func(ev events.Event) error {
+		w.handle(ctx, ev)
+		return nil
+	}, func(err error) error {
+		if !w.offline {
+			w.offline = true
+			s.Notify(Event{Type: "environment_offline", EnvironmentID: env.ID, Environment: env.Name,
+				Title: fmt.Sprintf("Environment %s is offline", env.Name), Message: "Berth cannot reach its engine: " + err.Error()})
+		}
+		return nil
+	})
+}
+
+type watcher struct {
+	s         *Service
+	env       store.Environment
+	offline   bool
+	explained map[string]time.Time // container id → when a kill or OOM was seen
+}
+
+func (w *watcher) notify(typ, title, msg string, at int64) {
+	t := time.Now()
+	if at > 0 {
+		t = time.Unix(at, 0)
+	}
+	w.s.Notify(Event{Type: typ, EnvironmentID: w.env.ID, Environment: w.env.Name, Title: title, Message: msg, Time: t})
+}
+
+// handle maps one engine event (COMPAT.md): start, stop, restart, die with
+// a non-zero exit that no kill or OOM explains (a stop by a user is
+// container_stopped, not an exit), oom, health changes, image pulls.
+func (w *watcher) handle(ctx context.Context, ev events.Event) {
+	if w.offline {
+		w.offline = false
+		w.notify("environment_online", fmt.Sprintf("Environment %s is online", w.env.Name), "Its engine answers again.", ev.Time)
+	}
+	name := ev.Object
+	if name == "" && len(ev.ID) >= 12 {
+		name = ev.ID[:12]
+	}
+	for id, at := range w.explained {
+		if time.Since(at) > memory {
+			delete(w.explained, id)
+		}
+	}
+	switch ev.Name {
+	case "container-start":
+		w.notify("container_started", "Container "+name+" started", "Container "+name+" started.", ev.Time)
+	case "container-stop":
+		w.notify("container_stopped", "Container "+name+" stopped", "Container "+name+" stopped.", ev.Time)
+	case "container-restart":
+		w.notify("container_restarted", "Container "+name+" restarted", "Container "+name+" restarted.", ev.Time)
+	case "container-kill":
+		w.explained[ev.ID] = time.Now()
+	case "container-oom":
+		w.explained[ev.ID] = time.Now()
+		w.notify("container_oom", "Container "+name+" ran out of memory", "Container "+name+" was killed: out of memory.", ev.Time)
+	case "container-die":
+		if _, ok := w.explained[ev.ID]; ok {
+			delete(w.explained, ev.ID)
+			return
+		}
+		code, err := w.exitCode(ctx, ev.ID)
+		if err != nil || code == 0 {
+			return
+		}
+		w.notify("container_exited", fmt.Sprintf("Container %s exited with code %d", name, code),
+			fmt.Sprintf("Container %s exited with code %d.", name, code), ev.Time)
+	case "container-health_status":
+		health := w.health(ctx, ev.ID)
+		switch health {
+		case "unhealthy":
+			w.notify("container_unhealthy", "Container "+name+" is unhealthy", "Container "+name+" failed its health check.", ev.Time)
+		case "healthy":
+			w.notify("container_healthy", "Container "+name+" is healthy", "Container "+name+" passes its health check.", ev.Time)
+		}
+	case "image-pull":
+		w.notify("image_pulled", "Image "+name+" pulled", "Image "+name+" was pulled.", ev.Time)
+	}
+}
+
+func (w *watcher) exitCode(ctx context.Context, id string) (int, error) {
+	c, err := w.s.o.Engines.Client(ctx, w.env.Endpoint())
+	if err != nil {
+		return 0, err
+	}
+	_, st, err := c.InspectContainer(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	return st.ExitCode, nil
+}
+
+func (w *watcher) health(ctx context.Context, id string) string {
+	c, err := w.s.o.Engines.Client(ctx, w.env.Endpoint())
+	if err != nil {
+		return ""
+	}
+	_, st, err := c.InspectContainer(ctx, id)
+	if err != nil {
+		return ""
+	}
+	return st.Health
+}
