@@ -59,10 +59,10 @@ func TestNormalizeBackupCodeReadsWhatPeopleType(t *testing.T) {
 		{"ABCDE-FGH12", "ABCDEFGH12", true},
 		{"abcde fgh12", "ABCDEFGH12", true},
 		{"oiL0Q-ZZZZZ", "0110QZZZZZ", true}, // O is 0, I and L are 1
-		{"ABCDE-FGH1", "", false},          // too short
-		{"ABCDE-FGH123", "", false},        // too long
-		{"ABCDE-FGHU2", "", false},         // U is not in the alphabet
-		{"123456", "", false},              // a TOTP code
+		{"ABCDE-FGH1", "", false},           // too short
+		{"ABCDE-FGH123", "", false},         // too long
+		{"ABCDE-FGHU2", "", false},          // U is not in the alphabet
+		{"123456", "", false},               // a TOTP code
 	}
 	for _, tt := range tests {
 		got, ok := normalizeBackupCode(tt.in)
