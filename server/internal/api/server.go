@@ -24,6 +24,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/images"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/license"
+	"github.com/berth-dev/berth/server/internal/notify"
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/stacks"
@@ -51,6 +52,7 @@ type Server struct {
 	jobs       *jobs.Registry
 	events     *events.Relay
 	dashboard  *dashboard.Service
+	notify     *notify.Service // notifications: dispatch, delivery, engine event watchers
 	console    *webui.Console
 	origins    []string
 	now        func() time.Time
@@ -118,6 +120,8 @@ func New(d Deps) *Server {
 			schedule.EnvUpdateCheck:  au.Recover,
 		}})
 	git.UseRecorder(sched) // webhook deploys are git_stack_sync executions
+	notifier := notify.New(notify.Options{Store: d.Store, Engines: d.Engines, Relay: events.NewRelay(d.Engines, d.Log), Log: d.Log})
+	notifier.Start()
 	return &Server{
 		log:        d.Log,
 		store:      d.Store,
@@ -135,6 +139,7 @@ func New(d Deps) *Server {
 		local:      d.Timezone,
 		jobs:       d.Jobs,
 		events:     events.NewRelay(d.Engines, d.Log),
+		notify:     notifier,
 		dashboard:  dashboard.New(d.Store, d.Engines, stk, scanner, d.Log),
 		console:    d.Console,
 		origins:    d.AllowedOrigins,
