@@ -133,11 +133,20 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	// (an auto-update puts the old container back) and waited for.
 	schedCtx, stopSchedules := context.WithCancel(ctx)
 	schedDone := make(chan struct{})
+	// The activity collector (engine events, metrics) runs and stops with them.
+	activityDone := make(chan struct{})
+	go func() {
+		defer close(activityDone)
+		if err := apiSrv.Activity().Run(schedCtx); err != nil {
+			log.Error("the activity collector stopped", "err", err)
+		}
+	}()
 	go func() {
 		defer close(schedDone)
 		if err := apiSrv.Schedules().Run(schedCtx); err != nil {
 			log.Error("the scheduler stopped", "err", err)
 		}
+		<-activityDone
 	}()
 	defer func() {
 		stopSchedules()

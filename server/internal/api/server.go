@@ -14,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/berth-dev/berth/server/internal/activity"
 	"github.com/berth-dev/berth/server/internal/agents"
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/autoupdate"
@@ -51,6 +52,7 @@ type Server struct {
 	local      *time.Location // zone of schedules whose environment has none
 	jobs       *jobs.Registry
 	events     *events.Relay
+	activity   *activity.Service // the activity collector, run by the caller
 	dashboard  *dashboard.Service
 	notify     *notify.Service // notifications: dispatch, delivery, engine event watchers
 	console    *webui.Console
@@ -120,6 +122,7 @@ func New(d Deps) *Server {
 			schedule.EnvUpdateCheck:  au.Recover,
 		}})
 	git.UseRecorder(sched) // webhook deploys are git_stack_sync executions
+	act := activity.New(activity.Options{Store: d.Store, Engines: d.Engines, Log: d.Log})
 	notifier := notify.New(notify.Options{Store: d.Store, Engines: d.Engines, Relay: events.NewRelay(d.Engines, d.Log), Log: d.Log})
 	notifier.Start()
 	return &Server{
@@ -140,7 +143,8 @@ func New(d Deps) *Server {
 		jobs:       d.Jobs,
 		events:     events.NewRelay(d.Engines, d.Log),
 		notify:     notifier,
-		dashboard:  dashboard.New(d.Store, d.Engines, stk, scanner, d.Log),
+		activity:   act,
+		dashboard:  dashboard.New(d.Store, d.Engines, stk, scanner, d.Log).UseActivity(act),
 		console:    d.Console,
 		origins:    d.AllowedOrigins,
 		now:        time.Now,

@@ -162,9 +162,15 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		Node: o.Node, UpdateGrace: o.UpdateGrace})
 	sctx, stopSchedules := context.WithCancel(context.Background())
 	schedulesDone := make(chan struct{})
+	activityDone := make(chan struct{}) // the activity collector runs and stops with the schedules
+	go func() {
+		defer close(activityDone)
+		_ = apiSrv.Activity().Run(sctx)
+	}()
 	go func() {
 		defer close(schedulesDone)
 		_ = apiSrv.Schedules().Run(sctx)
+		<-activityDone
 	}()
 	srv := httptest.NewUnstartedServer(apiSrv.Handler())
 	if o.Addr != "" {

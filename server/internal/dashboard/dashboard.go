@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/berth-dev/berth/server/internal/activity"
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
@@ -27,8 +28,9 @@ const Timeout = 5 * time.Second
 const maxConcurrent = 16
 
 // Stats are the dashboard figures of one environment (COMPAT.md,
-// "Dashboard"). Metrics, events, top containers, disk usage of containers
-// and the build cache are not gathered yet and are left out.
+// "Dashboard"). Metrics, their history and the top containers come from
+// the activity collector (environments with collectMetrics), events from
+// the stored activity (collectActivity).
 type Stats struct {
 	ID                    int64    `json:"id"`
 	Name                  string   `json:"name"`
@@ -50,6 +52,16 @@ type Stats struct {
 	Volumes    Volumes    `json:"volumes"`
 	Networks   Networks   `json:"networks"`
 	Stacks     Stacks     `json:"stacks"`
+	// ContainersSize is the disk use of the containers' writable layers,
+	// BuildCacheSize that of the build cache (bytes; the engine's disk
+	// usage, cached for diskUsageTTL).
+	ContainersSize int64            `json:"containersSize"`
+	BuildCacheSize int64            `json:"buildCacheSize"`
+	TopContainers  []activity.Top   `json:"topContainers"`
+	Metrics        *Metrics         `json:"metrics,omitempty"`
+	MetricsHistory []activity.Point `json:"metricsHistory,omitempty"`
+	Events         *EventCounts     `json:"events,omitempty"`
+	RecentEvents   []RecentEvent    `json:"recentEvents,omitempty"`
 }
 
 // Containers counts containers by state. Stopped counts every container
@@ -102,6 +114,9 @@ type Service struct {
 	scan    *scan.Service
 	log     *slog.Logger
 	timeout time.Duration
+	// activity, when set, adds the collector's history and the stored
+	// activity (UseActivity).
+	activity *activity.Service
 }
 
 // New returns a Service.
@@ -131,6 +146,7 @@ func (s *Service) Environment(ctx context.Context, env store.Environment) Stats 
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	st := base(env)
+	s.addActivity(ctx, env, &st)
 	if setting, err := s.scan.Setting(ctx, env.ID); err != nil {
 		s.log.Warn("dashboard: scanner setting", "env", env.ID, "err", err)
 	} else {
@@ -156,7 +172,7 @@ func base(env store.Environment) Stats {
 		ID: env.ID, Name: env.Name, Host: env.Host, Port: env.Port, Icon: env.Icon,
 		ConnectionType: env.ConnectionType, Labels: labels, CollectActivity: env.CollectActivity,
 		CollectMetrics: env.CollectMetrics, UpdateCheckEnabled: env.UpdateCheckEnabled,
-		UpdateCheckAutoUpdate: env.UpdateCheckAutoUpdate,
+		UpdateCheckAutoUpdate: env.UpdateCheckAutoUpdate, TopContainers: []activity.Top{},
 	}
 }
 

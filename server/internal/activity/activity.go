@@ -1,0 +1,304 @@
+// Package activity provides the activity collector: it follows the engine
+// events of every environment whose collectActivity is on and stores them
+// (bounded by a retention and a row cap), and it samples the CPU and memory
+// of every environment whose collectMetrics is on into a bounded history in
+// memory, for the dashboard.
+package activity
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/events"
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/shared/fault"
+)
+
+// Defaults of the retention settings.
+const (
+	DefaultRetentionDays = 7
+	DefaultMaxEvents     = 100_000
+)
+
+// Setting keys of the retention.
+const (
+	settingRetentionDays = "activity.retention_days"
+	settingMaxEvents     = "activity.max_events"
+)
+
+// Options configure a Service.
+type Options struct {
+	Store   *store.Store
+	Engines *engine.Manager
+	Log     *slog.Logger
+	// Rescan is how often the list of environments is read again, to pick
+	// up environments added, changed or removed (default 10 s).
+	Rescan time.Duration
+	// PruneEvery is how often the retention is applied (default 1 h).
+	PruneEvery time.Duration
+	// SampleEvery is how often metrics are sampled (default 30 s).
+	SampleEvery time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Service is the activity collector.
+type Service struct {
+	store   *store.Store
+	engines *engine.Manager
+	relay   *events.Relay
+	log     *slog.Logger
+	now     func() time.Time
+	rescan  time.Duration
+	prune   time.Duration
+	sample  time.Duration
+
+	mu      sync.Mutex
+	stored  chan struct{} // closed (and replaced) when an event is stored
+	history map[int64]*ring
+}
+
+// New returns a Service; Run collects.
+func New(o Options) *Service {
+	if o.Rescan <= 0 {
+		o.Rescan = 10 * time.Second
+	}
+	if o.PruneEvery <= 0 {
+		o.PruneEvery = time.Hour
+	}
+	if o.SampleEvery <= 0 {
+		o.SampleEvery = 30 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{store: o.Store, engines: o.Engines, relay: events.NewRelay(o.Engines, o.Log), log: o.Log,
+		now: o.Now, rescan: o.Rescan, prune: o.PruneEvery, sample: o.SampleEvery,
+		stored: make(chan struct{}), history: map[int64]*ring{}}
+}
+
+// follower is the goroutine following (or sampling) one environment.
+type follower struct {
+	stamp  time.Time // the environment's UpdatedAt when it started
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Run collects until ctx ends, then stops every follower and waits for them.
+func (s *Service) Run(ctx context.Context) error {
+	collectors := map[int64]*follower{}
+	samplers := map[int64]*follower{}
+	defer func() {
+		for _, fs := range []map[int64]*follower{collectors, samplers} {
+			for _, f := range fs {
+				f.cancel()
+				<-f.done
+			}
+		}
+	}()
+	rescan := time.NewTicker(s.rescan)
+	defer rescan.Stop()
+	prune := time.NewTicker(s.prune)
+	defer prune.Stop()
+	s.pruneNow(ctx)
+	for {
+		envs, err := s.store.ListEnvironments(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("activity: environments not listed", "err", err)
+		}
+		if err == nil {
+			s.reconcile(ctx, collectors, envs, func(e store.Environment) bool { return e.CollectActivity }, s.collect)
+			s.reconcile(ctx, samplers, envs, func(e store.Environment) bool { return e.CollectMetrics }, s.sampleLoop)
+			s.forgetHistory(envs)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-rescan.C:
+		case <-prune.C:
+			s.pruneNow(ctx)
+		}
+	}
+}
+
+// reconcile starts a follower for each environment of envs that wants one
+// and has none (or one started before its last change), and stops the
+// others.
+func (s *Service) reconcile(ctx context.Context, running map[int64]*follower, envs []store.Environment,
+	wants func(store.Environment) bool, run func(context.Context, store.Environment)) {
+	keep := map[int64]bool{}
+	for _, env := range envs {
+		if !wants(env) {
+			continue
+		}
+		keep[env.ID] = true
+		if f, ok := running[env.ID]; ok {
+			if f.stamp.Equal(env.UpdatedAt) {
+				continue
+			}
+			f.cancel()
+			<-f.done
+		}
+		fctx, cancel := context.WithCancel(ctx)
+		f := &follower{stamp: env.UpdatedAt, cancel: cancel, done: make(chan struct{})}
+		go func() {
+			defer close(f.done)
+			run(fctx, env)
+		}()
+		running[env.ID] = f
+	}
+	for id, f := range running {
+		if !keep[id] {
+			f.cancel()
+			<-f.done
+			delete(running, id)
+		}
+	}
+}
+
+// collect stores the events of env until ctx ends; the relay reconnects to
+// an engine that cannot be reached.
+func (s *Service) collect(ctx context.Context, env store.Environment) {
+	offline := false
+	_ = s.relay.Follow(ctx, env, func(ev events.Event) error {
+		offline = false
+		typ, action, _ := strings.Cut(ev.Name, "-")
+		if !Kept(typ, action) {
+			return nil
+		}
+		e := store.ActivityEvent{EnvironmentID: env.ID, Type: typ, Action: action, ActorID: ev.ID, ActorName: ev.Object,
+			Time: time.Unix(ev.Time, 0)}
+		if ev.Time == 0 {
+			e.Time = s.now()
+		}
+		added, err := s.store.AddActivity(ctx, &e)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("activity: event not stored", "env", env.ID, "err", err)
+			}
+			return nil
+		}
+		if added {
+			s.notify()
+		}
+		return nil
+	}, func(cause error) error {
+		if !offline {
+			s.log.Info("activity: environment unreachable; retrying", "env", env.ID, "err", engine.Details(cause))
+			offline = true
+		}
+		return nil
+	})
+}
+
+// Kept reports whether an event of type typ and action is activity worth
+// storing: the lifecycle of containers, images, volumes and networks, not
+// the chatter of health-check execs, attaches and copies.
+func Kept(typ, action string) bool {
+	switch typ {
+	case "container", "image", "volume", "network":
+	default:
+		return false
+	}
+	if strings.HasPrefix(action, "exec_") {
+		return false
+	}
+	switch action {
+	case "attach", "detach", "resize", "top", "export", "copy", "archive-path", "extract-to-dir":
+		return false
+	}
+	return true
+}
+
+// notify wakes the live streams.
+func (s *Service) notify() {
+	s.mu.Lock()
+	close(s.stored)
+	s.stored = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// Stored returns a channel closed when this server next stores an event.
+func (s *Service) Stored() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stored
+}
+
+// Retention bounds the stored activity: events older than Days days are
+// deleted, and the oldest beyond MaxEvents.
+type Retention struct {
+	Days      int `json:"retentionDays"`
+	MaxEvents int `json:"maxEvents"`
+}
+
+// Retention returns the retention settings.
+func (s *Service) Retention(ctx context.Context) (Retention, error) {
+	days, err := s.intSetting(ctx, settingRetentionDays, DefaultRetentionDays)
+	if err != nil {
+		return Retention{}, err
+	}
+	maxEvents, err := s.intSetting(ctx, settingMaxEvents, DefaultMaxEvents)
+	if err != nil {
+		return Retention{}, err
+	}
+	return Retention{Days: days, MaxEvents: maxEvents}, nil
+}
+
+// SetRetention validates and stores the retention settings and applies them.
+func (s *Service) SetRetention(ctx context.Context, r Retention) error {
+	if r.Days < 1 || r.Days > 365 {
+		return fault.New(fault.Invalid, "retentionDays must be a whole number of days from 1 to 365")
+	}
+	if r.MaxEvents < 1000 || r.MaxEvents > 10_000_000 {
+		return fault.New(fault.Invalid, "maxEvents must be a whole number from 1000 to 10000000")
+	}
+	if err := s.store.SetSetting(ctx, settingRetentionDays, strconv.Itoa(r.Days)); err != nil {
+		return err
+	}
+	if err := s.store.SetSetting(ctx, settingMaxEvents, strconv.Itoa(r.MaxEvents)); err != nil {
+		return err
+	}
+	_, err := s.Prune(ctx)
+	return err
+}
+
+// Prune applies the retention now and returns how many events it deleted.
+func (s *Service) Prune(ctx context.Context) (int64, error) {
+	r, err := s.Retention(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return s.store.PruneActivity(ctx, s.now().AddDate(0, 0, -r.Days), r.MaxEvents)
+}
+
+func (s *Service) pruneNow(ctx context.Context) {
+	n, err := s.Prune(ctx)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.log.Error("activity: retention not applied", "err", err)
+	case n > 0:
+		s.log.Info("activity: old events deleted", "count", n)
+	}
+}
+
+func (s *Service) intSetting(ctx context.Context, key string, def int) (int, error) {
+	v, err := s.store.GetSetting(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return def, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return def, nil
+	}
+	return n, nil
+}

@@ -1,0 +1,125 @@
+package dashboard
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/activity"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// Metrics is an environment's latest host sample (collectMetrics).
+type Metrics struct {
+	CPUPercent    float64 `json:"cpuPercent"`
+	MemoryPercent float64 `json:"memoryPercent"`
+	MemoryUsed    uint64  `json:"memoryUsed"`
+	MemoryTotal   uint64  `json:"memoryTotal"`
+}
+
+// EventCounts counts an environment's stored activity (collectActivity):
+// in all, and since midnight UTC.
+type EventCounts struct {
+	Total int `json:"total"`
+	Today int `json:"today"`
+}
+
+// RecentEvent is one of an environment's latest container events.
+type RecentEvent struct {
+	ContainerName string `json:"container_name"`
+	Action        string `json:"action"`
+	Timestamp     string `json:"timestamp"` // RFC 3339, UTC
+}
+
+// recentEvents is how many container events a dashboard entry carries.
+const recentEvents = 5
+
+// UseActivity makes the figures carry the activity collector's history
+// (metrics, metricsHistory, topContainers) and the stored activity (events,
+// recentEvents), and returns s.
+func (s *Service) UseActivity(a *activity.Service) *Service {
+	s.activity = a
+	return s
+}
+
+// addActivity adds to st what the activity collector knows of env.
+func (s *Service) addActivity(ctx context.Context, env store.Environment, st *Stats) {
+	if s.activity != nil && env.CollectMetrics {
+		points, top := s.activity.History(env.ID)
+		if top != nil {
+			st.TopContainers = top
+		}
+		if len(points) > 0 {
+			st.MetricsHistory = points
+			p := points[len(points)-1]
+			st.Metrics = &Metrics{CPUPercent: p.CPUPercent, MemoryPercent: p.MemoryPercent, MemoryUsed: p.MemoryUsed,
+				MemoryTotal: p.MemoryTotal}
+		}
+	}
+	if !env.CollectActivity {
+		return
+	}
+	f := store.ActivityFilter{EnvironmentIDs: []int64{env.ID}, Type: "container", Limit: recentEvents}
+	recent, _, err := s.store.ListActivity(ctx, f)
+	if err != nil {
+		s.log.Warn("dashboard: activity", "env", env.ID, "err", err)
+		return
+	}
+	f = store.ActivityFilter{EnvironmentIDs: []int64{env.ID}, Limit: 1}
+	_, total, err := s.store.ListActivity(ctx, f)
+	if err != nil {
+		s.log.Warn("dashboard: activity", "env", env.ID, "err", err)
+		return
+	}
+	midnight := time.Now().UTC().Truncate(24 * time.Hour)
+	f.Since = &midnight
+	_, today, err := s.store.ListActivity(ctx, f)
+	if err != nil {
+		s.log.Warn("dashboard: activity", "env", env.ID, "err", err)
+		return
+	}
+	st.Events = &EventCounts{Total: total, Today: today}
+	st.RecentEvents = make([]RecentEvent, 0, len(recent))
+	for _, e := range recent {
+		st.RecentEvents = append(st.RecentEvents, RecentEvent{ContainerName: e.ActorName, Action: e.Action,
+			Timestamp: e.Time.UTC().Format(time.RFC3339)})
+	}
+}
+
+// Each gathers the figures of every environment of envs concurrently and
+// calls emit with each as soon as it is ready (never concurrently), so that
+// a slow or offline environment delays no other; each arrives within the
+// time limit.
+func (s *Service) Each(ctx context.Context, envs []store.Environment, emit func(Stats) error) error {
+	var (
+		mu       sync.Mutex
+		emitErr  error
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, maxConcurrent)
+		gctx, cf = context.WithCancel(ctx)
+	)
+	defer cf()
+	for _, env := range envs {
+		select {
+		case sem <- struct{}{}:
+		case <-gctx.Done():
+		}
+		if gctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			st := s.Environment(gctx, env)
+			mu.Lock()
+			defer mu.Unlock()
+			if emitErr != nil || gctx.Err() != nil {
+				return
+			}
+			if emitErr = emit(st); emitErr != nil {
+				cf()
+			}
+		})
+	}
+	wg.Wait()
+	return emitErr
+}
