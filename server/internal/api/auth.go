@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ type sessionUser struct {
 	IsAdmin     bool             `json:"isAdmin"`
 	Provider    string           `json:"provider,omitempty"`
 	Permissions auth.Permissions `json:"permissions,omitempty"`
+	MFAEnabled  *bool            `json:"mfaEnabled,omitempty"` // in the session answer only (the profile shows it)
 }
 
 func (s *Server) login(c *gin.Context) error {
@@ -35,7 +37,11 @@ func (s *Server) login(c *gin.Context) error {
 		return err
 	}
 	ident, sess, err := s.auth.Login(c.Request.Context(), auth.LoginRequest{Username: req.Username, Password: req.Password,
-		Provider: req.Provider, IP: clientIP(c.Request), UserAgent: c.Request.UserAgent()})
+		Provider: req.Provider, MFAToken: req.MFAToken, IP: clientIP(c.Request), UserAgent: c.Request.UserAgent()})
+	if errors.Is(err, auth.ErrMFARequired) {
+		// The password was right; the client asks for the code and signs in again. No session yet.
+		return writeJSON(c, http.StatusOK, map[string]bool{"requiresMfa": true})
+	}
 	if err != nil {
 		if k := fault.KindOf(err); k == fault.Unauthorized || k == fault.TooMany {
 			s.audit(c, store.AuditEntry{Action: "login.failure", EntityType: "session", Username: req.Username,
@@ -97,7 +103,7 @@ func (s *Server) session(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, map[string]any{"authenticated": true, "authEnabled": true,
 		"user": sessionUser{ID: ident.User.ID, Username: ident.User.Username, Email: ident.User.Email,
 			DisplayName: ident.User.DisplayName, IsAdmin: ident.User.IsAdmin, Provider: provider,
-			Permissions: ident.Access.Summary()}})
+			Permissions: ident.Access.Summary(), MFAEnabled: &ident.User.MFAEnabled}})
 }
 
 // provider is one sign-in choice of the login page.
