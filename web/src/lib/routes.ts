@@ -24,6 +24,7 @@ export const routeTable = [
   { name: 'schedules', pattern: '/schedules', nav: { label: 'Schedules', group: 'Docker' } },
   { name: 'git', pattern: '/git', nav: { label: 'Git', group: 'Sources' } },
   { name: 'registries', pattern: '/registries', nav: { label: 'Registries', group: 'Sources' } },
+  { name: 'notifications', pattern: '/notifications', nav: { label: 'Notifications', group: 'Administration' } },
   { name: 'environments', pattern: '/environments', nav: { label: 'Environments', group: 'Administration' } },
   { name: 'environmentNew', pattern: '/environments/new', parent: 'environments' },
   { name: 'environment', pattern: '/environments/:id', parent: 'environments' },

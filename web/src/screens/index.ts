@@ -25,6 +25,7 @@ export const screens: Record<RouteName, () => Promise<ScreenModule>> = {
   schedules: () => import('./SchedulesScreen.svelte'),
   git: () => import('./GitScreen.svelte'),
   registries: () => import('./RegistriesScreen.svelte'),
+  notifications: () => import('./NotificationsScreen.svelte'),
   environments: () => import('./EnvironmentsScreen.svelte'),
   environmentNew: () => import('./EnvironmentEditScreen.svelte'),
   environment: () => import('./EnvironmentEditScreen.svelte'),

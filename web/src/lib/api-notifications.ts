@@ -1,0 +1,125 @@
+// Notifications: channels (secrets masked as '********' by the server; sent
+// back unchanged they keep the stored value), tests, and the subscriptions of
+// environments to channels.
+import { request } from './api';
+
+export const MASK = '********';
+
+export const channelTypes = ['smtp', 'webhook', 'slack', 'discord', 'mattermost', 'gotify', 'ntfy', 'telegram', 'pushover'] as const;
+export type ChannelType = (typeof channelTypes)[number];
+
+/** The event ids a channel or a subscription can take (COMPAT.md); none checked means all. */
+export const eventTypes = [
+  'container_started', 'container_stopped', 'container_restarted', 'container_exited', 'container_oom',
+  'container_unhealthy', 'container_healthy', 'container_updated', 'image_pulled',
+  'auto_update_success', 'auto_update_failed', 'auto_update_blocked', 'updates_detected', 'batch_update_success',
+  'git_sync_success', 'git_sync_failed', 'git_sync_skipped',
+  'stack_started', 'stack_stopped', 'stack_deployed', 'stack_deploy_failed',
+  'vulnerability_critical', 'vulnerability_high', 'vulnerability_any',
+  'environment_offline', 'environment_online', 'disk_space_warning',
+  'image_prune_success', 'image_prune_failed', 'license_expiring',
+] as const;
+
+export interface ChannelConfig {
+  host?: string;
+  port?: number;
+  secure?: boolean;
+  username?: string;
+  password?: string;
+  from_email?: string;
+  from_name?: string;
+  to_emails?: string[];
+  skipTlsVerify?: boolean;
+  url?: string;
+  token?: string;
+  botToken?: string;
+  chatId?: string;
+  apiUrl?: string;
+  user?: string;
+}
+
+export interface Channel {
+  id: number;
+  type: string;
+  name: string;
+  enabled: boolean;
+  config: ChannelConfig;
+  eventTypes: string[];
+  lastError?: string;
+  lastErrorAt?: string | null;
+  lastSentAt?: string | null;
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+export interface ChannelInput {
+  type: string;
+  name: string;
+  enabled: boolean;
+  config: ChannelConfig;
+  eventTypes: string[];
+}
+
+export interface Subscription {
+  id: number;
+  environmentId: number;
+  notificationId: number;
+  enabled: boolean;
+  eventTypes: string[];
+  channelName: string;
+  channelType: string;
+}
+
+export interface TestResult {
+  success: boolean;
+  error?: string;
+}
+
+export function listChannels(): Promise<Channel[]> {
+  return request('GET', '/api/notifications');
+}
+
+export function createChannel(c: ChannelInput): Promise<Channel> {
+  return request('POST', '/api/notifications', { body: c });
+}
+
+export function updateChannel(id: number, c: ChannelInput): Promise<Channel> {
+  return request('PUT', `/api/notifications/${id}`, { body: c });
+}
+
+export function deleteChannel(id: number): Promise<{ success: boolean }> {
+  return request('DELETE', `/api/notifications/${id}`);
+}
+
+export function testChannel(id: number): Promise<TestResult> {
+  return request('POST', `/api/notifications/${id}/test`);
+}
+
+/** Tests unsaved settings; with id, the saved channel's secrets fill the masked ones. */
+export function testSettings(c: ChannelInput & { id?: number }): Promise<TestResult> {
+  return request('POST', '/api/notifications/test', { body: c });
+}
+
+export function catalogue(): Promise<{ types: string[]; eventTypes: string[] }> {
+  return request('GET', '/api/notifications/trigger-test');
+}
+
+export function listSubscriptions(env: number): Promise<Subscription[]> {
+  return request('GET', `/api/environments/${env}/notifications`);
+}
+
+export function subscribe(env: number, notificationId: number, eventTypes: string[] = []): Promise<Subscription> {
+  return request('POST', `/api/environments/${env}/notifications`, { body: { notificationId, eventTypes } });
+}
+
+export function updateSubscription(
+  env: number,
+  notificationId: number,
+  s: { enabled?: boolean; eventTypes?: string[] },
+): Promise<Subscription> {
+  return request('PUT', `/api/environments/${env}/notifications/${notificationId}`, { body: s });
+}
+
+export function unsubscribe(env: number, notificationId: number): Promise<{ success: boolean }> {
+  return request('DELETE', `/api/environments/${env}/notifications/${notificationId}`);
+}

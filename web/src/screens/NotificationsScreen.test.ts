@@ -1,0 +1,142 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import * as notif from '../lib/api-notifications';
+import { session } from '../lib/session.svelte';
+import { expectNoSeriousAxeViolations } from '../test-axe';
+import NotificationsScreen from './NotificationsScreen.svelte';
+
+vi.mock('../lib/api-notifications', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api-notifications')>();
+  return {
+    ...real,
+    listChannels: vi.fn(),
+    createChannel: vi.fn(),
+    updateChannel: vi.fn(),
+    deleteChannel: vi.fn(),
+    testChannel: vi.fn(),
+    testSettings: vi.fn(),
+    listSubscriptions: vi.fn(),
+    subscribe: vi.fn(),
+    unsubscribe: vi.fn(),
+  };
+});
+
+const channels: notif.Channel[] = [
+  { id: 1, type: 'webhook', name: 'hook', enabled: true, config: { url: '********' }, eventTypes: [], lastSentAt: '2026-01-01T00:00:00Z' },
+  {
+    id: 2,
+    type: 'smtp',
+    name: 'ops mail',
+    enabled: true,
+    config: { host: 'mail.example', port: 587, username: 'berth', password: '********', from_email: 'b@x.test', to_emails: ['ops@x.test'] },
+    eventTypes: ['container_exited'],
+    lastError: 'attempt 5 of 5: connection refused',
+  },
+];
+
+beforeEach(() => {
+  session.environments = [
+    { id: 1, name: 'local', connectionType: 'socket' },
+    { id: 2, name: 'prod', connectionType: 'socket' },
+  ];
+  session.envId = 1;
+  vi.mocked(notif.listChannels).mockResolvedValue(structuredClone(channels));
+  vi.mocked(notif.createChannel).mockImplementation(async (c) => ({ id: 3, ...c }));
+  vi.mocked(notif.updateChannel).mockImplementation(async (id, c) => ({ id, ...c }));
+  vi.mocked(notif.deleteChannel).mockResolvedValue({ success: true });
+  vi.mocked(notif.testChannel).mockResolvedValue({ success: true });
+  vi.mocked(notif.testSettings).mockResolvedValue({ success: true });
+  vi.mocked(notif.listSubscriptions).mockResolvedValue([
+    { id: 9, environmentId: 1, notificationId: 1, enabled: true, eventTypes: [], channelName: 'hook', channelType: 'webhook' },
+  ]);
+  vi.mocked(notif.subscribe).mockResolvedValue({} as notif.Subscription);
+  vi.mocked(notif.unsubscribe).mockResolvedValue({ success: true });
+});
+afterEach(() => {
+  cleanup();
+  vi.clearAllMocks();
+});
+
+describe('NotificationsScreen', () => {
+  it('lists the channels with their delivery state and passes axe', async () => {
+    const { container } = render(NotificationsScreen);
+    expect(screen.getByRole('heading', { level: 1, name: 'Notifications' })).toBeTruthy();
+    const table = await screen.findByRole('table');
+    const rows = within(table).getAllByRole('row').slice(1);
+    expect(rows.map((r) => within(r).getAllByRole('cell')[0].textContent?.trim())).toEqual(['hook', 'ops mail']);
+    expect(within(rows[0]).getByText('delivered')).toBeTruthy();
+    expect(within(rows[1]).getByText('failing')).toBeTruthy();
+    expect(within(rows[1]).getByText('attempt 5 of 5: connection refused')).toBeTruthy();
+    expect(within(rows[1]).getByText('container_exited')).toBeTruthy();
+    await expectNoSeriousAxeViolations(container);
+  });
+
+  it('tests a saved channel from its row', async () => {
+    vi.mocked(notif.testChannel).mockResolvedValueOnce({ success: false, error: 'the service answered 502 Bad Gateway' });
+    render(NotificationsScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Test hook' }));
+    expect(notif.testChannel).toHaveBeenCalledWith(1);
+    expect(await screen.findByText('the service answered 502 Bad Gateway')).toBeTruthy();
+    await fireEvent.click(screen.getByRole('button', { name: 'Test hook' }));
+    expect(await screen.findByText('sent')).toBeTruthy();
+  });
+
+  it('adds a webhook channel taking chosen events', async () => {
+    const { container } = render(NotificationsScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Add channel' }));
+    const dialog = screen.getByRole('dialog', { name: 'Add a notification channel' });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
+    expect(within(dialog).getByRole('alert').textContent).toContain('Enter a name');
+    await fireEvent.input(within(dialog).getByLabelText('Name'), { target: { value: 'alerts' } });
+    await fireEvent.input(within(dialog).getByLabelText('Webhook URL'), { target: { value: 'https://hooks.example/abc' } });
+    await fireEvent.click(within(dialog).getByLabelText('container_oom'));
+    await expectNoSeriousAxeViolations(container);
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Send a test' }));
+    expect(await within(dialog).findByText('Test message sent.')).toBeTruthy();
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
+    await waitFor(() =>
+      expect(notif.createChannel).toHaveBeenCalledWith({
+        type: 'webhook',
+        name: 'alerts',
+        enabled: true,
+        config: { url: 'https://hooks.example/abc', token: undefined },
+        eventTypes: ['container_oom'],
+      }),
+    );
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(screen.getByText('Channel alerts added.')).toBeTruthy();
+  });
+
+  it('edits an SMTP channel keeping the stored password unless a new one is typed', async () => {
+    render(NotificationsScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Edit ops mail' }));
+    const dialog = screen.getByRole('dialog', { name: 'Edit ops mail' });
+    const pw = within(dialog).getByLabelText('Password') as HTMLInputElement;
+    expect(pw.value).toBe('');
+    expect(pw.placeholder).toBe('stored, hidden');
+    await fireEvent.input(within(dialog).getByLabelText('SMTP host'), { target: { value: 'mail2.example' } });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(notif.updateChannel).toHaveBeenCalled());
+    const [id, body] = vi.mocked(notif.updateChannel).mock.calls[0];
+    expect(id).toBe(2);
+    expect(body.config).toMatchObject({ host: 'mail2.example', port: 587, password: '********', to_emails: ['ops@x.test'] });
+    expect(body.eventTypes).toEqual(['container_exited']);
+  });
+
+  it('subscribes and unsubscribes the selected environment', async () => {
+    render(NotificationsScreen);
+    await screen.findByRole('table');
+    const section = screen.getByRole('region', { name: 'Environment subscriptions' });
+    const hook = (await within(section).findByLabelText('Notify hook (webhook)')) as HTMLInputElement;
+    await waitFor(() => expect(hook.checked).toBe(true));
+    await fireEvent.click(within(section).getByLabelText('Notify ops mail (smtp)'));
+    await waitFor(() => expect(notif.subscribe).toHaveBeenCalledWith(1, 2));
+    await fireEvent.click(hook);
+    await waitFor(() => expect(notif.unsubscribe).toHaveBeenCalledWith(1, 1));
+    await fireEvent.change(within(section).getByLabelText('Environment'), { target: { value: '2' } });
+    await waitFor(() => expect(notif.listSubscriptions).toHaveBeenCalledWith(2));
+  });
+});
