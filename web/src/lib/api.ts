@@ -107,6 +107,8 @@ export interface SessionUser {
   isAdmin: boolean;
   provider?: 'local' | 'oidc' | 'ldap' | string;
   permissions?: Record<string, string[]>;
+  /** In GET /api/auth/session: whether sign-ins need a TOTP code. */
+  mfaEnabled?: boolean;
 }
 
 export interface Session {

@@ -78,6 +78,23 @@ describe('LoginScreen', () => {
     expect(api.login).toHaveBeenLastCalledWith(expect.objectContaining({ mfaToken: '123456' }));
   });
 
+  it('shows Invalid MFA code for a wrong code and keeps asking for one', async () => {
+    vi.mocked(api.login)
+      .mockResolvedValueOnce({ requiresMfa: true })
+      .mockRejectedValueOnce(new api.ApiError(401, 'Invalid MFA code'));
+    render(LoginScreen);
+    await fill('admin', 'secret123');
+    await fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
+    const code = (await screen.findByLabelText('Authentication code')) as HTMLInputElement;
+    await waitFor(() => expect(document.activeElement).toBe(code));
+    await fireEvent.input(code, { target: { value: '000000' } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
+    expect((await screen.findByRole('alert')).textContent).toBe('Invalid MFA code');
+    expect(code.value).toBe(''); // the next try needs the next code
+    expect(screen.getByLabelText('Authentication code')).toBe(code);
+    expect(session.session).toBeNull();
+  });
+
   it('sends an OIDC sign-in back to ?next', async () => {
     router.navigate('/login?next=%2Fcontainers%2Fabc', { replace: true });
     vi.mocked(api.getProviders).mockResolvedValue({
