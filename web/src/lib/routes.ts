@@ -22,6 +22,7 @@ export const routeTable = [
   { name: 'stack', pattern: '/stacks/:name', parent: 'stacks' },
   { name: 'gitStack', pattern: '/git/stacks/:id', parent: 'stacks' },
   { name: 'schedules', pattern: '/schedules', nav: { label: 'Schedules', group: 'Docker' } },
+  { name: 'activity', pattern: '/activity', nav: { label: 'Activity', group: 'Docker' } },
   { name: 'git', pattern: '/git', nav: { label: 'Git', group: 'Sources' } },
   { name: 'registries', pattern: '/registries', nav: { label: 'Registries', group: 'Sources' } },
   { name: 'notifications', pattern: '/notifications', nav: { label: 'Notifications', group: 'Administration' } },

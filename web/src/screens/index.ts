@@ -23,6 +23,7 @@ export const screens: Record<RouteName, () => Promise<ScreenModule>> = {
   stack: () => import('./StackDetailScreen.svelte'),
   gitStack: () => import('./GitStackScreen.svelte'),
   schedules: () => import('./SchedulesScreen.svelte'),
+  activity: () => import('./ActivityScreen.svelte'),
   git: () => import('./GitScreen.svelte'),
   registries: () => import('./RegistriesScreen.svelte'),
   notifications: () => import('./NotificationsScreen.svelte'),
