@@ -125,6 +125,9 @@ func New(d Deps) *Server {
 	act := activity.New(activity.Options{Store: d.Store, Engines: d.Engines, Log: d.Log})
 	notifier := notify.New(notify.Options{Store: d.Store, Engines: d.Engines, Relay: events.NewRelay(d.Engines, d.Log), Log: d.Log})
 	notifier.Start()
+	au.UseNotifier(notifier) // outcomes worth a notification
+	git.UseNotifier(notifier)
+	scanner.UseNotifier(notifier)
 	return &Server{
 		log:        d.Log,
 		store:      d.Store,

@@ -170,6 +170,7 @@ func (s *Service) RunContainerUpdate(ctx context.Context, d schedule.Definition,
 		return err
 	}
 	out, err := s.Update(ctx, env, d.EntityName, d.VulnerabilityCriteria, run)
+	s.notifyOutcome(env.ID, d.EntityName, out, err)
 	if err != nil {
 		return err
 	}

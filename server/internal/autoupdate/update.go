@@ -61,6 +61,7 @@ type Service struct {
 	healthTimeout time.Duration
 	poll          time.Duration
 	now           func() time.Time
+	notifier      Notifier // nil: no notifications
 }
 
 // Defaults of Options.

@@ -36,6 +36,7 @@ type Service struct {
 	log      *slog.Logger
 	now      func() time.Time
 	recorder Recorder
+	notifier Notifier // nil: no notifications
 }
 
 // Recorder records work as an execution of a schedule: the scheduler

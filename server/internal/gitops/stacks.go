@@ -193,6 +193,7 @@ func (s *Service) RunSync(ctx context.Context, d schedule.Definition, run *sched
 // details.
 func (s *Service) deployRun(ctx context.Context, env store.Environment, id int64, onlyChanged bool, run *schedule.Run) (Result, error) {
 	res, err := s.Deploy(ctx, env, id, onlyChanged, func(line string) { run.Logf("%s", line) })
+	s.notifySync(env.ID, s.stackName(ctx, id), res, err)
 	run.Detail("commit", res.Commit)
 	run.Detail("deployed", res.Deployed)
 	if err != nil {

@@ -314,8 +314,11 @@ func TestContainerThatDiesNotifiesEachSubscribedChannelOnce(t *testing.T) {
 	}
 	run := func(name string, cmd ...string) {
 		t.Helper()
-		id, err := c.CreateContainer(ctx, engine.CreateSpec{Name: name, Image: enginetest.Image(), Cmd: cmd,
-			Labels: map[string]string{enginetest.Label: label}})
+		labels := map[string]string{enginetest.Label: label}
+		if strings.HasPrefix(name, "scanner-") {
+			labels["berth.scanner"] = "grype"
+		}
+		id, err := c.CreateContainer(ctx, engine.CreateSpec{Name: name, Image: enginetest.Image(), Cmd: cmd, Labels: labels})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,6 +340,8 @@ func TestContainerThatDiesNotifiesEachSubscribedChannelOnce(t *testing.T) {
 		return false
 	})
 
+	scanner := "scanner-" + unique(t) // a scanner's own container never notifies
+	run(scanner, "sh", "-c", "exit 4")
 	dying := "dies-" + unique(t)
 	run(dying, "sh", "-c", "exit 3")
 	eventually(t, "the webhook message", func() bool { return len(rcv.messages("container_exited", dying)) > 0 })
@@ -361,6 +366,20 @@ func TestContainerThatDiesNotifiesEachSubscribedChannelOnce(t *testing.T) {
 		if strings.Contains(m, "started") {
 			t.Errorf("the mail channel takes container_exited only, got %q", m)
 		}
+	}
+	if got := rcv.messages("container_exited", scanner); len(got) != 0 {
+		t.Errorf("a scanner container notified: %v", got)
+	}
+	if got := rcv.messages("container_started", scanner); len(got) != 0 {
+		t.Errorf("a scanner container notified: %v", got)
+	}
+
+	// Outcomes other packages report (Emit) reach the subscribed channels
+	// that take them, named with their environment.
+	s.Emit(env.ID, "container_started", "Emitted "+after, "from another package")
+	eventually(t, "the emitted event", func() bool { return len(rcv.messages("container_started", "Emitted "+after)) == 1 })
+	if m := rcv.messages("container_started", "Emitted "+after)[0]; m["environment"] != env.Name {
+		t.Errorf("emitted message %v, want environment %q", m, env.Name)
 	}
 	unsubscribed.mu.Lock()
 	defer unsubscribed.mu.Unlock()

@@ -217,3 +217,25 @@ func Test(ctx context.Context, typ string, cfg Config, name string) error {
 	return Send(ctx, typ, cfg, Message{Event: Event{Type: "test", Title: "Berth test notification",
 		Message: fmt.Sprintf("This is a test of the notification channel %q.", strings.TrimSpace(name)), Time: time.Now()}})
 }
+
+// Emit notifies an event of environment envID (0: system-wide) that another
+// package reports through its own small Notifier interface (auto-update,
+// git sync, scans); the environment's name is looked up in the background.
+func (s *Service) Emit(envID int64, eventType, title, message string) {
+	if s == nil || !KnownEventType(eventType) {
+		return
+	}
+	ev := Event{Type: eventType, EnvironmentID: envID, Title: title, Message: message, Time: time.Now()}
+	if envID == 0 {
+		s.Notify(ev)
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if env, err := s.o.Store.GetEnvironment(s.ctx, envID); err == nil {
+			ev.Environment = env.Name
+		}
+		s.Notify(ev)
+	}()
+}

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -74,7 +75,7 @@ const memory = time.Minute
 // watch turns the engine events of env into notification events until ctx
 // ends.
 func (s *Service) watch(ctx context.Context, env store.Environment) {
-	w := &watcher{s: s, env: env, explained: map[string]time.Time{}}
+	w := &watcher{s: s, env: env, explained: map[string]time.Time{}, scanners: map[string]bool{}}
 	_ = s.o.Relay.Follow(ctx, env, func(ev events.Event) error {
 		w.handle(ctx, ev)
 		return nil
@@ -93,6 +94,38 @@ type watcher struct {
 	env       store.Environment
 	offline   bool
 	explained map[string]time.Time // container id → when a kill or OOM was seen
+	scanners  map[string]bool      // container id → whether it runs a vulnerability scanner
+}
+
+// scannerLabel marks the containers the scan package runs: they never notify.
+const scannerLabel = "berth.scanner"
+
+// scanner reports whether container id is a scanner's own (remembered: a
+// scanner container is gone soon after it ends).
+func (w *watcher) scanner(ctx context.Context, id string) bool {
+	if v, ok := w.scanners[id]; ok {
+		return v
+	}
+	c, err := w.s.o.Engines.Client(ctx, w.env.Endpoint())
+	if err != nil {
+		return false
+	}
+	raw, _, err := c.InspectContainer(ctx, id)
+	if err != nil {
+		return false
+	}
+	var doc struct {
+		Config struct {
+			Labels map[string]string
+		}
+	}
+	_ = json.Unmarshal(raw, &doc)
+	_, is := doc.Config.Labels[scannerLabel]
+	if len(w.scanners) > 1000 {
+		clear(w.scanners)
+	}
+	w.scanners[id] = is
+	return is
 }
 
 func (w *watcher) notify(typ, title, msg string, at int64) {
@@ -119,6 +152,9 @@ func (w *watcher) handle(ctx context.Context, ev events.Event) {
 		if time.Since(at) > memory {
 			delete(w.explained, id)
 		}
+	}
+	if strings.HasPrefix(ev.Name, "container-") && w.scanner(ctx, ev.ID) {
+		return
 	}
 	switch ev.Name {
 	case "container-start":

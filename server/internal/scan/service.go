@@ -40,6 +40,8 @@ type Service struct {
 
 	slots  map[string]chan struct{} // one scan per scanner at a time
 	flight singleflight.Group       // duplicate in-flight scans of one image coalesced
+
+	notifier Notifier // nil: no notifications
 }
 
 // New returns a Service.
@@ -234,6 +236,7 @@ func (s *Service) scanOne(ctx context.Context, env store.Environment, c *engine.
 		if err := s.store.AddScanResult(ctx, &rec); err != nil {
 			return nil, fmt.Errorf("store scan result: %w", err)
 		}
+		s.notifyFindings(env.ID, r)
 		return r, nil
 	})
 	if err != nil {
