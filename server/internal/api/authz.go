@@ -263,6 +263,7 @@ func (s *Server) audit(c *gin.Context, e store.AuditEntry) {
 	if err := s.store.AddAudit(context.WithoutCancel(c.Request.Context()), &e); err != nil {
 		s.log.Error("audit entry not written", "action", e.Action, "err", err)
 	}
+	s.sys.audit.written() // wakes this server's audit streams (audit_stream.go)
 }
 
 // pathID parses the numeric {id} path parameter.

@@ -33,6 +33,7 @@ func (s *Server) logRequests(c *gin.Context) {
 		}
 		s.log.Log(r.Context(), level, "http", "method", r.Method, "path", r.URL.Path,
 			"status", status, "duration", time.Since(start).Round(time.Microsecond), "remote", r.RemoteAddr)
+		s.sys.observeRequest(c, status, time.Since(start))
 	}()
 	c.Next()
 }

@@ -58,6 +58,7 @@ type Server struct {
 	console    *webui.Console
 	origins    []string
 	now        func() time.Time
+	sys        systemState // system, metrics and audit-stream state (routes_system.go sets it up)
 }
 
 // Deps are what the Server needs.

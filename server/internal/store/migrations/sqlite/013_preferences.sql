@@ -1,0 +1,16 @@
+-- Per-user preferences: one JSON object per user and scope ("profile" for
+-- the console's general preferences, "dashboard" for the dashboard's). User
+-- 0 is the anonymous user of an instance with authentication disabled, so
+-- user_id is not a foreign key.
+
+-- +goose Up
+CREATE TABLE user_preferences (
+    user_id    INTEGER NOT NULL,
+    scope      TEXT    NOT NULL,
+    value      TEXT    NOT NULL,
+    updated_at TEXT    NOT NULL,
+    PRIMARY KEY (user_id, scope)
+);
+
+-- +goose Down
+DROP TABLE user_preferences;
