@@ -387,3 +387,26 @@ func TestContainerThatDiesNotifiesEachSubscribedChannelOnce(t *testing.T) {
 		t.Errorf("a channel the environment does not subscribe to got %d requests", unsubscribed.tries)
 	}
 }
+
+func TestUnreachableEnvironmentNotifiesOffline(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	env := store.Environment{Name: "gone-" + unique(t), ConnectionType: engine.Socket,
+		SocketPath: filepath.Join(t.TempDir(), "no-engine.sock"), Port: 2375, Protocol: "http", Icon: "globe", Labels: []string{}}
+	if err := st.CreateEnvironment(ctx, &env); err != nil {
+		t.Fatal(err)
+	}
+	rcv := newReceiver(t, 0)
+	ch := createChannel(t, st, "webhook", "hook", `{"url":"`+rcv.URL+`"}`, "environment_offline")
+	sub := store.EnvironmentNotification{EnvironmentID: env.ID, NotificationID: ch.ID, Enabled: true}
+	if err := st.SaveEnvironmentNotification(ctx, &sub, true); err != nil {
+		t.Fatal(err)
+	}
+	s := newService(t, st, nil)
+	s.Changed()
+	eventually(t, "the offline message", func() bool { return len(rcv.messages("environment_offline", env.Name)) > 0 })
+	m := rcv.messages("environment_offline", env.Name)[0]
+	if m["title"] != "Environment "+env.Name+" is offline" || m["environment"] != env.Name {
+		t.Errorf("offline message = %v", m)
+	}
+}
