@@ -34,6 +34,7 @@ export const routeTable = [
   { name: 'audit', pattern: '/audit', nav: { label: 'Audit log', group: 'Administration', admin: true } },
   { name: 'settings', pattern: '/settings', nav: { label: 'Settings', group: 'Administration', admin: true } },
   { name: 'license', pattern: '/license', nav: { label: 'License', group: 'Administration', admin: true } },
+  { name: 'system', pattern: '/system', nav: { label: 'System', group: 'Administration', admin: true } },
   { name: 'profile', pattern: '/profile' },
   { name: 'login', pattern: '/login', public: true },
   { name: 'setup', pattern: '/setup', public: true },

@@ -35,6 +35,7 @@ export const screens: Record<RouteName, () => Promise<ScreenModule>> = {
   audit: () => import('./AuditScreen.svelte'),
   settings: () => import('./SettingsScreen.svelte'),
   license: () => import('./LicenseScreen.svelte'),
+  system: () => import('./SystemScreen.svelte'),
   profile: () => import('./ProfileScreen.svelte'),
   login: () => import('./LoginScreen.svelte'),
   setup: () => import('./SetupScreen.svelte'),

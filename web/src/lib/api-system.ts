@@ -1,0 +1,112 @@
+// The system area of the API: Berth's own facts, database health, the
+// environment's host and disk usage, prunes, and the live audit stream.
+import { request } from './api';
+
+export interface SystemInfo {
+  version: string;
+  goVersion: string;
+  database: string;
+  startedAt: string;
+  uptimeSeconds: number;
+  enterprise: boolean;
+  agentsConnected: number;
+  counts: Record<string, number>;
+  jobs: Record<string, number>;
+}
+
+export interface DatabaseHealth {
+  status: 'ok' | 'error';
+  healthy: boolean;
+  dialect: string;
+  latencyMs: number;
+  error?: string;
+}
+
+export interface HostInfo {
+  name: string;
+  os: string;
+  kernelVersion: string;
+  architecture: string;
+  cpus: number;
+  memTotal: number;
+  dockerVersion: string;
+  apiVersion: string;
+  storageDriver?: string;
+}
+
+export interface DiskUse {
+  total: number;
+  active: number;
+  size: number;
+  reclaimable: number;
+}
+
+export interface DiskUsage {
+  images: DiskUse;
+  containers: DiskUse;
+  volumes: DiskUse;
+  buildCache: DiskUse;
+  totalSize: number;
+}
+
+export type PruneKind = 'containers' | 'networks' | 'volumes' | 'all';
+
+export interface Pruned {
+  deleted: string[];
+  spaceReclaimed: number;
+}
+
+export interface PruneResult {
+  success: boolean;
+  deleted?: string[];
+  spaceReclaimed: number;
+  containers?: Pruned;
+  networks?: Pruned;
+  volumes?: Pruned;
+  images?: Pruned;
+}
+
+export function getSystem(): Promise<SystemInfo> {
+  return request('GET', '/api/system');
+}
+
+/** The database's health; a 503 answer is a health too (unreachable), not a failure of the call. */
+export async function getDatabaseHealth(): Promise<DatabaseHealth> {
+  try {
+    return await request<DatabaseHealth>('GET', '/api/health/database');
+  } catch (e) {
+    const body = (e as { status?: number; body?: unknown }).body as DatabaseHealth | undefined;
+    if ((e as { status?: number }).status === 503 && body) return body;
+    throw e;
+  }
+}
+
+export function getHost(env: number): Promise<HostInfo> {
+  return request('GET', '/api/host', { query: { env } });
+}
+
+export function getDisk(env: number): Promise<DiskUsage> {
+  return request('GET', '/api/system/disk', { query: { env } });
+}
+
+/** Prunes synchronously (Accept: application/json answers the report). */
+export function prune(env: number, kind: PruneKind, opts: { volumes?: boolean } = {}): Promise<PruneResult> {
+  return request('POST', `/api/prune/${kind}`, { query: { env }, body: kind === 'all' ? { volumes: !!opts.volumes } : {} });
+}
+
+/** How many objects a prune removed, over all its parts. */
+export function prunedCount(r: PruneResult): number {
+  if (r.deleted) return r.deleted.length;
+  return [r.containers, r.networks, r.volumes, r.images].reduce((n, p) => n + (p?.deleted.length ?? 0), 0);
+}
+
+/** Human uptime: "3 d 4 h", "2 h 5 min", "40 s". */
+export function formatUptime(seconds: number): string {
+  const d = Math.floor(seconds / 86400);
+  const h = Math.floor((seconds % 86400) / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  if (d > 0) return `${d} d ${h} h`;
+  if (h > 0) return `${h} h ${m} min`;
+  if (m > 0) return `${m} min`;
+  return `${Math.floor(seconds)} s`;
+}
