@@ -446,3 +446,7 @@ func (s *Server) deleteEnvNotification(c *gin.Context) error {
 	noteAudit(c, strconv.FormatInt(n.NotificationID, 10), envOf(c).Name)
 	return writeJSON(c, http.StatusOK, success)
 }
+
+// StopNotifications stops the notifier's background work (the engine event
+// watchers, deliveries waiting for a retry) and waits for it.
+func (s *Server) StopNotifications() { s.notify.Close() }
