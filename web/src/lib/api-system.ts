@@ -1,6 +1,7 @@
 // The system area of the API: Berth's own facts, database health, the
 // environment's host and disk usage, prunes, and the live audit stream.
 import { request } from './api';
+import { dataOf, stream } from './sse';
 
 export interface SystemInfo {
   version: string;
@@ -109,4 +110,26 @@ export function formatUptime(seconds: number): string {
   if (h > 0) return `${h} h ${m} min`;
   if (m > 0) return `${m} min`;
   return `${Math.floor(seconds)} s`;
+}
+
+/**
+ * Follows the audit log (/api/audit/events): calls onEntry with each entry
+ * written from now on that the filter selects, until signal aborts (rejects
+ * with AbortError) or the server ends the stream.
+ */
+export function followAudit<E>(
+  filter: { username?: string; action?: string; entityType?: string; environmentId?: number },
+  onEntry: (e: E) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  return stream(
+    'GET',
+    '/api/audit/events',
+    (ev) => {
+      if (ev.event !== 'entry') return;
+      const e = dataOf<E>(ev);
+      if (e) onEntry(e);
+    },
+    { query: { ...filter }, signal },
+  );
 }
