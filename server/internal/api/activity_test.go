@@ -158,7 +158,8 @@ func TestActivityIsCollectedStreamedListedCountedAndCleared(t *testing.T) {
 func TestDashboardCarriesTheCollectedMetricsAndActivity(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.createContainer("metrics-"+h.label, true, "sleep", "300")
+	// It writes a file: its writable layer has a size (containersSize).
+	h.createContainer("metrics-"+h.label, true, "sh", "-c", "echo written > /f; sleep 300")
 	var st struct {
 		dashboardStats
 		Metrics *struct {
@@ -174,7 +175,9 @@ func TestDashboardCarriesTheCollectedMetricsAndActivity(t *testing.T) {
 			ID, Name                  string
 			CPUPercent, MemoryPercent float64
 		} `json:"topContainers"`
-		Events *struct{ Total, Today int } `json:"events"`
+		Events         *struct{ Total, Today int } `json:"events"`
+		ContainersSize int64                       `json:"containersSize"`
+		BuildCacheSize *int64                      `json:"buildCacheSize"`
 	}
 	// The collector samples every environment with collectMetrics as it
 	// starts, then every 30 s: wait for a sample taken while our container
@@ -182,7 +185,8 @@ func TestDashboardCarriesTheCollectedMetricsAndActivity(t *testing.T) {
 	deadline := time.Now().Add(100 * time.Second)
 	for {
 		h.must(200, "GET", "/api/dashboard/stats?env=1", nil, &st)
-		if (len(st.MetricsHistory) > 0 && st.Metrics.MemoryUsed > 0) || len(st.MetricsHistory) > 1 || time.Now().After(deadline) {
+		sampled := (len(st.MetricsHistory) > 0 && st.Metrics.MemoryUsed > 0) || len(st.MetricsHistory) > 1
+		if (sampled && st.ContainersSize > 0) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(time.Second)
@@ -195,6 +199,10 @@ func TestDashboardCarriesTheCollectedMetricsAndActivity(t *testing.T) {
 	}
 	if len(st.TopContainers) == 0 || len(st.TopContainers) > 5 || st.TopContainers[0].ID == "" {
 		t.Errorf("topContainers = %+v", st.TopContainers)
+	}
+	// The engine's disk usage arrives in the background, then is cached.
+	if st.ContainersSize <= 0 || st.BuildCacheSize == nil {
+		t.Errorf("containersSize %d, buildCacheSize %v", st.ContainersSize, st.BuildCacheSize)
 	}
 	if st.Events == nil || st.Events.Total < st.Events.Today {
 		t.Errorf("events = %+v", st.Events)

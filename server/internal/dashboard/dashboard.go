@@ -8,6 +8,7 @@ package dashboard
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -84,9 +85,8 @@ type Images struct {
 	TotalSize int64 `json:"totalSize"`
 }
 
-// Volumes counts volumes. TotalSize is 0: the engine reports volume sizes
-// only through its disk-usage call, which is too slow for every dashboard
-// request.
+// Volumes counts volumes. TotalSize comes from the engine's disk usage,
+// which is too slow for every dashboard request: it is cached (diskUsage).
 type Volumes struct {
 	Total     int   `json:"total"`
 	TotalSize int64 `json:"totalSize"`
@@ -117,6 +117,9 @@ type Service struct {
 	// activity, when set, adds the collector's history and the stored
 	// activity (UseActivity).
 	activity *activity.Service
+
+	diskMu sync.Mutex
+	disk   map[int64]*diskEntry // cached disk usage by environment
 }
 
 // New returns a Service.
@@ -211,7 +214,9 @@ func (s *Service) gather(ctx context.Context, env store.Environment, st Stats) S
 	for _, im := range images {
 		st.Images.TotalSize += im.Size
 	}
-	st.Volumes = Volumes{Total: len(volumes)}
+	disk := s.diskUsage(env, c)
+	st.ContainersSize, st.BuildCacheSize = disk.Containers.Size, disk.BuildCache.Size
+	st.Volumes = Volumes{Total: len(volumes), TotalSize: disk.Volumes.Size}
 	st.Networks = Networks{Total: len(networks)}
 	st.Stacks = countStacks(stackList)
 	return st

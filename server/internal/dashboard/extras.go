@@ -7,6 +7,7 @@ import (
 
 	"github.com/berth-dev/berth/server/internal/activity"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
 )
 
 // Metrics is an environment's latest host sample (collectMetrics).
@@ -122,4 +123,53 @@ func (s *Service) Each(ctx context.Context, envs []store.Environment, emit func(
 	}
 	wg.Wait()
 	return emitErr
+}
+
+// Disk usage (the engine's /system/df) is slow on engines with many
+// objects: each environment's is kept for diskUsageTTL and refreshed in the
+// background, so that no dashboard request waits for it (the first ones
+// after a start show 0 until it arrives).
+const (
+	diskUsageTTL     = 5 * time.Minute
+	diskUsageTimeout = time.Minute
+)
+
+// diskEntry is an environment's cached disk usage.
+type diskEntry struct {
+	at         time.Time
+	usage      engine.DiskUsage
+	valid      bool
+	refreshing bool
+}
+
+// diskUsage returns env's cached disk usage (zero before the first answer)
+// and starts a refresh when it is missing or older than diskUsageTTL.
+func (s *Service) diskUsage(env store.Environment, c *engine.Client) engine.DiskUsage {
+	s.diskMu.Lock()
+	defer s.diskMu.Unlock()
+	if s.disk == nil {
+		s.disk = map[int64]*diskEntry{}
+	}
+	e, ok := s.disk[env.ID]
+	if !ok {
+		e = &diskEntry{}
+		s.disk[env.ID] = e
+	}
+	if !e.refreshing && (!e.valid || time.Since(e.at) > diskUsageTTL) {
+		e.refreshing = true
+		go func() { // bounded by diskUsageTimeout
+			ctx, cancel := context.WithTimeout(context.Background(), diskUsageTimeout)
+			defer cancel()
+			u, err := c.DiskUsage(ctx)
+			s.diskMu.Lock()
+			defer s.diskMu.Unlock()
+			e.refreshing = false
+			if err != nil {
+				s.log.Debug("dashboard: disk usage", "env", env.ID, "err", engine.Details(err))
+				return
+			}
+			e.usage, e.valid, e.at = u, true, time.Now()
+		}()
+	}
+	return e.usage
 }
