@@ -169,7 +169,9 @@ func insertUser(ctx context.Context, tx *gorm.DB, u *User, t time.Time) (int64, 
 	return r.ID, nil
 }
 
-// UpdateUser writes every field of u to the user with u.ID and sets
+// UpdateUser writes every field of u to the user with u.ID — except
+// MFAEnabled, which only turning MFA on or off changes (EnableMFA,
+// DisableMFA), so that an edit racing with it cannot undo it — and sets
 // u.UpdatedAt (and u.CreatedAt from the row). A missing user is ErrNotFound;
 // a username taken by another user, in any case, is ErrConflict.
 func (s *Store) UpdateUser(ctx context.Context, u *User) error {
@@ -179,7 +181,7 @@ func (s *Store) UpdateUser(ctx context.Context, u *User) error {
 		err := oneRow(tx.Model(&userRow{}).Where("id = ?", u.ID).Updates(map[string]any{
 			"username": u.Username, "email": u.Email, "display_name": u.DisplayName, "password_hash": u.PasswordHash,
 			"is_admin": u.IsAdmin, "is_active": u.IsActive, "auth_provider": u.AuthProvider,
-			"mfa_enabled": u.MFAEnabled, "last_login": nullTimeValue(u.LastLogin), "updated_at": timeValue(t),
+			"last_login": nullTimeValue(u.LastLogin), "updated_at": timeValue(t),
 		}))
 		if err != nil {
 			return err

@@ -241,6 +241,7 @@ func TestUpdateUserWritesEveryFieldAndBumpsUpdatedAt(t *testing.T) {
 		}
 		want := changed
 		want.CreatedAt, want.UpdatedAt = orig.CreatedAt, u.UpdatedAt
+		want.MFAEnabled = orig.MFAEnabled // only EnableMFA and DisableMFA change it
 		got, err := s.GetUser(ctx, orig.ID)
 		if err != nil {
 			t.Fatalf("GetUser: %v", err)
