@@ -20,6 +20,7 @@ import (
 
 	"github.com/berth-dev/berth/server/internal/apitest"
 	"github.com/berth-dev/berth/server/internal/license"
+	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
 
@@ -412,10 +413,28 @@ func TestAuditStreamUsersAndExport(t *testing.T) {
 	if got.Action != "role.create" || got.Username != "root" {
 		t.Errorf("streamed entry = %+v", got)
 	}
+	// An entry another server wrote (straight into the shared database, no
+	// wake-up here) arrives by polling.
+	if err := h.store.AddAudit(context.Background(), &store.AuditEntry{Action: "role.delete", EntityType: "role",
+		Username: "elsewhere"}); err != nil {
+		t.Fatal(err)
+	}
+	got.Action = ""
+	for e := range events {
+		if e.Name == "entry" {
+			if err := json.Unmarshal([]byte(e.Data), &got); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if got.Action != "role.delete" || got.Username != "elsewhere" {
+		t.Errorf("entry of another server = %+v", got)
+	}
 
 	var users []string
 	h.must(200, "GET", "/api/audit/users", nil, &users)
-	if !slices.Equal(users, []string{"root"}) {
+	if !slices.Equal(users, []string{"elsewhere", "root"}) {
 		t.Errorf("audit users = %v", users)
 	}
 	status, body := h.do("GET", "/api/audit/export?action=role.create", nil)
