@@ -8,6 +8,9 @@
 // are removed at the end, and on interrupt, unless -keep is given. Berth runs
 // in-process, wired as "berth serve" wires it, behind an httptest server.
 //
+// It also times the dashboard over 10 environments, one of them hung and
+// one dead (-dashboard-iterations; -only dashboard runs that alone).
+//
 // Run it with "make bench", which starts the test environment and exports
 // .test-env (BERTH_TEST_IMAGE). It reports; it does not judge.
 package main
@@ -44,6 +47,8 @@ type config struct {
 	agentBin   string // the agent binary of the edge benchmarks
 	keystrokes int    // exec keystrokes timed per path
 	edgeAgents int    // simulated edge agents held against one Berth (0: skip)
+	dashboard  int    // measured dashboard requests (0: skip)
+	only       string // "dashboard": that benchmark alone
 }
 
 func main() {
@@ -73,6 +78,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.agentBin, "agent-binary", "bin/berth-agent", "agent binary for the edge list and exec benchmarks (empty: skip them)")
 	fs.IntVar(&cfg.keystrokes, "keystrokes", 200, "exec keystrokes timed through the socket and through an edge agent")
 	fs.IntVar(&cfg.edgeAgents, "edge-agents", 1000, "simulated edge agents held against one Berth process (0: skip)")
+	fs.IntVar(&cfg.dashboard, "dashboard-iterations", 10, "measured dashboard requests over 10 environments, one hung and one dead (0: skip)")
+	fs.StringVar(&cfg.only, "only", "", `run one benchmark alone: "dashboard"`)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -112,6 +119,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	}
 	defer stopBerth()
 
+	if cfg.only == "dashboard" {
+		return benchDashboard(ctx, srv, token, eng, ver, cfg, max(cfg.dashboard, 1), out)
+	}
+
 	berth := endpoint{name: "berth", url: srv.URL + "/api/containers?all=true&env=1", client: srv.Client(), min: cfg.containers, bearer: token}
 	raw := endpoint{name: "raw", url: "http://engine/containers/json?all=1", client: eng.client, min: cfg.containers}
 	zipped := berth
@@ -141,6 +152,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	}
 	fmt.Fprintf(out, "\nstack list (GET /api/stacks, %d stacks of %d containers) against the raw container list:\n", cfg.containers/stackSize, stackSize)
 	report(out, ver, cfg, res)
+	if cfg.dashboard > 0 {
+		if err := benchDashboard(ctx, srv, token, eng, ver, cfg, cfg.dashboard, out); err != nil {
+			return fmt.Errorf("dashboard: %w", err)
+		}
+	}
 	if cfg.agentBin != "" {
 		edgeEnv, stopAgent, err := startEdgeAgent(ctx, srv, token, cfg.agentBin)
 		if err != nil {
