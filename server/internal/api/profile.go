@@ -99,10 +99,7 @@ func (s *Server) getPreferences(scope string) handler {
 		} else if err != nil {
 			return err
 		}
-		c.Header("Content-Type", "application/json; charset=utf-8")
-		c.Status(http.StatusOK)
-		_, err = c.Writer.WriteString(v)
-		return err
+		return writeRawJSON(c, v)
 	}
 }
 
@@ -110,27 +107,89 @@ func (s *Server) getPreferences(scope string) handler {
 // request's JSON object (at most 64 KB) and answers it.
 func (s *Server) putPreferences(scope string) handler {
 	return func(c *gin.Context) error {
-		raw, err := io.ReadAll(io.LimitReader(c.Request.Body, maxPreferences+1))
+		obj, err := readObject(c, "Preferences")
 		if err != nil {
 			return err
 		}
-		if len(raw) > maxPreferences {
-			return fault.New(fault.Invalid, "Preferences are limited to 64 KB")
-		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-			return fault.New(fault.Invalid, "Preferences must be a JSON object")
-		}
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, raw); err != nil {
-			return fault.New(fault.Invalid, "Preferences must be a JSON object")
-		}
-		if err := s.store.SetPreferences(c.Request.Context(), preferencesOwner(c), scope, compact.String()); err != nil {
+		if err := s.store.SetPreferences(c.Request.Context(), preferencesOwner(c), scope, obj); err != nil {
 			return err
 		}
-		c.Header("Content-Type", "application/json; charset=utf-8")
-		c.Status(http.StatusOK)
-		_, err = c.Writer.Write(compact.Bytes())
-		return err
+		return writeRawJSON(c, obj)
+	}
+}
+
+// readObject reads a request body that must be a JSON object of at most
+// 64 KB (what names it in messages) and returns it compacted.
+func readObject(c *gin.Context, what string) (string, error) {
+	raw, err := io.ReadAll(io.LimitReader(c.Request.Body, maxPreferences+1))
+	if err != nil {
+		return "", err
+	}
+	if len(raw) > maxPreferences {
+		return "", fault.New(fault.Invalid, what+" are limited to 64 KB")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return "", fault.New(fault.Invalid, what+" must be a JSON object")
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		return "", fault.New(fault.Invalid, what+" must be a JSON object")
+	}
+	return compact.String(), nil
+}
+
+// writeRawJSON answers v, already JSON text.
+func writeRawJSON(c *gin.Context, v string) error {
+	c.Header("Content-Type", "application/json; charset=utf-8")
+	c.Status(http.StatusOK)
+	_, err := c.Writer.WriteString(v)
+	return err
+}
+
+// Settings keys of the general and theme settings.
+const (
+	generalSettingsKey = "console.general"
+	themeSettingsKey   = "console.theme"
+)
+
+// getSettingsObject answers the JSON object stored under key, or def when
+// none was stored.
+func (s *Server) getSettingsObject(key, def string) handler {
+	return func(c *gin.Context) error {
+		v, err := s.store.GetSetting(c.Request.Context(), key)
+		if errors.Is(err, store.ErrNotFound) {
+			v = def
+		} else if err != nil {
+			return err
+		}
+		return writeRawJSON(c, v)
+	}
+}
+
+// putSettingsObject replaces the JSON object stored under key (at most 64
+// KB) and answers it. The theme object, which the sign-in page reads, may
+// only name the theme: {"theme": "light"|"dark"|"system"}.
+func (s *Server) putSettingsObject(key string) handler {
+	return func(c *gin.Context) error {
+		obj, err := readObject(c, "Settings")
+		if err != nil {
+			return err
+		}
+		if key == themeSettingsKey {
+			var t struct {
+				Theme string `json:"theme"`
+			}
+			var all map[string]json.RawMessage
+			_ = json.Unmarshal([]byte(obj), &all)
+			_ = json.Unmarshal([]byte(obj), &t)
+			if len(all) != 1 || (t.Theme != "light" && t.Theme != "dark" && t.Theme != "system") {
+				return fault.New(fault.Invalid, `theme must be "light", "dark" or "system"`)
+			}
+		}
+		if err := s.store.SetSetting(c.Request.Context(), key, obj); err != nil {
+			return err
+		}
+		return writeRawJSON(c, obj)
 	}
 }

@@ -529,3 +529,32 @@ func TestPreferencesAreKeptPerUserAndScope(t *testing.T) {
 		t.Errorf("another user's preferences = %v", prefs)
 	}
 }
+
+func TestGeneralAndThemeSettings(t *testing.T) {
+	t.Parallel()
+	h := newAuthHarness(t, apitest.Options{})
+	var theme map[string]string
+	h.must(200, "GET", "/api/settings/theme", nil, &theme) // public: the sign-in page reads it
+	if theme["theme"] != "system" {
+		t.Errorf("default theme = %v", theme)
+	}
+	if status, _ := h.do("GET", "/api/settings/general", nil); status != 401 {
+		t.Errorf("general settings without sign-in = %d", status)
+	}
+	user, pw := h.setupAdmin()
+	h.as(h.login(user, pw))
+	for _, body := range []any{map[string]any{"theme": "purple"}, map[string]any{"theme": "dark", "x": 1}, "[]"} {
+		if status, resp := h.do("PUT", "/api/settings/theme", body); status != 400 {
+			t.Errorf("theme %v = %d %s", body, status, resp)
+		}
+	}
+	h.must(200, "PUT", "/api/settings/theme", map[string]string{"theme": "dark"}, nil)
+	h.must(200, "POST", "/api/settings/general", map[string]any{"instanceName": "Prod"}, nil)
+	theme = nil
+	h.must(200, "GET", "/api/settings/theme", nil, &theme)
+	var general map[string]any
+	h.must(200, "GET", "/api/settings/general", nil, &general)
+	if theme["theme"] != "dark" || general["instanceName"] != "Prod" {
+		t.Errorf("after saving: theme %v, general %v", theme, general)
+	}
+}
