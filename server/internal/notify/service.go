@@ -38,6 +38,8 @@ type Service struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	mu     sync.Mutex // guards closed and wg.Add against Close
+	closed bool
 	slots  chan struct{} // bounds concurrent deliveries
 	wake   chan struct{} // asks the watcher loop to reconcile now
 	once   sync.Once
@@ -65,19 +67,31 @@ func New(o Options) *Service {
 // Start runs the watchers of the environments that have subscriptions,
 // until Close.
 func (s *Service) Start() {
-	s.once.Do(func() {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.watchLoop()
-		}()
-	})
+	s.once.Do(func() { s.spawn(s.watchLoop) })
 }
 
 // Close stops the watchers and abandons pending retries, and waits for them.
 func (s *Service) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
+}
+
+// spawn runs fn in a goroutine Close waits for, unless the Service is
+// closed.
+func (s *Service) spawn(fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		fn()
+	}()
 }
 
 // Changed tells the Service that subscriptions changed, so that it starts or
@@ -98,9 +112,7 @@ func (s *Service) Notify(ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.spawn(func() {
 		channels, err := s.recipients(s.ctx, ev)
 		if err != nil {
 			if s.ctx.Err() == nil {
@@ -111,7 +123,7 @@ func (s *Service) Notify(ev Event) {
 		for _, ch := range channels {
 			s.deliver(ch, ev)
 		}
-	}()
+	})
 }
 
 // recipients are the enabled channels that take ev: those the event's
@@ -164,9 +176,7 @@ func (s *Service) deliver(ch store.NotificationChannel, ev Event) {
 		s.record(ch.ID, err)
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.spawn(func() {
 		select {
 		case s.slots <- struct{}{}:
 		case <-s.ctx.Done():
@@ -196,7 +206,7 @@ func (s *Service) deliver(ch store.NotificationChannel, ev Event) {
 			}
 			delay *= 2
 		}
-	}()
+	})
 }
 
 func (s *Service) record(id int64, err error) {
@@ -230,12 +240,10 @@ func (s *Service) Emit(envID int64, eventType, title, message string) {
 		s.Notify(ev)
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.spawn(func() {
 		if env, err := s.o.Store.GetEnvironment(s.ctx, envID); err == nil {
 			ev.Environment = env.Name
 		}
 		s.Notify(ev)
-	}()
+	})
 }
