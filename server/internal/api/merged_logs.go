@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -107,8 +108,13 @@ func (s *Server) mergedLogs(c *gin.Context) error {
 			return err
 		}
 	}
-	// Then follow each: lines not newer than the last one sent are the
-	// backlog's again and are skipped.
+	// Then follow each, starting again from its last lines, so that a line
+	// written between the two reads is not lost: lines not newer than the
+	// last one sent are the backlog's again and are skipped.
+	followTail := tail
+	if n, err := strconv.Atoi(tail); err != nil || n > 1000 {
+		followTail = "1000"
+	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -120,7 +126,7 @@ func (s *Server) mergedLogs(c *gin.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := s.containers.FollowLogs(fctx, env, id, "0", true, func() error { return nil },
+			err := s.containers.FollowLogs(fctx, env, id, followTail, true, func() error { return nil },
 				func(l engine.LogLine) error {
 					t, rest := splitTimestamp(l.Text)
 					if !t.IsZero() && !t.After(last[i]) {

@@ -558,3 +558,43 @@ func TestGeneralAndThemeSettings(t *testing.T) {
 		t.Errorf("after saving: theme %v, general %v", theme, general)
 	}
 }
+
+func TestMergedLogsFollowNewLinesWithoutRepeatingTheLastOnes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.createContainer("berth-merge-follow-"+h.label, true, "sh", "-c",
+		`i=0; while true; do echo tick$i; i=$((i+1)); sleep 0.3; done`)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	events, resp := h.openEvents(ctx, "/api/logs/merged?env=1&tail=2&containers="+id)
+	if resp.StatusCode != 200 {
+		t.Fatalf("merged logs = %d", resp.StatusCode)
+	}
+	var ticks []int
+	for e := range events {
+		if e.Name != "log" {
+			continue
+		}
+		var l struct{ Text string }
+		if err := json.Unmarshal([]byte(e.Data), &l); err != nil {
+			t.Fatal(err)
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(l.Text, "tick"))
+		if err != nil {
+			t.Fatalf("line %q", l.Text)
+		}
+		ticks = append(ticks, n)
+		if len(ticks) == 8 {
+			break
+		}
+	}
+	if len(ticks) != 8 {
+		t.Fatalf("lines = %v, want 8", ticks)
+	}
+	for i := 1; i < len(ticks); i++ {
+		if ticks[i] != ticks[i-1]+1 {
+			t.Errorf("lines %v: not consecutive (a line repeated or lost between the last lines and the followed ones)", ticks)
+			break
+		}
+	}
+}
