@@ -88,7 +88,21 @@ func TestPrometheusMetricsCountARunningContainerAndReportAnOfflineEnvironmentDow
 	h.must(201, "POST", "/api/environments", map[string]any{"name": "offline-" + h.label, "connectionType": "direct",
 		"host": "127.0.0.1", "port": closedPort(t)}, &env)
 
+	// An engine that accepts connections and never answers: the scrape
+	// still answers, with the environment down.
+	hung := enginetest.NewHanging(t)
+	host, port := splitHostPort(t, hung.Addr)
+	var hungEnv struct{ ID int64 }
+	h.must(201, "POST", "/api/environments", map[string]any{"name": "hung-" + h.label, "connectionType": "direct",
+		"host": host, "port": port}, &hungEnv)
+
 	fams := h.scrape()
+	if hung.Count() == 0 {
+		t.Error("the scrape never tried the hung engine")
+	}
+	if v, ok := sample(fams, "berth_environment_up", map[string]string{"environment_id": strconv.FormatInt(hungEnv.ID, 10)}); !ok || v != 0 {
+		t.Errorf("berth_environment_up of the hung environment = %v (%v), want 0", v, ok)
+	}
 	for _, name := range []string{"berth_build_info", "berth_environment_up", "berth_environment_containers",
 		"berth_environment_images", "berth_environment_volumes", "berth_environment_networks", "berth_environment_stacks",
 		"berth_environment_host_cpus", "berth_environment_host_memory_bytes", "berth_http_request_duration_seconds",
@@ -596,5 +610,36 @@ func TestMergedLogsFollowNewLinesWithoutRepeatingTheLastOnes(t *testing.T) {
 			t.Errorf("lines %v: not consecutive (a line repeated or lost between the last lines and the followed ones)", ticks)
 			break
 		}
+	}
+}
+
+func TestBatchAndPruneNeedThePermissionOfWhatTheyDo(t *testing.T) {
+	t.Parallel()
+	h, _ := enterpriseAdmin(t)
+	admin := h.headers
+	id := h.createContainer("berth-batch-perm-"+h.label, false, "sleep", "300")
+	var role struct{ ID int64 }
+	h.must(201, "POST", "/api/roles", map[string]any{"name": "starter",
+		"permissions": map[string][]string{"containers": {"view", "start", "remove"}}}, &role)
+	var u struct{ ID int64 }
+	h.must(201, "POST", "/api/users", map[string]any{"username": "starter", "password": "starter-password-1"}, &u)
+	h.must(201, "POST", "/api/users/"+strconv.FormatInt(u.ID, 10)+"/roles", map[string]any{"roleId": role.ID}, nil)
+	h.as(h.login("starter", "starter-password-1"))
+	h.headers["Accept"] = "application/json"
+	if status, body := h.do("POST", "/api/batch?env=1", map[string]any{"action": "stop", "containers": []string{id}}); status != 403 {
+		t.Errorf("batch stop without containers:stop = %d %s", status, body)
+	}
+	// A prune of everything needs images:remove and the rest too.
+	if status, body := h.do("POST", "/api/prune/all?env=1", map[string]any{"labels": []string{enginetest.Label + "=" + h.label}}); status != 403 {
+		t.Errorf("prune all without images:remove = %d %s", status, body)
+	}
+	var out struct{ Success bool }
+	h.must(200, "POST", "/api/batch?env=1", map[string]any{"action": "start", "containers": []string{id}}, &out)
+	if !out.Success {
+		t.Errorf("batch start = %+v", out)
+	}
+	h.headers = admin
+	if !h.inspectState(id).Running {
+		t.Error("batch start did not start the container")
 	}
 }
