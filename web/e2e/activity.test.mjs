@@ -3,7 +3,8 @@
 // is started through the engine's API (the docker CLI); its start event
 // appears at the top of the table as the collector stores it (live stream,
 // no reload); the container filter narrows the table to it; axe-core checks
-// the screen; clearing, after confirmation, empties it.
+// the screen; clearing, after confirmation, empties it. The dashboard fills
+// its tiles from the stats stream.
 //
 // Everything created carries the label berth.test=<run label>; stop() removes it.
 import { after, before, describe, it } from 'node:test';
@@ -71,5 +72,13 @@ describe('activity', { timeout: 180_000 }, () => {
     await dialog.waitFor({ state: 'detached' });
     const { body } = await h.api('GET', `/api/activity?container=${name}&action=create`);
     assert.equal(body.total, 0, JSON.stringify(body));
+  });
+
+  it('fills the dashboard from the stats stream', async () => {
+    const streamed = page.waitForRequest((r) => r.url().includes('/api/dashboard/stats/stream'));
+    await h.open('/', 'Dashboard');
+    await streamed;
+    await page.getByRole('link', { name: /^Containers of / }).first().waitFor();
+    assert.deepEqual(h.pageErrors, []);
   });
 });
