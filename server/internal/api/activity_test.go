@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/apitest"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
@@ -310,4 +311,61 @@ func splitHostPort(t *testing.T, addr string) (string, int) {
 		t.Fatal(err)
 	}
 	return u.Hostname(), port
+}
+
+func TestActivityShowsOnlyTheEnvironmentsTheCallerMayView(t *testing.T) {
+	t.Parallel()
+	h := newAuthHarness(t, apitest.Options{})
+	user, pw := h.setupAdmin()
+	h.as(h.login(user, pw))
+	var env2 struct{ ID int64 }
+	h.must(201, "POST", "/api/environments", map[string]any{"name": "second", "socketPath": "/x.sock"}, &env2)
+	at := time.Now().UTC()
+	for _, env := range []int64{1, env2.ID} {
+		e := store.ActivityEvent{EnvironmentID: env, Type: "container", Action: "start", ActorID: fmt.Sprint("c", env),
+			ActorName: fmt.Sprint("perm-", env), Time: at}
+		if _, err := h.store.AddActivity(t.Context(), &e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var bob struct{ ID int64 }
+	h.must(201, "POST", "/api/users", map[string]any{"username": "bob", "password": "bob-password-1"}, &bob)
+	var roles []struct {
+		ID   int64
+		Name string
+	}
+	h.must(200, "GET", "/api/roles", nil, &roles)
+	for _, r := range roles {
+		if r.Name == "Viewer" {
+			h.must(201, "POST", fmt.Sprintf("/api/users/%d/roles", bob.ID), map[string]any{"roleId": r.ID, "environmentId": env2.ID}, nil)
+		}
+	}
+	h.headers = map[string]string{}
+	h.as(h.login("bob", "bob-password-1"))
+	var page struct {
+		Events []activityEvent
+		Total  int
+	}
+	h.must(200, "GET", "/api/activity?container=", nil, &page)
+	for _, e := range page.Events {
+		if e.EnvironmentID != env2.ID {
+			t.Errorf("bob sees %+v of environment %d", e, e.EnvironmentID)
+		}
+	}
+	if page.Total < 1 {
+		t.Errorf("bob sees nothing of environment %d: %+v", env2.ID, page)
+	}
+	if status, body := h.do("GET", "/api/activity?env=1", nil); status != 403 {
+		t.Errorf("bob on environment 1 = %d %s", status, body)
+	}
+	// A viewer may not clear, neither one environment nor all.
+	for _, q := range []string{fmt.Sprintf("?env=%d", env2.ID), ""} {
+		if status, body := h.do("DELETE", "/api/activity"+q, nil); status != 403 {
+			t.Errorf("bob clears %q = %d %s", q, status, body)
+		}
+	}
+	h.headers = map[string]string{}
+	if status, _ := h.do("GET", "/api/activity", nil); status != 401 {
+		t.Errorf("anonymous = %d, want 401", status)
+	}
 }
