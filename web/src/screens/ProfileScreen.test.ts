@@ -2,10 +2,15 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
 import * as admin from '../lib/api-admin';
+import * as sys from '../lib/api-system';
 import { session } from '../lib/session.svelte';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import ProfileScreen from './ProfileScreen.svelte';
 
+vi.mock('../lib/api-system', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api-system')>();
+  return { ...real, updateProfile: vi.fn() };
+});
 vi.mock('../lib/api-admin', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-admin')>();
   return { ...real, listTokens: vi.fn(), createToken: vi.fn(), revokeToken: vi.fn(), updateUser: vi.fn() };
@@ -110,29 +115,42 @@ describe('ProfileScreen', () => {
     expect(await screen.findByText('You have no API tokens.')).toBeTruthy();
   });
 
-  it('changes the own password when allowed', async () => {
+  it('changes the own password with the current one', async () => {
+    vi.mocked(sys.updateProfile).mockResolvedValue({});
     render(ProfileScreen);
+    await fireEvent.input(screen.getByLabelText('Current password'), { target: { value: 'old-password-1' } });
     await fireEvent.input(screen.getByLabelText('New password'), { target: { value: 'new-password-1' } });
     await fireEvent.input(screen.getByLabelText('Repeat the new password'), { target: { value: 'new-password-1' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Change password' }));
-    expect(admin.updateUser).toHaveBeenCalledWith(1, { password: 'new-password-1' });
-    expect(await screen.findByText('Your password was changed.')).toBeTruthy();
+    expect(sys.updateProfile).toHaveBeenCalledWith({ currentPassword: 'old-password-1', newPassword: 'new-password-1' });
+    expect(await screen.findByText(/^Your password was changed\./)).toBeTruthy();
+  });
+
+  it('shows why the password was not changed', async () => {
+    vi.mocked(sys.updateProfile).mockRejectedValue(new ApiError(400, 'Current password is incorrect'));
+    render(ProfileScreen);
+    await fireEvent.input(screen.getByLabelText('Current password'), { target: { value: 'wrong' } });
+    await fireEvent.input(screen.getByLabelText('New password'), { target: { value: 'new-password-1' } });
+    await fireEvent.input(screen.getByLabelText('Repeat the new password'), { target: { value: 'new-password-1' } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Change password' }));
+    expect((await screen.findByRole('alert')).textContent).toContain('Current password is incorrect');
   });
 
   it('refuses two different passwords without calling the API', async () => {
     render(ProfileScreen);
+    await fireEvent.input(screen.getByLabelText('Current password'), { target: { value: 'old-password-1' } });
     await fireEvent.input(screen.getByLabelText('New password'), { target: { value: 'new-password-1' } });
     await fireEvent.input(screen.getByLabelText('Repeat the new password'), { target: { value: 'new-password-2' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Change password' }));
-    expect(admin.updateUser).not.toHaveBeenCalled();
+    expect(sys.updateProfile).not.toHaveBeenCalled();
     expect(screen.getByRole('alert').textContent).toContain('The two passwords differ');
   });
 
-  it('tells a user without users:edit to ask an administrator, and an SSO user where the password lives', async () => {
+  it('lets a user without users:edit change their own password, and tells an SSO user where the password lives', async () => {
     signIn({ isAdmin: false, permissions: { containers: ['view'] } });
     render(ProfileScreen);
-    expect(screen.getByText('Ask an administrator to change your password.')).toBeTruthy();
-    expect(screen.queryByLabelText('New password')).toBeNull();
+    expect(screen.getByLabelText('Current password')).toBeTruthy();
+    expect(screen.getByLabelText('New password')).toBeTruthy();
     cleanup();
     signIn({ isAdmin: false, provider: 'oidc' });
     render(ProfileScreen);
