@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -92,8 +93,16 @@ func (s *Service) forgetHistory(envs []store.Environment) {
 	}
 }
 
-// sampleLoop samples env now and then every interval until ctx ends.
+// sampleLoop samples env every interval until ctx ends. The first sample
+// comes after a random part of the interval, so that the environments of a
+// server that starts (or of a test suite's many servers on one engine) are
+// not all sampled at once.
 func (s *Service) sampleLoop(ctx context.Context, env store.Environment) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(rand.N(s.sample)):
+	}
 	t := time.NewTicker(s.sample)
 	defer t.Stop()
 	for {

@@ -180,9 +180,9 @@ func TestDashboardCarriesTheCollectedMetricsAndActivity(t *testing.T) {
 		ContainersSize int64                       `json:"containersSize"`
 		BuildCacheSize *int64                      `json:"buildCacheSize"`
 	}
-	// The collector samples every environment with collectMetrics as it
-	// starts, then every 30 s: wait for a sample taken while our container
-	// ran (the second one at the latest).
+	// The collector samples every environment with collectMetrics every
+	// 30 s, the first time within 30 s of its start: wait for a sample taken
+	// while our container ran (the second one at the latest).
 	deadline := time.Now().Add(100 * time.Second)
 	for {
 		h.must(200, "GET", "/api/dashboard/stats?env=1", nil, &st)
