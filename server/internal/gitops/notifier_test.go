@@ -9,7 +9,9 @@ import (
 
 type recorder struct{ got []string }
 
-func (r *recorder) Emit(_ int64, eventType, title, _ string) { r.got = append(r.got, eventType+": "+title) }
+func (r *recorder) Emit(_ int64, eventType, title, _ string) {
+	r.got = append(r.got, eventType+": "+title)
+}
 
 func TestGitSyncOutcomesNotify(t *testing.T) {
 	r := &recorder{}
