@@ -129,6 +129,8 @@ func New(d Deps) *Server {
 	au.UseNotifier(notifier) // outcomes worth a notification
 	git.UseNotifier(notifier)
 	scanner.UseNotifier(notifier)
+	stk.UseNotifier(notifier)
+	imgs.UseNotifier(notifier)
 	return &Server{
 		log:        d.Log,
 		store:      d.Store,

@@ -16,14 +16,17 @@ func (s *Service) RunPrune(ctx context.Context, d schedule.Definition, run *sche
 	all := d.PruneMode == "all"
 	run.Logf("Pruning %s images", map[bool]string{false: "dangling", true: "all unused"}[all])
 	rep, err := s.Prune(ctx, env, all)
+	removed := 0
+	if err == nil {
+		for _, d := range rep.Deleted {
+			if d.Deleted != "" {
+				removed++
+			}
+		}
+	}
+	s.notifyPrune(env.ID, env.Name, removed, int64(rep.SpaceReclaimed), err)
 	if err != nil {
 		return err
-	}
-	removed := 0
-	for _, d := range rep.Deleted {
-		if d.Deleted != "" {
-			removed++
-		}
 	}
 	run.Logf("Removed %d images, reclaimed %s", removed, humanBytes(int64(rep.SpaceReclaimed)))
 	run.Detail("imagesDeleted", removed)

@@ -31,6 +31,7 @@ type Service struct {
 	store   *store.Store
 	log     *slog.Logger
 	scanner Scanner
+	notify  Notifier // nil: prune outcomes are not reported
 }
 
 // New returns a Service; scanner may be nil (no scan after pull).

@@ -105,11 +105,18 @@ func (s *Service) Up(ctx context.Context, env store.Environment, name string, fo
 	if err != nil {
 		return err
 	}
+	err = s.deploy(ctx, env, st, force, progress)
+	s.notifyDeploy(env.ID, name, err)
+	return err
+}
+
+// deploy brings the recorded stack st up.
+func (s *Service) deploy(ctx context.Context, env store.Environment, st store.Stack, force bool, progress engine.ComposeProgress) error {
 	p, err := s.project(ctx, st)
 	if err != nil {
 		return err
 	}
-	op := fmt.Sprintf("deploy stack '%s'", name)
+	op := fmt.Sprintf("deploy stack '%s'", st.Name)
 	c, err := s.client(ctx, env, op)
 	if err != nil {
 		return err

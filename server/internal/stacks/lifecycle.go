@@ -102,6 +102,7 @@ func (s *Service) Run(ctx context.Context, env store.Environment, name string, a
 	default:
 		return fault.Invalidf("Unknown stack action %q", a)
 	}
+	s.notifyAction(env.ID, name, a, err)
 	if err != nil {
 		return opFault(op, err)
 	}

@@ -32,6 +32,7 @@ type Service struct {
 	store      *store.Store
 	engines    *engine.Manager
 	registries Registries // nil: anonymous pulls
+	notifier   Notifier   // nil: outcomes are not reported
 	dataDir    string
 	log        *slog.Logger
 
