@@ -195,3 +195,39 @@ func setFlag(dst, src *bool) {
 		*dst = *src
 	}
 }
+
+func (s *Server) getDiskWarning(c *gin.Context) error {
+	dw, err := s.store.GetDiskWarning(c.Request.Context(), envOf(c).ID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, map[string]any{"settings": dw})
+}
+
+// setDiskWarning saves an environment's disk space warning; absent fields
+// keep their value.
+func (s *Server) setDiskWarning(c *gin.Context) error {
+	ctx := c.Request.Context()
+	dw, err := s.store.GetDiskWarning(ctx, envOf(c).ID)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Enabled          *bool `json:"enabled"`
+		ThresholdPercent *int  `json:"thresholdPercent"`
+	}
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	setFlag(&dw.Enabled, req.Enabled)
+	if req.ThresholdPercent != nil {
+		if *req.ThresholdPercent < 1 || *req.ThresholdPercent > 99 {
+			return fault.Invalidf("Invalid thresholdPercent %d: use a whole percentage from 1 to 99", *req.ThresholdPercent)
+		}
+		dw.ThresholdPercent = *req.ThresholdPercent
+	}
+	if err := s.store.SetDiskWarning(ctx, envOf(c).ID, dw); err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "settings": dw})
+}

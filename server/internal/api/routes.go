@@ -108,6 +108,8 @@ func (s *Server) routes() []route {
 		{"GET", "/api/environments/{id}/image-prune", "environments:view", EnvPath, "", false, s.getImagePrune},
 		{"POST", "/api/environments/{id}/image-prune", "environments:edit", EnvPath, "environment.image_prune", false, s.setImagePrune},
 		{"PUT", "/api/environments/{id}/image-prune", "images:remove", EnvPath, "image.prune", false, s.pruneImagesNow},
+		{"GET", "/api/environments/{id}/disk-warning", "environments:view", EnvPath, "", false, s.getDiskWarning},
+		{"POST", "/api/environments/{id}/disk-warning", "environments:edit", EnvPath, "environment.disk_warning", false, s.setDiskWarning},
 		{"GET", "/api/environments/{id}/timezone", "environments:view", EnvPath, "", false, s.getTimezone},
 		{"POST", "/api/environments/{id}/timezone", "environments:edit", EnvPath, "environment.timezone", false, s.setTimezone},
 

@@ -64,10 +64,13 @@ func New(o Options) *Service {
 	return &Service{o: o, ctx: ctx, cancel: cancel, slots: make(chan struct{}, maxDeliveries), wake: make(chan struct{}, 1)}
 }
 
-// Start runs the watchers of the environments that have subscriptions,
-// until Close.
+// Start runs the watchers of the environments that have subscriptions and
+// the disk space check, until Close.
 func (s *Service) Start() {
-	s.once.Do(func() { s.spawn(s.watchLoop) })
+	s.once.Do(func() {
+		s.spawn(s.watchLoop)
+		s.spawn(s.diskLoop)
+	})
 }
 
 // Close stops the watchers and abandons pending retries, and waits for them.

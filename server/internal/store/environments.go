@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // Environment is a Docker engine Berth manages, and how to reach it.
@@ -239,10 +240,16 @@ func (s *Store) UpdateEnvironment(ctx context.Context, e *Environment) error {
 }
 
 // DeleteEnvironment deletes the environment with the given id, and with it
-// its auto-update configurations and the role assignments scoped to it. A
-// missing environment is ErrNotFound.
+// its auto-update configurations, the role assignments scoped to it and its
+// disk warning. A missing environment is ErrNotFound.
 func (s *Store) DeleteEnvironment(ctx context.Context, id int64) error {
-	if err := oneRow(s.db.WithContext(ctx).Where("id = ?", id).Delete(&environmentRow{})); err != nil {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := oneRow(tx.Where("id = ?", id).Delete(&environmentRow{})); err != nil {
+			return err
+		}
+		return translate(tx.Where(clause.Eq{Column: clause.Column{Name: "key"}, Value: diskWarningKey(id)}).Delete(&settingRow{}).Error)
+	})
+	if err != nil {
 		return fmt.Errorf("store: delete environment %d: %w", id, err)
 	}
 	return nil
