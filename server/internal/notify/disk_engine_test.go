@@ -1,0 +1,40 @@
+package notify_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/shared/enginetest"
+)
+
+// A local-socket environment whose disk warning is on, at a threshold its
+// real data-root filesystem (docker info's DockerRootDir) is above, notifies
+// disk_space_warning through its subscribed channel as the service starts.
+func TestLocalEnvironmentAboveItsDiskThresholdNotifies(t *testing.T) {
+	enginetest.Require(t)
+	ctx := context.Background()
+	st := openStore(t)
+	env := store.Environment{Name: "disk-" + unique(t), ConnectionType: engine.Socket, SocketPath: enginetest.Socket,
+		Port: 2375, Protocol: "http", Labels: []string{}}
+	if err := st.CreateEnvironment(ctx, &env); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetDiskWarning(ctx, env.ID, store.DiskWarning{Enabled: true, ThresholdPercent: 1}); err != nil {
+		t.Fatal(err)
+	}
+	rcv := newReceiver(t, 0)
+	ch := createChannel(t, st, "webhook", "hook", `{"url":"`+rcv.URL+`"}`, "disk_space_warning")
+	sub := store.EnvironmentNotification{EnvironmentID: env.ID, NotificationID: ch.ID, Enabled: true}
+	if err := st.SaveEnvironmentNotification(ctx, &sub, true); err != nil {
+		t.Fatal(err)
+	}
+	newService(t, st, nil)
+	eventually(t, "the disk warning", func() bool { return len(rcv.messages("disk_space_warning", env.Name)) > 0 })
+	m := rcv.messages("disk_space_warning", env.Name)[0]
+	if m["title"] != "Disk space low on "+env.Name || !strings.Contains(m["message"].(string), "threshold 1%") {
+		t.Errorf("disk warning = %v", m)
+	}
+}
