@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/berth-dev/berth/server/internal/apitest"
+	"github.com/berth-dev/berth/shared/enginetest"
 )
 
 // dashboardStats is the part of a dashboard entry the tests read.
@@ -50,11 +51,31 @@ func TestDashboardStatsCountTheEnginesObjects(t *testing.T) {
 
 	h.createContainer("dash-run-"+h.label, true, "sleep", "300")
 	h.createContainer("dash-new-"+h.label, false, "true")
-	var after dashboardStats
-	h.must(200, "GET", "/api/dashboard/stats?env=1", nil, &after)
-	// Other tests create containers concurrently: ours are at least there.
-	if after.Containers.Total < before.Containers.Total+2 || after.Containers.Running < 1 || after.Containers.Stopped < 1 {
-		t.Errorf("containers before %+v, after %+v: want two more (one running, one stopped)", before.Containers, after.Containers)
+	// Other tests create and remove containers on the same engine meanwhile:
+	// the dashboard's counts must equal the engine's own list read just
+	// before and just after it, in a window where that list did not change.
+	matched := false
+	for range 20 {
+		engineBefore := engineCounts(t)
+		var after dashboardStats
+		h.must(200, "GET", "/api/dashboard/stats?env=1", nil, &after)
+		engineAfter := engineCounts(t)
+		if engineBefore != engineAfter {
+			continue // the engine changed under the read: try again
+		}
+		got := after.Containers
+		got.PendingUpdates = 0
+		if got != engineBefore {
+			t.Fatalf("dashboard containers %+v, engine %+v", got, engineBefore)
+		}
+		if got.Running < 1 || got.Stopped < 1 {
+			t.Fatalf("containers %+v: want ours counted (one running, one stopped)", got)
+		}
+		matched = true
+		break
+	}
+	if !matched {
+		t.Fatal("the engine's container list never held still for a dashboard read")
 	}
 
 	var all []dashboardStats
@@ -148,4 +169,33 @@ func TestDashboardStatsWithABearerTokenListOnlyViewableEnvironments(t *testing.T
 	if status, _ := h.do("GET", "/api/dashboard/stats", nil); status != 401 {
 		t.Errorf("anonymous = %d, want 401", status)
 	}
+}
+
+// engineCounts counts the engine's containers by state the way the
+// dashboard does, from the engine's own list.
+func engineCounts(t *testing.T) (n struct {
+	Total, Running, Stopped, Paused, Restarting, Unhealthy, PendingUpdates int
+}) {
+	t.Helper()
+	var list []struct {
+		State, Status string
+	}
+	enginetest.Must(t, 200, "GET", "/containers/json?all=1", nil, nil, &list)
+	n.Total = len(list)
+	for _, c := range list {
+		switch c.State {
+		case "running":
+			n.Running++
+		case "paused":
+			n.Paused++
+		case "restarting":
+			n.Restarting++
+		default:
+			n.Stopped++
+		}
+		if strings.Contains(c.Status, "(unhealthy)") {
+			n.Unhealthy++
+		}
+	}
+	return n
 }
