@@ -9,40 +9,22 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/apitest"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
 )
 
-// syncBuffer is a log written by a process and read by the test meanwhile.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startServer runs the server binary with env (plus PATH, HOST and a free
 // PORT) until the test ends, and returns its base URL and its log.
-func startServer(t *testing.T, bin, name string, env ...string) (string, *syncBuffer) {
+func startServer(t *testing.T, bin, name string, env ...string) (string, *apitest.LockedBuffer) {
 	t.Helper()
 	port := freePort(t)
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOST=127.0.0.1", "PORT=" + strconv.Itoa(port),
 		"AGENT_PORT=" + strconv.Itoa(freePort(t))}, env...)
-	log := &syncBuffer{}
+	log := &apitest.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

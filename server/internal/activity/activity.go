@@ -7,7 +7,6 @@ package activity
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -240,11 +239,11 @@ type Retention struct {
 
 // Retention returns the retention settings.
 func (s *Service) Retention(ctx context.Context) (Retention, error) {
-	days, err := s.intSetting(ctx, settingRetentionDays, DefaultRetentionDays)
+	days, err := s.store.IntSetting(ctx, settingRetentionDays, DefaultRetentionDays)
 	if err != nil {
 		return Retention{}, err
 	}
-	maxEvents, err := s.intSetting(ctx, settingMaxEvents, DefaultMaxEvents)
+	maxEvents, err := s.store.IntSetting(ctx, settingMaxEvents, DefaultMaxEvents)
 	if err != nil {
 		return Retention{}, err
 	}
@@ -286,19 +285,4 @@ func (s *Service) pruneNow(ctx context.Context) {
 	case n > 0:
 		s.log.Info("activity: old events deleted", "count", n)
 	}
-}
-
-func (s *Service) intSetting(ctx context.Context, key string, def int) (int, error) {
-	v, err := s.store.GetSetting(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return def, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return def, nil
-	}
-	return n, nil
 }

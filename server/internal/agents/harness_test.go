@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -142,7 +141,7 @@ type berth struct {
 	b     *apitest.Berth
 	url   string
 	http  *http.Client
-	logs  *lockedBuffer
+	logs  *apitest.LockedBuffer
 	opts  apitest.Options
 	label string
 }
@@ -152,7 +151,7 @@ type berth struct {
 func startBerth(t *testing.T, heartbeat time.Duration) *berth {
 	t.Helper()
 	enginetest.Require(t)
-	logs := &lockedBuffer{}
+	logs := &apitest.LockedBuffer{}
 	o := apitest.Options{DBPath: filepath.Join(t.TempDir(), "berth.db"), Box: storetest.Box(t),
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), AgentHeartbeat: heartbeat}
 	h := &berth{t: t, http: &http.Client{Timeout: 120 * time.Second}, logs: logs, opts: o, label: randomLabel()}
@@ -324,14 +323,14 @@ type agent struct {
 	env     []string
 	dataDir string
 	cmd     *exec.Cmd
-	out     *lockedBuffer
+	out     *apitest.LockedBuffer
 	done    chan struct{}
 }
 
 // runAgent starts berth-agent with args against the engine at socket.
 func runAgent(t *testing.T, socket string, args ...string) *agent {
 	t.Helper()
-	a := &agent{t: t, args: args, dataDir: t.TempDir(), out: &lockedBuffer{}}
+	a := &agent{t: t, args: args, dataDir: t.TempDir(), out: &apitest.LockedBuffer{}}
 	a.env = append(os.Environ(), "DOCKER_SOCKET="+socket, "BERTH_AGENT_DATA_DIR="+a.dataDir, "LOG_LEVEL=debug",
 		"BERTH_TOKEN=", "BERTH_SERVER=", "BERTH_AGENT_LISTEN=")
 	a.start()
@@ -395,22 +394,4 @@ func standardAgent(t *testing.T, socket, token string) (*agent, int, string) {
 		return err == nil && strings.Contains(a.out.String(), "listening")
 	})
 	return a, port, string(cert)
-}
-
-// lockedBuffer collects output written concurrently.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

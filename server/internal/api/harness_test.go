@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +31,7 @@ type harness struct {
 	dataDir string
 	headers map[string]string // sent with every request (Cookie, Authorization)
 	http    *http.Client
-	logs    *lockedBuffer
+	logs    *apitest.LockedBuffer
 }
 
 func newHarness(t *testing.T) *harness {
@@ -60,7 +59,7 @@ func newAuthHarness(t *testing.T, o apitest.Options) *harness {
 func startHarnessWith(t *testing.T, o apitest.Options) *harness {
 	t.Helper()
 	ctx := context.Background()
-	logs := &lockedBuffer{}
+	logs := &apitest.LockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o.Log = log
 	b, err := apitest.Start(ctx, o)
@@ -204,24 +203,6 @@ func (h *harness) openStream(ctx context.Context, method, path string, body any)
 	h.t.Cleanup(func() { resp.Body.Close() })
 	ch := apitest.Events(resp.Body, 64)
 	return ch, resp
-}
-
-// lockedBuffer collects the log output of concurrent loggers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }

@@ -2,10 +2,8 @@ package schedule
 
 import (
 	"context"
-	"errors"
 	"strconv"
 
-	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
 
@@ -59,7 +57,7 @@ func (s *Service) systemDefinition(ctx context.Context, id int64) (Definition, e
 		if sys.id != id {
 			continue
 		}
-		enabled, err := s.boolSetting(ctx, systemEnabledKey(id), true)
+		enabled, err := s.store.BoolSetting(ctx, systemEnabledKey(id), true)
 		if err != nil {
 			return Definition{}, err
 		}
@@ -93,10 +91,10 @@ type Retention struct {
 func (s *Service) Retention(ctx context.Context) (Retention, error) {
 	var r Retention
 	var err error
-	if r.ExecutionDays, err = s.intSetting(ctx, settingExecutionRetention, DefaultExecutionRetention); err != nil {
+	if r.ExecutionDays, err = s.store.IntSetting(ctx, settingExecutionRetention, DefaultExecutionRetention); err != nil {
 		return r, err
 	}
-	r.EventDays, err = s.intSetting(ctx, settingEventRetention, DefaultEventRetention)
+	r.EventDays, err = s.store.IntSetting(ctx, settingEventRetention, DefaultEventRetention)
 	return r, err
 }
 
@@ -109,36 +107,6 @@ func (s *Service) SetRetention(ctx context.Context, r Retention) error {
 		return err
 	}
 	return s.store.SetSetting(ctx, settingEventRetention, strconv.Itoa(r.EventDays))
-}
-
-func (s *Service) boolSetting(ctx context.Context, key string, def bool) (bool, error) {
-	v, err := s.store.GetSetting(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return def, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return def, nil
-	}
-	return b, nil
-}
-
-func (s *Service) intSetting(ctx context.Context, key string, def int) (int, error) {
-	v, err := s.store.GetSetting(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return def, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return def, nil
-	}
-	return n, nil
 }
 
 // runSystem runs a system cleanup.

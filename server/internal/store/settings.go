@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -24,6 +26,35 @@ func (s *Store) GetSetting(ctx context.Context, key string) (string, error) {
 		return "", fmt.Errorf("store: get setting %q: %w", key, err)
 	}
 	return value, nil
+}
+
+// IntSetting returns the whole number stored under key, or def when none
+// is stored or the stored value is not a number.
+func (s *Store) IntSetting(ctx context.Context, key string, def int) (int, error) {
+	return parsedSetting(ctx, s, key, def, strconv.Atoi)
+}
+
+// BoolSetting returns the boolean stored under key, or def when none is
+// stored or the stored value is not a boolean.
+func (s *Store) BoolSetting(ctx context.Context, key string, def bool) (bool, error) {
+	return parsedSetting(ctx, s, key, def, strconv.ParseBool)
+}
+
+// parsedSetting is the setting under key read by parse, or def.
+func parsedSetting[T any](ctx context.Context, s *Store, key string, def T, parse func(string) (T, error)) (T, error) {
+	v, err := s.GetSetting(ctx, key)
+	if errors.Is(err, ErrNotFound) {
+		return def, nil
+	}
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	t, err := parse(v)
+	if err != nil {
+		return def, nil
+	}
+	return t, nil
 }
 
 // SetSetting stores value under key, replacing any previous value.

@@ -42,3 +42,32 @@ func TestGetMissingSettingIsNotFound(t *testing.T) {
 		}
 	})
 }
+
+func TestTypedSettingsFallBackToTheirDefault(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		if n, err := s.IntSetting(ctx, "typed.n", 7); n != 7 || err != nil {
+			t.Errorf("IntSetting unset = %d, %v; want the default 7", n, err)
+		}
+		if b, err := s.BoolSetting(ctx, "typed.b", true); !b || err != nil {
+			t.Errorf("BoolSetting unset = %v, %v; want the default true", b, err)
+		}
+		for key, value := range map[string]string{"typed.n": "42", "typed.b": "false", "typed.bad": "x"} {
+			if err := s.SetSetting(ctx, key, value); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, err := s.IntSetting(ctx, "typed.n", 7); n != 42 || err != nil {
+			t.Errorf("IntSetting = %d, %v; want 42", n, err)
+		}
+		if b, err := s.BoolSetting(ctx, "typed.b", true); b || err != nil {
+			t.Errorf("BoolSetting = %v, %v; want false", b, err)
+		}
+		if n, err := s.IntSetting(ctx, "typed.bad", 7); n != 7 || err != nil {
+			t.Errorf("IntSetting of a non-number = %d, %v; want the default 7", n, err)
+		}
+		if b, err := s.BoolSetting(ctx, "typed.bad", true); !b || err != nil {
+			t.Errorf("BoolSetting of a non-boolean = %v, %v; want the default true", b, err)
+		}
+	})
+}
