@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+	"golang.org/x/sync/singleflight"
 )
 
 // PingTimeout bounds a connection attempt (ping with version negotiation).
@@ -55,6 +56,8 @@ type conn struct {
 
 	execMu sync.Mutex
 	execs  map[string]*agentExec // execs attached through an agent, by exec id
+
+	df singleflight.Group // concurrent disk usage reads share one engine call
 }
 
 // client is the Client of c.

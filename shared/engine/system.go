@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/moby/moby/client"
 )
@@ -25,24 +26,58 @@ type DiskUse struct {
 }
 
 // DiskUsage returns how much disk the engine's images, containers, volumes
-// and build cache take.
+// and build cache take. The engine computes one at a time (before API 1.42
+// a second request fails with "a disk usage operation is already running"),
+// so concurrent reads of one environment share a single call, and a call
+// that meets another client's computation waits for it and asks again.
 func (c *Client) DiskUsage(ctx context.Context) (DiskUsage, error) {
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	res, err := c.cli.DiskUsage(ctx, client.DiskUsageOptions{Containers: true, Images: true, Volumes: true, BuildCache: true})
-	if err != nil {
-		return DiskUsage{}, c.fail(err)
+	ch := c.conn.df.DoChan("df", func() (any, error) {
+		// Not tied to the first caller's context: the others wait too.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*callTimeout)
+		defer cancel()
+		return c.diskUsage(ctx)
+	})
+	select {
+	case <-ctx.Done():
+		return DiskUsage{}, ctx.Err()
+	case r := <-ch:
+		if r.Err != nil {
+			return DiskUsage{}, r.Err
+		}
+		return r.Val.(DiskUsage), nil
 	}
-	return DiskUsage{
-		Images: DiskUse{Total: res.Images.TotalCount, Active: res.Images.ActiveCount, Size: res.Images.TotalSize,
-			Reclaimable: res.Images.Reclaimable},
-		Containers: DiskUse{Total: res.Containers.TotalCount, Active: res.Containers.ActiveCount,
-			Size: res.Containers.TotalSize, Reclaimable: res.Containers.Reclaimable},
-		Volumes: DiskUse{Total: res.Volumes.TotalCount, Active: res.Volumes.ActiveCount, Size: res.Volumes.TotalSize,
-			Reclaimable: res.Volumes.Reclaimable},
-		BuildCache: DiskUse{Total: res.BuildCache.TotalCount, Active: res.BuildCache.ActiveCount,
-			Size: res.BuildCache.TotalSize, Reclaimable: res.BuildCache.Reclaimable},
-	}, nil
+}
+
+// diskBusy is the engine's answer while another disk usage computation runs.
+const diskBusy = "disk usage operation is already running"
+
+func (c *Client) diskUsage(ctx context.Context) (DiskUsage, error) {
+	wait := 100 * time.Millisecond
+	for {
+		res, err := c.cli.DiskUsage(ctx, client.DiskUsageOptions{Containers: true, Images: true, Volumes: true, BuildCache: true})
+		if err != nil && strings.Contains(err.Error(), diskBusy) {
+			select {
+			case <-ctx.Done():
+				return DiskUsage{}, c.fail(err)
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 2*time.Second)
+			continue
+		}
+		if err != nil {
+			return DiskUsage{}, c.fail(err)
+		}
+		return DiskUsage{
+			Images: DiskUse{Total: res.Images.TotalCount, Active: res.Images.ActiveCount, Size: res.Images.TotalSize,
+				Reclaimable: res.Images.Reclaimable},
+			Containers: DiskUse{Total: res.Containers.TotalCount, Active: res.Containers.ActiveCount,
+				Size: res.Containers.TotalSize, Reclaimable: res.Containers.Reclaimable},
+			Volumes: DiskUse{Total: res.Volumes.TotalCount, Active: res.Volumes.ActiveCount, Size: res.Volumes.TotalSize,
+				Reclaimable: res.Volumes.Reclaimable},
+			BuildCache: DiskUse{Total: res.BuildCache.TotalCount, Active: res.BuildCache.ActiveCount,
+				Size: res.BuildCache.TotalSize, Reclaimable: res.BuildCache.Reclaimable},
+		}, nil
+	}
 }
 
 // Pruned is what a prune removed: the ids or names, and the bytes freed.

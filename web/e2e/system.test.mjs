@@ -53,8 +53,9 @@ describe('System screen', { timeout: 180_000 }, () => {
     assert.equal(await fact(host, 'Name'), info.Name);
     assert.ok((await fact(host, 'Docker')).startsWith(`${info.ServerVersion} (API `), 'the Docker version');
 
+    // The engine's disk usage is slow on a busy engine: allow it a minute.
     const images = page.getByRole('row', { name: /^Images/ });
-    await images.waitFor();
+    await images.waitFor({ timeout: 60_000 });
     const cells = (await images.locator('td').allTextContents()).map((s) => s.trim());
     const count = Number(cells[0]);
     assert.ok(count >= 1, `images counted: ${cells}`);
