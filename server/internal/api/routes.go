@@ -236,7 +236,9 @@ func (s *Server) routes() []route {
 		{"DELETE", "/api/auto-update/{containerName}", "schedules:edit", EnvQuery, "auto_update.delete", false, s.deleteAutoUpdate},
 	}
 	// Areas whose routes live beside their handlers (routes_*.go).
-	for _, area := range [][]route{s.mfaRoutes(), s.notificationRoutes(), s.systemRoutes(), s.activityRoutes()} {
+	for _, area := range [][]route{s.mfaRoutes(), s.notificationRoutes(), s.systemRoutes(), s.activityRoutes(),
+		s.containerFilesRoutes(), s.volumeContentRoutes(), s.registryBrowserRoutes(), s.stackHelpersRoutes(),
+		s.templatesRoutes(), s.openAPIRoutes(), s.inventoryRoutes()} {
 		table = append(table, area...)
 	}
 	return table
