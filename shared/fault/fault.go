@@ -23,6 +23,7 @@ const (
 	NotFound                 // 404: resource or environment not found
 	Conflict                 // 409: a unique name is already taken
 	TooMany                  // 429: rate limited
+	Unavailable              // 503: a remote service Berth relies on (an image registry) cannot be reached
 )
 
 // Error is a fault: a client-facing message of a given kind.

@@ -28,6 +28,7 @@ var statusOf = map[fault.Kind]int{
 	fault.NotFound:     http.StatusNotFound,
 	fault.Conflict:     http.StatusConflict,
 	fault.TooMany:      http.StatusTooManyRequests,
+	fault.Unavailable:  http.StatusServiceUnavailable,
 }
 
 // statusClientClosed is the status recorded (request log, audit) for a
