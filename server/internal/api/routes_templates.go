@@ -1,6 +1,31 @@
 package api
 
 // templatesRoutes are the routes of app templates, template sources, config sets and labels (issue 15).
+//
+// Permissions: the catalogue is read with stacks:view in some environment
+// and deployed with stacks:create in the target environment (checked by the
+// handler, which reads the environment from the body); template sources are
+// console settings (settings:view / settings:edit). Config sets are read by
+// the container create form (containers:create in some environment) and
+// changed with settings:edit. Labels are read with environments:view and
+// defined with settings:edit.
 func (s *Server) templatesRoutes() []route {
-	return []route{}
+	s.tpl.setup(s)
+	return []route{
+		{"GET", "/api/templates", "stacks:view", AnyEnv, "", false, s.listTemplates},
+		{"POST", "/api/templates/compose", "stacks:create", AnyEnv, "template.deploy", false, s.deployTemplate},
+		{"GET", "/api/templates/sources", "settings:view", NoEnv, "", false, s.listTemplateSources},
+		{"POST", "/api/templates/sources", "settings:edit", NoEnv, "template_source.create", false, s.createTemplateSource},
+		{"PUT", "/api/templates/sources", "settings:edit", NoEnv, "template_source.update", false, s.updateTemplateSource},
+		{"DELETE", "/api/templates/sources", "settings:edit", NoEnv, "template_source.delete", false, s.deleteTemplateSource},
+
+		{"GET", "/api/config-sets", "containers:create", AnyEnv, "", false, s.listConfigSets},
+		{"POST", "/api/config-sets", "settings:edit", NoEnv, "config_set.create", false, s.createConfigSet},
+		{"GET", "/api/config-sets/{id}", "containers:create", AnyEnv, "", false, s.getConfigSet},
+		{"PUT", "/api/config-sets/{id}", "settings:edit", NoEnv, "config_set.update", false, s.updateConfigSet},
+		{"DELETE", "/api/config-sets/{id}", "settings:edit", NoEnv, "config_set.delete", false, s.deleteConfigSet},
+
+		{"GET", "/api/labels", "environments:view", AnyEnv, "", false, s.listLabels},
+		{"POST", "/api/labels", "settings:edit", NoEnv, "label.create", false, s.createLabel},
+	}
 }

@@ -1,0 +1,270 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/server/internal/jobs"
+	"github.com/berth-dev/berth/server/internal/stacks"
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/server/internal/templates"
+	"github.com/berth-dev/berth/shared/fault"
+)
+
+// templatesState holds the template catalogue and the config sets.
+type templatesState struct {
+	once    sync.Once
+	catalog *templates.Service
+	sets    *templates.ConfigSets
+}
+
+// setup fills the state once.
+func (st *templatesState) setup(s *Server) {
+	st.once.Do(func() {
+		st.catalog = templates.New(templates.Options{Store: s.store, Log: s.log})
+		st.sets = templates.NewConfigSets(s.store)
+	})
+}
+
+// templateFilter reads ?category=, ?q=, ?type= (1, 2 or 3) and ?refresh=.
+func templateFilter(c *gin.Context) (templates.Filter, error) {
+	f := templates.Filter{Category: c.Query("category"), Query: c.Query("q")}
+	if t := c.Query("type"); t != "" {
+		n, err := strconv.Atoi(t)
+		if err != nil || n < templates.TypeContainer || n > templates.TypeCompose {
+			return f, fault.Invalidf("Query parameter type must be 1 (container), 2 (swarm stack) or 3 (compose stack)")
+		}
+		f.Type = n
+	}
+	refresh, err := queryBool(c, "refresh", false)
+	f.Refresh = refresh
+	return f, err
+}
+
+// isAdmin reports whether the request's user may see templates marked
+// administrator_only (everyone may when authentication is off).
+func isAdmin(c *gin.Context) bool {
+	ident := identityOf(c)
+	return ident == nil || ident.Access.Check("settings:edit", nil) == auth.Allowed
+}
+
+// listTemplates answers the merged catalogue of the enabled sources and the
+// built-in templates.
+func (s *Server) listTemplates(c *gin.Context) error {
+	f, err := templateFilter(c)
+	if err != nil {
+		return err
+	}
+	list, err := s.tpl.catalog.Catalogue(c.Request.Context(), f)
+	if err != nil {
+		return err
+	}
+	if !isAdmin(c) {
+		kept := list[:0]
+		for _, t := range list {
+			if !t.AdministratorOnly {
+				kept = append(kept, t)
+			}
+		}
+		list = kept
+	}
+	return writeJSON(c, http.StatusOK, list)
+}
+
+// deployTemplateRequest is the body of POST /api/templates/compose.
+type deployTemplateRequest struct {
+	TemplateID    string            `json:"templateId"`
+	StackName     string            `json:"stackName"`
+	Env           map[string]string `json:"env"`
+	SecretKeys    []string          `json:"secretKeys"` // variables to keep as secrets besides those named like one
+	EnvironmentID int64             `json:"environmentId"`
+	Start         *bool             `json:"start"`
+}
+
+// deployTemplate renders a template into a compose file and creates and
+// deploys it as a stack, exactly as POST /api/stacks does: the answer is
+// the deploy's event stream (or, with Accept: application/json, its final
+// payload) {success, started, output?, error?, name, environmentId}. The
+// environment is environmentId, else ?env=, else 1; the user needs
+// stacks:create in it.
+func (s *Server) deployTemplate(c *gin.Context) error {
+	var req deployTemplateRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.TemplateID) == "" {
+		return fault.Invalidf("Template ID is required")
+	}
+	if strings.TrimSpace(req.StackName) == "" {
+		return fault.Invalidf("Stack name is required")
+	}
+	if err := stacks.CheckName(req.StackName); err != nil {
+		return err
+	}
+	envID := req.EnvironmentID
+	if envID == 0 {
+		envID = 1
+		if q := c.Query("env"); q != "" {
+			n, err := strconv.ParseInt(q, 10, 64)
+			if err != nil || n <= 0 {
+				return errEnvNotFound
+			}
+			envID = n
+		}
+	}
+	env, err := s.environmentFor(c, envID, "stacks:create")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request.Context()
+	t, err := s.tpl.catalog.Template(ctx, req.TemplateID)
+	if err != nil {
+		return err
+	}
+	if t.AdministratorOnly && !isAdmin(c) {
+		return errPermission
+	}
+	r, err := templates.Render(t, req.Env, req.SecretKeys)
+	if err != nil {
+		return err
+	}
+	st, err := s.stacks.Create(ctx, env, stacks.CreateSpec{Name: req.StackName, Compose: r.Compose, EnvVars: r.EnvVars})
+	if err != nil {
+		return err
+	}
+	noteAudit(c, st.Name, st.Name+" from template "+t.Title)
+	named := func(final any) any {
+		if m, ok := final.(map[string]any); ok {
+			m["name"], m["environmentId"], m["templateId"] = st.Name, env.ID, t.ID
+		}
+		return final
+	}
+	if req.Start != nil && !*req.Start {
+		return s.streamJob(c, func(context.Context, jobs.Emit) (string, any, bool) {
+			return "", named(map[string]any{"success": true, "started": false}), false
+		})
+	}
+	up := s.upJob(env, st.Name, false, true)
+	return s.streamJob(c, func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
+		name, final, failed := up(ctx, emit)
+		return name, named(final), failed
+	})
+}
+
+// templateSourceJSON is a template source as clients see it.
+type templateSourceJSON struct {
+	ID            int64      `json:"id"`
+	Name          string     `json:"name"`
+	URL           string     `json:"url"`
+	Enabled       bool       `json:"enabled"`
+	LastError     *string    `json:"lastError"`
+	LastFetchedAt *time.Time `json:"lastFetchedAt"`
+	TemplateCount int        `json:"templateCount"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	UpdatedAt     time.Time  `json:"updatedAt"`
+}
+
+func toTemplateSourceJSON(src store.TemplateSource) templateSourceJSON {
+	out := templateSourceJSON{ID: src.ID, Name: src.Name, URL: src.URL, Enabled: src.Enabled, LastFetchedAt: src.LastFetchedAt,
+		TemplateCount: src.TemplateCount, CreatedAt: src.CreatedAt, UpdatedAt: src.UpdatedAt}
+	if src.LastError != "" {
+		out.LastError = &src.LastError
+	}
+	return out
+}
+
+func (s *Server) listTemplateSources(c *gin.Context) error {
+	list, err := s.tpl.catalog.Sources(c.Request.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, convert(list, toTemplateSourceJSON))
+}
+
+// templateSourceRequest is the body of the source routes; PUT and DELETE
+// name the source by id in the body or in ?id=.
+type templateSourceRequest struct {
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	URL     string `json:"url"`
+	Enabled *bool  `json:"enabled"`
+}
+
+func (r templateSourceRequest) spec() templates.SourceSpec {
+	return templates.SourceSpec{Name: r.Name, URL: r.URL, Enabled: r.Enabled}
+}
+
+func (s *Server) createTemplateSource(c *gin.Context) error {
+	var req templateSourceRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	src, err := s.tpl.catalog.CreateSource(c.Request.Context(), req.spec())
+	if err != nil {
+		return err
+	}
+	noteAudit(c, strconv.FormatInt(src.ID, 10), src.Name)
+	return writeJSON(c, http.StatusCreated, toTemplateSourceJSON(src))
+}
+
+// sourceID is the source a PUT or DELETE names: ?id=, else the body's id.
+func sourceID(c *gin.Context, bodyID int64) (int64, error) {
+	if q := c.Query("id"); q != "" {
+		n, err := strconv.ParseInt(q, 10, 64)
+		if err != nil || n <= 0 {
+			return 0, fault.Invalidf("Query parameter id must be a positive number")
+		}
+		return n, nil
+	}
+	if bodyID <= 0 {
+		return 0, fault.Invalidf("Source ID is required")
+	}
+	return bodyID, nil
+}
+
+func (s *Server) updateTemplateSource(c *gin.Context) error {
+	var req templateSourceRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	id, err := sourceID(c, req.ID)
+	if err != nil {
+		return err
+	}
+	src, err := s.tpl.catalog.UpdateSource(c.Request.Context(), id, req.spec())
+	if err != nil {
+		return err
+	}
+	noteAudit(c, strconv.FormatInt(src.ID, 10), src.Name)
+	return writeJSON(c, http.StatusOK, toTemplateSourceJSON(src))
+}
+
+func (s *Server) deleteTemplateSource(c *gin.Context) error {
+	var req templateSourceRequest
+	if c.Query("id") == "" {
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+	}
+	id, err := sourceID(c, req.ID)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request.Context()
+	src, err := s.tpl.catalog.Source(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := s.tpl.catalog.DeleteSource(ctx, id); err != nil {
+		return err
+	}
+	noteAudit(c, strconv.FormatInt(id, 10), src.Name)
+	return writeJSON(c, http.StatusOK, success)
+}

@@ -1,0 +1,408 @@
+package templates
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
+)
+
+//go:embed builtin.json
+var builtinJSON []byte
+
+// BuiltinSource is the source id of the built-in templates.
+const BuiltinSource = "builtin"
+
+// Defaults of Options.
+const (
+	DefaultRefresh  = time.Hour
+	DefaultTimeout  = 15 * time.Second
+	DefaultMaxBytes = 5 << 20
+)
+
+// Options configure a Service.
+type Options struct {
+	Store *store.Store
+	Log   *slog.Logger
+	// Refresh is how long a fetched list is used before it is fetched again
+	// (0: DefaultRefresh).
+	Refresh time.Duration
+	// Timeout bounds one fetch (0: DefaultTimeout); MaxBytes bounds a list's
+	// size (0: DefaultMaxBytes).
+	Timeout  time.Duration
+	MaxBytes int64
+	// Client fetches URL sources (nil: a client of its own).
+	Client *http.Client
+	Now    func() time.Time
+}
+
+// Service keeps the template sources and the catalogue read from them.
+type Service struct {
+	o       Options
+	builtin []Template
+
+	mu    sync.Mutex
+	cache map[int64]cached
+}
+
+// cached is a source's last successful read.
+type cached struct {
+	url       string
+	fetchedAt time.Time
+	list      []Template
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	if o.Refresh <= 0 {
+		o.Refresh = DefaultRefresh
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	list, _, err := Parse(builtinJSON)
+	if err != nil { // a build defect, which the package's tests catch
+		o.Log.Error("templates: built-in list", "err", err)
+	}
+	for i := range list {
+		list[i].SourceID, list[i].SourceName = BuiltinSource, "Built-in"
+		list[i].ID = BuiltinSource + ":" + list[i].Name
+	}
+	return &Service{o: o, builtin: list, cache: map[int64]cached{}}
+}
+
+// SourceSpec is a template source as a client sends it.
+type SourceSpec struct {
+	Name    string
+	URL     string
+	Enabled *bool // nil: true on create, unchanged on update
+}
+
+// checkSource validates a source's name and location.
+func checkSource(name, raw string) error {
+	if strings.TrimSpace(name) == "" {
+		return fault.Invalidf("Source name is required")
+	}
+	if len(name) > 100 {
+		return fault.Invalidf("Source name must be at most 100 characters")
+	}
+	if strings.TrimSpace(raw) == "" {
+		return fault.Invalidf("Source URL or file path is required")
+	}
+	if filepath.IsAbs(raw) {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fault.Invalidf("Invalid source URL: %v", err)
+	}
+	switch u.Scheme {
+	case "http", "https":
+		if u.Host == "" {
+			return fault.Invalidf("Invalid source URL: no host")
+		}
+	case "file":
+		if !filepath.IsAbs(u.Path) {
+			return fault.Invalidf("Invalid source URL: a file URL needs an absolute path")
+		}
+	default:
+		return fault.Invalidf("Source must be an http(s) URL or an absolute file path")
+	}
+	return nil
+}
+
+// Sources returns every source with the outcome of its last fetch.
+func (s *Service) Sources(ctx context.Context) ([]store.TemplateSource, error) {
+	return s.o.Store.ListTemplateSources(ctx)
+}
+
+// Source returns one source, or the 404.
+func (s *Service) Source(ctx context.Context, id int64) (store.TemplateSource, error) {
+	src, err := s.o.Store.GetTemplateSource(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.TemplateSource{}, errSourceNotFound(id)
+	}
+	return src, err
+}
+
+func errSourceNotFound(id int64) error {
+	return fault.New(fault.NotFound, fmt.Sprintf("Template source %d not found", id))
+}
+
+func errSourceExists(name string) error {
+	return fault.New(fault.Conflict, fmt.Sprintf("A template source named '%s' already exists", name))
+}
+
+// CreateSource records a source and fetches it at once, so that the answer
+// tells whether it can be read (lastError).
+func (s *Service) CreateSource(ctx context.Context, sp SourceSpec) (store.TemplateSource, error) {
+	sp.Name, sp.URL = strings.TrimSpace(sp.Name), strings.TrimSpace(sp.URL)
+	if err := checkSource(sp.Name, sp.URL); err != nil {
+		return store.TemplateSource{}, err
+	}
+	src := store.TemplateSource{Name: sp.Name, URL: sp.URL, Enabled: sp.Enabled == nil || *sp.Enabled}
+	if err := s.o.Store.CreateTemplateSource(ctx, &src); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return store.TemplateSource{}, errSourceExists(sp.Name)
+		}
+		return store.TemplateSource{}, err
+	}
+	return s.refreshOne(ctx, src), nil
+}
+
+// UpdateSource changes a source; an empty name or URL keeps the stored one.
+// The source is fetched again.
+func (s *Service) UpdateSource(ctx context.Context, id int64, sp SourceSpec) (store.TemplateSource, error) {
+	src, err := s.Source(ctx, id)
+	if err != nil {
+		return store.TemplateSource{}, err
+	}
+	if n := strings.TrimSpace(sp.Name); n != "" {
+		src.Name = n
+	}
+	if u := strings.TrimSpace(sp.URL); u != "" {
+		src.URL = u
+	}
+	if sp.Enabled != nil {
+		src.Enabled = *sp.Enabled
+	}
+	if err := checkSource(src.Name, src.URL); err != nil {
+		return store.TemplateSource{}, err
+	}
+	if err := s.o.Store.UpdateTemplateSource(ctx, &src); err != nil {
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return store.TemplateSource{}, errSourceNotFound(id)
+		case errors.Is(err, store.ErrConflict):
+			return store.TemplateSource{}, errSourceExists(src.Name)
+		}
+		return store.TemplateSource{}, err
+	}
+	s.forget(id)
+	if !src.Enabled {
+		return src, nil
+	}
+	return s.refreshOne(ctx, src), nil
+}
+
+// DeleteSource removes a source and its cached templates.
+func (s *Service) DeleteSource(ctx context.Context, id int64) error {
+	if err := s.o.Store.DeleteTemplateSource(ctx, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return errSourceNotFound(id)
+		}
+		return err
+	}
+	s.forget(id)
+	return nil
+}
+
+func (s *Service) forget(id int64) {
+	s.mu.Lock()
+	delete(s.cache, id)
+	s.mu.Unlock()
+}
+
+// refreshOne fetches src now and returns it with the outcome recorded.
+func (s *Service) refreshOne(ctx context.Context, src store.TemplateSource) store.TemplateSource {
+	list, err := s.fetch(ctx, src)
+	s.record(ctx, &src, list, err)
+	return src
+}
+
+// record keeps the outcome of a fetch: in the cache when it succeeded, and
+// on the source's row either way.
+func (s *Service) record(ctx context.Context, src *store.TemplateSource, list []Template, fetchErr error) {
+	at := s.o.Now().UTC().Truncate(time.Microsecond)
+	msg := ""
+	if fetchErr != nil {
+		msg = fetchErr.Error()
+		// The last good read stays in use while the source fails.
+	} else {
+		s.mu.Lock()
+		s.cache[src.ID] = cached{url: src.URL, fetchedAt: at, list: list}
+		s.mu.Unlock()
+	}
+	count := len(list)
+	if fetchErr != nil {
+		count = src.TemplateCount
+	}
+	if err := s.o.Store.RecordTemplateFetch(context.WithoutCancel(ctx), src.ID, at, count, msg); err != nil {
+		s.o.Log.Warn("record template fetch", "source", src.ID, "err", err)
+	}
+	src.LastError, src.LastFetchedAt, src.TemplateCount = msg, &at, count
+}
+
+// fetch reads and parses a source's list, bounded in time and size, and
+// gives its templates their ids.
+func (s *Service) fetch(ctx context.Context, src store.TemplateSource) ([]Template, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
+	defer cancel()
+	data, err := s.read(ctx, src.URL)
+	if err != nil {
+		return nil, err
+	}
+	list, _, err := Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	sid := strconv.FormatInt(src.ID, 10)
+	for i := range list {
+		list[i].ID, list[i].SourceID, list[i].SourceName = sid+":"+strconv.Itoa(i), sid, src.Name
+	}
+	return list, nil
+}
+
+// read returns the bytes at location: an http(s) URL, a file URL or an
+// absolute path.
+func (s *Service) read(ctx context.Context, location string) ([]byte, error) {
+	path := location
+	if u, err := url.Parse(location); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, location, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err := s.o.Client.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("fetch timed out after %s", s.o.Timeout)
+			}
+			return nil, fmt.Errorf("fetch failed: %w", err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("fetch failed: HTTP %d", resp.StatusCode)
+		}
+		return s.limited(resp.Body)
+	} else if err == nil && u.Scheme == "file" {
+		path = u.Path
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read file: %w", errors.Unwrap(err))
+	}
+	defer f.Close()
+	return s.limited(f)
+}
+
+// limited reads r whole, or fails when it is larger than MaxBytes.
+func (s *Service) limited(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, s.o.MaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read failed: %w", err)
+	}
+	if int64(len(data)) > s.o.MaxBytes {
+		return nil, fmt.Errorf("template list is larger than %d bytes", s.o.MaxBytes)
+	}
+	return data, nil
+}
+
+// Filter selects templates of the catalogue.
+type Filter struct {
+	Category string // one of a template's categories (case-insensitive)
+	Query    string // in the title, description, name, image or categories (case-insensitive)
+	Type     int    // 0: any
+	Refresh  bool   // fetch every enabled source again first
+}
+
+// Catalogue returns the templates of every enabled source, fetched again
+// when older than the refresh interval, followed by the built-in ones. A
+// source that cannot be read contributes its last good list, if any; its
+// error is recorded on it.
+func (s *Service) Catalogue(ctx context.Context, f Filter) ([]Template, error) {
+	sources, err := s.o.Store.ListTemplateSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lists := make([][]Template, len(sources))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for i, src := range sources {
+		if !src.Enabled {
+			continue
+		}
+		s.mu.Lock()
+		c, ok := s.cache[src.ID]
+		s.mu.Unlock()
+		if ok && c.url == src.URL && !f.Refresh && s.o.Now().Sub(c.fetchedAt) < s.o.Refresh {
+			lists[i] = c.list
+			continue
+		}
+		g.Go(func() error {
+			list, err := s.fetch(gctx, src)
+			s.record(gctx, &src, list, err)
+			if err != nil {
+				list = c.list // the last good read, when the URL did not change
+				if c.url != src.URL {
+					list = nil
+				}
+			}
+			lists[i] = list
+			return nil
+		})
+	}
+	_ = g.Wait() // fetches report their errors on their sources
+	out := []Template{}
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	out = append(out, s.builtin...)
+	return slices.DeleteFunc(out, func(t Template) bool { return !f.match(t) }), nil
+}
+
+func (f Filter) match(t Template) bool {
+	if f.Type != 0 && t.Type != f.Type {
+		return false
+	}
+	if f.Category != "" && !slices.ContainsFunc(t.Categories, func(c string) bool { return strings.EqualFold(c, f.Category) }) {
+		return false
+	}
+	if q := strings.ToLower(strings.TrimSpace(f.Query)); q != "" {
+		hay := strings.ToLower(strings.Join(append([]string{t.Title, t.Description, t.Name, t.Image}, t.Categories...), "\n"))
+		return strings.Contains(hay, q)
+	}
+	return true
+}
+
+// Template returns the template with id from the catalogue, or the 404.
+func (s *Service) Template(ctx context.Context, id string) (Template, error) {
+	if strings.TrimSpace(id) == "" {
+		return Template{}, fault.Invalidf("Template ID is required")
+	}
+	list, err := s.Catalogue(ctx, Filter{})
+	if err != nil {
+		return Template{}, err
+	}
+	for _, t := range list {
+		if t.ID == id {
+			return t, nil
+		}
+	}
+	return Template{}, errNotFound(id)
+}
