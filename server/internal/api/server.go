@@ -59,7 +59,8 @@ type Server struct {
 	origins    []string
 	now        func() time.Time
 	sys        systemState // system, metrics and audit-stream state (routes_system.go sets it up)
-	tpl        templatesState // app templates and config sets (routes_templates.go sets it up)
+	// tpl is the app templates and config sets state (routes_templates.go sets it up).
+	tpl templatesState
 }
 
 // Deps are what the Server needs.
