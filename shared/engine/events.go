@@ -14,6 +14,10 @@ type Event struct {
 	ID     string
 	Name   string
 	Time   int64 // Unix seconds
+	// TimeNano is when the engine saw it, Unix nanoseconds: with the
+	// environment, actor and action, it names one occurrence (what several
+	// servers following the same engine agree on).
+	TimeNano int64
 }
 
 // Events calls fn for every engine event until ctx ends (nil), the engine
@@ -31,7 +35,8 @@ func (c *Client) Events(ctx context.Context, fn func(Event) error) error {
 			return c.fail(err)
 		case m := <-res.Messages:
 			action, _, _ := strings.Cut(string(m.Action), ":")
-			ev := Event{Type: string(m.Type), Action: strings.TrimSpace(action), ID: m.Actor.ID, Time: m.Time}
+			ev := Event{Type: string(m.Type), Action: strings.TrimSpace(action), ID: m.Actor.ID, Time: m.Time,
+				TimeNano: m.TimeNano}
 			ev.Name = m.Actor.Attributes["name"]
 			if err := fn(ev); err != nil {
 				return err

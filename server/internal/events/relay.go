@@ -17,6 +17,8 @@ type Event struct {
 	ID     string
 	Object string // the object's name, when the engine gives one
 	Time   int64  // when the engine saw it, Unix seconds
+	// TimeNano is the same in Unix nanoseconds (0 if the engine gave none).
+	TimeNano int64
 }
 
 // Relay follows the engine events of environments.
@@ -47,7 +49,7 @@ func (r *Relay) Follow(ctx context.Context, env store.Environment, emit func(Eve
 			start := time.Now()
 			var emitErr error
 			err = c.Events(ctx, func(ev engine.Event) error {
-				emitErr = emit(Event{Name: ev.Type + "-" + ev.Action, ID: ev.ID, Object: ev.Name, Time: ev.Time})
+				emitErr = emit(Event{Name: ev.Type + "-" + ev.Action, ID: ev.ID, Object: ev.Name, Time: ev.Time, TimeNano: ev.TimeNano})
 				return emitErr
 			})
 			switch {

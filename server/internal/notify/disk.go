@@ -29,34 +29,35 @@ func DiskUsage(path string) (float64, error) {
 	return used * 100 / (used + avail), nil
 }
 
-// diskCrossing remembers, per environment, whether its disk is above its
-// threshold, so that a warning is sent once on crossing above it and again
-// only after it dropped below.
-type diskCrossing struct{ above map[int64]bool }
-
-// check measures the filesystem holding path for environment envID and
-// reports its usage and whether it just crossed above threshold (percent).
-func (d *diskCrossing) check(envID int64, path string, threshold int) (pct float64, crossed bool, err error) {
+// diskAbove measures the filesystem holding path for environment envID,
+// records whether it is above threshold (percent) in the state the servers
+// on the database share, and reports the usage and whether this server saw
+// it cross above: a warning is sent once on crossing above, by one server,
+// and again only after it was seen below.
+func (s *Service) diskAbove(ctx context.Context, envID int64, path string, threshold int) (pct float64, crossed bool, err error) {
 	if pct, err = DiskUsage(path); err != nil {
 		return 0, false, err
 	}
-	if d.above == nil {
-		d.above = map[int64]bool{}
+	state := "below"
+	if pct >= float64(threshold) {
+		state = "above"
 	}
-	now := pct >= float64(threshold)
-	was := d.above[envID]
-	d.above[envID] = now
-	return pct, now && !was, nil
+	changed, err := s.o.Store.SwitchNotificationState(ctx, diskState(envID), state, "below")
+	if err != nil {
+		return pct, false, err
+	}
+	return pct, changed && state == "above", nil
 }
+
+func diskState(envID int64) string { return fmt.Sprintf("environment:%d:disk", envID) }
 
 // diskLoop checks the disk space of the environments with a disk warning
 // every diskInterval, until Close.
 func (s *Service) diskLoop() {
-	var d diskCrossing
 	tick := time.NewTicker(diskInterval)
 	defer tick.Stop()
 	for {
-		s.checkDisks(s.ctx, &d)
+		s.checkDisks(s.ctx)
 		select {
 		case <-s.ctx.Done():
 			return
@@ -70,7 +71,7 @@ func (s *Service) diskLoop() {
 // threshold. The engine API gives no free space, so the data root
 // (docker info's DockerRootDir) is measured with statfs, which only works
 // where the engine's filesystem is this host's: a socket environment.
-func (s *Service) checkDisks(ctx context.Context, d *diskCrossing) {
+func (s *Service) checkDisks(ctx context.Context) {
 	envs, err := s.o.Store.ListEnvironments(ctx)
 	if err != nil {
 		return
@@ -80,22 +81,28 @@ func (s *Service) checkDisks(ctx context.Context, d *diskCrossing) {
 			continue
 		}
 		dw, err := s.o.Store.GetDiskWarning(ctx, env.ID)
-		if err != nil || !dw.Enabled {
-			delete(d.above, env.ID)
+		if err != nil {
+			continue
+		}
+		if !dw.Enabled {
+			// Switched on again while above, it warns again.
+			if _, err := s.o.Store.SwitchNotificationState(ctx, diskState(env.ID), "below", "below"); err != nil && ctx.Err() == nil {
+				s.o.Log.Warn("notification: cannot record the disk state", "environment", env.Name, "err", err)
+			}
 			continue
 		}
 		root, err := s.dataRoot(ctx, env)
 		if err != nil {
 			continue
 		}
-		s.checkDisk(env, root, dw, d)
+		s.checkDisk(ctx, env, root, dw)
 	}
 }
 
 // checkDisk measures the filesystem of path for env and emits the warning
 // on crossing above the threshold of dw.
-func (s *Service) checkDisk(env store.Environment, path string, dw store.DiskWarning, d *diskCrossing) {
-	pct, crossed, err := d.check(env.ID, path, dw.ThresholdPercent)
+func (s *Service) checkDisk(ctx context.Context, env store.Environment, path string, dw store.DiskWarning) {
+	pct, crossed, err := s.diskAbove(ctx, env.ID, path, dw.ThresholdPercent)
 	if err != nil {
 		s.o.Log.Warn("notification: cannot measure disk space", "environment", env.Name, "path", path, "err", err)
 		return

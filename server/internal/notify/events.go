@@ -6,6 +6,7 @@
 package notify
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -28,12 +29,23 @@ func KnownEventType(t string) bool { return slices.Contains(EventTypes, t) }
 
 // Event is something worth a notification.
 type Event struct {
-	Type          string // one of EventTypes
-	EnvironmentID int64  // 0 for system-wide events
-	Environment   string // the environment's name, if any
-	Title         string
-	Message       string
-	Time          time.Time
+	Type          string    `json:"type"`                    // one of EventTypes
+	EnvironmentID int64     `json:"environmentId,omitempty"` // 0 for system-wide events
+	Environment   string    `json:"environment,omitempty"`   // the environment's name, if any
+	Title         string    `json:"title,omitempty"`
+	Message       string    `json:"message,omitempty"`
+	Time          time.Time `json:"time"`
+	// Key names the occurrence the event reports, the same on every server
+	// that sees it: a channel gets one message per key. For an engine
+	// event it is EngineKey's; empty makes the event its own occurrence
+	// (an operation that runs on one server, which reports it once).
+	Key string `json:"-"`
+}
+
+// EngineKey is the key of the notification events an engine event causes:
+// its environment, the engine's time in nanoseconds, its actor and action.
+func EngineKey(envID, timeNano int64, actorID, action string) string {
+	return fmt.Sprintf("engine:%d:%d:%s:%s", envID, timeNano, actorID, action)
 }
 
 // wants reports whether a list of event types (empty: every event) takes t.

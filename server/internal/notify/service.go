@@ -2,6 +2,9 @@ package notify
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +23,10 @@ type Options struct {
 	Engines *engine.Manager
 	Relay   *events.Relay
 	Log     *slog.Logger
+	// Node names this server among those sharing the database (stable
+	// across restarts: what it had claimed before is released when it
+	// starts again). Default: a name of its own for each Service.
+	Node string
 	// Attempts is how many times a delivery is tried (default 5); RetryDelay
 	// the first wait between attempts, doubled each time (default 2 s).
 	Attempts   int
@@ -27,12 +34,22 @@ type Options struct {
 	// Reconcile is how often the watched environments are re-read from the
 	// database, for changes made through another server (default 30 s).
 	Reconcile time.Duration
+	// Poll is how often the outbox is read for messages due, those queued
+	// or given back by other servers (default 2 s); this server's own are
+	// sent at once.
+	Poll time.Duration
+	// Lease is how long a claimed message is this server's to send before
+	// another server may take it over (default 1 min).
+	Lease time.Duration
 }
 
 // Service dispatches events to channels and delivers them in the
-// background: Notify never blocks the operation that calls it, a failed
-// delivery is retried with a growing delay and its error recorded on the
-// channel.
+// background: Notify never blocks the operation that calls it. Each message
+// is first queued in the database's outbox, once per channel and event
+// however many servers see the event, then claimed by one server and sent;
+// a failed delivery is tried again later, on whichever server claims it,
+// and its error recorded on the channel. Messages still queued when a
+// server stops are sent by the next one that runs.
 type Service struct {
 	o      Options
 	ctx    context.Context
@@ -42,11 +59,12 @@ type Service struct {
 	closed bool
 	slots  chan struct{} // bounds concurrent deliveries
 	wake   chan struct{} // asks the watcher loop to reconcile now
+	due    chan struct{} // asks the delivery loop to claim now
 	once   sync.Once
 }
 
-// maxDeliveries bounds the deliveries in flight; beyond it new ones wait
-// (in their own goroutine, never in the caller's).
+// maxDeliveries bounds the deliveries in flight; beyond it messages wait in
+// the outbox.
 const maxDeliveries = 16
 
 // New returns a Service; Start begins its background work.
@@ -60,20 +78,32 @@ func New(o Options) *Service {
 	if o.Reconcile <= 0 {
 		o.Reconcile = 30 * time.Second
 	}
+	if o.Poll <= 0 {
+		o.Poll = 2 * time.Second
+	}
+	if o.Lease <= 0 {
+		o.Lease = time.Minute
+	}
+	if o.Node == "" {
+		o.Node = "notify-" + randomKey()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Service{o: o, ctx: ctx, cancel: cancel, slots: make(chan struct{}, maxDeliveries), wake: make(chan struct{}, 1)}
+	return &Service{o: o, ctx: ctx, cancel: cancel, slots: make(chan struct{}, maxDeliveries),
+		wake: make(chan struct{}, 1), due: make(chan struct{}, 1)}
 }
 
-// Start runs the watchers of the environments that have subscriptions and
-// the disk space check, until Close.
+// Start runs the watchers of the environments that have subscriptions, the
+// disk space check and the delivery of queued messages, until Close.
 func (s *Service) Start() {
 	s.once.Do(func() {
 		s.spawn(s.watchLoop)
 		s.spawn(s.diskLoop)
+		s.spawn(s.deliverLoop)
 	})
 }
 
-// Close stops the watchers and abandons pending retries, and waits for them.
+// Close stops the watchers and the deliveries, and waits for them. Messages
+// not yet sent stay queued for the next server that runs.
 func (s *Service) Close() {
 	s.mu.Lock()
 	s.closed = true
@@ -106,8 +136,9 @@ func (s *Service) Changed() {
 	}
 }
 
-// Notify dispatches ev to the channels subscribed to it, in the background.
-// It never blocks and never fails: problems are logged and recorded.
+// Notify queues ev for the channels subscribed to it, in the background,
+// and has it delivered. It never blocks and never fails: problems are
+// logged and recorded.
 func (s *Service) Notify(ev Event) {
 	if s == nil || s.ctx.Err() != nil {
 		return
@@ -115,18 +146,65 @@ func (s *Service) Notify(ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
-	s.spawn(func() {
-		channels, err := s.recipients(s.ctx, ev)
-		if err != nil {
-			if s.ctx.Err() == nil {
-				s.o.Log.Warn("notification: cannot find its channels", "event", ev.Type, "err", err)
-			}
-			return
+	s.spawn(func() { s.queue(s.ctx, ev) })
+}
+
+// queue inserts a message of ev into the outbox for each channel that
+// takes it (nothing when another server queued it first), and wakes the
+// delivery loop.
+func (s *Service) queue(ctx context.Context, ev Event) {
+	channels, err := s.recipients(ctx, ev)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.o.Log.Warn("notification: cannot find its channels", "event", ev.Type, "err", err)
 		}
-		for _, ch := range channels {
-			s.deliver(ch, ev)
+		return
+	}
+	if len(channels) == 0 {
+		return
+	}
+	key := ev.Key
+	if key == "" {
+		key = "once:" + randomKey()
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		s.o.Log.Warn("notification: cannot encode its event", "event", ev.Type, "err", err)
+		return
+	}
+	entries := make([]store.OutboxEntry, 0, len(channels))
+	for _, ch := range channels {
+		if _, err := ParseConfig(ch.Type, ch.Config); err != nil {
+			s.record(ch.ID, err)
+			continue
 		}
-	})
+		entries = append(entries, store.OutboxEntry{ChannelID: ch.ID, DedupeKey: key, EventType: ev.Type,
+			Payload: string(payload)})
+	}
+	added, err := s.o.Store.QueueNotifications(ctx, entries)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			s.o.Log.Warn("notification: not queued", "event", ev.Type, "key", key, "err", err)
+		}
+		return
+	case added < len(entries):
+		s.o.Log.Debug("notification: already queued by another server", "event", ev.Type, "key", key,
+			"title", ev.Title, "channels", len(entries), "queued", added)
+	default:
+		s.o.Log.Debug("notification: queued", "event", ev.Type, "key", key, "title", ev.Title, "channels", added)
+	}
+	if added > 0 {
+		s.kick()
+	}
+}
+
+// kick asks the delivery loop to claim due messages now.
+func (s *Service) kick() {
+	select {
+	case s.due <- struct{}{}:
+	default:
+	}
 }
 
 // recipients are the enabled channels that take ev: those the event's
@@ -172,46 +250,6 @@ func (s *Service) recipients(ctx context.Context, ev Event) ([]store.Notificatio
 	return out, nil
 }
 
-// Deliver sends ev through ch in the background, with retries.
-func (s *Service) deliver(ch store.NotificationChannel, ev Event) {
-	cfg, err := ParseConfig(ch.Type, ch.Config)
-	if err != nil {
-		s.record(ch.ID, err)
-		return
-	}
-	s.spawn(func() {
-		select {
-		case s.slots <- struct{}{}:
-		case <-s.ctx.Done():
-			return
-		}
-		defer func() { <-s.slots }()
-		delay := s.o.RetryDelay
-		for attempt := 1; ; attempt++ {
-			err := Send(s.ctx, ch.Type, cfg, Message{Event: ev})
-			if err == nil {
-				s.record(ch.ID, nil)
-				return
-			}
-			if s.ctx.Err() != nil {
-				return
-			}
-			s.o.Log.Warn("notification not delivered", "channel", ch.Name, "type", ch.Type, "event", ev.Type,
-				"attempt", attempt, "err", err)
-			s.record(ch.ID, fmt.Errorf("attempt %d of %d: %w", attempt, s.o.Attempts, err))
-			if attempt >= s.o.Attempts {
-				return
-			}
-			select {
-			case <-s.ctx.Done():
-				return
-			case <-time.After(delay):
-			}
-			delay *= 2
-		}
-	})
-}
-
 func (s *Service) record(id int64, err error) {
 	msg := ""
 	if err != nil {
@@ -222,6 +260,13 @@ func (s *Service) record(id int64, err error) {
 	if rerr := s.o.Store.RecordNotificationDelivery(ctx, id, msg); rerr != nil && s.ctx.Err() == nil {
 		s.o.Log.Warn("notification: cannot record the delivery", "channel", id, "err", rerr)
 	}
+}
+
+// randomKey is 16 random hex digits.
+func randomKey() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // Test sends a test message through a channel (saved or not) at once and

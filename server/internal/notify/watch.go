@@ -81,18 +81,35 @@ func (s *Service) watch(ctx context.Context, env store.Environment) {
 		return nil
 	}, func(err error) error {
 		if !w.offline {
-			w.offline = true
-			s.Notify(Event{Type: "environment_offline", EnvironmentID: env.ID, Environment: env.Name,
-				Title: fmt.Sprintf("Environment %s is offline", env.Name), Message: "Berth cannot reach its engine: " + err.Error()})
+			w.offline, w.reached = true, true
+			if w.switchReachability(ctx, "offline") {
+				s.Notify(Event{Type: "environment_offline", EnvironmentID: env.ID, Environment: env.Name,
+					Title: fmt.Sprintf("Environment %s is offline", env.Name), Message: "Berth cannot reach its engine: " + err.Error()})
+			}
 		}
 		return nil
 	})
 }
 
+// switchReachability sets the environment's reachability, shared by the
+// servers on the database, and reports whether this server changed it:
+// then it is the one that notifies.
+func (w *watcher) switchReachability(ctx context.Context, to string) bool {
+	changed, err := w.s.o.Store.SwitchNotificationState(ctx, fmt.Sprintf("environment:%d:reachability", w.env.ID), to, "online")
+	if err != nil {
+		if ctx.Err() == nil {
+			w.s.o.Log.Warn("notification: cannot record the environment's reachability", "environment", w.env.Name, "err", err)
+		}
+		return false
+	}
+	return changed
+}
+
 type watcher struct {
 	s         *Service
 	env       store.Environment
-	offline   bool
+	offline   bool // as this server sees it
+	reached   bool // whether the engine's reachability was recorded since the watch started
 	explained map[string]time.Time // container id → when a kill or OOM was seen
 	scanners  map[string]bool      // container id → whether it runs a vulnerability scanner
 }
@@ -128,21 +145,39 @@ func (w *watcher) scanner(ctx context.Context, id string) bool {
 	return is
 }
 
-func (w *watcher) notify(typ, title, msg string, at int64) {
+// notify notifies an event caused by the engine event ev (key names it).
+func (w *watcher) notify(typ, title, msg string, ev events.Event) {
 	t := time.Now()
-	if at > 0 {
-		t = time.Unix(at, 0)
+	if ev.Time > 0 {
+		t = time.Unix(ev.Time, 0)
 	}
-	w.s.Notify(Event{Type: typ, EnvironmentID: w.env.ID, Environment: w.env.Name, Title: title, Message: msg, Time: t})
+	w.s.Notify(Event{Type: typ, EnvironmentID: w.env.ID, Environment: w.env.Name, Title: title, Message: msg, Time: t,
+		Key: engineKey(w.env.ID, ev)})
+}
+
+// engineKey is EngineKey of ev.
+func engineKey(envID int64, ev events.Event) string {
+	nano := ev.TimeNano
+	if nano == 0 {
+		nano = ev.Time * int64(time.Second)
+	}
+	_, action, _ := strings.Cut(ev.Name, "-")
+	return EngineKey(envID, nano, ev.ID, action)
 }
 
 // handle maps one engine event (COMPAT.md): start, stop, restart, die with
 // a non-zero exit that no kill or OOM explains (a stop by a user is
 // container_stopped, not an exit), oom, health changes, image pulls.
 func (w *watcher) handle(ctx context.Context, ev events.Event) {
-	if w.offline {
-		w.offline = false
-		w.notify("environment_online", fmt.Sprintf("Environment %s is online", w.env.Name), "Its engine answers again.", ev.Time)
+	// The first event after the engine could not be reached (or after
+	// the watch started: it may have been recorded offline before) makes
+	// it online again.
+	if w.offline || !w.reached {
+		w.offline, w.reached = false, true
+		if w.switchReachability(ctx, "online") {
+			w.s.Notify(Event{Type: "environment_online", EnvironmentID: w.env.ID, Environment: w.env.Name,
+				Title: fmt.Sprintf("Environment %s is online", w.env.Name), Message: "Its engine answers again."})
+		}
 	}
 	name := ev.Object
 	if name == "" && len(ev.ID) >= 12 {
@@ -158,16 +193,16 @@ func (w *watcher) handle(ctx context.Context, ev events.Event) {
 	}
 	switch ev.Name {
 	case "container-start":
-		w.notify("container_started", "Container "+name+" started", "Container "+name+" started.", ev.Time)
+		w.notify("container_started", "Container "+name+" started", "Container "+name+" started.", ev)
 	case "container-stop":
-		w.notify("container_stopped", "Container "+name+" stopped", "Container "+name+" stopped.", ev.Time)
+		w.notify("container_stopped", "Container "+name+" stopped", "Container "+name+" stopped.", ev)
 	case "container-restart":
-		w.notify("container_restarted", "Container "+name+" restarted", "Container "+name+" restarted.", ev.Time)
+		w.notify("container_restarted", "Container "+name+" restarted", "Container "+name+" restarted.", ev)
 	case "container-kill":
 		w.explained[ev.ID] = time.Now()
 	case "container-oom":
 		w.explained[ev.ID] = time.Now()
-		w.notify("container_oom", "Container "+name+" ran out of memory", "Container "+name+" was killed: out of memory.", ev.Time)
+		w.notify("container_oom", "Container "+name+" ran out of memory", "Container "+name+" was killed: out of memory.", ev)
 	case "container-die":
 		if _, ok := w.explained[ev.ID]; ok {
 			delete(w.explained, ev.ID)
@@ -178,17 +213,17 @@ func (w *watcher) handle(ctx context.Context, ev events.Event) {
 			return
 		}
 		w.notify("container_exited", fmt.Sprintf("Container %s exited with code %d", name, code),
-			fmt.Sprintf("Container %s exited with code %d.", name, code), ev.Time)
+			fmt.Sprintf("Container %s exited with code %d.", name, code), ev)
 	case "container-health_status":
 		health := w.health(ctx, ev.ID)
 		switch health {
 		case "unhealthy":
-			w.notify("container_unhealthy", "Container "+name+" is unhealthy", "Container "+name+" failed its health check.", ev.Time)
+			w.notify("container_unhealthy", "Container "+name+" is unhealthy", "Container "+name+" failed its health check.", ev)
 		case "healthy":
-			w.notify("container_healthy", "Container "+name+" is healthy", "Container "+name+" passes its health check.", ev.Time)
+			w.notify("container_healthy", "Container "+name+" is healthy", "Container "+name+" passes its health check.", ev)
 		}
 	case "image-pull":
-		w.notify("image_pulled", "Image "+name+" pulled", "Image "+name+" was pulled.", ev.Time)
+		w.notify("image_pulled", "Image "+name+" pulled", "Image "+name+" was pulled.", ev)
 	}
 }
 
