@@ -1,0 +1,297 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/enginetest"
+)
+
+// registryTag is a tag as GET /api/registry/tags answers it.
+type registryTag struct {
+	Name      string     `json:"name"`
+	Digest    string     `json:"digest"`
+	MediaType string     `json:"mediaType"`
+	Size      int64      `json:"size"`
+	Created   *time.Time `json:"created"`
+}
+
+// addRegistry configures a registry and returns its id.
+func (h *harness) addRegistry(name, u, user, password string) int64 {
+	h.t.Helper()
+	var created struct{ ID int64 }
+	h.must(201, "POST", "/api/registries", map[string]any{"name": name + "-" + h.label, "url": u,
+		"username": user, "password": password}, &created)
+	return created.ID
+}
+
+// registryTags lists the tags of repo in registry id.
+func (h *harness) registryTags(id int64, repo string) map[string]registryTag {
+	h.t.Helper()
+	var out struct {
+		Repository string
+		Tags       []registryTag
+	}
+	h.must(200, "GET", fmt.Sprintf("/api/registry/tags?registry=%d&repository=%s", id, url.QueryEscape(repo)), nil, &out)
+	if out.Repository != repo {
+		h.t.Errorf("tags answer names repository %q, want %q", out.Repository, repo)
+	}
+	tags := map[string]registryTag{}
+	for _, t := range out.Tags {
+		tags[t.Name] = t
+	}
+	return tags
+}
+
+// wantError checks an error answer's status and message.
+func (h *harness) wantError(status int, method, path, msg string) {
+	h.t.Helper()
+	got, body := h.do(method, path, nil)
+	var e struct{ Error string }
+	_ = json.Unmarshal(body, &e)
+	if got != status || e.Error != msg {
+		h.t.Errorf("%s %s = %d %s, want %d %q", method, path, got, body, status, msg)
+	}
+}
+
+// The browser against the real local registry: two tags of a fresh
+// repository pushed through the engine are found by catalog paging and
+// search, listed with their digests, and one is deleted by digest.
+func TestRegistryBrowserAgainstARealRegistry(t *testing.T) {
+	t.Parallel()
+	reg := requireRegistry(t)
+	h := newHarness(t)
+	repo := "berth-test/browse-" + h.label
+	var id1, id2 string
+	enginetest.RemoveImages(t, h.label, &id1, &id2)
+	id1 = enginetest.BuildImage(t, enginetest.Image(), reg.host+"/"+repo+":v1", h.label, "LABEL berth.browse=v1")
+	id2 = enginetest.BuildImage(t, enginetest.Image(), reg.host+"/"+repo+":v2", h.label, "LABEL berth.browse=v2")
+	d1 := enginetest.Push(t, reg.host+"/"+repo+":v1", reg.user, reg.password)
+	d2 := enginetest.Push(t, reg.host+"/"+repo+":v2", reg.user, reg.password)
+	regID := h.addRegistry("local", reg.host, reg.user, reg.password)
+
+	// The catalog, page by page (n and last passed through, Link followed).
+	found, pages := false, 0
+	next := fmt.Sprintf("/api/registry/catalog?registry=%d&n=2", regID)
+	for next != "" && !found {
+		pages++
+		resp, err := h.http.Get(h.url + next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page struct {
+			Repositories []struct{ Name string }
+			Pagination   struct {
+				PageSize int
+				HasMore  bool
+				NextLast *string
+			}
+		}
+		err = json.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s = %d %v", next, resp.StatusCode, err)
+		}
+		if page.Pagination.PageSize != 2 || len(page.Repositories) > 2 {
+			t.Fatalf("page %d: pageSize %d with %d repositories", pages, page.Pagination.PageSize, len(page.Repositories))
+		}
+		for _, r := range page.Repositories {
+			found = found || r.Name == repo
+		}
+		next = ""
+		if link := resp.Header.Get("Link"); link != "" {
+			if !page.Pagination.HasMore || page.Pagination.NextLast == nil {
+				t.Fatalf("Link %q without pagination.nextLast: %+v", link, page.Pagination)
+			}
+			target, _, _ := strings.Cut(strings.TrimPrefix(link, "<"), ">")
+			u, err := url.Parse(target)
+			if err != nil || u.Query().Get("last") != *page.Pagination.NextLast {
+				t.Fatalf("Link %q does not carry last=%q", link, *page.Pagination.NextLast)
+			}
+			next = target
+		} else if page.Pagination.HasMore {
+			t.Fatalf("hasMore without a Link header: %+v", page.Pagination)
+		}
+	}
+	if !found {
+		t.Fatalf("repository %s not in the catalog after %d pages", repo, pages)
+	}
+	if pages < 2 {
+		t.Errorf("the catalog came in %d page of 2; the registry holds at least the benchmark image and ours", pages)
+	}
+
+	// Search: a substring of the name, case-insensitive.
+	var search struct{ Repositories []struct{ Name string } }
+	h.must(200, "GET", fmt.Sprintf("/api/registry/search?registry=%d&q=%s", regID, strings.ToUpper("browse-"+h.label)), nil, &search)
+	if len(search.Repositories) != 1 || search.Repositories[0].Name != repo {
+		t.Errorf("search = %+v, want only %s", search.Repositories, repo)
+	}
+
+	// Tags, with the digests the pushes produced.
+	tags := h.registryTags(regID, repo)
+	for name, digest := range map[string]string{"v1": d1, "v2": d2} {
+		tag := tags[name]
+		if tag.Digest != digest || tag.Size <= 0 || tag.Created == nil || tag.MediaType == "" {
+			t.Errorf("tag %s = %+v, want digest %s, a size, a creation time and a media type", name, tag, digest)
+		}
+	}
+	if len(tags) != 2 {
+		t.Errorf("tags = %v, want v1 and v2", tags)
+	}
+
+	// Delete v1 (by its digest); v2 stays.
+	var deleted struct {
+		Success bool
+		Digest  string
+	}
+	h.must(200, "DELETE", fmt.Sprintf("/api/registry/image?registry=%d&repository=%s&tag=v1", regID, url.QueryEscape(repo)), nil, &deleted)
+	if !deleted.Success || deleted.Digest != d1 {
+		t.Errorf("delete = %+v, want digest %s", deleted, d1)
+	}
+	tags = h.registryTags(regID, repo)
+	if _, ok := tags["v1"]; ok || tags["v2"].Digest != d2 || len(tags) != 1 {
+		t.Errorf("tags after deleting v1 = %v, want v2 only", tags)
+	}
+	h.wantError(404, "DELETE", fmt.Sprintf("/api/registry/image?registry=%d&repository=%s&tag=v1", regID, url.QueryEscape(repo)),
+		"Repository or tag not found")
+	h.wantError(404, "GET", fmt.Sprintf("/api/registry/tags?registry=%d&repository=%s", regID, url.QueryEscape(repo+"-none")),
+		"Repository or tag not found")
+
+	// Bad input: nothing asked of the registry.
+	h.wantError(400, "GET", "/api/registry/catalog", "Registry ID is required")
+	h.wantError(404, "GET", "/api/registry/catalog?registry=999999", "Registry not found")
+	h.wantError(404, "GET", "/api/registry/tags?registry=999999&repository=x", "Registry not found")
+	h.wantError(404, "DELETE", "/api/registry/image?registry=999999&repository=x&tag=y", "Registry not found")
+	h.wantError(400, "GET", fmt.Sprintf("/api/registry/tags?registry=%d", regID), "Repository is required")
+	h.wantError(400, "DELETE", fmt.Sprintf("/api/registry/image?registry=%d&repository=%s", regID, url.QueryEscape(repo)), "Tag is required")
+	h.wantError(400, "GET", fmt.Sprintf("/api/registry/tags?registry=%d&repository=Bad%%20Name", regID), "Invalid repository name")
+	h.wantError(400, "GET", fmt.Sprintf("/api/registry/catalog?registry=%d&n=5000", regID), "Page size must be at most 1000")
+	if tags = h.registryTags(regID, repo); tags["v2"].Digest != d2 {
+		t.Errorf("v2 after the refused requests = %+v", tags["v2"])
+	}
+
+	// The audit log names the deleted image and its digest.
+	audit, _, err := h.store.ListAudit(t.Context(), store.AuditFilter{Action: "registry.image.delete"})
+	if err != nil || len(audit) != 1 || audit[0].EntityName != repo+":v1" || audit[0].EntityID != d1 {
+		t.Errorf("audit of the delete = %+v, %v", audit, err)
+	}
+
+	if strings.Contains(h.logs.String(), reg.password) {
+		t.Error("the registry password appears in the server's log")
+	}
+}
+
+// Refused credentials are a clear 4xx; a registry that cannot be reached
+// is a 503; neither leaks the password.
+func TestRegistryBrowserCredentialAndConnectionFailures(t *testing.T) {
+	t.Parallel()
+	reg := requireRegistry(t)
+	h := newHarness(t)
+	wrong := h.addRegistry("wrong", reg.host, reg.user, "not-the-password-"+h.label)
+	anonymous := h.addRegistry("anonymous", "http://"+reg.host, "", "")
+	for _, id := range []int64{wrong, anonymous} {
+		for _, path := range []string{"catalog?", "search?q=x&", "tags?repository=berth-test/bench-50mb&"} {
+			h.wantError(400, "GET", fmt.Sprintf("/api/registry/%sregistry=%d", path, id),
+				"Authentication failed. Check registry credentials.")
+		}
+		h.wantError(400, "DELETE", fmt.Sprintf("/api/registry/image?registry=%d&repository=berth-test/bench-50mb&tag=1", id),
+			"Authentication failed. Check registry credentials.")
+	}
+	closed := h.addRegistry("closed", fmt.Sprintf("http://127.0.0.1:%d", closedPort(t)), reg.user, reg.password)
+	h.wantError(503, "GET", fmt.Sprintf("/api/registry/catalog?registry=%d", closed), "Could not connect to the registry")
+	h.wantError(503, "GET", fmt.Sprintf("/api/registry/tags?registry=%d&repository=a/b", closed), "Could not connect to the registry")
+
+	hub := h.addRegistry("hub", "docker.io", "", "")
+	h.wantError(400, "GET", fmt.Sprintf("/api/registry/search?registry=%d&q=nginx", hub), "Search is not supported by this registry")
+	h.wantError(400, "GET", fmt.Sprintf("/api/registry/catalog?registry=%d", hub), "Docker Hub does not support catalog listing")
+
+	// The benchmark image is still there for the right credentials.
+	right := h.addRegistry("right", reg.host, reg.user, reg.password)
+	if tags := h.registryTags(right, "berth-test/bench-50mb"); tags["1"].Digest == "" {
+		t.Errorf("bench image tags = %v", tags)
+	}
+	if strings.Contains(h.logs.String(), "not-the-password-"+h.label) {
+		t.Error("a registry password appears in the server's log")
+	}
+}
+
+// A registry that does not allow deletions (405 UNSUPPORTED, as the
+// distribution registry answers without storage.delete.enabled) gives a
+// clear 400. The local test registry allows deletions, so this one is a fake.
+func TestRegistryBrowserDeletionDisabled(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	const digest = "sha256:0000000000000000000000000000000000000000000000000000000000000001"
+	deletes := 0
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/v2/":
+			w.WriteHeader(200)
+		case r.Method == http.MethodHead && r.URL.Path == "/v2/app/manifests/1":
+			w.Header().Set("Content-Type", "application/vnd.docker.distribution.manifest.v2+json")
+			w.Header().Set("Docker-Content-Digest", digest)
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(200)
+		case r.Method == http.MethodDelete && r.URL.Path == "/v2/app/manifests/"+digest:
+			deletes++
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			fmt.Fprint(w, `{"errors":[{"code":"UNSUPPORTED","message":"The operation is unsupported."}]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(fake.Close)
+	id := h.addRegistry("nodelete", fake.URL, "", "")
+	h.wantError(400, "DELETE", fmt.Sprintf("/api/registry/image?registry=%d&repository=app&tag=1", id),
+		"This registry does not allow deleting images (deletion is disabled in its configuration)")
+	if deletes != 1 {
+		t.Errorf("the registry saw %d deletes by digest, want 1", deletes)
+	}
+}
+
+// POST /api/registries/{id}/default moves the default mark: exactly one
+// registry holds it.
+func TestRegistryDefaultToggling(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := h.addRegistry("a", "a.example", "u", "secret-a")
+	b := h.addRegistry("b", "b.example", "", "")
+	defaults := func() map[int64]bool {
+		var list []struct {
+			ID        int64
+			IsDefault bool
+		}
+		h.must(200, "GET", "/api/registries", nil, &list)
+		out := map[int64]bool{}
+		for _, r := range list {
+			out[r.ID] = r.IsDefault
+		}
+		return out
+	}
+	for _, id := range []int64{a, b, b, a} {
+		var got map[string]any
+		h.must(200, "POST", fmt.Sprintf("/api/registries/%d/default", id), nil, &got)
+		if got["isDefault"] != true || int64(got["id"].(float64)) != id || got["password"] != nil {
+			t.Fatalf("default %d = %v", id, got)
+		}
+		if id == a && got["hasCredentials"] != true {
+			t.Errorf("registry a lost its credentials: %v", got)
+		}
+		d := defaults()
+		if !d[id] || d[a] == d[b] {
+			t.Fatalf("after making %d the default: %v", id, d)
+		}
+	}
+	h.wantError(404, "POST", "/api/registries/999999/default", "Registry not found")
+	if d := defaults(); !d[a] || d[b] {
+		t.Errorf("after the refused request: %v", d)
+	}
+}
