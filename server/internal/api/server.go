@@ -30,6 +30,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/server/internal/volumes"
 	"github.com/berth-dev/berth/server/internal/webui"
 	"github.com/berth-dev/berth/shared/engine"
 )
@@ -59,6 +60,8 @@ type Server struct {
 	origins    []string
 	now        func() time.Time
 	sys        systemState // system, metrics and audit-stream state (routes_system.go sets it up)
+	// volHelpers are the volume browse, export and clone helpers (routes_volumecontent.go).
+	volHelpers *volumes.Helpers
 	// tpl is the app templates and config sets state (routes_templates.go sets it up).
 	tpl templatesState
 }
@@ -156,6 +159,7 @@ func New(d Deps) *Server {
 		console:    d.Console,
 		origins:    d.AllowedOrigins,
 		now:        time.Now,
+		volHelpers: volumes.NewHelpers(d.Engines, d.Log, d.Node, 0),
 	}
 }
 

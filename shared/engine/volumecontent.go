@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+)
+
+// HelperSpec is a short-lived helper container of Berth's that mounts
+// volumes (to browse, export or copy them). It is created from an image the
+// engine already has: nothing is pulled.
+type HelperSpec struct {
+	Image  string
+	Cmd    []string
+	Mounts []VolumeMount
+	Labels map[string]string
+	// Start runs the container's command; a helper that is only read
+	// through the archive API need not run.
+	Start bool
+}
+
+// VolumeMount mounts the named volume at Target.
+type VolumeMount struct {
+	Volume   string
+	Target   string
+	ReadOnly bool
+}
+
+// CreateHelper creates (and with spec.Start starts) a helper container and
+// returns its id. A helper that fails to start is removed.
+func (c *Client) CreateHelper(ctx context.Context, spec HelperSpec) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	mounts := make([]mount.Mount, 0, len(spec.Mounts))
+	for _, m := range spec.Mounts {
+		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: m.Volume, Target: m.Target, ReadOnly: m.ReadOnly,
+			VolumeOptions: &mount.VolumeOptions{NoCopy: true}})
+	}
+	res, err := c.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		// The command is the entrypoint: the image's own entrypoint and
+		// command play no part.
+		Config:     &container.Config{Image: spec.Image, Entrypoint: spec.Cmd, Labels: spec.Labels, NetworkDisabled: true},
+		HostConfig: &container.HostConfig{Mounts: mounts, NetworkMode: "none"},
+	})
+	if err != nil {
+		return "", c.fail(err)
+	}
+	if spec.Start {
+		if _, err := c.cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+			_ = c.RemoveContainer(context.WithoutCancel(ctx), res.ID, true)
+			return "", c.fail(err)
+		}
+	}
+	return res.ID, nil
+}
+
+// ContainersLabelled returns the ids of the containers (running or not)
+// that carry every one of labels.
+func (c *Client) ContainersLabelled(ctx context.Context, labels map[string]string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	f := make(client.Filters)
+	for k, v := range labels {
+		f.Add("label", k+"="+v)
+	}
+	res, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, c.fail(err)
+	}
+	ids := make([]string, 0, len(res.Items))
+	for _, ct := range res.Items {
+		ids = append(ids, ct.ID)
+	}
+	return ids, nil
+}
+
+// ImageTags returns the tags of the engine's images (for picking a helper
+// image that is present).
+func (c *Client) ImageTags(ctx context.Context) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	res, err := c.cli.ImageList(ctx, client.ImageListOptions{})
+	if err != nil {
+		return nil, c.fail(err)
+	}
+	var tags []string
+	for _, im := range res.Items {
+		for _, t := range im.RepoTags {
+			if t != "<none>:<none>" {
+				tags = append(tags, t)
+			}
+		}
+	}
+	return tags, nil
+}
+
+// ErrOutputTooLarge is returned by ExecOutput when a process prints more
+// than the limit asked.
+var ErrOutputTooLarge = errors.New("engine: exec output exceeds the limit")
+
+// ExecOutput runs cmd in the running container id (no terminal, no input)
+// and returns what it printed on its standard output, at most limit bytes;
+// its standard error is discarded. Through an agent the exec is the agent's
+// exec operation.
+func (c *Client) ExecOutput(ctx context.Context, id string, cmd []string, limit int) ([]byte, error) {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	res, err := c.cli.ExecCreate(cctx, id, client.ExecCreateOptions{AttachStdout: true, AttachStderr: true, Cmd: cmd})
+	cancel()
+	if err != nil {
+		return nil, c.fail(err)
+	}
+	st, err := c.StartExec(ctx, res.ID, false)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	_ = st.CloseWrite()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			st.Close()
+		case <-done:
+		}
+	}()
+	out, err := stdoutOf(st, limit)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return out, err
+}
+
+// stdoutOf reads the engine's multiplexed output stream (frames of an
+// 8-byte header: stream id, 3 zero bytes, big-endian length) to its end and
+// returns the standard output's bytes, at most limit of them.
+func stdoutOf(r io.Reader, limit int) ([]byte, error) {
+	br := bufio.NewReaderSize(r, 32<<10)
+	var out []byte
+	var hdr [8]byte
+	for {
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, fmt.Errorf("engine: exec output: %w", err)
+		}
+		n := int64(binary.BigEndian.Uint32(hdr[4:]))
+		switch hdr[0] {
+		case 0, 1:
+			if int64(len(out))+n > int64(limit) {
+				return nil, ErrOutputTooLarge
+			}
+			start := len(out)
+			out = append(out, make([]byte, n)...)
+			if _, err := io.ReadFull(br, out[start:]); err != nil {
+				return nil, fmt.Errorf("engine: exec output: %w", err)
+			}
+		case 2:
+			if _, err := io.CopyN(io.Discard, br, n); err != nil {
+				return nil, fmt.Errorf("engine: exec output: %w", err)
+			}
+		default:
+			return nil, fmt.Errorf("engine: exec output: bad frame header %x", hdr[0])
+		}
+	}
+}
+
+// ImageSaveStream returns a "docker save" tarball of the image ref as a
+// stream (constant memory); an unknown image is ErrNotFound before anything
+// is read. The caller closes it; ctx bounds the whole stream.
+func (c *Client) ImageSaveStream(ctx context.Context, ref string) (io.ReadCloser, error) {
+	if _, err := c.InspectImage(ctx, ref); err != nil {
+		return nil, err
+	}
+	rc, err := c.cli.ImageSave(ctx, []string{ref})
+	if err != nil {
+		return nil, c.fail(err)
+	}
+	return rc, nil
+}
