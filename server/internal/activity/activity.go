@@ -171,20 +171,31 @@ func (s *Service) collect(ctx context.Context, env store.Environment) {
 		if !Kept(typ, action) {
 			return nil
 		}
+		// The engine's own time, to the microsecond the store keeps, names
+		// the occurrence: every server following the engine stores the same
+		// one, and the first to store it wins.
 		e := store.ActivityEvent{EnvironmentID: env.ID, Type: typ, Action: action, ActorID: ev.ID, ActorName: ev.Object,
-			Time: time.Unix(ev.Time, 0)}
-		if ev.Time == 0 {
+			Time: time.Unix(0, ev.TimeNano)}
+		switch {
+		case ev.TimeNano != 0:
+		case ev.Time != 0:
+			e.Time = time.Unix(ev.Time, 0)
+		default:
 			e.Time = s.now()
 		}
 		added, err := s.store.AddActivity(ctx, &e)
-		if err != nil {
+		switch {
+		case err != nil:
 			if ctx.Err() == nil {
 				s.log.Warn("activity: event not stored", "env", env.ID, "err", err)
 			}
-			return nil
-		}
-		if added {
+		case added:
+			s.log.Debug("activity: event stored", "env", env.ID, "type", typ, "action", action, "actor", ev.ID,
+				"name", ev.Object)
 			s.notify()
+		default:
+			s.log.Debug("activity: event already stored by another server", "env", env.ID, "type", typ, "action", action,
+				"actor", ev.ID, "name", ev.Object)
 		}
 		return nil
 	}, func(cause error) error {

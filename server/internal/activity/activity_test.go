@@ -4,26 +4,34 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/activity"
+	"github.com/berth-dev/berth/server/internal/apitest"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
 
-// collector runs a Service over a fresh store, rescanning the environments
-// every 50 ms, until the test ends.
-func collector(t *testing.T, s *store.Store) *activity.Service {
+// collector runs a Service over s, rescanning the environments every
+// 50 ms, until the test ends; it logs (at debug level) to log, if any.
+func collector(t *testing.T, s *store.Store, log io.Writer) *activity.Service {
 	t.Helper()
-	engines := engine.NewManager(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	svc := activity.New(activity.Options{Store: s, Engines: engines, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Rescan: 50 * time.Millisecond, SampleEvery: time.Hour})
+	if log == nil {
+		log = io.Discard
+	}
+	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	engines := engine.NewManager(logger)
+	svc := activity.New(activity.Options{Store: s, Engines: engines, Log: logger, Rescan: 50 * time.Millisecond,
+		SampleEvery: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -85,9 +93,7 @@ func collectedWithin(t *testing.T, s *store.Store, label, prefix string) {
 func TestCollectorFollowsEnvironmentsAsTheyAreSwitchedOnAndOff(t *testing.T) {
 	enginetest.Require(t)
 	t.Parallel()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	label := hex.EncodeToString(b)
+	label := unique(t)
 	t.Cleanup(func() { enginetest.RemoveLabelled(t, label) })
 	s, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "berth.db"), storetest.Box(t))
 	if err != nil {
@@ -98,13 +104,21 @@ func TestCollectorFollowsEnvironmentsAsTheyAreSwitchedOnAndOff(t *testing.T) {
 	if err := s.CreateEnvironment(t.Context(), &env); err != nil {
 		t.Fatal(err)
 	}
-	collector(t, s)
+	// A second environment on the same engine collects from the start:
+	// once an event of it is stored, the first one's would have been too.
+	witness := store.Environment{Name: "witness", ConnectionType: "socket", SocketPath: enginetest.Socket, CollectActivity: true}
+	if err := s.CreateEnvironment(t.Context(), &witness); err != nil {
+		t.Fatal(err)
+	}
+	collector(t, s, nil)
 
 	// Off: nothing of this environment is stored.
-	bump(t, label, "off-"+label)
-	time.Sleep(500 * time.Millisecond) // ten rescans: a follower would have been started by now
-	if got := eventsOf(t, s, "off-"+label); len(got) != 0 {
-		t.Fatalf("collected while collectActivity is off: %+v", got)
+	collectedWithin(t, s, label, "off")
+	if got, _, err := s.ListActivity(t.Context(), store.ActivityFilter{EnvironmentIDs: []int64{env.ID}}); err != nil || len(got) != 0 {
+		t.Fatalf("collected while collectActivity is off: %+v %v", got, err)
+	}
+	if err := s.DeleteEnvironment(t.Context(), witness.ID); err != nil {
+		t.Fatal(err)
 	}
 
 	// Switched on (a change picked up by the rescan): collected.
@@ -133,6 +147,98 @@ func TestCollectorFollowsEnvironmentsAsTheyAreSwitchedOnAndOff(t *testing.T) {
 			t.Fatalf("event of environment %d after it was removed: %+v", e.EnvironmentID, e)
 		}
 	}
+}
+
+// Two servers' collectors on one PostgreSQL database follow the same
+// engine: each event of a container is stored once, by one of them, and
+// the other finds it stored.
+func TestTwoCollectorsOnOneDatabaseStoreEachEventOnce(t *testing.T) {
+	enginetest.Require(t)
+	t.Parallel()
+	label := unique(t)
+	t.Cleanup(func() { enginetest.RemoveLabelled(t, label) })
+	url := storetest.PostgresDatabase(t)
+	box := storetest.Box(t)
+	open := func() *store.Store {
+		s, err := store.Open(t.Context(), url, box)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, b := open(), open()
+	env := store.Environment{Name: "local", ConnectionType: "socket", SocketPath: enginetest.Socket, CollectActivity: true}
+	if err := a.CreateEnvironment(t.Context(), &env); err != nil {
+		t.Fatal(err)
+	}
+	logA, logB := &apitest.LockedBuffer{}, &apitest.LockedBuffer{}
+	collector(t, a, logA)
+	collector(t, b, logB)
+	handled := func(log *apitest.LockedBuffer, name, action string) bool {
+		for _, line := range strings.Split(log.String(), "\n") {
+			if strings.Contains(line, " name="+name) && strings.Contains(line, " action="+action+" ") {
+				return true
+			}
+		}
+		return false
+	}
+
+	// Both follow the engine once each has handled a probe's event.
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 0; ; i++ {
+		probe := fmt.Sprintf("probe-%s-%d", label, i)
+		bump(t, label, probe)
+		ok := false
+		for range 20 {
+			if ok = handled(logA, probe, "destroy") && handled(logB, probe, "destroy"); ok {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the two collectors did not both follow the engine:\nA:\n%s\nB:\n%s", logA, logB)
+		}
+	}
+
+	name := "twice-" + label
+	bump(t, label, name)
+	deadline = time.Now().Add(60 * time.Second)
+	for !handled(logA, name, "destroy") || !handled(logB, name, "destroy") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the destroy of %s was not handled by both collectors:\nA:\n%s\nB:\n%s", name, logA, logB)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := map[string]int{}
+	for _, e := range eventsOf(t, a, name) {
+		got[e.Action]++
+	}
+	if want := map[string]int{"create": 1, "start": 1, "die": 1, "destroy": 1}; !maps.Equal(got, want) {
+		t.Errorf("stored events of %s by action = %v, want %v", name, got, want)
+	}
+	// Each collector handled every event: one stored it, the other found
+	// it stored.
+	for _, action := range []string{"create", "start", "die", "destroy"} {
+		if !handled(logA, name, action) || !handled(logB, name, action) {
+			t.Errorf("the %s of %s was not handled by both collectors", action, name)
+		}
+	}
+	stored := strings.Count(logA.String(), "msg=\"activity: event stored\"") + strings.Count(logB.String(), "msg=\"activity: event stored\"")
+	found := strings.Count(logA.String(), "already stored") + strings.Count(logB.String(), "already stored")
+	if stored == 0 || found == 0 {
+		t.Errorf("stored %d and found stored %d events: want each collector to meet events the other stored", stored, found)
+	}
+}
+
+func unique(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func TestKeptLeavesOutExecChatter(t *testing.T) {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -137,8 +138,10 @@ func (s *Server) listActivity(c *gin.Context) error {
 const activityPoll = 2 * time.Second
 
 // streamActivity sends, as SSE, "connected" and then an "activity" event
-// (an event as listActivity lists it) for each event stored from then on
-// that the filters select, on any server sharing the database.
+// (an event as listActivity lists it, its id as the SSE id) for each event
+// stored from then on that the filters select, on any server sharing the
+// database. A client that reconnects with a Last-Event-ID header first gets
+// the events stored after that one that it missed meanwhile.
 func (s *Server) streamActivity(c *gin.Context) error {
 	ctx := c.Request.Context()
 	f, names, err := s.activityFilter(c, activityPerm)
@@ -147,6 +150,9 @@ func (s *Server) streamActivity(c *gin.Context) error {
 	}
 	if f.AfterID, err = s.store.LastActivityID(ctx); err != nil {
 		return err
+	}
+	if last, err := strconv.ParseInt(c.GetHeader("Last-Event-ID"), 10, 64); err == nil && last >= 0 {
+		f.AfterID = min(last, f.AfterID) // an id from another database's stream counts for no more than ours
 	}
 	f.Offset, f.Limit, f.Since, f.Until = 0, 500, nil, nil
 	es := startEvents(c)
@@ -167,7 +173,7 @@ func (s *Server) streamActivity(c *gin.Context) error {
 		}
 		for _, e := range list {
 			f.AfterID = e.ID
-			if err := es.Send("activity", toActivityJSON(e, names)); err != nil {
+			if err := es.SendID(strconv.FormatInt(e.ID, 10), "activity", toActivityJSON(e, names)); err != nil {
 				return err
 			}
 		}

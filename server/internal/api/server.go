@@ -129,7 +129,8 @@ func New(d Deps) *Server {
 		}})
 	git.UseRecorder(sched) // webhook deploys are git_stack_sync executions
 	act := activity.New(activity.Options{Store: d.Store, Engines: d.Engines, Log: d.Log})
-	notifier := notify.New(notify.Options{Store: d.Store, Engines: d.Engines, Relay: events.NewRelay(d.Engines, d.Log), Log: d.Log})
+	notifier := notify.New(notify.Options{Store: d.Store, Engines: d.Engines, Relay: events.NewRelay(d.Engines, d.Log), Log: d.Log,
+		Node: d.Node})
 	notifier.Start()
 	au.UseNotifier(notifier) // outcomes worth a notification
 	git.UseNotifier(notifier)

@@ -74,6 +74,12 @@ func (es *eventStream) keepalive(ctx context.Context) {
 // Send writes one event named event whose data is v as JSON; an empty name
 // sends an unnamed event (a "message" to browsers).
 func (es *eventStream) Send(event string, v any) error {
+	return es.SendID("", event, v)
+}
+
+// SendID is Send with the event's id: what a browser that reconnects sends
+// back as its Last-Event-ID header ("" sends none).
+func (es *eventStream) SendID(id, event string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -84,6 +90,11 @@ func (es *eventStream) Send(event string, v any) error {
 	case <-es.done:
 		return http.ErrHandlerTimeout
 	default:
+	}
+	if id != "" {
+		if _, err := fmt.Fprintf(es.w, "id: %s\n", id); err != nil {
+			return err
+		}
 	}
 	if event != "" {
 		if _, err := fmt.Fprintf(es.w, "event: %s\n", event); err != nil {

@@ -9,6 +9,7 @@ import (
 // Event is one Server-Sent Event as the tests read it: its name ("" for an
 // unnamed event) and its data lines joined.
 type Event struct {
+	ID   string // the id field, if any
 	Name string
 	Data string
 }
@@ -33,6 +34,8 @@ func Events(r io.Reader, size int) <-chan Event {
 				ev = Event{}
 			case strings.HasPrefix(line, "event: "):
 				ev.Name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "id: "):
+				ev.ID = strings.TrimPrefix(line, "id: ")
 			case strings.HasPrefix(line, "data: "):
 				ev.Data += strings.TrimPrefix(line, "data: ")
 			}
