@@ -25,6 +25,7 @@ export const routeTable = [
   { name: 'activity', pattern: '/activity', nav: { label: 'Activity', group: 'Docker' } },
   { name: 'git', pattern: '/git', nav: { label: 'Git', group: 'Sources' } },
   { name: 'registries', pattern: '/registries', nav: { label: 'Registries', group: 'Sources' } },
+  { name: 'registryBrowse', pattern: '/registries/:id/browse', parent: 'registries' },
   { name: 'notifications', pattern: '/notifications', nav: { label: 'Notifications', group: 'Administration' } },
   { name: 'environments', pattern: '/environments', nav: { label: 'Environments', group: 'Administration' } },
   { name: 'environmentNew', pattern: '/environments/new', parent: 'environments' },

@@ -26,6 +26,7 @@ export const screens: Record<RouteName, () => Promise<ScreenModule>> = {
   activity: () => import('./ActivityScreen.svelte'),
   git: () => import('./GitScreen.svelte'),
   registries: () => import('./RegistriesScreen.svelte'),
+  registryBrowse: () => import('./RegistryBrowserScreen.svelte'),
   notifications: () => import('./NotificationsScreen.svelte'),
   environments: () => import('./EnvironmentsScreen.svelte'),
   environmentNew: () => import('./EnvironmentEditScreen.svelte'),

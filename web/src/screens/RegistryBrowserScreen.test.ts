@@ -1,0 +1,167 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ApiError } from '../lib/api';
+import * as reg from '../lib/api-registry';
+import type { Route } from '../lib/routes';
+import { expectNoSeriousAxeViolations } from '../test-axe';
+import RegistryBrowserScreen from './RegistryBrowserScreen.svelte';
+
+vi.mock('../lib/api-registry', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api-registry')>();
+  return {
+    ...real,
+    getRegistry: vi.fn(),
+    registryCatalog: vi.fn(),
+    searchRegistry: vi.fn(),
+    registryTags: vi.fn(),
+    deleteRegistryImage: vi.fn(),
+    setDefaultRegistry: vi.fn(),
+  };
+});
+
+const route: Route = { name: 'registryBrowse', params: { id: '2' }, path: '/registries/2/browse' };
+const registry = { id: 2, name: 'local', url: 'http://127.0.0.1:5000', username: 'berth', hasCredentials: true, isDefault: false };
+const d1 = 'sha256:1111111111111111111111111111111111111111111111111111111111111111';
+const d2 = 'sha256:2222222222222222222222222222222222222222222222222222222222222222';
+
+beforeEach(() => {
+  vi.mocked(reg.getRegistry).mockResolvedValue({ ...registry });
+  vi.mocked(reg.registryCatalog).mockImplementation(async (_id, opts) =>
+    opts?.last
+      ? { repositories: [{ name: 'team/worker' }], pagination: { pageSize: 100, hasMore: false, nextLast: null } }
+      : {
+          repositories: [{ name: 'team/app' }, { name: 'tools/cli' }],
+          pagination: { pageSize: 100, hasMore: true, nextLast: 'tools/cli' },
+        },
+  );
+  vi.mocked(reg.searchRegistry).mockResolvedValue({ repositories: [{ name: 'team/app' }, { name: 'team/worker' }] });
+  vi.mocked(reg.registryTags).mockResolvedValue({
+    repository: 'team/app',
+    tags: [
+      { name: '1.0', digest: d1, size: 2_500_000, created: '2026-01-02T03:04:05Z', mediaType: 'application/vnd.oci.image.manifest.v1+json' },
+      { name: 'latest', digest: d1, size: 2_500_000, created: '2026-01-02T03:04:05Z' },
+      { name: '0.9', digest: d2 },
+    ],
+  });
+  vi.mocked(reg.deleteRegistryImage).mockResolvedValue({ success: true, digest: d1 });
+  vi.mocked(reg.setDefaultRegistry).mockResolvedValue({ ...registry, isDefault: true });
+});
+afterEach(() => {
+  cleanup();
+  vi.clearAllMocks();
+});
+
+const repoNames = () =>
+  within(screen.getByRole('list', { name: 'Repositories' }))
+    .getAllByRole('button')
+    .map((b) => b.textContent?.trim());
+
+describe('RegistryBrowserScreen', () => {
+  it('lists repositories page by page and filters them', async () => {
+    render(RegistryBrowserScreen, { route });
+    expect(await screen.findByRole('heading', { level: 1, name: 'Browse local' })).toBeTruthy();
+    await screen.findByRole('list', { name: 'Repositories' });
+    expect(reg.registryCatalog).toHaveBeenCalledWith(2, { n: 100, last: null });
+    expect(repoNames()).toEqual(['team/app', 'tools/cli']);
+
+    await fireEvent.click(screen.getByRole('button', { name: 'Load more repositories' }));
+    await waitFor(() => expect(repoNames()).toEqual(['team/app', 'tools/cli', 'team/worker']));
+    expect(reg.registryCatalog).toHaveBeenLastCalledWith(2, { n: 100, last: 'tools/cli' });
+    expect(screen.queryByRole('button', { name: 'Load more repositories' })).toBeNull();
+
+    await fireEvent.input(screen.getByLabelText('Filter'), { target: { value: 'TEAM' } });
+    expect(repoNames()).toEqual(['team/app', 'team/worker']);
+    await fireEvent.input(screen.getByLabelText('Filter'), { target: { value: 'nothing' } });
+    expect(screen.getByText('No repository matches the filter.')).toBeTruthy();
+    expect(document.body.textContent).not.toContain('berth-registry-pw');
+  });
+
+  it('searches the whole registry while more pages remain', async () => {
+    render(RegistryBrowserScreen, { route });
+    await screen.findByRole('list', { name: 'Repositories' });
+    await fireEvent.input(screen.getByLabelText('Filter'), { target: { value: 'team' } });
+    expect(repoNames()).toEqual(['team/app']);
+    await fireEvent.click(screen.getByRole('button', { name: 'Search the whole registry' }));
+    await waitFor(() => expect(repoNames()).toEqual(['team/app', 'team/worker']));
+    expect(reg.searchRegistry).toHaveBeenCalledWith(2, 'team');
+    expect(screen.getByText('2 found')).toBeTruthy();
+  });
+
+  it('shows the tags of a repository and deletes one after confirming', async () => {
+    render(RegistryBrowserScreen, { route });
+    await screen.findByRole('list', { name: 'Repositories' });
+    await fireEvent.click(screen.getByRole('button', { name: 'team/app' }));
+    const table = await screen.findByRole('table', { name: 'Tags of team/app' });
+    expect(reg.registryTags).toHaveBeenCalledWith(2, 'team/app');
+    const rows = within(table).getAllByRole('row').slice(1);
+    expect(rows.map((r) => within(r).getAllByRole('cell')[0].textContent)).toEqual(['1.0', 'latest', '0.9']);
+    expect(within(rows[0]).getByText('111111111111')).toBeTruthy();
+    expect(within(rows[2]).getByText('222222222222')).toBeTruthy();
+    expect(within(rows[2]).getAllByText('—').length).toBe(2); // no size, no creation time
+
+    // Cancel changes nothing.
+    await fireEvent.click(screen.getByRole('button', { name: 'Delete team/app:latest' }));
+    let dialog = screen.getByRole('dialog', { name: 'Delete team/app:latest?' });
+    expect(dialog.textContent).toContain('deleted too: 1.0');
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Cancel' }));
+    expect(reg.deleteRegistryImage).not.toHaveBeenCalled();
+
+    await fireEvent.click(screen.getByRole('button', { name: 'Delete team/app:0.9' }));
+    dialog = screen.getByRole('dialog', { name: 'Delete team/app:0.9?' });
+    expect(dialog.textContent).not.toContain('deleted too');
+    vi.mocked(reg.registryTags).mockResolvedValueOnce({ repository: 'team/app', tags: [{ name: '1.0', digest: d1 }] });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Delete' }));
+    await waitFor(() => expect(screen.getByRole('status').textContent).toContain('Deleted team/app:0.9.'));
+    expect(reg.deleteRegistryImage).toHaveBeenCalledWith(2, 'team/app', '0.9');
+    await waitFor(() => expect(screen.queryByRole('button', { name: 'Delete team/app:0.9' })).toBeNull());
+  });
+
+  it('reports a refused deletion and a tag list error', async () => {
+    render(RegistryBrowserScreen, { route });
+    await screen.findByRole('list', { name: 'Repositories' });
+    await fireEvent.click(screen.getByRole('button', { name: 'team/app' }));
+    await screen.findByRole('table', { name: 'Tags of team/app' });
+    vi.mocked(reg.deleteRegistryImage).mockRejectedValueOnce(
+      new ApiError(400, 'This registry does not allow deleting images (deletion is disabled in its configuration)'),
+    );
+    await fireEvent.click(screen.getByRole('button', { name: 'Delete team/app:1.0' }));
+    await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Delete' }));
+    expect((await screen.findByRole('alert')).textContent).toContain('does not allow deleting images');
+
+    vi.mocked(reg.registryTags).mockRejectedValueOnce(new ApiError(400, 'Authentication failed. Check registry credentials.'));
+    await fireEvent.click(screen.getByRole('button', { name: 'tools/cli' }));
+    await waitFor(() => expect(document.body.textContent).toContain('Tags could not be listed: Authentication failed'));
+  });
+
+  it('makes the registry the default', async () => {
+    render(RegistryBrowserScreen, { route });
+    await fireEvent.click(await screen.findByRole('button', { name: 'Set as default' }));
+    await waitFor(() => expect(screen.getByRole('status').textContent).toContain('local is now the default registry.'));
+    expect(reg.setDefaultRegistry).toHaveBeenCalledWith(2);
+    expect(screen.queryByRole('button', { name: 'Set as default' })).toBeNull();
+    expect(screen.getByText('default')).toBeTruthy();
+  });
+
+  it('says so when the registry is unknown or the catalog fails', async () => {
+    vi.mocked(reg.getRegistry).mockRejectedValueOnce(new ApiError(404, 'Registry not found'));
+    const r = render(RegistryBrowserScreen, { route });
+    expect((await screen.findByRole('alert')).textContent).toContain('Registry not found.');
+    expect(reg.registryCatalog).not.toHaveBeenCalled();
+    r.unmount();
+    vi.mocked(reg.registryCatalog).mockRejectedValueOnce(new ApiError(503, 'Could not connect to the registry'));
+    render(RegistryBrowserScreen, { route });
+    expect((await screen.findByRole('alert')).textContent).toContain('Repositories could not be listed: Could not connect to the registry');
+  });
+
+  // axe is slow on a loaded machine: a longer timeout, no timing asserted.
+  it('has no serious or critical axe violations, with tags and the delete dialog open', { timeout: 60_000 }, async () => {
+    const { container } = render(RegistryBrowserScreen, { route });
+    await screen.findByRole('list', { name: 'Repositories' });
+    await expectNoSeriousAxeViolations(container);
+    await fireEvent.click(screen.getByRole('button', { name: 'team/app' }));
+    await screen.findByRole('table', { name: 'Tags of team/app' });
+    await expectNoSeriousAxeViolations(container);
+    await fireEvent.click(screen.getByRole('button', { name: 'Delete team/app:1.0' }));
+    await expectNoSeriousAxeViolations(container);
+  });
+});
