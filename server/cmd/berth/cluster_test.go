@@ -3,17 +3,22 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/apitest"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
+	"github.com/berth-dev/berth/shared/enginetest"
 )
 
 // startServer runs the server binary with env (plus PATH, HOST and a free
@@ -134,5 +139,127 @@ func TestTwoServerProcessesOnOnePostgresRunADueScheduleOnce(t *testing.T) {
 	taken := strings.Count(a, "due schedule run by another server") + strings.Count(b, "due schedule run by another server")
 	if taken < 1 {
 		t.Errorf("no server logged that the other one runs the tick:\nA:\n%s\nB:\n%s", a, b)
+	}
+}
+
+// Two Berth server processes share one PostgreSQL database and follow the
+// same local engine. A labelled container that dies is one message on the
+// webhook both servers' subscription sends to, though both see the die.
+func TestTwoServerProcessesOnOnePostgresSendADyingContainerOnce(t *testing.T) {
+	enginetest.Require(t)
+	t.Parallel()
+	dbURL := storetest.PostgresDatabase(t)
+	bin := buildServer(t)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	label := "berth-cluster-" + hex.EncodeToString(key[:4])
+	t.Cleanup(func() { enginetest.RemoveLabelled(t, label) })
+	common := []string{"DATABASE_URL=" + dbURL, "ENCRYPTION_KEY=" + hex.EncodeToString(key),
+		"LOG_LEVEL=debug", "DOCKER_SOCKET=" + enginetest.Socket}
+
+	var mu sync.Mutex
+	var titles []string
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct{ Event, Title string }
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		mu.Lock()
+		defer mu.Unlock()
+		titles = append(titles, m.Title)
+	}))
+	t.Cleanup(rcv.Close)
+	received := func(name string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, title := range titles {
+			if strings.Contains(title, "Container "+name+" exited") {
+				n++
+			}
+		}
+		return n
+	}
+
+	dirA := t.TempDir()
+	baseA, logA := startServer(t, bin, "server A", append(common, "DATA_DIR="+dirA)...)
+	tok, err := os.ReadFile(filepath.Join(dirA, "setup-token"))
+	if err != nil {
+		t.Fatalf("setup token file: %v", err)
+	}
+	if status := do(t, "POST", baseA+"/api/users", map[string]string{"X-Setup-Token": strings.TrimSpace(string(tok))},
+		`{"username":"admin","password":"correct horse"}`, nil); status != 201 {
+		t.Fatalf("first admin = %d", status)
+	}
+	cookie := map[string]string{"Cookie": login(t, baseA, "admin", "correct horse")}
+	var envs []struct{ ID int64 }
+	if status := do(t, "GET", baseA+"/api/environments", cookie, "", &envs); status != 200 || len(envs) != 1 {
+		t.Fatalf("environments = %d %+v, want the local one", status, envs)
+	}
+	var ch struct{ ID int64 }
+	if status := do(t, "POST", baseA+"/api/notifications", cookie, fmt.Sprintf(
+		`{"type":"webhook","name":"hook","enabled":true,"config":{"url":%q},"eventTypes":["container_exited"]}`, rcv.URL),
+		&ch); status/100 != 2 || ch.ID == 0 {
+		t.Fatalf("create channel = %d %+v", status, ch)
+	}
+	if status := do(t, "POST", fmt.Sprintf("%s/api/environments/%d/notifications", baseA, envs[0].ID), cookie,
+		fmt.Sprintf(`{"notificationId":%d,"enabled":true}`, ch.ID), nil); status/100 != 2 {
+		t.Fatalf("subscribe = %d", status)
+	}
+	// Server B starts after the subscription exists: it follows the
+	// environment from its start.
+	_, logB := startServer(t, bin, "server B", append(common, "DATA_DIR="+t.TempDir())...)
+
+	run := func(name, code string) {
+		t.Helper()
+		var out struct{ ID string }
+		enginetest.Must(t, 201, "POST", "/containers/create?name="+name, nil, map[string]any{
+			"Image": enginetest.Image(), "Cmd": []string{"sh", "-c", "exit " + code},
+			"Labels": map[string]string{enginetest.Label: label}}, &out)
+		enginetest.Must(t, 204, "POST", "/containers/"+out.ID+"/start", nil, nil, nil)
+	}
+	// seen reports whether both servers produced the message about name
+	// (their debug logs say they queued it or found it queued).
+	seen := func(name string) bool {
+		return strings.Contains(logA.String(), "Container "+name+" exited") &&
+			strings.Contains(logB.String(), "Container "+name+" exited")
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for i := 0; ; i++ {
+		probe := fmt.Sprintf("%s-probe-%d", label, i)
+		run(probe, "1")
+		ok := false
+		for range 30 {
+			if ok = seen(probe); ok {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the two servers did not both follow the engine")
+		}
+	}
+
+	dying := label + "-dies"
+	run(dying, "3")
+	after := label + "-after"
+	deadline = time.Now().Add(60 * time.Second)
+	for received(dying) == 0 || !seen(dying) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the message about %s did not come (received %d)", dying, received(dying))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// A later message has come through: a duplicate would have too.
+	run(after, "4")
+	for received(after) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the message about %s did not come", after)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := received(dying); n != 1 {
+		t.Errorf("the webhook got %d messages about %s, want 1", n, dying)
 	}
 }
