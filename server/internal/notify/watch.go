@@ -108,8 +108,8 @@ func (w *watcher) switchReachability(ctx context.Context, to string) bool {
 type watcher struct {
 	s         *Service
 	env       store.Environment
-	offline   bool // as this server sees it
-	reached   bool // whether the engine's reachability was recorded since the watch started
+	offline   bool                 // as this server sees it
+	reached   bool                 // whether the engine's reachability was recorded since the watch started
 	explained map[string]time.Time // container id → when a kill or OOM was seen
 	scanners  map[string]bool      // container id → whether it runs a vulnerability scanner
 }
