@@ -1,8 +1,9 @@
 // Package notify provides Berth's notifications: the channel types (SMTP and
-// the webhook-style services), their validation and masking, the delivery
-// queue with retries, the dispatch of events to the channels environments
-// subscribe to, and the watchers that turn engine events into notification
-// events.
+// the webhook-style services), their validation and masking, the dispatch
+// of events to the channels environments subscribe to through the
+// database's outbox (one message per channel and event, however many
+// servers share the database), its delivery with retries, and the watchers
+// that turn engine events into notification events.
 package notify
 
 import (
