@@ -518,7 +518,7 @@ func hasCode(te *transport.Error, code transport.ErrorCode) bool {
 func isNetError(err error) bool {
 	s := err.Error()
 	for _, frag := range []string{"connection refused", "no such host", "i/o timeout", "tls:", "x509:",
-		"server gave HTTP response to HTTPS client", "connection reset", "network is unreachable", "EOF"} {
+		"server gave HTTP response to HTTPS client", "connection reset", "network is unreachable"} {
 		if strings.Contains(s, frag) {
 			return true
 		}
