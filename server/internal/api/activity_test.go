@@ -51,7 +51,7 @@ func waitActivity(t *testing.T, h *harness, events <-chan sseEvent, id, action s
 				return a
 			}
 		case <-retry.C:
-			h.must(204, "POST", "/api/containers/"+id+"/restart?env=1", nil, nil)
+			h.must(200, "POST", "/api/containers/"+id+"/restart?env=1", nil, nil)
 		case <-deadline:
 			t.Fatalf("no %s event of %s in the activity stream", action, id)
 		}
