@@ -124,17 +124,20 @@ func (s *Server) listPendingUpdates(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	type pendingJSON struct {
-		ContainerName  string    `json:"containerName"`
-		ContainerID    string    `json:"containerId"`
-		Image          string    `json:"image"`
-		CurrentImageID string    `json:"currentImageId"`
-		NewDigest      string    `json:"newDigest"`
-		CheckedAt      time.Time `json:"checkedAt"`
-	}
-	out := convert(list, func(p store.PendingUpdate) pendingJSON {
-		return pendingJSON{ContainerName: p.ContainerName, ContainerID: p.ContainerID, Image: p.Image,
-			CurrentImageID: p.CurrentImageID, NewDigest: p.NewDigest, CheckedAt: p.CheckedAt}
-	})
-	return writeJSON(c, http.StatusOK, map[string]any{"pendingUpdates": out})
+	return writeJSON(c, http.StatusOK, map[string]any{"pendingUpdates": convert(list, toPendingJSON)})
+}
+
+// pendingJSON is the wire form of a pending update.
+type pendingJSON struct {
+	ContainerName  string    `json:"containerName"`
+	ContainerID    string    `json:"containerId"`
+	Image          string    `json:"image"`
+	CurrentImageID string    `json:"currentImageId"`
+	NewDigest      string    `json:"newDigest"`
+	CheckedAt      time.Time `json:"checkedAt"`
+}
+
+func toPendingJSON(p store.PendingUpdate) pendingJSON {
+	return pendingJSON{ContainerName: p.ContainerName, ContainerID: p.ContainerID, Image: p.Image,
+		CurrentImageID: p.CurrentImageID, NewDigest: p.NewDigest, CheckedAt: p.CheckedAt}
 }

@@ -81,6 +81,7 @@ func (s *Service) Check(ctx context.Context, env store.Environment, p Progress) 
 	if err := s.store.ReplacePendingUpdates(ctx, env.ID, pending); err != nil {
 		return nil, nil, err
 	}
+	s.notifyDetected(env.ID, env.Name, pending)
 	for _, pu := range pending {
 		p.Logf("Update available: %s (%s → %s)", pu.ContainerName, pu.Image, pu.NewDigest)
 	}
@@ -133,6 +134,7 @@ func (s *Service) RunUpdateCheck(ctx context.Context, d schedule.Definition, run
 	var updated, blocked, failed []string
 	for _, pu := range pending {
 		out, err := s.Update(ctx, env, pu.ContainerName, d.VulnerabilityCriteria, prefixed{run, pu.ContainerName})
+		s.notifyOutcome(env.ID, pu.ContainerName, out, err)
 		switch {
 		case err != nil:
 			run.Logf("%s: update failed: %s", pu.ContainerName, errorText(err))

@@ -25,7 +25,8 @@ func TestScheduledUpdateOutcomesNotify(t *testing.T) {
 		err  error
 		want []emitted
 	}{
-		{"updated", Outcome{Updated: true, NewImageID: "sha256:1"}, nil, []emitted{{3, "auto_update_success", "Container web updated"}}},
+		{"updated", Outcome{Updated: true, NewImageID: "sha256:1"}, nil, []emitted{{3, "auto_update_success", "Container web updated"},
+			{3, "container_updated", "Container web updated"}}},
 		{"blocked", Outcome{Skipped: "blocked: 2 critical vulnerabilities"}, nil, []emitted{{3, "auto_update_blocked", "Auto-update of web blocked"}}},
 		{"failed", Outcome{}, errors.New("pull failed"), []emitted{{3, "auto_update_failed", "Auto-update of web failed"}}},
 		{"up to date", Outcome{UpToDate: true}, nil, nil},
