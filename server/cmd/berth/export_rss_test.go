@@ -26,7 +26,7 @@ type rssSampler struct {
 	t          *testing.T
 	pid        int
 	n, next    int64
-	peak, base int64
+	peak       int64
 }
 
 const sampleEvery = 32 << 20

@@ -130,6 +130,8 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 			TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}, DataDir: cfg.DataDir,
 		Console: console, Node: nodeName(cfg), UpdateGrace: cfg.AutoUpdateGrace})
 	defer apiSrv.StopNotifications() // the notifier runs from api.New until Berth stops
+	// Volume browse helpers kept for a while are removed.
+	defer apiSrv.CloseVolumeHelpers()
 	// Schedules run until Berth stops; then runs in progress are cancelled
 	// (an auto-update puts the old container back) and waited for.
 	schedCtx, stopSchedules := context.WithCancel(ctx)

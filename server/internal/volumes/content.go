@@ -171,6 +171,9 @@ func parseListing(b []byte) ([]Entry, error) {
 		return nil, fmt.Errorf("listing: count: %w", err)
 	}
 	b = b[countEnd+1:]
+	if n < 0 || n > len(b) {
+		return nil, fmt.Errorf("listing: count %d for %d bytes", n, len(b))
+	}
 	names := make([]string, 0, n)
 	for range n {
 		i := bytes.IndexByte(b, 0)
