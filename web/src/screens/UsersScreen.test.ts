@@ -2,9 +2,15 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
 import * as admin from '../lib/api-admin';
+import * as mfa from '../lib/api-mfa';
 import { session } from '../lib/session.svelte';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import UsersScreen from './UsersScreen.svelte';
+
+vi.mock('../lib/api-mfa', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api-mfa')>();
+  return { ...real, disableMfa: vi.fn() };
+});
 
 vi.mock('../lib/api-admin', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-admin')>();
@@ -164,6 +170,52 @@ describe('UsersScreen', () => {
     await fireEvent.click(panel.getByRole('button', { name: 'Remove Viewer on All environments' }));
     await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Remove role' }));
     expect(admin.unassignRole).toHaveBeenCalledWith(2, 3, null);
+  });
+
+  it("lets an admin disable another user's MFA after confirming", async () => {
+    const withMfa = users.map((u) => ({ ...u, mfaEnabled: true }));
+    vi.mocked(admin.listUsers).mockResolvedValue(structuredClone(withMfa));
+    vi.mocked(mfa.disableMfa).mockResolvedValue({ success: true, message: 'MFA disabled' });
+    render(UsersScreen);
+    await screen.findByRole('table');
+    // Not for the admin themself: their own MFA is the profile's business.
+    expect(screen.queryByRole('button', { name: 'Disable MFA of admin' })).toBeNull();
+    await fireEvent.click(screen.getByRole('button', { name: 'Disable MFA of alice' }));
+    const dialog = screen.getByRole('dialog', { name: 'Disable two-factor authentication of alice?' });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Cancel' }));
+    expect(mfa.disableMfa).not.toHaveBeenCalled();
+    expect(screen.queryByRole('dialog')).toBeNull();
+
+    vi.mocked(admin.listUsers).mockResolvedValue(structuredClone(withMfa.map((u) => (u.id === 2 ? { ...u, mfaEnabled: false } : u))));
+    await fireEvent.click(screen.getByRole('button', { name: 'Disable MFA of alice' }));
+    await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Disable MFA' }));
+    expect(mfa.disableMfa).toHaveBeenCalledWith(2);
+    expect((await screen.findByRole('status')).textContent).toContain('Two-factor authentication disabled for alice.');
+    await waitFor(() => expect(screen.queryByRole('button', { name: 'Disable MFA of alice' })).toBeNull());
+    expect(within(rowOf('alice')).queryByText('MFA')).toBeNull();
+  });
+
+  it('shows why MFA could not be disabled', async () => {
+    vi.mocked(admin.listUsers).mockResolvedValue(structuredClone(users.map((u) => ({ ...u, mfaEnabled: true }))));
+    vi.mocked(mfa.disableMfa).mockRejectedValue(new ApiError(403, 'Permission denied'));
+    render(UsersScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Disable MFA of alice' }));
+    await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Disable MFA' }));
+    expect((await screen.findByRole('alert')).textContent).toContain('Permission denied');
+    expect(screen.getByRole('button', { name: 'Disable MFA of alice' })).toBeTruthy();
+  });
+
+  it('offers no MFA action to a user manager who is not an admin', async () => {
+    session.session = {
+      authenticated: true,
+      authEnabled: true,
+      user: { id: 5, username: 'eve', isAdmin: false, permissions: { users: ['view', 'edit'] } },
+    };
+    vi.mocked(admin.listUsers).mockResolvedValue(structuredClone(users.map((u) => ({ ...u, mfaEnabled: true }))));
+    render(UsersScreen);
+    await screen.findByRole('table');
+    expect(screen.queryByRole('button', { name: /Disable MFA/ })).toBeNull();
   });
 
   it('tells a user without the permission that they are not allowed', async () => {
