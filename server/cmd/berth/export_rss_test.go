@@ -23,10 +23,10 @@ const maxExportGrowth = 50 << 20
 // rssSampler is a sink that reads the server's VmRSS every sampleEvery
 // bytes and keeps the highest value.
 type rssSampler struct {
-	t          *testing.T
-	pid        int
-	n, next    int64
-	peak       int64
+	t       *testing.T
+	pid     int
+	n, next int64
+	peak    int64
 }
 
 const sampleEvery = 32 << 20
