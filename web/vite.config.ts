@@ -1,4 +1,5 @@
 /// <reference types="vitest/config" />
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 
@@ -16,6 +17,15 @@ export default defineConfig({
     assetsDir: 'assets',
     // dist/.vite/manifest.json: read by scripts/bundle-size.mjs (not embedded).
     manifest: true,
+    // Two pages: the console, and the API reference (docs.html, which the
+    // server answers at /api/docs). The reference's Swagger UI bundle is its
+    // own entry, so it never weighs on the console's initial JS.
+    rolldownOptions: {
+      input: {
+        main: fileURLToPath(new URL('index.html', import.meta.url)),
+        docs: fileURLToPath(new URL('docs.html', import.meta.url)),
+      },
+    },
   },
   server: {
     proxy: {

@@ -1,0 +1,248 @@
+package api
+
+import (
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/agents"
+	"github.com/berth-dev/berth/server/internal/containers"
+	"github.com/berth-dev/berth/server/internal/dashboard"
+	"github.com/berth-dev/berth/server/internal/jobs"
+	"github.com/berth-dev/berth/server/internal/stacks"
+	"github.com/berth-dev/berth/server/internal/volumes"
+	"github.com/berth-dev/berth/shared/engine"
+)
+
+// apiOps are the body types of routes, by "METHOD /path" as in the route
+// table (a key the table lacks fails TestOpenAPIRegistryNamesRealRoutes).
+// A route missing here is still described, with a generic JSON answer.
+//
+// The types are the ones the handlers bind and encode. Where a handler
+// answers an ad hoc map, the *Answer structs below spell out its shape; the
+// live validation test (openapi_live_test.go) checks a sample of them
+// against real answers.
+var apiOps = map[string]apiOp{
+	"GET /api/health": {Summary: "Health check", Response: healthAnswer{}},
+
+	// Sign-in and API tokens.
+	"POST /api/auth/login":         {Summary: "Sign in (sets the session cookie)", Request: loginInput{}, Response: loginAnswer{}},
+	"POST /api/auth/logout":        {Summary: "Sign out", Response: successAnswer{}},
+	"GET /api/auth/session":        {Summary: "The caller's session", Response: sessionAnswer{}},
+	"GET /api/auth/providers":      {Summary: "Sign-in choices", Response: []provider{}},
+	"GET /api/auth/tokens":         {Summary: "API tokens (the caller's; all=true: everyone's, for admins)", Response: []tokenJSON{}, Query: []queryParam{{"all", "boolean", "every user's tokens (admins)"}}},
+	"POST /api/auth/tokens":        {Summary: "Create an API token (its secret is shown once)", Request: tokenInput{}, Response: createdTokenAnswer{}, Status: 201},
+	"DELETE /api/auth/tokens/{id}": {Summary: "Revoke an API token", Response: successAnswer{}},
+
+	// Users and roles.
+	"GET /api/users":               {Summary: "List users", Response: []userJSON{}},
+	"POST /api/users":              {Summary: "Create a local user", Response: userJSON{}, Status: 201},
+	"GET /api/users/{id}":          {Summary: "Get a user", Response: userJSON{}},
+	"PUT /api/users/{id}":          {Summary: "Update a user", Response: userJSON{}},
+	"DELETE /api/users/{id}":       {Summary: "Delete a user", Response: successAnswer{}},
+	"GET /api/users/{id}/roles":    {Summary: "A user's role assignments", Response: []assignmentJSON{}},
+	"POST /api/users/{id}/roles":   {Summary: "Assign a role", Request: assignmentRequest{}, Response: assignmentJSON{}, Status: 201},
+	"DELETE /api/users/{id}/roles": {Summary: "Unassign a role", Request: assignmentRequest{}},
+	"GET /api/roles":               {Summary: "List roles", Response: []roleJSON{}},
+	"POST /api/roles":              {Summary: "Create a role", Request: roleRequest{}, Response: roleJSON{}, Status: 201},
+	"GET /api/roles/{id}":          {Summary: "Get a role", Response: roleJSON{}},
+	"PUT /api/roles/{id}":          {Summary: "Update a role", Request: roleRequest{}, Response: roleJSON{}},
+	"DELETE /api/roles/{id}":       {Summary: "Delete a role", Response: successAnswer{}},
+
+	// Environments.
+	"GET /api/environments":                   {Summary: "List environments", Response: []environmentJSON{}},
+	"POST /api/environments":                  {Summary: "Create an environment", Request: environmentRequest{}, Response: environmentJSON{}, Status: 201},
+	"POST /api/environments/test":             {Summary: "Test a connection before saving it", Request: environmentRequest{}, Response: testResult{}},
+	"GET /api/environments/{id}":              {Summary: "Get an environment", Response: environmentJSON{}},
+	"PUT /api/environments/{id}":              {Summary: "Update an environment", Request: environmentRequest{}, Response: environmentJSON{}},
+	"DELETE /api/environments/{id}":           {Summary: "Delete an environment", Response: successAnswer{}},
+	"POST /api/environments/{id}/test":        {Summary: "Test an environment's connection", Response: testResult{}},
+	"POST /api/environments/{id}/agent-token": {Summary: "Issue an agent token (and its install lines)", Response: agents.Install{}},
+	"GET /api/environments/{id}/agent-status": {Summary: "An agent environment's connection", Response: agents.Status{}},
+
+	"GET /api/dashboard/stats": {Summary: "Dashboard figures per environment", Response: []dashboard.Stats{}},
+
+	// Containers.
+	"GET /api/containers": {Summary: "List containers", Response: []engine.Container{},
+		Query: []queryParam{{"all", "boolean", "include stopped containers"}}},
+	"POST /api/containers":                      {Summary: "Create a container", Request: createContainerRequest{}, Response: idAnswer{}},
+	"GET /api/containers/stats/stream":          {Summary: "Every container's stats, live", Content: mediaSSE},
+	"GET /api/containers/{id}":                  {Summary: "Inspect a container (the engine's inspect document)"},
+	"GET /api/containers/{id}/inspect":          {Summary: "Inspect a container (the engine's inspect document)"},
+	"DELETE /api/containers/{id}":               {Summary: "Remove a container", Response: successAnswer{}, Query: []queryParam{{"force", "boolean", "remove even when running"}}},
+	"POST /api/containers/{id}/start":           {Summary: "Start a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/stop":            {Summary: "Stop a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/restart":         {Summary: "Restart a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/pause":           {Summary: "Pause a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/unpause":         {Summary: "Unpause a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/rename":          {Summary: "Rename a container", Request: nameInput{}, Response: successAnswer{}},
+	"GET /api/containers/{id}/stats":            {Summary: "A container's stats", Response: containers.TimedSnapshot{}},
+	"GET /api/containers/{id}/logs":             {Summary: "A container's recent logs", Response: logsAnswer{}},
+	"GET /api/containers/{id}/logs/stream":      {Summary: "A container's logs, live", Content: mediaSSE},
+	"GET /api/containers/{id}/top":              {Summary: "A container's processes", Response: engine.Processes{}},
+	"GET /api/containers/exec/{execId}/attach":  {Summary: "Attach a terminal to an exec instance", Content: mediaWebSocket},
+	"POST /api/containers/exec/{execId}/resize": {Summary: "Resize an exec instance's terminal", Response: successAnswer{}},
+
+	// Images.
+	"GET /api/images":              {Summary: "List images", Response: []engine.Image{}},
+	"POST /api/images/pull":        {Summary: "Pull an image (a job: {jobId}, or its result with Accept: application/json)", Request: pullInput{}},
+	"POST /api/images/push":        {Summary: "Push an image to a registry (a job)", Request: pushInput{}},
+	"GET /api/images/{id}":         {Summary: "Inspect an image (the engine's inspect document)"},
+	"DELETE /api/images/{id}":      {Summary: "Remove an image"},
+	"GET /api/images/{id}/history": {Summary: "An image's layers", Response: []engine.HistoryItem{}},
+	"GET /api/jobs/{jobId}":        {Summary: "A job: its snapshot, or its events with Accept: text/event-stream", Content: mediaSSE, AlsoJSON: true, Response: jobs.Snapshot{}},
+
+	// Stacks.
+	"GET /api/stacks":                 {Summary: "List an environment's stacks (none without env)", Response: []stacks.Entry{}},
+	"POST /api/stacks":                {Summary: "Create (and start) a stack", Request: createStackRequest{}, Content: mediaSSE, AlsoJSON: true},
+	"GET /api/stacks/{name}/compose":  {Summary: "A stack's compose file", Response: stacks.ComposeFile{}},
+	"PUT /api/stacks/{name}/compose":  {Summary: "Save a stack's compose file (restart: recreate it, as an event stream)", Request: updateStackRequest{}, Content: mediaSSE, AlsoJSON: true},
+	"POST /api/stacks/{name}/deploy":  {Summary: "Deploy a stack", Content: mediaSSE, AlsoJSON: true},
+	"POST /api/stacks/{name}/start":   {Summary: "Start a stack"},
+	"POST /api/stacks/{name}/stop":    {Summary: "Stop a stack"},
+	"POST /api/stacks/{name}/restart": {Summary: "Restart a stack"},
+	"POST /api/stacks/{name}/down":    {Summary: "Take a stack down"},
+	"DELETE /api/stacks/{name}":       {Summary: "Delete a stack"},
+	"GET /api/stacks/{name}/env":      {Summary: "A stack's variables"},
+	"GET /api/stacks/{name}/env/raw":  {Summary: "A stack's .env file", Response: contentAnswer{}},
+	"PUT /api/stacks/{name}/env/raw":  {Summary: "Save a stack's .env file", Request: contentInput{}},
+
+	// Volumes and networks.
+	"GET /api/volumes":                   {Summary: "List volumes", Response: []volumes.Volume{}},
+	"POST /api/volumes":                  {Summary: "Create a volume", Request: createVolumeRequest{}, Response: nameAnswer{}},
+	"GET /api/volumes/{name}":            {Summary: "Inspect a volume", Response: volumes.Volume{}},
+	"GET /api/volumes/{name}/inspect":    {Summary: "Inspect a volume", Response: volumes.Volume{}},
+	"DELETE /api/volumes/{name}":         {Summary: "Remove a volume", Response: successAnswer{}},
+	"GET /api/networks":                  {Summary: "List networks", Response: []engine.Network{}},
+	"POST /api/networks":                 {Summary: "Create a network", Request: createNetworkRequest{}, Response: idAnswer{}},
+	"GET /api/networks/{id}":             {Summary: "Inspect a network (the engine's inspect document)"},
+	"GET /api/networks/{id}/inspect":     {Summary: "Inspect a network (the engine's inspect document)"},
+	"DELETE /api/networks/{id}":          {Summary: "Remove a network", Response: successAnswer{}},
+	"POST /api/networks/{id}/connect":    {Summary: "Connect a container", Request: networkContainerRequest{}, Response: successAnswer{}},
+	"POST /api/networks/{id}/disconnect": {Summary: "Disconnect a container", Request: networkContainerRequest{}, Response: successAnswer{}},
+
+	"GET /api/events": {Summary: "The engine's events, live", Content: mediaSSE},
+
+	// Schedules.
+	"GET /api/schedules":                     {Summary: "Every schedule the caller may see", Response: schedulesAnswer{}},
+	"GET /api/schedules/executions":          {Summary: "Schedule executions", Response: executionsAnswer{}},
+	"GET /api/schedules/executions/{id}":     {Summary: "One execution", Response: executionJSON{}},
+	"DELETE /api/schedules/executions/{id}":  {Summary: "Delete an execution", Response: successAnswer{}},
+	"GET /api/schedules/stream":              {Summary: "Schedules and executions, live", Content: mediaSSE},
+	"POST /api/schedules/{type}/{id}/toggle": {Summary: "Enable or disable a schedule", Response: toggleAnswer{}},
+	"POST /api/schedules/system/{id}/toggle": {Summary: "Enable or disable a system schedule", Response: toggleAnswer{}},
+
+	// Git, audit and system streams.
+	"GET /api/audit":        {Summary: "Audit log entries", Response: auditAnswer{}},
+	"GET /api/audit/events": {Summary: "New audit entries, live", Content: mediaSSE},
+	"GET /api/audit/export": {Summary: "Export the audit log (format=json or csv)", Content: "text/csv", AlsoJSON: true, Response: []auditJSON{}},
+	"GET /api/logs/merged":  {Summary: "Several containers' logs merged, live", Content: mediaSSE},
+	"GET /api/metrics":      {Summary: "Prometheus metrics", Content: "text/plain"},
+
+	// This document and its viewer.
+	"GET /api/openapi.json": {Summary: "This document (OpenAPI 3.1)"},
+	"GET /api/docs":         {Summary: "The API reference page (HTML)", Content: "text/html"},
+}
+
+// The shapes of ad hoc answers and of bodies bound into anonymous structs.
+
+type healthAnswer struct {
+	Status    string    `json:"status"`
+	Timestamp time.Time `json:"timestamp"`
+}
+
+type successAnswer struct {
+	Success bool `json:"success"`
+}
+
+type idAnswer struct {
+	Success bool   `json:"success"`
+	ID      string `json:"id"`
+}
+
+type nameAnswer struct {
+	Success bool   `json:"success"`
+	Name    string `json:"name"`
+}
+
+type toggleAnswer struct {
+	Success bool `json:"success"`
+	Enabled bool `json:"enabled"`
+}
+
+type nameInput struct {
+	Name string `json:"name"`
+}
+
+type contentInput struct {
+	Content string `json:"content"`
+}
+
+type contentAnswer struct {
+	Content string `json:"content"`
+}
+
+type logsAnswer struct {
+	Logs string `json:"logs"`
+}
+
+type loginInput struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+	Provider string `json:"provider"`
+	MFAToken string `json:"mfaToken"`
+}
+
+// loginAnswer is {success, user}, or {requiresMfa: true} when a second
+// factor is needed.
+type loginAnswer struct {
+	Success     bool         `json:"success,omitempty"`
+	User        *sessionUser `json:"user,omitempty"`
+	RequiresMFA bool         `json:"requiresMfa,omitempty"`
+}
+
+type sessionAnswer struct {
+	Authenticated bool         `json:"authenticated"`
+	AuthEnabled   bool         `json:"authEnabled"`
+	SetupRequired *bool        `json:"setupRequired,omitempty"`
+	User          *sessionUser `json:"user,omitempty"`
+}
+
+type tokenInput struct {
+	Name      string     `json:"name"`
+	ExpiresAt *time.Time `json:"expiresAt"`
+	Password  string     `json:"password"`
+}
+
+type createdTokenAnswer struct {
+	tokenJSON
+	Token string `json:"token"`
+}
+
+type pullInput struct {
+	Image         string `json:"image"`
+	ScanAfterPull *bool  `json:"scanAfterPull"`
+}
+
+type pushInput struct {
+	ImageID    string `json:"imageId"`
+	RegistryID int64  `json:"registryId"`
+	ImageName  string `json:"imageName"`
+	NewTag     string `json:"newTag"`
+}
+
+type schedulesAnswer struct {
+	Schedules []scheduleJSON `json:"schedules"`
+}
+
+type executionsAnswer struct {
+	Executions []executionJSON `json:"executions"`
+	Total      int64           `json:"total"`
+	Limit      int             `json:"limit"`
+	Offset     int             `json:"offset"`
+}
+
+type auditAnswer struct {
+	Entries []auditJSON `json:"entries"`
+	Total   int64       `json:"total"`
+	Limit   int         `json:"limit"`
+	Offset  int         `json:"offset"`
+}
