@@ -94,13 +94,7 @@ func (s *Service) Webhook(ctx context.Context, h Hook) (HookOutcome, error) {
 	}
 	var msgs []string
 	for _, g := range targets {
-		env, err := s.store.GetEnvironment(ctx, g.EnvironmentID)
-		d := Deployed{GitStack: g}
-		if err == nil {
-			d.Result, d.Err = s.webhookDeploy(ctx, env, g)
-		} else {
-			d.Err = err
-		}
+		d := s.deployTarget(ctx, g, schedule.TriggerWebhook)
 		out.Deployed = append(out.Deployed, d)
 		if d.Err != nil {
 			msgs = append(msgs, fmt.Sprintf("Stack '%s' failed: %s", g.StackName, stacks.Message(d.Err)))
@@ -112,9 +106,22 @@ func (s *Service) Webhook(ctx context.Context, h Hook) (HookOutcome, error) {
 	return out, nil
 }
 
-// webhookDeploy deploys git stack g for a webhook, as an execution of its
-// sync schedule triggered by webhook when a Recorder is in use.
-func (s *Service) webhookDeploy(ctx context.Context, env store.Environment, g store.GitStack) (Result, error) {
+// deployTarget deploys git stack g in its environment, for a webhook or a
+// repository deploy (trigger).
+func (s *Service) deployTarget(ctx context.Context, g store.GitStack, trigger string) Deployed {
+	d := Deployed{GitStack: g}
+	env, err := s.store.GetEnvironment(ctx, g.EnvironmentID)
+	if err != nil {
+		d.Err = err
+		return d
+	}
+	d.Result, d.Err = s.recordedDeploy(ctx, env, g, trigger)
+	return d
+}
+
+// recordedDeploy deploys git stack g as an execution of its sync schedule
+// triggered by trigger, when a Recorder is in use.
+func (s *Service) recordedDeploy(ctx context.Context, env store.Environment, g store.GitStack, trigger string) (Result, error) {
 	if s.recorder == nil {
 		return s.Deploy(ctx, env, g.ID, false, nil)
 	}
@@ -122,7 +129,7 @@ func (s *Service) webhookDeploy(ctx context.Context, env store.Environment, g st
 		res       Result
 		deployErr error
 	)
-	_, err := s.recorder.Record(ctx, schedule.GitStackSync, g.ID, schedule.TriggerWebhook,
+	_, err := s.recorder.Record(ctx, schedule.GitStackSync, g.ID, trigger,
 		func(ctx context.Context, _ schedule.Definition, run *schedule.Run) error {
 			res, deployErr = s.deployRun(ctx, env, g.ID, false, run)
 			return deployErr

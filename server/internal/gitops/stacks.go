@@ -124,15 +124,7 @@ func (s *Service) deploy(ctx context.Context, env store.Environment, g store.Git
 	if err != nil {
 		return Result{}, notFound(err, errRepositoryNotFound)
 	}
-	var cred *store.GitCredential
-	if repo.CredentialID != nil {
-		c, err := s.store.GetGitCredential(ctx, *repo.CredentialID)
-		if err != nil {
-			return Result{}, notFound(err, errCredentialNotFound)
-		}
-		cred = &c
-	}
-	auth, err := authMethod(cred)
+	auth, err := s.repositoryAuth(ctx, repo)
 	if err != nil {
 		return Result{}, err
 	}

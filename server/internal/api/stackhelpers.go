@@ -1,0 +1,152 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/berth-dev/berth/server/internal/stacks"
+)
+
+// The stack editor's helpers (issue 15). COMPAT names these endpoints but
+// not their shapes; the shapes are the stacks package's types, documented
+// on each handler.
+
+// stackSources answers GET /api/stacks/sources?env: the environment's
+// stacks grouped by source, {environmentId, total, adopted,
+// internal|git|external: {count, stacks: [{name, status, adopted}]}}.
+func (s *Server) stackSources(c *gin.Context) error {
+	out, err := s.stacks.SourcesOf(c.Request.Context(), envOf(c))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, out)
+}
+
+// stackBasePath answers GET /api/stacks/base-path?env: {basePath,
+// environmentId}, the absolute directory new stacks of the environment go
+// to (DATA_DIR/stacks/<env>).
+func (s *Server) stackBasePath(c *gin.Context) error {
+	env := envOf(c)
+	return writeJSON(c, http.StatusOK, map[string]any{"basePath": s.stacks.BasePath(env), "environmentId": env.ID})
+}
+
+// stackDefaultPath answers GET /api/stacks/default-path?env&name: {name,
+// directory, composePath, envPath, exists, taken}; an invalid name is the
+// 400 of stack creation.
+func (s *Server) stackDefaultPath(c *gin.Context) error {
+	out, err := s.stacks.DefaultPathOf(c.Request.Context(), envOf(c), c.Query("name"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, out)
+}
+
+// stackPathHints answers GET /api/stacks/path-hints?env[&prefix]:
+// {basePath, directories, composeFiles, truncated} (bounded depth and
+// count; see stacks.Service.Hints).
+func (s *Server) stackPathHints(c *gin.Context) error {
+	out, err := s.stacks.Hints(c.Request.Context(), envOf(c), c.Query("prefix"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, out)
+}
+
+// pathRequest is the body of the path helpers: {path}, a directory or a
+// compose file path.
+type pathRequest struct {
+	Path string `json:"path"`
+}
+
+// validateStackPath answers POST /api/stacks/validate-path {path} with
+// {valid, message?, directory, exists, writable, hasComposeFile,
+// composeFile?}: stack creation's rules (absolute, no "..", writable). A
+// path that breaks them is valid false with the reason, status 200; a
+// missing path is a 400.
+func (s *Server) validateStackPath(c *gin.Context) error {
+	var req pathRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	out, err := stacks.CheckLocation(req.Path)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, out)
+}
+
+// checkStackPathChange answers POST /api/stacks/{name}/check-path-change
+// {path} with what relocating the stack there would do, changing nothing:
+// {name, from, to, files: [{from, to, conflict}], conflicts, left,
+// warnings, canRelocate}. Git and adopted stacks are a 400.
+func (s *Server) checkStackPathChange(c *gin.Context) error {
+	var req pathRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	out, err := s.stacks.CheckPathChange(c.Request.Context(), envOf(c), c.Param("name"), req.Path)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, out)
+}
+
+// relocateStack answers POST /api/stacks/{name}/relocate {path}: the
+// stack's compose and env files move to the directory (see
+// stacks.Service.Relocate); the answer is {success: true} with the change
+// as check-path-change describes it. A target file already there is a 409
+// and nothing moves.
+func (s *Server) relocateStack(c *gin.Context) error {
+	var req pathRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	name := c.Param("name")
+	ch, err := s.stacks.Relocate(c.Request.Context(), envOf(c), name, req.Path)
+	if err != nil {
+		return err
+	}
+	noteAudit(c, name, name)
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "name": ch.Name, "from": ch.From, "to": ch.To,
+		"files": ch.Files, "left": ch.Left, "warnings": ch.Warnings})
+}
+
+// validateStackEnv answers POST /api/stacks/{name}/env/validate with an
+// env report; the body is {content?: env file text, variables?: [{key,
+// value, isSecret}]} (neither: the stack's env file on disk). The answer
+// is {valid, errors: [{line, message}], warnings, duplicates: [{key,
+// lines}], missing, unused, defined, referenced: [{name, defaultValue?,
+// required}]}; values are never echoed.
+func (s *Server) validateStackEnv(c *gin.Context) error {
+	var req struct {
+		Content   *string           `json:"content"`
+		Variables []stacks.Variable `json:"variables"`
+	}
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	out, err := s.stacks.ValidateEnv(c.Request.Context(), envOf(c), c.Param("name"),
+		stacks.EnvInput{Content: req.Content, Variables: req.Variables})
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, out)
+}
+
+// stackDeletePreview answers GET /api/stacks/{name}/delete-preview?env&force
+// with what DELETE /api/stacks/{name} with the same force would remove:
+// {name, sourceType, running, requiresForce, removeVolumes, containers:
+// [{id, name, service, state}], networks, volumes, keptVolumes, files,
+// directories, clone?, records, message}.
+func (s *Server) stackDeletePreview(c *gin.Context) error {
+	force, err := queryBool(c, "force", false)
+	if err != nil {
+		return err
+	}
+	out, err := s.stacks.DeletePreview(c.Request.Context(), envOf(c), c.Param("name"), force)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, out)
+}

@@ -1,0 +1,193 @@
+package stacks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
+)
+
+// FileMove is one file a relocation moves.
+type FileMove struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Conflict is true when a file is already at To.
+	Conflict bool `json:"conflict"`
+}
+
+// PathChange is what moving a stack's files to a new directory does.
+type PathChange struct {
+	Name string `json:"name"`
+	From string `json:"from"` // the directory the compose file is in now
+	To   string `json:"to"`
+	// Files are the compose file and (when it exists) the env file.
+	Files []FileMove `json:"files"`
+	// Conflicts are the target paths already taken: a relocation refuses them.
+	Conflicts []string `json:"conflicts"`
+	// Left are the other entries of the old directory, which stay there.
+	Left []string `json:"left"`
+	// Warnings name what the move changes besides the files (relative bind
+	// mounts, which resolve against the compose file's directory).
+	Warnings []string `json:"warnings"`
+	// CanRelocate is true when nothing stands in the way.
+	CanRelocate bool `json:"canRelocate"`
+}
+
+// plan works out the relocation of stack st to dir: the stack record with
+// its new paths, and the change.
+func (s *Service) plan(ctx context.Context, st store.Stack, dir string) (store.Stack, PathChange, error) {
+	switch st.SourceType {
+	case store.SourceGit:
+		return store.Stack{}, PathChange{}, fault.New(fault.Invalid, fmt.Sprintf("Stack '%s' is deployed from git: its files live in its repository", st.Name))
+	case store.SourceExternal:
+		return store.Stack{}, PathChange{}, fault.New(fault.Invalid, fmt.Sprintf("Stack '%s' is adopted: its files stay where they are", st.Name))
+	}
+	if strings.TrimSpace(dir) == "" {
+		return store.Stack{}, PathChange{}, errPathRequired
+	}
+	if err := checkPath("path", dir); err != nil {
+		return store.Stack{}, PathChange{}, err
+	}
+	dir = filepath.Clean(dir)
+	oldCompose, oldEnv := s.composePath(st), s.envPath(st)
+	composeName := filepath.Base(oldCompose)
+	if isComposeFileName(dir) {
+		dir, composeName = filepath.Dir(dir), filepath.Base(dir)
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return store.Stack{}, PathChange{}, fault.Invalidf("%s is a file, not a directory", dir)
+	}
+	if _, err := os.Stat(oldCompose); err != nil {
+		return store.Stack{}, PathChange{}, errNoComposeFile(st.Name, err)
+	}
+	newCompose, newEnv := filepath.Join(dir, composeName), filepath.Join(dir, filepath.Base(oldEnv))
+	if absPath(newCompose) == absPath(oldCompose) {
+		return store.Stack{}, PathChange{}, fault.Invalidf("Stack '%s' is already in %s", st.Name, dir)
+	}
+	moved := st
+	moved.ComposePath, moved.EnvPath = newCompose, ""
+	if filepath.Base(newEnv) != EnvFile {
+		moved.EnvPath = newEnv
+	}
+	if absPath(dir) == absPath(s.stackDir(st.EnvironmentID, st.Name)) && composeName == ComposeFileName && moved.EnvPath == "" {
+		moved.ComposePath = "" // back to the default location
+	}
+	ch := PathChange{Name: st.Name, From: filepath.Dir(oldCompose), To: dir, Files: []FileMove{}, Conflicts: []string{},
+		Left: []string{}, Warnings: []string{}}
+	moves := [][2]string{{oldCompose, newCompose}}
+	if _, err := os.Stat(oldEnv); err == nil {
+		moves = append(moves, [2]string{oldEnv, newEnv})
+	}
+	for _, m := range moves {
+		fm := FileMove{From: m[0], To: m[1]}
+		if _, err := os.Lstat(m[1]); err == nil {
+			fm.Conflict = true
+			ch.Conflicts = append(ch.Conflicts, m[1])
+		}
+		ch.Files = append(ch.Files, fm)
+	}
+	if entries, err := os.ReadDir(ch.From); err == nil {
+		for _, e := range entries {
+			p := filepath.Join(ch.From, e.Name())
+			if p != oldCompose && p != oldEnv {
+				ch.Left = append(ch.Left, p)
+			}
+		}
+	}
+	if p, err := s.project(ctx, st); err == nil {
+		for _, svc := range p.Services {
+			for _, v := range svc.Volumes {
+				if v.Type == "bind" && (v.Source == ch.From || strings.HasPrefix(v.Source, ch.From+string(filepath.Separator))) {
+					rel, _ := filepath.Rel(ch.From, v.Source)
+					ch.Warnings = append(ch.Warnings, fmt.Sprintf("Service '%s' mounts %s, relative to the stack directory: after the move it resolves to %s, which is not moved",
+						svc.Name, v.Source, filepath.Join(dir, rel)))
+				}
+			}
+		}
+	}
+	sort.Strings(ch.Warnings)
+	check, err := CheckLocation(dir)
+	if err != nil {
+		return store.Stack{}, PathChange{}, err
+	}
+	switch {
+	case !check.Valid:
+		ch.Warnings = append(ch.Warnings, check.Message)
+	case len(ch.Conflicts) == 0:
+		ch.CanRelocate = true
+	}
+	return moved, ch, nil
+}
+
+// CheckPathChange answers what relocating stack name to dir would do,
+// changing nothing.
+func (s *Service) CheckPathChange(ctx context.Context, env store.Environment, name, dir string) (PathChange, error) {
+	st, err := s.get(ctx, env, name)
+	if err != nil {
+		return PathChange{}, err
+	}
+	_, ch, err := s.plan(ctx, st, dir)
+	return ch, err
+}
+
+// Relocate moves an internal stack's compose and env files to dir: each is
+// written to its new place atomically (a temporary file renamed), then the
+// stack's record is updated in one statement, and only then are the old
+// files removed (with the old directory when nothing else is left in it).
+// A failure before the record changes removes the new copies, so the stack
+// stays whole where it was. Containers are not touched: a running stack
+// keeps running, and its project name stays.
+func (s *Service) Relocate(ctx context.Context, env store.Environment, name, dir string) (PathChange, error) {
+	defer s.lock(env.ID, name)()
+	st, err := s.get(ctx, env, name)
+	if err != nil {
+		return PathChange{}, err
+	}
+	moved, ch, err := s.plan(ctx, st, dir)
+	if err != nil {
+		return PathChange{}, err
+	}
+	if len(ch.Conflicts) > 0 {
+		return ch, fault.New(fault.Conflict, fmt.Sprintf("Cannot relocate stack '%s': %s already exists", name, strings.Join(ch.Conflicts, ", ")))
+	}
+	if !ch.CanRelocate {
+		return ch, fault.New(fault.Invalid, fmt.Sprintf("Cannot relocate stack '%s': %s", name, strings.Join(ch.Warnings, "; ")))
+	}
+	var written []string
+	undo := func() {
+		for _, p := range written {
+			os.Remove(p)
+		}
+		s.removeDirIfEmpty(ch.To)
+	}
+	for _, m := range ch.Files {
+		data, err := os.ReadFile(m.From)
+		if err != nil {
+			undo()
+			return PathChange{}, err
+		}
+		if err := writeFile(m.To, data); err != nil {
+			undo()
+			return PathChange{}, err
+		}
+		written = append(written, m.To)
+	}
+	if err := s.store.UpdateStackPaths(ctx, &moved); err != nil {
+		undo()
+		return PathChange{}, err
+	}
+	for _, m := range ch.Files {
+		if err := os.Remove(m.From); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("remove relocated stack file", "stack", name, "path", m.From, "err", err)
+		}
+	}
+	s.removeDirIfEmpty(ch.From)
+	return ch, nil
+}
