@@ -235,27 +235,29 @@ func (s *Service) refreshOne(ctx context.Context, src store.TemplateSource) stor
 	return src
 }
 
-// record keeps the outcome of a fetch: in the cache when it succeeded, and
-// on the source's row either way.
-func (s *Service) record(ctx context.Context, src *store.TemplateSource, list []Template, fetchErr error) {
+// record keeps the outcome of a fetch in the cache and on the source's row,
+// and returns the templates the source now contributes.
+func (s *Service) record(ctx context.Context, src *store.TemplateSource, list []Template, fetchErr error) []Template {
 	at := s.o.Now().UTC().Truncate(time.Microsecond)
 	msg := ""
+	s.mu.Lock()
 	if fetchErr != nil {
+		// The last good read of the same URL stays in use while the source
+		// fails; the failure is not tried again before the refresh interval
+		// either (a list is refreshed at once with ?refresh=true).
 		msg = fetchErr.Error()
-		// The last good read stays in use while the source fails.
-	} else {
-		s.mu.Lock()
-		s.cache[src.ID] = cached{url: src.URL, fetchedAt: at, list: list}
-		s.mu.Unlock()
+		if prev, ok := s.cache[src.ID]; ok && prev.url == src.URL {
+			list = prev.list
+		}
 	}
+	s.cache[src.ID] = cached{url: src.URL, fetchedAt: at, list: list}
+	s.mu.Unlock()
 	count := len(list)
-	if fetchErr != nil {
-		count = src.TemplateCount
-	}
 	if err := s.o.Store.RecordTemplateFetch(context.WithoutCancel(ctx), src.ID, at, count, msg); err != nil {
 		s.o.Log.Warn("record template fetch", "source", src.ID, "err", err)
 	}
 	src.LastError, src.LastFetchedAt, src.TemplateCount = msg, &at, count
+	return list
 }
 
 // fetch reads and parses a source's list, bounded in time and size, and
@@ -356,14 +358,7 @@ func (s *Service) Catalogue(ctx context.Context, f Filter) ([]Template, error) {
 		}
 		g.Go(func() error {
 			list, err := s.fetch(gctx, src)
-			s.record(gctx, &src, list, err)
-			if err != nil {
-				list = c.list // the last good read, when the URL did not change
-				if c.url != src.URL {
-					list = nil
-				}
-			}
-			lists[i] = list
+			lists[i] = s.record(gctx, &src, list, err)
 			return nil
 		})
 	}

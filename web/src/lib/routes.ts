@@ -20,6 +20,7 @@ export const routeTable = [
   { name: 'stacks', pattern: '/stacks', nav: { label: 'Stacks', group: 'Docker' } },
   { name: 'stackNew', pattern: '/stacks/new', parent: 'stacks' },
   { name: 'stack', pattern: '/stacks/:name', parent: 'stacks' },
+  { name: 'templates', pattern: '/templates', nav: { label: 'Templates', group: 'Docker' } },
   { name: 'gitStack', pattern: '/git/stacks/:id', parent: 'stacks' },
   { name: 'schedules', pattern: '/schedules', nav: { label: 'Schedules', group: 'Docker' } },
   { name: 'activity', pattern: '/activity', nav: { label: 'Activity', group: 'Docker' } },

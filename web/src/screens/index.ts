@@ -21,6 +21,7 @@ export const screens: Record<RouteName, () => Promise<ScreenModule>> = {
   stacks: () => import('./StacksScreen.svelte'),
   stackNew: () => import('./StackCreateScreen.svelte'),
   stack: () => import('./StackDetailScreen.svelte'),
+  templates: () => import('./TemplatesScreen.svelte'),
   gitStack: () => import('./GitStackScreen.svelte'),
   schedules: () => import('./SchedulesScreen.svelte'),
   activity: () => import('./ActivityScreen.svelte'),

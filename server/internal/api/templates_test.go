@@ -1,0 +1,468 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/enginetest"
+)
+
+// templateList is a Portainer-format list whose templates run the local
+// test image: a container template with variables (one secret, one
+// select) and a compose template written inline (Berth's extension).
+func templateList(label string) string {
+	compose := fmt.Sprintf("services:\n  app:\n    image: %s\n    command: [\"sleep\", \"3600\"]\n    environment:\n      COLOR: ${COLOR}\n    labels:\n      %s: %s\n", enginetest.Image(), enginetest.Label, label)
+	composeJSON, _ := json.Marshal(compose)
+	return fmt.Sprintf(`{
+  "version": "2",
+  "templates": [
+    {
+      "type": 1,
+      "title": "Sleeper %[1]s",
+      "name": "sleeper",
+      "description": "A busybox that sleeps",
+      "categories": ["testing", "tools"],
+      "platform": "linux",
+      "logo": "https://example.com/logo.png",
+      "image": %[2]q,
+      "command": "sleep 3600",
+      "env": [
+        {"name": "GREETING", "label": "Greeting", "default": "hello"},
+        {"name": "API_TOKEN", "label": "API token"},
+        {"name": "LEVEL", "label": "Level", "select": [{"text": "Low", "value": "low"}, {"text": "High", "value": "high", "default": true}]}
+      ],
+      "labels": [{"name": %[3]q, "value": %[1]q}],
+      "restart_policy": "no"
+    },
+    {
+      "type": 3,
+      "title": "Inline compose %[1]s",
+      "description": "Compose written in the list",
+      "categories": ["testing"],
+      "env": [{"name": "COLOR", "label": "Color", "default": "blue"}],
+      "compose": %[4]s
+    },
+    {
+      "type": 3,
+      "title": "Repository stack %[1]s",
+      "description": "From git",
+      "categories": ["testing"],
+      "repository": {"url": "https://github.com/portainer/templates", "stackfile": "stacks/x/docker-compose.yml"}
+    }
+  ]
+}`, label, enginetest.Image(), enginetest.Label, composeJSON)
+}
+
+type templateJSON struct {
+	ID         string   `json:"id"`
+	SourceID   string   `json:"sourceId"`
+	Type       int      `json:"type"`
+	Title      string   `json:"title"`
+	Categories []string `json:"categories"`
+	Env        []struct {
+		Name    string `json:"name"`
+		Default string `json:"default"`
+	} `json:"env"`
+}
+
+type sourceJSON struct {
+	ID            int64   `json:"id"`
+	Name          string  `json:"name"`
+	URL           string  `json:"url"`
+	Enabled       bool    `json:"enabled"`
+	LastError     *string `json:"lastError"`
+	TemplateCount int     `json:"templateCount"`
+}
+
+// serveTemplates serves a template list file over real HTTP.
+func serveTemplates(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "templates.json")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/templates.json" {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeFile(w, r, path)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/templates.json"
+}
+
+func (h *harness) templates(query string) []templateJSON {
+	h.t.Helper()
+	var list []templateJSON
+	h.must(200, "GET", "/api/templates"+query, nil, &list)
+	return list
+}
+
+func findTemplate(list []templateJSON, title string) (templateJSON, bool) {
+	for _, t := range list {
+		if t.Title == title {
+			return t, true
+		}
+	}
+	return templateJSON{}, false
+}
+
+func TestTemplateFromAURLSourceDeploysARunningStack(t *testing.T) {
+	h := newHarness(t)
+	url := serveTemplates(t, templateList(h.label))
+	var src sourceJSON
+	h.must(201, "POST", "/api/templates/sources", map[string]any{"name": "test " + h.label, "url": url}, &src)
+	if src.LastError != nil || src.TemplateCount != 3 || !src.Enabled {
+		t.Fatalf("source = %+v", src)
+	}
+	list := h.templates("?q=sleeper+" + h.label)
+	if len(list) != 1 {
+		t.Fatalf("q filter: %d templates", len(list))
+	}
+	tp := list[0]
+	if tp.ID != fmt.Sprintf("%d:0", src.ID) || tp.Type != 1 || tp.SourceID != fmt.Sprint(src.ID) {
+		t.Fatalf("template = %+v", tp)
+	}
+	if builtin := h.templates("?category=database"); len(builtin) == 0 {
+		t.Error("no built-in database templates")
+	}
+
+	name := "tpl-" + h.label
+	h.removeStackAtCleanup(name)
+	status, _, res := h.streamStack("POST", "/api/templates/compose", map[string]any{
+		"templateId": tp.ID, "stackName": name, "environmentId": 1,
+		"env": map[string]string{"API_TOKEN": "tok-" + h.label},
+	})
+	if status != 200 || !res.Success || res.Started == nil || !*res.Started {
+		t.Fatalf("deploy = %d %+v", status, res)
+	}
+	e, ok := h.stackEntry(name)
+	if !ok || e.Status != "running" || e.SourceType != "internal" || len(e.ContainerDetails) != 1 {
+		t.Fatalf("stack = %+v (found %v)", e, ok)
+	}
+	env := containerEnv(t, name, "sleeper")
+	if env["GREETING"] != "hello" || env["API_TOKEN"] != "tok-"+h.label || env["LEVEL"] != "high" {
+		t.Errorf("container env = %v", env)
+	}
+	// The secret is a stack secret: masked when read, never in the env file.
+	var vars struct {
+		Variables []struct {
+			Key      string `json:"key"`
+			Value    string `json:"value"`
+			IsSecret bool   `json:"isSecret"`
+		} `json:"variables"`
+	}
+	h.must(200, "GET", "/api/stacks/"+name+"/env?env=1", nil, &vars)
+	for _, v := range vars.Variables {
+		if v.Key == "API_TOKEN" && (!v.IsSecret || v.Value == "tok-"+h.label) {
+			t.Errorf("API_TOKEN = %+v, want a masked secret", v)
+		}
+	}
+	envFile, err := os.ReadFile(filepath.Join(h.dataDir, "stacks", "1", name, ".env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(envFile), "tok-") || !strings.Contains(string(envFile), "GREETING=hello") {
+		t.Errorf(".env = %q", envFile)
+	}
+	var compose struct{ Content string }
+	h.must(200, "GET", "/api/stacks/"+name+"/compose?env=1", nil, &compose)
+	if !strings.Contains(compose.Content, `"${API_TOKEN}"`) || !strings.Contains(compose.Content, `restart: "no"`) {
+		t.Errorf("compose = %s", compose.Content)
+	}
+	// A second deploy under the same name is the stacks' 409.
+	if code, body := h.do("POST", "/api/templates/compose", map[string]any{"templateId": tp.ID, "stackName": name}); code != 409 {
+		t.Errorf("duplicate = %d %s", code, body)
+	}
+
+	// The inline compose template, answered as JSON.
+	inline, ok := findTemplate(h.templates("?type=3&category=TESTING"), "Inline compose "+h.label)
+	if !ok {
+		t.Fatal("inline compose template not listed")
+	}
+	name2 := "tpl2-" + h.label
+	h.removeStackAtCleanup(name2)
+	req, _ := json.Marshal(map[string]any{"templateId": inline.ID, "stackName": name2, "env": map[string]string{"COLOR": "red"}})
+	hr, _ := http.NewRequest("POST", h.url+"/api/templates/compose?env=1", strings.NewReader(string(req)))
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	resp, err := h.http.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var final struct {
+		Success bool   `json:"success"`
+		Name    string `json:"name"`
+		Error   string `json:"error"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&final)
+	resp.Body.Close()
+	if err != nil || !final.Success || final.Name != name2 {
+		t.Fatalf("inline deploy = %+v %v", final, err)
+	}
+	if e, ok := h.stackEntry(name2); !ok || e.Status != "running" {
+		t.Errorf("inline stack = %+v", e)
+	}
+	if got := containerEnv(t, name2, "app")["COLOR"]; got != "red" {
+		t.Errorf("COLOR = %q", got)
+	}
+}
+
+func TestTemplateSourcesFileMalformedAndRefusals(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(good, []byte(templateList(h.label)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(`{"version": "2", "templates": [{"title": `), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var file, broken sourceJSON
+	h.must(201, "POST", "/api/templates/sources", map[string]any{"name": "file", "url": good}, &file)
+	if file.LastError != nil || file.TemplateCount != 3 {
+		t.Fatalf("file source = %+v", file)
+	}
+	h.must(201, "POST", "/api/templates/sources", map[string]any{"name": "broken", "url": bad}, &broken)
+	if broken.LastError == nil || !strings.Contains(*broken.LastError, "invalid template list JSON") {
+		t.Fatalf("broken source = %+v", broken)
+	}
+	// The broken source hides nothing else.
+	if _, ok := findTemplate(h.templates(""), "Sleeper "+h.label); !ok {
+		t.Error("file source's template missing beside a broken source")
+	}
+	var sources []sourceJSON
+	h.must(200, "GET", "/api/templates/sources", nil, &sources)
+	if len(sources) != 2 || sources[1].LastError == nil {
+		t.Errorf("sources = %+v", sources)
+	}
+	// Disabling through PUT (id in the body) drops its templates.
+	var upd sourceJSON
+	h.must(200, "PUT", "/api/templates/sources", map[string]any{"id": file.ID, "enabled": false}, &upd)
+	if upd.Enabled || upd.Name != "file" {
+		t.Errorf("updated = %+v", upd)
+	}
+	if _, ok := findTemplate(h.templates(""), "Sleeper "+h.label); ok {
+		t.Error("disabled source's template still listed")
+	}
+	h.must(200, "PUT", "/api/templates/sources?id="+fmt.Sprint(file.ID), map[string]any{"enabled": true}, nil)
+	repo, _ := findTemplate(h.templates(""), "Repository stack "+h.label)
+
+	cases := []struct {
+		name, method, path string
+		body               any
+		status             int
+		message            string
+	}{
+		{"source without name", "POST", "/api/templates/sources", map[string]any{"url": good}, 400, "Source name is required"},
+		{"source without url", "POST", "/api/templates/sources", map[string]any{"name": "x"}, 400, "Source URL or file path is required"},
+		{"source bad scheme", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": "ftp://h/x"}, 400, "Source must be an http(s) URL or an absolute file path"},
+		{"source duplicate", "POST", "/api/templates/sources", map[string]any{"name": "file", "url": good}, 409, "A template source named 'file' already exists"},
+		{"source wrong type", "POST", "/api/templates/sources", `{"name": 5}`, 400, "Invalid JSON body"},
+		{"update without id", "PUT", "/api/templates/sources", map[string]any{"name": "y"}, 400, "Source ID is required"},
+		{"update unknown", "PUT", "/api/templates/sources", map[string]any{"id": 9999, "name": "y"}, 404, "Template source 9999 not found"},
+		{"delete unknown", "DELETE", "/api/templates/sources?id=9999", nil, 404, "Template source 9999 not found"},
+		{"bad type filter", "GET", "/api/templates?type=7", nil, 400, "Query parameter type must be 1 (container), 2 (swarm stack) or 3 (compose stack)"},
+		{"deploy without template", "POST", "/api/templates/compose", map[string]any{"stackName": "x"}, 400, "Template ID is required"},
+		{"deploy without name", "POST", "/api/templates/compose", map[string]any{"templateId": "builtin:nginx"}, 400, "Stack name is required"},
+		{"deploy bad name", "POST", "/api/templates/compose", map[string]any{"templateId": "builtin:nginx", "stackName": "../x"}, 400, "Invalid stack name"},
+		{"deploy unknown template", "POST", "/api/templates/compose", map[string]any{"templateId": "nope:1", "stackName": "x-" + h.label}, 404, "Template 'nope:1' not found"},
+		{"deploy unknown environment", "POST", "/api/templates/compose", map[string]any{"templateId": "builtin:nginx", "stackName": "x-" + h.label, "environmentId": 999}, 404, "Environment not found"},
+		{"deploy repository template", "POST", "/api/templates/compose", map[string]any{"templateId": repo.ID, "stackName": "x-" + h.label}, 400, "repository templates are not supported yet"},
+		{"deploy select outside options", "POST", "/api/templates/compose", map[string]any{"templateId": fmt.Sprintf("%d:0", file.ID), "stackName": "x-" + h.label, "env": map[string]string{"LEVEL": "max"}}, 400, "Invalid value for LEVEL: choose one of the template's options"},
+		{"deploy bad variable name", "POST", "/api/templates/compose", map[string]any{"templateId": fmt.Sprintf("%d:0", file.ID), "stackName": "x-" + h.label, "env": map[string]string{"1BAD": "v"}}, 400, "Invalid variable name"},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := h.do(tt.method, tt.path, tt.body)
+			var e struct {
+				Error string `json:"error"`
+			}
+			_ = json.Unmarshal(body, &e)
+			if code != tt.status || !strings.Contains(e.Error, tt.message) {
+				t.Errorf("= %d %s, want %d with %q", code, body, tt.status, tt.message)
+			}
+		})
+	}
+	if _, ok := h.stackEntry("x-" + h.label); ok {
+		t.Error("a refused deploy left a stack")
+	}
+	if _, err := os.Stat(filepath.Join(h.dataDir, "stacks", "1", "x-"+h.label)); !os.IsNotExist(err) {
+		t.Errorf("a refused deploy left files: %v", err)
+	}
+	h.must(200, "DELETE", "/api/templates/sources?id="+fmt.Sprint(broken.ID), nil, nil)
+	h.must(200, "DELETE", "/api/templates/sources", map[string]any{"id": file.ID}, nil)
+	h.must(200, "GET", "/api/templates/sources", nil, &sources)
+	if len(sources) != 0 {
+		t.Errorf("sources after delete = %+v", sources)
+	}
+}
+
+type configSetJSON struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	EnvVars     []struct {
+		Key      string `json:"key"`
+		Value    string `json:"value"`
+		IsSecret bool   `json:"isSecret"`
+	} `json:"envVars"`
+	Labels        map[string]string `json:"labels"`
+	Ports         []map[string]any  `json:"ports"`
+	Volumes       []string          `json:"volumes"`
+	NetworkMode   string            `json:"networkMode"`
+	RestartPolicy string            `json:"restartPolicy"`
+	CreatedAt     string            `json:"createdAt"`
+	UpdatedAt     string            `json:"updatedAt"`
+}
+
+func TestConfigSetsKeepSecretsSealedAndMasked(t *testing.T) {
+	h := newHarness(t)
+	secret := "pw-" + h.label
+	body := map[string]any{
+		"name": "web defaults", "description": "for web apps",
+		"envVars":     []map[string]any{{"key": "TZ", "value": "UTC"}, {"key": "DB_PASSWORD", "value": secret, "isSecret": true}},
+		"labels":      map[string]string{"team": "web"},
+		"ports":       []map[string]any{{"containerPort": "80", "hostPort": "8080", "protocol": "tcp"}},
+		"volumes":     []string{"data:/data", "/srv/conf:/etc/conf:ro"},
+		"networkMode": "bridge", "restartPolicy": "unless-stopped",
+	}
+	var created configSetJSON
+	h.must(201, "POST", "/api/config-sets", body, &created)
+	if created.ID == 0 || created.Name != "web defaults" || len(created.EnvVars) != 2 || created.EnvVars[1].Value != "***" ||
+		created.EnvVars[0].Value != "UTC" || created.Labels["team"] != "web" || len(created.Ports) != 1 || len(created.Volumes) != 2 ||
+		created.RestartPolicy != "unless-stopped" || created.NetworkMode != "bridge" || created.CreatedAt == "" {
+		t.Fatalf("created = %+v", created)
+	}
+	// The raw row holds the secret sealed.
+	var raw string
+	if err := h.store.DB().QueryRow("SELECT env_vars FROM config_sets WHERE id = ?", created.ID).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(raw, secret) || !strings.Contains(raw, "enc:v1:") {
+		t.Errorf("raw env_vars = %s", raw)
+	}
+	var got configSetJSON
+	h.must(200, "GET", fmt.Sprintf("/api/config-sets/%d", created.ID), nil, &got)
+	if got.EnvVars[1].Value != "***" {
+		t.Errorf("get: secret = %q", got.EnvVars[1].Value)
+	}
+	var list []configSetJSON
+	h.must(200, "GET", "/api/config-sets", nil, &list)
+	if len(list) != 1 || list[0].EnvVars[1].Value != "***" {
+		t.Errorf("list = %+v", list)
+	}
+	// Sending the mask back keeps the secret; the store still opens it.
+	body["description"] = "changed"
+	body["envVars"] = []map[string]any{{"key": "DB_PASSWORD", "value": "***", "isSecret": true}}
+	h.must(200, "PUT", fmt.Sprintf("/api/config-sets/%d", created.ID), body, &got)
+	if got.Description != "changed" || len(got.EnvVars) != 1 {
+		t.Errorf("updated = %+v", got)
+	}
+	stored, err := h.store.GetConfigSet(t.Context(), created.ID)
+	if err != nil || stored.EnvVars[0].Value != secret {
+		t.Errorf("stored after masked update = %+v, %v", stored.EnvVars, err)
+	}
+	if strings.Contains(h.logs.String(), secret) {
+		t.Error("the secret reached the log")
+	}
+
+	cases := []struct {
+		name, method, path string
+		body               any
+		status             int
+		message            string
+	}{
+		{"no name", "POST", "/api/config-sets", map[string]any{"name": " "}, 400, "Config set name is required"},
+		{"duplicate", "POST", "/api/config-sets", map[string]any{"name": "web defaults"}, 409, "A config set named 'web defaults' already exists"},
+		{"bad key", "POST", "/api/config-sets", map[string]any{"name": "x", "envVars": []map[string]any{{"key": "A-B", "value": "1"}}}, 400, `Invalid variable name "A-B"`},
+		{"bad port", "POST", "/api/config-sets", map[string]any{"name": "x", "ports": []map[string]any{{"containerPort": "http"}}}, 400, `Invalid container port "http"`},
+		{"bad volume", "POST", "/api/config-sets", map[string]any{"name": "x", "volumes": []string{"data"}}, 400, `Invalid volume "data"`},
+		{"bad restart", "POST", "/api/config-sets", map[string]any{"name": "x", "restartPolicy": "sometimes"}, 400, `Invalid restart policy "sometimes"`},
+		{"masked new secret", "POST", "/api/config-sets", map[string]any{"name": "x", "envVars": []map[string]any{{"key": "K", "value": "***", "isSecret": true}}}, 400, "Variable K: a new secret needs its value"},
+		{"get unknown", "GET", "/api/config-sets/9999", nil, 404, "Config set 9999 not found"},
+		{"get bad id", "GET", "/api/config-sets/abc", nil, 404, "Config set not found"},
+		{"put unknown", "PUT", "/api/config-sets/9999", map[string]any{"name": "y"}, 404, "Config set 9999 not found"},
+		{"delete unknown", "DELETE", "/api/config-sets/9999", nil, 404, "Config set 9999 not found"},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := h.do(tt.method, tt.path, tt.body)
+			var e struct {
+				Error string `json:"error"`
+			}
+			_ = json.Unmarshal(body, &e)
+			if code != tt.status || !strings.Contains(e.Error, tt.message) {
+				t.Errorf("= %d %s, want %d with %q", code, body, tt.status, tt.message)
+			}
+		})
+	}
+	h.must(200, "GET", "/api/config-sets", nil, &list)
+	if len(list) != 1 {
+		t.Errorf("refused creates stored something: %+v", list)
+	}
+	h.must(200, "DELETE", fmt.Sprintf("/api/config-sets/%d", created.ID), nil, nil)
+	h.must(404, "GET", fmt.Sprintf("/api/config-sets/%d", created.ID), nil, nil)
+}
+
+func TestLabelsListDefinedAndEnvironmentLabelsWithCounts(t *testing.T) {
+	h := newHarness(t)
+	ctx := t.Context()
+	for i, labels := range [][]string{{"prod", "eu"}, {"prod"}} {
+		e := store.Environment{Name: fmt.Sprintf("env-%d-%s", i, h.label), ConnectionType: "direct", Host: "203.0.113.1", Port: 2375,
+			Protocol: "http", Labels: labels}
+		if err := h.store.CreateEnvironment(ctx, &e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var created struct {
+		ID    *int64 `json:"id"`
+		Name  string `json:"name"`
+		Color string `json:"color"`
+	}
+	h.must(201, "POST", "/api/labels", map[string]any{"name": "prod", "color": "#ef4444"}, &created)
+	if created.ID == nil || created.Name != "prod" || created.Color != "#ef4444" {
+		t.Fatalf("created = %+v", created)
+	}
+	h.must(201, "POST", "/api/labels", map[string]any{"name": "staging", "color": "#3b82f6"}, nil)
+	var list []struct {
+		ID    *int64 `json:"id"`
+		Name  string `json:"name"`
+		Color string `json:"color"`
+		Count int    `json:"count"`
+	}
+	h.must(200, "GET", "/api/labels", nil, &list)
+	got := map[string]string{}
+	for _, l := range list {
+		got[l.Name] = fmt.Sprintf("%d %s %v", l.Count, l.Color, l.ID != nil)
+	}
+	want := map[string]string{"eu": "1  false", "prod": "2 #ef4444 true", "staging": "0 #3b82f6 true"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("label %s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	for _, tt := range []struct {
+		body    any
+		status  int
+		message string
+	}{
+		{map[string]any{"name": ""}, 400, "Label name is required"},
+		{map[string]any{"name": "x", "color": "red"}, 400, `Invalid color "red"`},
+		{map[string]any{"name": "prod"}, 409, "Label 'prod' already exists"},
+	} {
+		code, body := h.do("POST", "/api/labels", tt.body)
+		if code != tt.status || !strings.Contains(string(body), tt.message) {
+			t.Errorf("%v = %d %s, want %d %q", tt.body, code, body, tt.status, tt.message)
+		}
+	}
+}

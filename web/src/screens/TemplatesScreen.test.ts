@@ -1,0 +1,196 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import * as tpl from '../lib/api-templates';
+import { ApiError } from '../lib/api';
+import { router } from '../lib/router.svelte';
+import { session } from '../lib/session.svelte';
+import { expectNoSeriousAxeViolations } from '../test-axe';
+import { emptyForm } from '../components/containers/create-form';
+import TemplatesScreen from './TemplatesScreen.svelte';
+
+vi.mock('../lib/api-templates', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api-templates')>();
+  return {
+    ...real,
+    listTemplates: vi.fn(),
+    listSources: vi.fn(),
+    createSource: vi.fn(),
+    updateSource: vi.fn(),
+    deleteSource: vi.fn(),
+    deployTemplate: vi.fn(),
+  };
+});
+
+const base = { sourceId: 'builtin', sourceName: 'Built-in', ports: [], administratorOnly: false };
+const templates: tpl.AppTemplate[] = [
+  {
+    ...base,
+    id: 'builtin:postgres',
+    type: 1,
+    title: 'PostgreSQL',
+    name: 'postgres',
+    description: 'Relational database',
+    categories: ['database'],
+    image: 'postgres:16',
+    env: [
+      { name: 'POSTGRES_USER', label: 'User', default: 'postgres' },
+      { name: 'POSTGRES_PASSWORD', label: 'Password' },
+      { name: 'MODE', label: 'Mode', select: [{ text: 'Fast', value: 'fast' }, { text: 'Safe', value: 'safe', default: true }] },
+      { name: 'FIXED', default: 'x', preset: true },
+    ],
+  },
+  { ...base, id: '3:0', sourceId: '3', sourceName: 'mine', type: 1, title: 'Nginx', description: 'Web server', categories: ['webserver'], env: [] },
+  {
+    ...base,
+    id: '3:1',
+    sourceId: '3',
+    sourceName: 'mine',
+    type: 3,
+    title: 'Repo app',
+    description: 'From git',
+    categories: ['webserver'],
+    env: [],
+    repository: { url: 'https://example.com/r', stackfile: 'c.yml' },
+  },
+];
+const sources: tpl.TemplateSource[] = [
+  { id: 3, name: 'mine', url: 'https://example.com/t.json', enabled: true, lastError: null, lastFetchedAt: null, templateCount: 2 },
+  { id: 4, name: 'broken', url: '/srv/bad.json', enabled: true, lastError: 'invalid template list JSON: unexpected EOF', lastFetchedAt: null, templateCount: 0 },
+];
+
+beforeEach(() => {
+  session.environments = [
+    { id: 1, name: 'local', connectionType: 'socket' },
+    { id: 2, name: 'edge', connectionType: 'socket' },
+  ];
+  session.envId = 1;
+  vi.mocked(tpl.listTemplates).mockResolvedValue(structuredClone(templates));
+  vi.mocked(tpl.listSources).mockResolvedValue(structuredClone(sources));
+  vi.mocked(tpl.createSource).mockImplementation(async (b) => ({ id: 5, enabled: true, lastError: null, lastFetchedAt: null, templateCount: 7, ...b }));
+  vi.mocked(tpl.deleteSource).mockResolvedValue({ success: true });
+  vi.mocked(tpl.updateSource).mockImplementation(async (b) => ({ ...sources[0], ...b }));
+});
+afterEach(() => {
+  cleanup();
+  vi.clearAllMocks();
+});
+
+const cardTitles = () => within(screen.getByRole('list', { name: 'Templates' })).getAllByRole('heading', { level: 2 }).map((h) => h.textContent);
+
+describe('TemplatesScreen', () => {
+  it('shows the templates as cards, filtered by search and category', { timeout: 60_000 }, async () => {
+    const { container } = render(TemplatesScreen);
+    expect(screen.getByRole('heading', { level: 1, name: 'Templates' })).toBeTruthy();
+    await screen.findByRole('list', { name: 'Templates' });
+    expect(cardTitles()).toEqual(['PostgreSQL', 'Nginx', 'Repo app']);
+    expect(screen.getByText('Repository templates are not supported yet')).toBeTruthy();
+    await fireEvent.change(screen.getByLabelText('Category'), { target: { value: 'webserver' } });
+    expect(cardTitles()).toEqual(['Nginx', 'Repo app']);
+    await fireEvent.input(screen.getByRole('searchbox'), { target: { value: 'nginx' } });
+    expect(cardTitles()).toEqual(['Nginx']);
+    await fireEvent.change(screen.getByLabelText('Category'), { target: { value: 'database' } });
+    expect(await screen.findByText('No template matches.')).toBeTruthy();
+    await expectNoSeriousAxeViolations(container);
+  });
+
+  it('deploys with the template variables and opens the stack', async () => {
+    vi.mocked(tpl.deployTemplate).mockImplementation(async (_b, onLine) => {
+      onLine('Container db-1 Started');
+      return { success: true, started: true, output: '' };
+    });
+    const nav = vi.spyOn(router, 'navigate').mockImplementation(() => {});
+    render(TemplatesScreen);
+    await fireEvent.click(await screen.findByRole('button', { name: 'Deploy PostgreSQL' }));
+    const dialog = screen.getByRole('dialog', { name: 'Deploy PostgreSQL' });
+    expect((within(dialog).getByLabelText('Stack name') as HTMLInputElement).value).toBe('postgres');
+    expect((within(dialog).getByLabelText('User') as HTMLInputElement).value).toBe('postgres');
+    expect((within(dialog).getByLabelText('Mode') as HTMLSelectElement).value).toBe('safe');
+    expect(within(dialog).queryByLabelText('FIXED')).toBeNull();
+    expect((within(dialog).getByLabelText('Password') as HTMLInputElement).type).toBe('password');
+    await fireEvent.input(within(dialog).getByLabelText('Stack name'), { target: { value: 'db' } });
+    await fireEvent.input(within(dialog).getByLabelText('Password'), { target: { value: 'pw' } });
+    await fireEvent.change(within(dialog).getByLabelText('Environment'), { target: { value: '2' } });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Deploy' }));
+    await waitFor(() => expect(nav).toHaveBeenCalledWith('/stacks/db'));
+    expect(vi.mocked(tpl.deployTemplate).mock.calls[0][0]).toEqual({
+      templateId: 'builtin:postgres',
+      stackName: 'db',
+      environmentId: 2,
+      env: { POSTGRES_USER: 'postgres', POSTGRES_PASSWORD: 'pw', MODE: 'safe' },
+    });
+    expect(session.envId).toBe(2);
+    nav.mockRestore();
+  });
+
+  it('keeps the dialog open with the error of a refused or failed deploy', async () => {
+    vi.mocked(tpl.deployTemplate).mockRejectedValueOnce(new ApiError(409, "Stack 'nginx' already exists"));
+    vi.mocked(tpl.deployTemplate).mockResolvedValueOnce({ success: false, error: 'Failed to deploy stack: pull access denied' });
+    render(TemplatesScreen);
+    await fireEvent.click(await screen.findByRole('button', { name: 'Deploy Nginx' }));
+    const dialog = screen.getByRole('dialog');
+    await fireEvent.input(within(dialog).getByLabelText('Stack name'), { target: { value: 'Bad Name' } });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Deploy' }));
+    expect((await within(dialog).findByRole('alert')).textContent).toContain('lowercase letters');
+    expect(tpl.deployTemplate).not.toHaveBeenCalled();
+    await fireEvent.input(within(dialog).getByLabelText('Stack name'), { target: { value: 'nginx' } });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Deploy' }));
+    await waitFor(() => expect(within(dialog).getByRole('alert').textContent).toContain("Stack 'nginx' already exists"));
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Deploy' }));
+    await waitFor(() => expect(within(dialog).getByRole('alert').textContent).toContain('pull access denied'));
+  });
+
+  it('manages sources and shows a source that cannot be read', async () => {
+    render(TemplatesScreen);
+    const table = await screen.findByRole('table', { name: 'Template sources' });
+    expect(within(table).getByText('invalid template list JSON: unexpected EOF')).toBeTruthy();
+    await fireEvent.input(screen.getByLabelText('Source name'), { target: { value: 'more' } });
+    await fireEvent.input(screen.getByLabelText('URL or absolute file path'), { target: { value: 'https://example.com/more.json' } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Add source' }));
+    await waitFor(() => expect(tpl.createSource).toHaveBeenCalledWith({ name: 'more', url: 'https://example.com/more.json' }));
+    expect(await screen.findByText('Source more added with 7 templates.')).toBeTruthy();
+    await fireEvent.click(screen.getByRole('button', { name: 'Disable mine' }));
+    await waitFor(() => expect(tpl.updateSource).toHaveBeenCalledWith({ id: 3, enabled: false }));
+    await fireEvent.click(screen.getByRole('button', { name: 'Remove broken' }));
+    await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Remove' }));
+    await waitFor(() => expect(tpl.deleteSource).toHaveBeenCalledWith(4));
+  });
+});
+
+describe('applyConfigSet', () => {
+  it('adds what the form lacks and leaves secrets to fill in', () => {
+    const form = { ...emptyForm(), env: [{ key: 'TZ', value: 'Europe/Paris' }], ports: [{ host: '81', container: '80', protocol: 'tcp' as const }] };
+    const set: tpl.ConfigSet = {
+      id: 1,
+      name: 'web',
+      description: '',
+      envVars: [
+        { key: 'TZ', value: 'UTC', isSecret: false },
+        { key: 'LOG', value: 'debug', isSecret: false },
+        { key: 'DB_PASSWORD', value: '***', isSecret: true },
+      ],
+      labels: { team: 'web' },
+      ports: [{ containerPort: '80', hostPort: '8080', protocol: 'tcp' }, { containerPort: '53', protocol: 'udp' }],
+      volumes: ['data:/data', '/srv/conf:/etc/conf:ro'],
+      networkMode: 'bridge',
+      restartPolicy: 'unless-stopped',
+    };
+    const { form: out, skippedSecrets } = tpl.applyConfigSet(form, set);
+    expect(out.env).toEqual([
+      { key: 'TZ', value: 'Europe/Paris' },
+      { key: 'LOG', value: 'debug' },
+      { key: 'DB_PASSWORD', value: '' },
+    ]);
+    expect(skippedSecrets).toEqual(['DB_PASSWORD']);
+    expect(out.labels).toEqual([{ key: 'team', value: 'web' }]);
+    expect(out.ports).toEqual([
+      { host: '81', container: '80', protocol: 'tcp' },
+      { host: '', container: '53', protocol: 'udp' },
+    ]);
+    expect(out.volumes).toEqual([
+      { source: 'data', target: '/data', readOnly: false },
+      { source: '/srv/conf', target: '/etc/conf', readOnly: true },
+    ]);
+    expect(out.network).toBe('bridge');
+    expect(out.restartPolicy).toBe('unless-stopped');
+  });
+});
