@@ -1,7 +1,7 @@
 // Git API (COMPAT.md "Git"): credentials (secrets write-only), repositories,
 // git stacks with their deploy/sync jobs and webhooks.
 import { request } from './api';
-import type { DeployResult, OnLine, StackVariable } from './api-stacks';
+import { runStreamed, type DeployResult, type OnLine, type StackVariable } from './api-stacks';
 import { dataOf, followJob } from './sse';
 
 export type AuthType = 'none' | 'password' | 'ssh';
@@ -198,4 +198,108 @@ export function newSecret(): string {
   const b = new Uint8Array(32);
   crypto.getRandomValues(b);
   return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+// ---------------------------------------------------------------- helpers (issue 15)
+
+/** The outcome of a repository test (ls-remote); a repository that cannot be reached is success false. */
+export interface RepositoryTest {
+  success: boolean;
+  branch: string;
+  branchExists: boolean;
+  branches?: string[];
+  commit?: string;
+  error?: string;
+}
+
+/** A repository to test without saving: a stored credential or an inline one. */
+export interface RepositoryProbe {
+  url: string;
+  branch?: string;
+  credentialId?: number | null;
+  authType?: AuthType;
+  username?: string;
+  password?: string;
+  sshPrivateKey?: string;
+}
+
+export function testRepositoryUrl(body: RepositoryProbe): Promise<RepositoryTest> {
+  return request('POST', '/api/git/repositories/test', { body });
+}
+
+export function testRepository(id: number): Promise<RepositoryTest> {
+  return request('POST', `/api/git/repositories/${id}/test`);
+}
+
+export interface RepositorySync {
+  success: boolean;
+  repositoryId: number;
+  branch: string;
+  status: 'never' | 'success' | 'failed' | string;
+  commit?: string;
+  error?: string;
+  syncedAt: string | null;
+  lastSync: string | null;
+}
+
+export function getRepositorySync(id: number): Promise<RepositorySync> {
+  return request('GET', `/api/git/repositories/${id}/sync`);
+}
+
+export function syncRepository(id: number): Promise<RepositorySync> {
+  return request('POST', `/api/git/repositories/${id}/sync`);
+}
+
+/** The outcome of a git stack test: its compose and env files at the branch head. */
+export interface GitStackTest {
+  success: boolean;
+  commit?: string;
+  branch: string;
+  composePath: string;
+  composeFileExists: boolean;
+  envFilePath: string;
+  envFileExists: boolean | null;
+  error?: string;
+}
+
+export function testGitStack(id: number): Promise<GitStackTest> {
+  return request('POST', `/api/git/stacks/${id}/test`);
+}
+
+export interface GitEnvFiles {
+  commit: string;
+  composePath: string;
+  envFilePath: string;
+  envFiles: string[];
+  truncated: boolean;
+}
+
+export async function listEnvFiles(id: number): Promise<GitEnvFiles> {
+  const r = await request<GitEnvFiles>('GET', `/api/git/stacks/${id}/env-files`);
+  return { ...r, envFiles: arr(r?.envFiles) };
+}
+
+export function readEnvFile(id: number, p: string): Promise<{ commit: string; path: string; variables: StackVariable[] }> {
+  return request('POST', `/api/git/stacks/${id}/env-files`, { body: { path: p } });
+}
+
+/** Deploys a git stack, streaming its progress lines, and resolves with the final payload. */
+export function deployGitStackStream(id: number, onLine: OnLine, signal?: AbortSignal): Promise<GitDeployResult> {
+  return runStreamed('POST', `/api/git/stacks/${id}/deploy-stream`, { signal }, onLine) as Promise<GitDeployResult>;
+}
+
+export interface EnvPreview {
+  commit: string;
+  branch: string;
+  composePath: string;
+  envFilePath: string;
+  variables: StackVariable[];
+  composeVariables: { name: string; defaultValue?: string; required: boolean }[];
+  missing: string[];
+}
+
+export function previewEnv(
+  body: { repositoryId?: number; composePath?: string; envFilePath?: string } & Partial<RepositoryProbe>,
+): Promise<EnvPreview> {
+  return request('POST', '/api/git/preview-env', { body });
 }

@@ -149,6 +149,8 @@ export interface CreateStackBody {
   start?: boolean;
   envVars?: StackVariable[];
   rawEnvContent?: string;
+  /** A custom absolute location of the compose file (default: under the base path). */
+  composePath?: string;
 }
 
 /** Progress of a streamed operation: each compose output line. */
@@ -238,4 +240,131 @@ export function isActive(status: StackStatus): boolean {
 /** Tone of a stack status badge (app.css .badge.ok/.warn/.bad). */
 export function statusTone(status: StackStatus): string {
   return status === 'running' ? 'ok' : status === 'partial' ? 'warn' : '';
+}
+
+// ---------------------------------------------------------------- editor helpers (issue 15)
+
+/** Where a new stack of a name would be written (GET /api/stacks/default-path). */
+export interface DefaultPath {
+  name: string;
+  directory: string;
+  composePath: string;
+  envPath: string;
+  exists: boolean;
+  taken: boolean;
+}
+
+/** The verdict on a location for a stack's files (POST /api/stacks/validate-path). */
+export interface PathCheck {
+  valid: boolean;
+  message?: string;
+  directory?: string;
+  exists: boolean;
+  writable: boolean;
+  hasComposeFile: boolean;
+  composeFile?: string;
+}
+
+export interface PathHints {
+  basePath: string;
+  directories: string[];
+  composeFiles: string[];
+  truncated: boolean;
+}
+
+/** What DELETE /api/stacks/{name} with the same force would remove. */
+export interface DeletePreview {
+  name: string;
+  sourceType: StackSource;
+  running: boolean;
+  requiresForce: boolean;
+  removeVolumes: boolean;
+  containers: { id: string; name: string; service: string; state: string }[];
+  networks: string[];
+  volumes: string[];
+  keptVolumes: string[];
+  files: string[];
+  directories: string[];
+  clone?: string;
+  records: boolean;
+  message: string;
+}
+
+/** What moving a stack's files to another directory does (check-path-change, relocate). */
+export interface PathChange {
+  name: string;
+  from: string;
+  to: string;
+  files: { from: string; to: string; conflict: boolean }[];
+  conflicts: string[];
+  left: string[];
+  warnings: string[];
+  canRelocate?: boolean;
+}
+
+export interface EnvReport {
+  valid: boolean;
+  errors: { line: number; key?: string; message: string }[];
+  warnings: { line: number; key?: string; message: string }[];
+  duplicates: { key: string; lines: number[] }[];
+  missing: string[];
+  unused: string[];
+  defined: string[];
+  referenced: { name: string; defaultValue?: string; required: boolean }[];
+}
+
+export interface StackSources {
+  environmentId: number;
+  total: number;
+  adopted: number;
+  internal: { count: number; stacks: { name: string; status: StackStatus; adopted: boolean }[] };
+  git: { count: number; stacks: { name: string; status: StackStatus; adopted: boolean }[] };
+  external: { count: number; stacks: { name: string; status: StackStatus; adopted: boolean }[] };
+}
+
+export function getSources(env: number): Promise<StackSources> {
+  return request('GET', '/api/stacks/sources', { query: { env } });
+}
+
+export function getBasePath(env: number): Promise<{ basePath: string; environmentId: number }> {
+  return request('GET', '/api/stacks/base-path', { query: { env } });
+}
+
+export function getDefaultPath(env: number, name: string): Promise<DefaultPath> {
+  return request('GET', '/api/stacks/default-path', { query: { env, name } });
+}
+
+export async function getPathHints(env: number, prefix = ''): Promise<PathHints> {
+  const q: Record<string, string | number> = { env };
+  if (prefix) q.prefix = prefix;
+  const r = await request<PathHints>('GET', '/api/stacks/path-hints', { query: q });
+  return { basePath: r?.basePath ?? '', directories: r?.directories ?? [], composeFiles: r?.composeFiles ?? [], truncated: !!r?.truncated };
+}
+
+export function validatePath(env: number, p: string): Promise<PathCheck> {
+  return request('POST', '/api/stacks/validate-path', { query: { env }, body: { path: p } });
+}
+
+export function checkPathChange(env: number, name: string, p: string): Promise<PathChange> {
+  return request('POST', path(name, '/check-path-change'), { query: { env }, body: { path: p } });
+}
+
+export function relocateStack(env: number, name: string, p: string): Promise<PathChange & { success: boolean }> {
+  return request('POST', path(name, '/relocate'), { query: { env }, body: { path: p } });
+}
+
+/** Validates env file text and/or variables against the stack's compose file (nothing is saved). */
+export function validateEnv(env: number, name: string, body: { content?: string; variables?: StackVariable[] }): Promise<EnvReport> {
+  return request('POST', path(name, '/env/validate'), { query: { env }, body });
+}
+
+export function deletePreview(env: number, name: string, removeVolumes: boolean): Promise<DeletePreview> {
+  return request('GET', path(name, '/delete-preview'), { query: { env, force: removeVolumes } });
+}
+
+/** The compose file path of a location typed in the editor: a directory gets compose.yaml. */
+export function composePathOf(location: string): string {
+  const l = location.trim().replace(/\/+$/, '');
+  if (!l) return '';
+  return /\.ya?ml$/i.test(l) ? l : `${l}/compose.yaml`;
 }

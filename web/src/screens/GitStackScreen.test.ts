@@ -24,6 +24,8 @@ vi.mock('../lib/api-git', async (importOriginal) => {
     deleteGitStack: vi.fn(),
     startGitJob: vi.fn(),
     followGitJob: vi.fn(),
+    deployGitStackStream: vi.fn(),
+    testGitStack: vi.fn(),
     newSecret: () => 'a1'.repeat(32),
   };
 });
@@ -104,12 +106,60 @@ describe('GitStackScreen', () => {
   });
 
   it('shows a failed deploy with its error', async () => {
-    vi.mocked(git.startGitJob).mockResolvedValue('job-1');
-    vi.mocked(git.followGitJob).mockResolvedValue({ success: false, error: 'authentication required' });
+    vi.mocked(git.deployGitStackStream).mockResolvedValue({ success: false, error: 'authentication required' });
     render(GitStackScreen, { route: route(5) });
     await screen.findByRole('heading', { level: 1, name: 'shop' });
     await fireEvent.click(screen.getByRole('button', { name: 'Deploy' }));
     expect((await screen.findByRole('alert')).textContent).toBe('authentication required');
+    expect(git.startGitJob).not.toHaveBeenCalled();
+  });
+
+  it('deploys with the progress streamed into the output as it comes', async () => {
+    let finish: (r: git.GitDeployResult) => void = () => {};
+    vi.mocked(git.deployGitStackStream).mockImplementation(
+      (_id, onLine) =>
+        new Promise((resolve) => {
+          onLine('Pulling https://git.example.com/app.git (branch release)');
+          onLine('Container shop-app-1 Started');
+          finish = resolve;
+        }),
+    );
+    render(GitStackScreen, { route: route(5) });
+    await screen.findByRole('heading', { level: 1, name: 'shop' });
+    await fireEvent.click(screen.getByRole('button', { name: 'Deploy' }));
+    await waitFor(() => expect(git.deployGitStackStream).toHaveBeenCalledWith(5, expect.any(Function)));
+    const out = await screen.findByRole('log', { name: 'Deploy shop output' });
+    await waitFor(() => expect(out.textContent).toContain('Container shop-app-1 Started'));
+    expect((screen.getByRole('button', { name: 'Deploy' }) as HTMLButtonElement).disabled).toBe(true);
+    finish({ success: true, deployed: true, commit: 'abc', message: "Deployed stack 'shop' at commit abc" });
+    expect(await screen.findByText(/Deployed stack 'shop' at commit abc/)).toBeTruthy();
+  });
+
+  it('tests the files at the branch head and shows what is missing', async () => {
+    vi.mocked(git.testGitStack).mockResolvedValueOnce({
+      success: false,
+      commit: '0123456789abcdef',
+      branch: 'release',
+      composePath: 'deploy/compose.yaml',
+      composeFileExists: true,
+      envFilePath: 'deploy/app.env',
+      envFileExists: false,
+      error: "env file 'deploy/app.env' not found",
+    });
+    render(GitStackScreen, { route: route(5) });
+    await screen.findByRole('heading', { level: 1, name: 'shop' });
+    await fireEvent.click(screen.getByRole('button', { name: 'Test' }));
+    const result = await screen.findByRole('status', { name: 'Test result' });
+    await waitFor(() => expect(result.textContent).toContain('Test failed'));
+    expect(result.textContent).toContain("env file 'deploy/app.env' not found");
+    expect(result.textContent).toContain('0123456789ab');
+    expect(result.textContent).toMatch(/Compose file\s*deploy\/compose.yaml: found/);
+    expect(result.textContent).toMatch(/Env file\s*deploy\/app.env: missing/);
+    expect(git.testGitStack).toHaveBeenCalledWith(5);
+
+    vi.mocked(git.testGitStack).mockRejectedValueOnce(new ApiError(404, 'Git stack not found'));
+    await fireEvent.click(screen.getByRole('button', { name: 'Test' }));
+    await waitFor(() => expect(result.textContent).toContain('Test failed: Git stack not found'));
   });
 
   it('edits the settings', async () => {
