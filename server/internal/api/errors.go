@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/server/internal/files"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -52,7 +53,10 @@ func errorResponse(err error) (int, errorBody) {
 		return status, errorBody{Error: f.Message, Details: f.Details}
 	}
 	var tooBig *http.MaxBytesError
+	var tooLarge *files.TooLargeError
 	switch {
+	case errors.As(err, &tooLarge): // a file or upload over the file browser's limits
+		return http.StatusRequestEntityTooLarge, errorBody{Error: tooLarge.Message}
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge, errorBody{Error: "Request body too large"}
 	case errors.Is(err, store.ErrNotFound):

@@ -1,0 +1,201 @@
+package files
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/shared/fault"
+)
+
+// needsRunning is the refusal of a delete or rename on a container that is
+// not running.
+func needsRunning(what string) error {
+	return fault.New(fault.Conflict, what+" needs a running container: the engine's archive API can only add files, "+
+		"and removing one runs rm or mv inside the container. Start the container first.")
+}
+
+// Delete removes p (a directory with everything under it; a link, not what
+// it points to). The container must be running: see the package comment.
+func (s *Service) Delete(ctx context.Context, env store.Environment, id, p string) error {
+	p, err := writablePath(p)
+	if err != nil {
+		return err
+	}
+	t, err := s.open(ctx, env, id, "delete file")
+	if err != nil {
+		return err
+	}
+	if err := s.guardWrite(ctx, t, p); err != nil {
+		return err
+	}
+	if _, err := t.c.StatPath(ctx, t.id, p); err != nil {
+		return pathFault("delete file", p, err)
+	}
+	if !t.running {
+		return needsRunning("Deleting a file")
+	}
+	return s.run(ctx, t, "delete file", "rm", "-rf", "--", p)
+}
+
+// Rename moves from to to (a full path; its parent must exist, and to must
+// not). The container must be running: see the package comment.
+func (s *Service) Rename(ctx context.Context, env store.Environment, id, from, to string) error {
+	from, err := writablePath(from)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(to) == "" {
+		return fault.New(fault.Invalid, "New path is required")
+	}
+	to, err = writablePath(to)
+	if err != nil {
+		return err
+	}
+	if err := validName(path.Base(to)); err != nil {
+		return err
+	}
+	if from == to {
+		return fault.New(fault.Invalid, "The new path is the same as the old one")
+	}
+	if strings.HasPrefix(to, from+"/") {
+		return fault.New(fault.Invalid, "A directory cannot be moved into itself")
+	}
+	t, err := s.open(ctx, env, id, "rename file")
+	if err != nil {
+		return err
+	}
+	for _, p := range []string{from, to} {
+		if err := s.guardWrite(ctx, t, p); err != nil {
+			return err
+		}
+	}
+	if _, err := t.c.StatPath(ctx, t.id, from); err != nil {
+		return pathFault("rename file", from, err)
+	}
+	if _, err := t.c.StatPath(ctx, t.id, to); err == nil {
+		return fault.New(fault.Conflict, "Path already exists: "+to)
+	} else if !errors.Is(err, engine.ErrNotFound) {
+		return pathFault("rename file", to, err)
+	}
+	if _, err := t.c.StatPath(ctx, t.id, path.Dir(to)); err != nil {
+		return pathFault("rename file", path.Dir(to), err)
+	}
+	if !t.running {
+		return needsRunning("Renaming a file")
+	}
+	return s.run(ctx, t, "rename file", "mv", "--", from, to)
+}
+
+// run runs a file command in the container; a failure carries its output.
+// An image without the program but with busybox (minimal images often ship
+// only some of its links) runs it as a busybox applet.
+func (s *Service) run(ctx context.Context, t target, op string, cmd ...string) error {
+	res, missing, err := s.runOnce(ctx, t, op, cmd)
+	if missing {
+		res, missing, err = s.runOnce(ctx, t, op, append([]string{"busybox"}, cmd...))
+	}
+	if missing {
+		return fault.New(fault.Conflict, fmt.Sprintf("The container has no %s program, which is needed to %s", cmd[0], op)).
+			WithDetails(strings.TrimSpace(res.Output))
+	}
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fault.New(fault.Internal, "Failed to "+op).WithDetails(strings.TrimSpace(res.Output))
+	}
+	return nil
+}
+
+// runOnce runs cmd; missing reports that its program does not exist.
+func (s *Service) runOnce(ctx context.Context, t target, op string, cmd []string) (res engine.CommandResult, missing bool, err error) {
+	res, err = t.c.RunCommand(ctx, t.id, cmd)
+	if err != nil {
+		if strings.Contains(err.Error(), "executable file not found") || strings.Contains(err.Error(), "no such file or directory") {
+			return engine.CommandResult{Output: engine.Details(err)}, true, err
+		}
+		return res, false, opFault(op, err)
+	}
+	return res, res.ExitCode == 126 || res.ExitCode == 127, nil
+}
+
+// ParseMode reads a permission mode: octal digits ("644", "0755", "0o755").
+func ParseMode(s string) (int64, error) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "0o")
+	m, err := strconv.ParseInt(s, 8, 64)
+	if s == "" || err != nil || m < 0 || m > 0o7777 {
+		return 0, fault.Invalidf("Invalid mode %q: use octal digits such as 644 or 0755", s)
+	}
+	return m, nil
+}
+
+// Chmod sets the permission bits of p (and, when recursive, of everything
+// under it except links). It works on stopped containers too: p's tar is
+// read from the engine, its headers get the new mode, and it is extracted
+// back over itself, streamed (a recursive change rewrites every file of the
+// tree; a concurrent write by the container in between may be lost).
+func (s *Service) Chmod(ctx context.Context, env store.Environment, id, p string, mode int64, recursive bool) error {
+	p, err := writablePath(p)
+	if err != nil {
+		return err
+	}
+	t, err := s.open(ctx, env, id, "change file mode")
+	if err != nil {
+		return err
+	}
+	if err := s.guardWrite(ctx, t, p); err != nil {
+		return err
+	}
+	rc, st, err := t.c.CopyFrom(ctx, t.id, p)
+	if err != nil {
+		return pathFault("change file mode", p, err)
+	}
+	defer rc.Close()
+	if st.Mode&fsModeSymlink != 0 {
+		return fault.Invalidf("Path %s is a symbolic link; change the mode of the file it points to", p)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(rewriteModes(rc, pw, mode, recursive))
+	}()
+	err = t.c.CopyTo(ctx, t.id, path.Dir(p), pr)
+	_ = pr.CloseWithError(io.ErrClosedPipe) // ends the rewriter if the engine stopped reading
+	if err != nil {
+		return pathFault("change file mode", p, err)
+	}
+	return nil
+}
+
+// rewriteModes copies the tar in to out with mode on its first entry (all
+// entries but links when recursive; only the first otherwise).
+func rewriteModes(in io.Reader, out io.Writer, mode int64, recursive bool) error {
+	tr := tar.NewReader(in)
+	tw := tar.NewWriter(out)
+	for first := true; ; first = false {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) || (!first && !recursive) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if hdr.Typeflag != tar.TypeSymlink && hdr.Typeflag != tar.TypeLink {
+			hdr.Mode = hdr.Mode&^0o7777 | mode
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if _, err := io.Copy(tw, tr); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
