@@ -461,7 +461,11 @@ func TestLabelsListDefinedAndEnvironmentLabelsWithCounts(t *testing.T) {
 		{map[string]any{"name": "prod"}, 409, "Label 'prod' already exists"},
 	} {
 		code, body := h.do("POST", "/api/labels", tt.body)
-		if code != tt.status || !strings.Contains(string(body), tt.message) {
+		var e struct {
+			Error string `json:"error"`
+		}
+		_ = json.Unmarshal(body, &e)
+		if code != tt.status || !strings.Contains(e.Error, tt.message) {
 			t.Errorf("%v = %d %s, want %d %q", tt.body, code, body, tt.status, tt.message)
 		}
 	}
