@@ -126,11 +126,12 @@ func (h *Helpers) List(ctx context.Context, env store.Environment, volume, p str
 // the kept one has gone.
 func (h *Helpers) exec(ctx context.Context, env store.Environment, volume string, cmd []string, limit int) ([]byte, error) {
 	for attempt := 0; ; attempt++ {
-		c, id, err := h.browseHelper(ctx, env, volume)
+		c, id, done, err := h.browseHelper(ctx, env, volume)
 		if err != nil {
 			return nil, err
 		}
 		out, err := c.ExecOutput(ctx, id, cmd, limit)
+		done()
 		if err == nil || errors.Is(err, engine.ErrOutputTooLarge) {
 			return out, err
 		}
@@ -275,10 +276,11 @@ func (h *Helpers) Read(ctx context.Context, env store.Environment, volume, p str
 		return Content{}, err
 	}
 	resolved := string(out[1:])
-	c, id, err := h.browseHelper(ctx, env, volume)
+	c, id, done, err := h.browseHelper(ctx, env, volume)
 	if err != nil {
 		return Content{}, err
 	}
+	defer done()
 	st, err := c.StatPath(ctx, id, resolved)
 	if err != nil {
 		return Content{}, helperFault("read file", err)

@@ -61,6 +61,7 @@ type helper struct {
 	err   error
 	timer *time.Timer
 	c     *engine.Client
+	busy  int // requests using it (guarded by Helpers.mu)
 }
 
 // NewHelpers returns the helper keeper of the server called owner (its node
@@ -180,55 +181,74 @@ func (h *Helpers) oneOff(ctx context.Context, c *engine.Client, kind, volume str
 }
 
 // browseHelper returns the running browse helper of volume on env, making
-// it if needed, and keeps it for another idle time.
-func (h *Helpers) browseHelper(ctx context.Context, env store.Environment, volume string) (*engine.Client, string, error) {
+// it if needed. The caller calls done when it no longer uses the helper;
+// the idle time counts from the last done.
+func (h *Helpers) browseHelper(ctx context.Context, env store.Environment, volume string) (*engine.Client, string, func(), error) {
 	c, _, err := h.client(ctx, env, volume)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	key := helperKey{env.ID, volume}
 	h.mu.Lock()
 	hp, ok := h.browse[key]
-	if ok {
+	if !ok {
+		hp = &helper{ready: make(chan struct{}), c: c}
+		hp.timer = time.AfterFunc(h.idle, func() { h.expire(key, hp) })
+		h.browse[key] = hp
+	}
+	hp.busy++
+	h.mu.Unlock()
+	done := func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		hp.busy--
 		hp.timer.Reset(h.idle)
-		h.mu.Unlock()
+	}
+	if ok {
 		select {
 		case <-hp.ready:
 		case <-ctx.Done():
-			return nil, "", ctx.Err()
+			done()
+			return nil, "", nil, ctx.Err()
 		}
 		if hp.err != nil {
-			return nil, "", hp.err
+			done()
+			return nil, "", nil, hp.err
 		}
-		return c, hp.id, nil
+		return c, hp.id, done, nil
 	}
-	hp = &helper{ready: make(chan struct{}), c: c}
-	hp.timer = time.AfterFunc(h.idle, func() { h.expire(key, hp, c) })
-	h.browse[key] = hp
-	h.mu.Unlock()
 
 	// The helper outlives this request: it is made without the request's
 	// cancellation.
 	id, _, err := h.oneOff(context.WithoutCancel(ctx), c, "volume-browse", volume, true,
 		[]string{"sleep", "86400"}, engine.VolumeMount{Volume: volume, Target: mountPath, ReadOnly: true})
-	hp.id, hp.err = id, err
+	if err != nil {
+		hp.err = helperFault("browse volume", err)
+	}
+	hp.id = id
 	close(hp.ready)
 	if err != nil {
 		h.mu.Lock()
 		if h.browse[key] == hp {
 			delete(h.browse, key)
 		}
-		h.mu.Unlock()
 		hp.timer.Stop()
-		return nil, "", helperFault("browse volume", err)
+		h.mu.Unlock()
+		return nil, "", nil, hp.err
 	}
-	return c, id, nil
+	return c, id, done, nil
 }
 
-// expire removes an idle browse helper.
-func (h *Helpers) expire(key helperKey, hp *helper, c *engine.Client) {
+// expire removes an idle browse helper; one in use is left for another
+// idle time.
+func (h *Helpers) expire(key helperKey, hp *helper) {
 	h.mu.Lock()
 	if h.browse[key] != hp {
+		h.mu.Unlock()
+		return
+	}
+	if hp.busy > 0 {
+		hp.timer.Reset(h.idle)
 		h.mu.Unlock()
 		return
 	}
@@ -236,7 +256,7 @@ func (h *Helpers) expire(key helperKey, hp *helper, c *engine.Client) {
 	h.mu.Unlock()
 	<-hp.ready
 	if hp.id != "" {
-		h.remove(c, hp.id)
+		h.remove(hp.c, hp.id)
 	}
 }
 
