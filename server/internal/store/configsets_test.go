@@ -1,0 +1,82 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/server/internal/store/storetest"
+)
+
+func TestConfigSetsRoundTripWithSecretsSealed(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		c := store.ConfigSet{Name: "web", Description: "d",
+			EnvVars:     []store.ConfigVar{{Key: "TZ", Value: "UTC"}, {Key: "PW", Value: "hunter2", IsSecret: true}},
+			Labels:      map[string]string{"team": "web"},
+			Ports:       []store.ConfigPort{{ContainerPort: "80", HostPort: "8080", Protocol: "tcp"}},
+			Volumes:     []string{"data:/data"},
+			NetworkMode: "bridge", RestartPolicy: "always"}
+		if err := s.CreateConfigSet(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetConfigSet(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(c, got); diff != "" {
+			t.Errorf("read back (-want +got):\n%s", diff)
+		}
+		var raw string
+		if err := s.DB().QueryRow("SELECT env_vars FROM config_sets WHERE id = $1", c.ID).Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(raw, "hunter2") {
+			t.Errorf("raw row holds the secret: %s", raw)
+		}
+		dup := store.ConfigSet{Name: "web"}
+		if err := s.CreateConfigSet(ctx, &dup); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("duplicate: %v", err)
+		}
+		c.Name, c.EnvVars = "web2", nil
+		if err := s.UpdateConfigSet(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.GetConfigSet(ctx, c.ID)
+		if got.Name != "web2" || len(got.EnvVars) != 0 {
+			t.Errorf("updated = %+v", got)
+		}
+		if err := s.DeleteConfigSet(ctx, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.GetConfigSet(ctx, c.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("after delete: %v", err)
+		}
+		if err := s.DeleteConfigSet(ctx, c.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("second delete: %v", err)
+		}
+	})
+}
+
+func TestLabelsAreUniqueByName(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		for _, n := range []string{"prod", "dev"} {
+			l := store.Label{Name: n, Color: "#fff"}
+			if err := s.CreateLabel(ctx, &l); err != nil || l.ID == 0 {
+				t.Fatal(l, err)
+			}
+		}
+		if err := s.CreateLabel(ctx, &store.Label{Name: "prod"}); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("duplicate: %v", err)
+		}
+		list, err := s.ListLabels(ctx)
+		if err != nil || len(list) != 2 || list[0].Name != "dev" {
+			t.Errorf("list = %+v, %v", list, err)
+		}
+	})
+}
