@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/agents"
+	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/containers"
 	"github.com/berth-dev/berth/server/internal/dashboard"
 	"github.com/berth-dev/berth/server/internal/jobs"
@@ -27,10 +28,32 @@ var apiOps = map[string]apiOp{
 	"POST /api/auth/login":         {Summary: "Sign in (sets the session cookie)", Request: loginInput{}, Response: loginAnswer{}},
 	"POST /api/auth/logout":        {Summary: "Sign out", Response: successAnswer{}},
 	"GET /api/auth/session":        {Summary: "The caller's session", Response: sessionAnswer{}},
-	"GET /api/auth/providers":      {Summary: "Sign-in choices", Response: []provider{}},
+	"GET /api/auth/providers":      {Summary: "Sign-in choices", Response: providersAnswer{}},
 	"GET /api/auth/tokens":         {Summary: "API tokens (the caller's; all=true: everyone's, for admins)", Response: []tokenJSON{}, Query: []queryParam{{"all", "boolean", "every user's tokens (admins)"}}},
 	"POST /api/auth/tokens":        {Summary: "Create an API token (its secret is shown once)", Request: tokenInput{}, Response: createdTokenAnswer{}, Status: 201},
 	"DELETE /api/auth/tokens/{id}": {Summary: "Revoke an API token", Response: successAnswer{}},
+
+	"GET /api/auth/settings": {Summary: "Authentication settings", Response: auth.Settings{}},
+	"PUT /api/auth/settings": {Summary: "Change authentication settings", Request: auth.SettingsPatch{}, Response: auth.Settings{}},
+
+	"GET /api/profile": {Summary: "The caller's profile", Response: userJSON{}},
+
+	// Registries, git and auto-update.
+	"GET /api/registries":                  {Summary: "List registries", Response: []registryJSON{}},
+	"POST /api/registries":                 {Summary: "Add a registry", Request: registryRequest{}, Response: registryJSON{}, Status: 201},
+	"GET /api/registries/{id}":             {Summary: "Get a registry", Response: registryJSON{}},
+	"PUT /api/registries/{id}":             {Summary: "Update a registry", Request: registryRequest{}, Response: registryJSON{}},
+	"DELETE /api/registries/{id}":          {Summary: "Delete a registry", Response: successAnswer{}},
+	"GET /api/git/credentials":             {Summary: "List git credentials", Response: []gitCredentialJSON{}},
+	"GET /api/git/credentials/{id}":        {Summary: "Get a git credential", Response: gitCredentialJSON{}},
+	"GET /api/git/repositories":            {Summary: "List git repositories", Response: []gitRepositoryJSON{}},
+	"GET /api/git/repositories/{id}":       {Summary: "Get a git repository", Response: gitRepositoryJSON{}},
+	"GET /api/git/stacks":                  {Summary: "List git stacks", Response: []gitStackJSON{}},
+	"GET /api/git/stacks/{id}":             {Summary: "Get a git stack", Response: gitStackJSON{}},
+	"POST /api/git/stacks":                 {Summary: "Create a git stack", Request: gitStackRequest{}},
+	"PUT /api/git/stacks/{id}":             {Summary: "Update a git stack", Request: gitStackRequest{}},
+	"GET /api/auto-update":                 {Summary: "Auto-update settings by container name", Response: map[string]autoUpdateSettings{}},
+	"GET /api/auto-update/{containerName}": {Summary: "A container's auto-update settings"},
 
 	// Users and roles.
 	"GET /api/users":               {Summary: "List users", Response: []userJSON{}},
@@ -197,6 +220,11 @@ type loginAnswer struct {
 	Success     bool         `json:"success,omitempty"`
 	User        *sessionUser `json:"user,omitempty"`
 	RequiresMFA bool         `json:"requiresMfa,omitempty"`
+}
+
+type providersAnswer struct {
+	Providers       []provider `json:"providers"`
+	DefaultProvider string     `json:"defaultProvider"`
 }
 
 type sessionAnswer struct {
