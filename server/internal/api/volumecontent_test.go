@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -367,4 +368,34 @@ func gunzip(t *testing.T, r io.Reader) io.Reader {
 		t.Fatal(err)
 	}
 	return zr
+}
+
+func TestVolumeExportHelperIsRemovedWhenTheClientLeaves(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.removeObjectsAtCleanup()
+	vol := "berth-leave-" + h.label
+	removeHelpersAtCleanup(t, vol)
+	fillVolume(t, h.label, vol, "dd if=/dev/zero of=/d/big bs=1048576 count=128 2>/dev/null")
+	resp, err := h.http.Get(h.url + "/api/volumes/" + vol + "/export?env=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("export = %d", resp.StatusCode)
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(volumeHelpers(t, vol)); n != 1 {
+		t.Errorf("helpers while exporting = %d, want 1", n)
+	}
+	resp.Body.Close() // the client leaves halfway
+	deadline := time.Now().Add(time.Minute)
+	for len(volumeHelpers(t, vol)) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the export helper of %s is still there a minute after the client left", vol)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
