@@ -1,0 +1,64 @@
+// Browser test of a container's Files tab (harness: lib/harness.mjs): on a
+// labelled running container, a file is uploaded from the browser, opened in
+// the editor, changed and saved (checked with docker exec), and its directory
+// downloaded as a tar whose content is compared. axe-core checks the tab.
+//
+// Needs: a berth binary and console build (BERTH_BIN, WEB_DIR), a Docker
+// engine, Chromium and the test image (BERTH_TEST_IMAGE).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { docker, startConsole, testImage } from './lib/harness.mjs';
+
+let h;
+let page;
+let name;
+
+describe('container files', { timeout: 120_000 }, () => {
+  before(async () => {
+    h = await startConsole();
+    page = h.page;
+    name = `e2e-files-${h.label}`;
+    docker('run', '-d', '--name', name, '--label', `berth.test=${h.label}`, testImage, 'sleep', '600');
+    await h.signIn();
+  });
+
+  after(async () => {
+    await h?.stop();
+  });
+
+  it('uploads, edits and downloads a file', async () => {
+    await h.open(`/containers/${name}?tab=files`);
+    await page.getByRole('table', { name: 'Files of /' }).waitFor();
+    await h.checkA11y('files tab');
+    await page.getByRole('table', { name: 'Files of /' }).getByRole('button', { name: 'tmp/' }).click();
+    await page.getByRole('table', { name: 'Files of /tmp' }).waitFor();
+
+    const dir = mkdtempSync(path.join(tmpdir(), 'berth-e2e-files-'));
+    const local = path.join(dir, 'notes.txt');
+    writeFileSync(local, 'first line\n');
+    await page.getByLabel('Upload files').setInputFiles(local);
+    await page.getByRole('status').filter({ hasText: 'Uploaded notes.txt' }).waitFor();
+    assert.equal(docker('exec', name, 'cat', '/tmp/notes.txt'), 'first line');
+
+    await page.getByRole('button', { name: 'notes.txt', exact: true }).click();
+    const editor = page.getByRole('dialog', { name: 'Edit /tmp/notes.txt' });
+    await editor.getByRole('textbox', { name: 'Content' }).fill('edited in the browser\n');
+    await editor.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved /tmp/notes.txt' }).waitFor();
+    assert.equal(docker('exec', name, 'cat', '/tmp/notes.txt'), 'edited in the browser');
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download notes.txt' }).click(),
+    ]);
+    assert.equal(download.suggestedFilename(), 'notes.txt.tar');
+    const tarPath = await download.path();
+    const content = execFileSync('tar', ['-xOf', tarPath, 'notes.txt'], { encoding: 'utf8' });
+    assert.equal(content, 'edited in the browser\n');
+    assert.deepEqual(h.pageErrors, []);
+  });
+});
