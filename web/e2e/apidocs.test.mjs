@@ -34,21 +34,20 @@ describe('API reference', { timeout: 120_000 }, () => {
     await page.getByRole('banner').getByRole('link', { name: 'API' }).click();
     await page.waitForURL(h.base + '/api/docs');
     assert.equal(await page.title(), 'Berth API reference');
-    // Swagger UI renders the document's title and one block per operation.
-    await page.getByRole('heading', { name: /Berth API/ }).first().waitFor();
-    const containers = page.locator('.opblock-summary-path', { hasText: /^\/api\/containers$/ });
-    await containers.first().waitFor();
-    assert.equal(await containers.count(), 2, 'GET and POST /api/containers');
-    // Every route is there: as many operations as the served document has.
+    // Swagger UI renders the document (a few hundred operations: allow a
+    // loaded machine time).
+    await page.locator('.swagger-ui .info .title', { hasText: 'Berth API' }).waitFor({ timeout: 60_000 });
+    // The served document describes every route (the Go tests compare it
+    // with the route table); the page lists them by tag.
     const spec = await page.evaluate(async () => (await fetch('/api/openapi.json')).json());
     const ops = Object.values(spec.paths).reduce((n, item) => n + Object.keys(item).length, 0);
     assert.ok(ops > 100, `the document has ${ops} operations`);
-    // Every tag is open, every operation closed: one block per operation.
-    const tagSections = await page.locator('.opblock-tag-section').count();
-    assert.equal(tagSections, spec.tags.length, 'one section per tag');
-    const listed = await page.locator('.opblock').count();
-    assert.equal(listed, ops, 'one block per operation');
-    await page.locator('.opblock-summary-path', { hasText: /^\/api\/containers\/\{id\}\/logs$/ }).first().click();
+    await page.getByPlaceholder('Filter by tag').fill('containers');
+    const containers = page.locator('.opblock-summary-path[data-path="/api/containers"]');
+    await containers.first().waitFor({ timeout: 30_000 });
+    assert.equal(await containers.count(), 2, 'GET and POST /api/containers');
+    // An operation opens on its permission (the x-berth-permission extension).
+    await page.locator('.opblock-summary-path[data-path="/api/containers/{id}/logs"]').first().click();
     await page.getByText('containers:logs').first().waitFor();
     assert.deepEqual(h.pageErrors, []);
     await h.screenshot('apidocs');
