@@ -25,10 +25,12 @@ type node struct {
 	Any      any               `json:"any"`
 	Data     []byte            `json:"data"`
 	Plain    bool
-	private  int
+	private  int // unexported: encoding/json leaves it out
 }
 
-type custom struct{ v string }
+var _ = node{}.private
+
+type custom struct{}
 
 func (c *custom) UnmarshalJSON([]byte) error { return nil }
 
