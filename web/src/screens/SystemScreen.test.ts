@@ -2,6 +2,7 @@ import { cleanup, fireEvent, render, screen, within } from '@testing-library/sve
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
 import * as sys from '../lib/api-system';
+import * as inv from '../lib/api-inventory';
 import { session } from '../lib/session.svelte';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import SystemScreen from './SystemScreen.svelte';
@@ -9,6 +10,11 @@ import SystemScreen from './SystemScreen.svelte';
 vi.mock('../lib/api-system', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-system')>();
   return { ...real, getSystem: vi.fn(), getDatabaseHealth: vi.fn(), getHost: vi.fn(), getDisk: vi.fn(), prune: vi.fn() };
+});
+
+vi.mock('../lib/api-inventory', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api-inventory')>();
+  return { ...real, getChangelog: vi.fn(), getDependencies: vi.fn() };
 });
 
 const use = (total: number, size: number): sys.DiskUse => ({ total, active: 1, size, reclaimable: size / 2 });
@@ -20,6 +26,10 @@ beforeEach(() => {
   vi.mocked(sys.getSystem).mockResolvedValue({
     version: '1.2.3', goVersion: 'go1.26', database: 'sqlite', startedAt: '2026-11-23T10:00:00Z', uptimeSeconds: 3 * 3600 + 120,
     enterprise: false, agentsConnected: 2, counts: { environments: 1, users: 4 }, jobs: { running: 0 },
+  });
+  vi.mocked(inv.getChangelog).mockResolvedValue([{ version: 'Unreleased', date: '', changes: ['Container file browser'] }]);
+  vi.mocked(inv.getDependencies).mockResolvedValue({
+    goVersion: 'go1.26.8', main: 'github.com/berth-dev/berth/server', dependencies: [{ name: 'github.com/gin-gonic/gin', version: 'v1.11.0' }],
   });
   vi.mocked(sys.getDatabaseHealth).mockResolvedValue({ status: 'ok', healthy: true, dialect: 'sqlite', latencyMs: 0.42 });
   vi.mocked(sys.getHost).mockResolvedValue({
@@ -87,5 +97,19 @@ describe('api-system helpers', () => {
     expect(sys.prunedCount({ success: true, spaceReclaimed: 0, containers: { deleted: ['a'], spaceReclaimed: 0 }, images: { deleted: ['i', 'j'], spaceReclaimed: 0 } })).toBe(3);
     expect(sys.formatUptime(40)).toBe('40 s');
     expect(sys.formatUptime(2 * 86400 + 5 * 3600)).toBe('2 d 5 h');
+  });
+  it('shows the release notes and the linked modules, and why they cannot be read', async () => {
+    render(SystemScreen);
+    const about = (await screen.findByRole('heading', { name: 'About Berth' })).closest('section') as HTMLElement;
+    await within(about).findByText('Release notes');
+    expect(within(about).getByText('Container file browser')).toBeTruthy();
+    expect(within(about).getByText('Linked modules (1, go1.26.8)')).toBeTruthy();
+    expect(within(about).getByRole('cell', { name: 'github.com/gin-gonic/gin' })).toBeTruthy();
+    cleanup();
+    vi.mocked(inv.getChangelog).mockRejectedValue(new ApiError(500, 'Internal server error'));
+    render(SystemScreen);
+    const again = (await screen.findByRole('heading', { name: 'About Berth' })).closest('section') as HTMLElement;
+    await within(again).findByRole('alert');
+    expect(within(again).queryByText('Release notes')).toBeNull();
   });
 });
