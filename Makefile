@@ -33,7 +33,7 @@ PKGS := ./server/... ./shared/... ./agent/...
 # a source file of web/ is newer than the copy; node_modules is reinstalled
 # (npm ci) when the lockfile is newer than it.
 WEB_DIST := server/internal/webui/dist
-WEB_SRC  := $(shell find web/src web/public web/index.html web/package.json web/package-lock.json \
+WEB_SRC  := $(shell find web/src web/public web/index.html web/docs.html web/package.json web/package-lock.json \
 	web/vite.config.ts web/svelte.config.js web/tsconfig.json -type f 2>/dev/null)
 
 # Exports the variables written by scripts/test-env.sh into the shell of one recipe line.
