@@ -11,33 +11,8 @@ vi.mock('../lib/api-stacks', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-stacks')>();
   return { ...real, createStack: vi.fn(), getDefaultPath: vi.fn(), getPathHints: vi.fn(), validatePath: vi.fn() };
 });
-// CodeMirror needs layout jsdom lacks: a text area stands in, linted with the real compose linter.
-vi.mock('../components/stacks/codemirror', async () => {
-  const { lintCompose } = await import('../components/stacks/yaml-lint');
-  return {
-    createEditor(parent: HTMLElement, opts: { doc: string; label: string; onChange?: (t: string) => void; onLint?: (p: unknown[]) => void }) {
-      const ta = document.createElement('textarea');
-      ta.setAttribute('aria-label', opts.label);
-      ta.value = opts.doc;
-      parent.appendChild(ta);
-      const lint = () => opts.onLint?.(lintCompose(ta.value));
-      ta.addEventListener('input', () => {
-        opts.onChange?.(ta.value);
-        lint();
-      });
-      lint();
-      return {
-        setDoc: (t: string) => {
-          if (ta.value !== t) ta.value = t;
-        },
-        setDark() {},
-        setReadOnly: (ro: boolean) => (ta.readOnly = ro),
-        focus: () => ta.focus(),
-        destroy: () => ta.remove(),
-      };
-    },
-  };
-});
+// CodeMirror needs layout jsdom lacks: a text area stands in (editor-test-double).
+vi.mock('../components/stacks/codemirror', () => import('../components/stacks/editor-test-double'));
 
 const compose = 'services:\n  web:\n    image: berth-test/busybox:1\n';
 

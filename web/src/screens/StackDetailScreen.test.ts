@@ -30,33 +30,8 @@ vi.mock('../lib/api-git', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-git')>();
   return { ...real, listGitStacks: vi.fn() };
 });
-vi.mock('../components/stacks/codemirror', async () => {
-  const { lintCompose } = await import('../components/stacks/yaml-lint');
-  return {
-    createEditor(parent: HTMLElement, opts: { doc: string; label: string; readOnly?: boolean; onChange?: (t: string) => void; onLint?: (p: unknown[]) => void }) {
-      const ta = document.createElement('textarea');
-      ta.setAttribute('aria-label', opts.label);
-      ta.value = opts.doc;
-      ta.readOnly = !!opts.readOnly;
-      parent.appendChild(ta);
-      const lint = () => opts.onLint?.(lintCompose(ta.value));
-      ta.addEventListener('input', () => {
-        opts.onChange?.(ta.value);
-        lint();
-      });
-      lint();
-      return {
-        setDoc: (t: string) => {
-          if (ta.value !== t) ta.value = t;
-        },
-        setDark() {},
-        setReadOnly: (ro: boolean) => (ta.readOnly = ro),
-        focus() {},
-        destroy: () => ta.remove(),
-      };
-    },
-  };
-});
+// CodeMirror needs layout jsdom lacks: a text area stands in (editor-test-double).
+vi.mock('../components/stacks/codemirror', () => import('../components/stacks/editor-test-double'));
 
 const compose = 'services:\n  app:\n    image: berth-test/busybox:1\n';
 const entry: stacks.StackEntry = {
