@@ -89,16 +89,8 @@ export async function uploadFiles(env: number, id: string, dir: string, files: F
   return data as { success: boolean; files: string[] };
 }
 
-/** The path of a child of dir. */
-export function childPath(dir: string, name: string): string {
-  return dir === '/' ? `/${name}` : `${dir}/${name}`;
-}
-
-/** The parent directory of a path. */
-export function parentPath(p: string): string {
-  const i = p.lastIndexOf('/');
-  return i <= 0 ? '/' : p.slice(0, i);
-}
+// Paths inside a container, as inside a volume (file-paths.ts).
+export { childPath, parentPath } from './file-paths';
 
 /** Where a link leads, as a path: its target resolved against its directory. */
 export function linkPath(dir: string, target: string): string {

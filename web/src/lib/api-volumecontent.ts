@@ -55,16 +55,8 @@ export function imageExportUrl(env: number, id: string): string {
   return buildUrl(`/api/images/${seg(id)}/export`, { env });
 }
 
-/** The path of a child of dir. */
-export function childPath(dir: string, name: string): string {
-  return dir === '/' ? `/${name}` : `${dir}/${name}`;
-}
-
-/** The parent of path ("/" for the root). */
-export function parentPath(path: string): string {
-  const i = path.lastIndexOf('/');
-  return i <= 0 ? '/' : path.slice(0, i);
-}
+// Paths inside a volume, as inside a container (file-paths.ts).
+export { childPath, parentPath } from './file-paths';
 
 /** Directories first, then by name. */
 export function sortEntries(entries: VolumeEntry[]): VolumeEntry[] {
