@@ -19,8 +19,8 @@
 // BERTH_TEST_OIDC_*; with CI=true their absence fails the test).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { makeLicense } from './lib/fixtures.mjs';
 import { startConsole } from './lib/harness.mjs';
 
 let h;
@@ -31,17 +31,6 @@ let label;
 let enterprise = false;
 let licenseDoc = '';
 const ci = process.env.CI === 'true';
-
-/** An enterprise license for this run, and the public key that verifies it (base64, raw 32 bytes). */
-function makeLicense(id) {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
-  const payload = Buffer.from(
-    JSON.stringify({ id, customer: 'Berth e2e', edition: 'enterprise', issuedAt: new Date(Date.now() - 3600_000).toISOString() }),
-  );
-  const doc = `${payload.toString('base64url')}.${sign(null, payload, privateKey).toString('base64url')}`;
-  return { key: raw.toString('base64'), doc };
-}
 
 /** Skips t (or fails it under CI=true) when the variables are missing. */
 function requireEnv(t, what, ...names) {

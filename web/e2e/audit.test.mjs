@@ -5,22 +5,11 @@
 // /api/audit/events, and a volume created and removed through the API by
 // another session appears at the top of the table without a reload.
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, sign } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { makeLicense } from './lib/fixtures.mjs';
 import { startConsole } from './lib/harness.mjs';
 
 const ci = process.env.CI === 'true';
-
-/** An enterprise license for this run and the base64 public key that verifies it. */
-function makeLicense(id) {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
-  const payload = Buffer.from(
-    JSON.stringify({ id, customer: 'Berth e2e', edition: 'enterprise', issuedAt: new Date(Date.now() - 3600_000).toISOString() }),
-  );
-  const doc = `${payload.toString('base64url')}.${sign(null, payload, privateKey).toString('base64url')}`;
-  return { key: raw.toString('base64'), doc };
-}
 
 describe('audit log live view', { timeout: 120_000 }, () => {
   let h;

@@ -14,27 +14,14 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { docker, startConsole, testImage } from './lib/harness.mjs';
+import { labelledCompose as composeOf } from './lib/fixtures.mjs';
+import { docker, startConsole } from './lib/harness.mjs';
 
 let h;
 let page;
 let env;
 let stackName;
 let tmp;
-
-const composeOf = (label) => `services:
-  web:
-    image: ${testImage}
-    command: sleep 600
-    labels:
-      berth.test: "${label}"
-    volumes:
-      - data:/data
-volumes:
-  data:
-    labels:
-      berth.test: "${label}"
-`;
 
 function projectContainers() {
   return docker('ps', '-q', '--filter', `label=com.docker.compose.project=${stackName}`, '--filter', 'status=running').split('\n').filter(Boolean);

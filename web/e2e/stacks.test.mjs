@@ -11,7 +11,8 @@
 // records it as BERTH_TEST_CHROMIUM) and the test image (BERTH_TEST_IMAGE).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { docker, startConsole, testImage } from './lib/harness.mjs';
+import { labelledCompose as composeOf } from './lib/fixtures.mjs';
+import { docker, startConsole } from './lib/harness.mjs';
 
 let h;
 let page;
@@ -19,20 +20,6 @@ let env;
 let stackName;
 let credName;
 let repoName;
-
-const composeOf = (label) => `services:
-  web:
-    image: ${testImage}
-    command: sleep 600
-    labels:
-      berth.test: "${label}"
-    volumes:
-      - data:/data
-volumes:
-  data:
-    labels:
-      berth.test: "${label}"
-`;
 
 // The editable area of the CodeMirror editor.
 const editor = () => page.locator('.cm-content[contenteditable="true"]');
