@@ -229,5 +229,8 @@ func (s *Server) setDiskWarning(c *gin.Context) error {
 	if err := s.store.SetDiskWarning(ctx, envOf(c).ID, dw); err != nil {
 		return err
 	}
+	if s.notify != nil {
+		s.notify.CheckDiskSoon(envOf(c).ID) // a threshold already crossed is told now
+	}
 	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "settings": dw})
 }

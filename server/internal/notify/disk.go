@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
 )
 
 // diskInterval is how often the disk space of environments with a disk
@@ -29,24 +30,20 @@ func DiskUsage(path string) (float64, error) {
 	return used * 100 / (used + avail), nil
 }
 
-// diskAbove measures the filesystem holding path for environment envID,
-// records whether it is above threshold (percent) in the state the servers
-// on the database share, and reports the usage and whether this server saw
-// it cross above: a warning is sent once on crossing above, by one server,
-// and again only after it was seen below.
-func (s *Service) diskAbove(ctx context.Context, envID int64, path string, threshold int) (pct float64, crossed bool, err error) {
-	if pct, err = DiskUsage(path); err != nil {
-		return 0, false, err
-	}
+// diskAbove records whether environment envID's disk use pct is above
+// threshold (percent) in the state the servers on the database share, and
+// reports whether this server saw it cross above: a warning is sent once on
+// crossing above, by one server, and again only after it was seen below.
+func (s *Service) diskAbove(ctx context.Context, envID int64, pct float64, threshold int) (crossed bool, err error) {
 	state := "below"
 	if pct >= float64(threshold) {
 		state = "above"
 	}
 	changed, err := s.o.Store.SwitchNotificationState(ctx, diskState(envID), state, "below")
 	if err != nil {
-		return pct, false, err
+		return false, err
 	}
-	return pct, changed && state == "above", nil
+	return changed && state == "above", nil
 }
 
 func diskState(envID int64) string { return fmt.Sprintf("environment:%d:disk", envID) }
@@ -66,51 +63,98 @@ func (s *Service) diskLoop() {
 	}
 }
 
-// checkDisks checks every local-socket environment whose disk warning is
-// on, and emits disk_space_warning for those that just crossed their
-// threshold. The engine API gives no free space, so the data root
-// (docker info's DockerRootDir) is measured with statfs, which only works
-// where the engine's filesystem is this host's: a socket environment.
+// checkDisks checks every environment whose disk warning is on, and emits
+// disk_space_warning for those that just crossed their threshold.
 func (s *Service) checkDisks(ctx context.Context) {
 	envs, err := s.o.Store.ListEnvironments(ctx)
 	if err != nil {
 		return
 	}
 	for _, env := range envs {
-		if env.ConnectionType != "socket" {
-			continue
-		}
-		dw, err := s.o.Store.GetDiskWarning(ctx, env.ID)
-		if err != nil {
-			continue
-		}
-		if !dw.Enabled {
-			// Switched on again while above, it warns again.
-			if _, err := s.o.Store.SwitchNotificationState(ctx, diskState(env.ID), "below", "below"); err != nil && ctx.Err() == nil {
-				s.o.Log.Warn("notification: cannot record the disk state", "environment", env.Name, "err", err)
-			}
-			continue
-		}
-		root, err := s.dataRoot(ctx, env)
-		if err != nil {
-			continue
-		}
-		s.checkDisk(ctx, env, root, dw)
+		s.checkEnvironmentDisk(ctx, env)
 	}
 }
 
-// checkDisk measures the filesystem of path for env and emits the warning
-// on crossing above the threshold of dw.
-func (s *Service) checkDisk(ctx context.Context, env store.Environment, path string, dw store.DiskWarning) {
-	pct, crossed, err := s.diskAbove(ctx, env.ID, path, dw.ThresholdPercent)
+// CheckDiskSoon checks environment envID's disk space in the background
+// (after its disk warning changed: a threshold already crossed is told at
+// once, not at the next periodic check).
+func (s *Service) CheckDiskSoon(envID int64) {
+	s.spawn(func() {
+		ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+		defer cancel()
+		env, err := s.o.Store.GetEnvironment(ctx, envID)
+		if err != nil {
+			return
+		}
+		s.checkEnvironmentDisk(ctx, env)
+	})
+}
+
+// checkEnvironmentDisk measures env's disk when its warning is on and emits
+// the warning on crossing above the threshold. The Engine API tells no free
+// space: a socket environment's data root (docker info's DockerRootDir) is
+// measured with statfs here, on the engine's own host; an agent environment's
+// agent reports its host's disk in its metrics; a direct TCP engine cannot be
+// measured.
+func (s *Service) checkEnvironmentDisk(ctx context.Context, env store.Environment) {
+	var measure func() (float64, string, error)
+	switch env.ConnectionType {
+	case engine.Socket:
+		measure = func() (float64, string, error) {
+			root, err := s.dataRoot(ctx, env)
+			if err != nil {
+				return 0, "", err
+			}
+			pct, err := DiskUsage(root)
+			return pct, root, err
+		}
+	case engine.AgentStandard, engine.AgentEdge:
+		measure = func() (float64, string, error) { return s.agentDisk(ctx, env) }
+	default:
+		return
+	}
+	dw, err := s.o.Store.GetDiskWarning(ctx, env.ID)
 	if err != nil {
-		s.o.Log.Warn("notification: cannot measure disk space", "environment", env.Name, "path", path, "err", err)
+		return
+	}
+	if !dw.Enabled {
+		// Switched on again while above, it warns again.
+		if _, err := s.o.Store.SwitchNotificationState(ctx, diskState(env.ID), "below", "below"); err != nil && ctx.Err() == nil {
+			s.o.Log.Warn("notification: cannot record the disk state", "environment", env.Name, "err", err)
+		}
+		return
+	}
+	pct, what, err := measure()
+	if err != nil {
+		s.o.Log.Warn("notification: cannot measure disk space", "environment", env.Name, "err", err)
+		return
+	}
+	crossed, err := s.diskAbove(ctx, env.ID, pct, dw.ThresholdPercent)
+	if err != nil {
+		s.o.Log.Warn("notification: cannot record the disk state", "environment", env.Name, "err", err)
 		return
 	}
 	if crossed {
 		s.Emit(env.ID, "disk_space_warning", "Disk space low on "+env.Name,
-			fmt.Sprintf("The filesystem of %s is %.0f%% full (warning threshold %d%%).", path, pct, dw.ThresholdPercent))
+			fmt.Sprintf("The filesystem of %s is %.0f%% full (warning threshold %d%%).", what, pct, dw.ThresholdPercent))
 	}
+}
+
+// agentDisk is the used share of the disk an agent environment's agent
+// reports for its host's root filesystem.
+func (s *Service) agentDisk(ctx context.Context, env store.Environment) (float64, string, error) {
+	c, err := s.o.Engines.Client(ctx, env.Endpoint())
+	if err != nil {
+		return 0, "", err
+	}
+	m, err := c.HostMetrics(ctx)
+	if err != nil {
+		return 0, "", err
+	}
+	if m.DiskTotal == 0 {
+		return 0, "", fmt.Errorf("the agent reports no disk size")
+	}
+	return float64(m.DiskUsed) * 100 / float64(m.DiskTotal), "/ on the agent's host", nil
 }
 
 // dataRoot returns the engine's data root (docker info's DockerRootDir).
