@@ -180,8 +180,9 @@ describe('ContainerDetailScreen', () => {
     const panel = screen.getByRole('tabpanel', { name: 'Inspect' });
     expect(within(panel).getByLabelText('Inspection of web').textContent).toContain(`"Id": "${ID}"`);
     expect(within(panel).getByRole('button', { name: 'Copy JSON' })).toBeTruthy();
+    // End goes to the last tab, Files.
     await fireEvent.keyDown(screen.getByRole('tab', { name: 'Inspect' }), { key: 'End' });
-    await waitFor(() => expect(location.search).toBe('?tab=terminal'));
+    await waitFor(() => expect(location.search).toBe('?tab=files'));
   });
 
   it('follows the logs live with colours, search highlights and a filter', async () => {
