@@ -7,51 +7,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/server/internal/apitest"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
-
-// startServer runs the server binary with env (plus PATH, HOST and a free
-// PORT) until the test ends, and returns its base URL and its log.
-func startServer(t *testing.T, bin, name string, env ...string) (string, *apitest.LockedBuffer) {
-	t.Helper()
-	port := freePort(t)
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOST=127.0.0.1", "PORT=" + strconv.Itoa(port),
-		"AGENT_PORT=" + strconv.Itoa(freePort(t))}, env...)
-	log := &apitest.LockedBuffer{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("%s log:\n%s", name, log.String())
-		}
-	})
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	waitHealthy(t, base, done)
-	return base, log
-}
 
 // Two Berth server processes share one PostgreSQL database. Both register
 // the same auto-update schedule (due every minute); at the next minute both
@@ -67,16 +30,8 @@ func TestTwoServerProcessesOnOnePostgresRunADueScheduleOnce(t *testing.T) {
 		"LOG_LEVEL=debug", "DOCKER_SOCKET=/nonexistent"}
 
 	dirA := t.TempDir()
-	baseA, logA := startServer(t, bin, "server A", append(common, "DATA_DIR="+dirA)...)
-	tok, err := os.ReadFile(filepath.Join(dirA, "setup-token"))
-	if err != nil {
-		t.Fatalf("setup token file: %v", err)
-	}
-	if status := do(t, "POST", baseA+"/api/users", map[string]string{"X-Setup-Token": strings.TrimSpace(string(tok))},
-		`{"username":"admin","password":"correct horse"}`, nil); status != 201 {
-		t.Fatalf("first admin = %d", status)
-	}
-	cookie := map[string]string{"Cookie": login(t, baseA, "admin", "correct horse")}
+	baseA, _, logA := startServer(t, bin, "server A", append(common, "DATA_DIR="+dirA)...)
+	cookie := map[string]string{"Cookie": firstAdmin(t, baseA, dirA, "admin", "correct horse")}
 	// The environment's engine refuses connections (nothing listens on its
 	// port): the run fails at once, which is still one run to count.
 	var env struct{ ID int64 }
@@ -91,7 +46,7 @@ func TestTwoServerProcessesOnOnePostgresRunADueScheduleOnce(t *testing.T) {
 		t.Fatalf("auto-update = %d %+v", status, au)
 	}
 	// Server B starts after the schedule exists: it registers it at start.
-	_, logB := startServer(t, bin, "server B", append(common, "DATA_DIR="+t.TempDir())...)
+	_, _, logB := startServer(t, bin, "server B", append(common, "DATA_DIR="+t.TempDir())...)
 	registered := time.Now()
 
 	// The first whole minute after both surely registered it (B registers
@@ -180,16 +135,8 @@ func TestTwoServerProcessesOnOnePostgresSendADyingContainerOnce(t *testing.T) {
 	}
 
 	dirA := t.TempDir()
-	baseA, logA := startServer(t, bin, "server A", append(common, "DATA_DIR="+dirA)...)
-	tok, err := os.ReadFile(filepath.Join(dirA, "setup-token"))
-	if err != nil {
-		t.Fatalf("setup token file: %v", err)
-	}
-	if status := do(t, "POST", baseA+"/api/users", map[string]string{"X-Setup-Token": strings.TrimSpace(string(tok))},
-		`{"username":"admin","password":"correct horse"}`, nil); status != 201 {
-		t.Fatalf("first admin = %d", status)
-	}
-	cookie := map[string]string{"Cookie": login(t, baseA, "admin", "correct horse")}
+	baseA, _, logA := startServer(t, bin, "server A", append(common, "DATA_DIR="+dirA)...)
+	cookie := map[string]string{"Cookie": firstAdmin(t, baseA, dirA, "admin", "correct horse")}
 	var envs []struct{ ID int64 }
 	if status := do(t, "GET", baseA+"/api/environments", cookie, "", &envs); status != 200 || len(envs) != 1 {
 		t.Fatalf("environments = %d %+v, want the local one", status, envs)
@@ -206,7 +153,7 @@ func TestTwoServerProcessesOnOnePostgresSendADyingContainerOnce(t *testing.T) {
 	}
 	// Server B starts after the subscription exists: it follows the
 	// environment from its start.
-	_, logB := startServer(t, bin, "server B", append(common, "DATA_DIR="+t.TempDir())...)
+	_, _, logB := startServer(t, bin, "server B", append(common, "DATA_DIR="+t.TempDir())...)
 
 	run := func(name, code string) {
 		t.Helper()

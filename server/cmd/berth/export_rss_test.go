@@ -6,9 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -68,35 +65,8 @@ func TestExportsStreamInConstantMemory(t *testing.T) {
 
 	bin := buildServer(t)
 	dataDir := t.TempDir()
-	port := freePort(t)
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DATA_DIR=" + dataDir, "HOST=127.0.0.1",
-		"PORT=" + strconv.Itoa(port), "DOCKER_SOCKET=" + enginetest.Socket, "LOG_LEVEL=warn", "GOMAXPROCS=2", "AGENT_PORT=0"}
-	var log strings.Builder
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-done
-		if t.Failed() {
-			t.Logf("server log:\n%s", log.String())
-		}
-	})
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	waitHealthy(t, base, done)
-	tok, err := os.ReadFile(filepath.Join(dataDir, "setup-token"))
-	if err != nil {
-		t.Fatalf("setup token file: %v", err)
-	}
-	admin := `{"username":"admin","password":"admin-password"}`
-	if status := do(t, "POST", base+"/api/users", map[string]string{"X-Setup-Token": strings.TrimSpace(string(tok))}, admin, nil); status != 201 {
-		t.Fatalf("first admin with the setup token = %d, want 201", status)
-	}
-	cookie := login(t, base, "admin", "admin-password")
+	base, pid, _ := startServer(t, bin, "server", "DATA_DIR="+dataDir, "DOCKER_SOCKET="+enginetest.Socket, "LOG_LEVEL=warn", "GOMAXPROCS=2")
+	cookie := firstAdmin(t, base, dataDir, "admin", "admin-password")
 
 	for _, c := range []struct {
 		what, path string
@@ -110,7 +80,7 @@ func TestExportsStreamInConstantMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		req.Header.Set("Cookie", cookie)
-		before := procStatus(t, cmd.Process.Pid)["VmRSS"]
+		before := procStatus(t, pid)["VmRSS"]
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -120,7 +90,7 @@ func TestExportsStreamInConstantMemory(t *testing.T) {
 			resp.Body.Close()
 			t.Fatalf("%s = %d %s", c.what, resp.StatusCode, b)
 		}
-		s := &rssSampler{t: t, pid: cmd.Process.Pid, peak: before}
+		s := &rssSampler{t: t, pid: pid, peak: before}
 		_, err = io.Copy(s, resp.Body)
 		resp.Body.Close()
 		if err != nil {

@@ -3,16 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/apitest"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
 
@@ -129,6 +132,55 @@ func serveOnce(t *testing.T, dataDir string, check func(base string)) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not stop after its context ended")
 	}
+}
+
+// startServer runs the server binary with env (plus PATH, HOST and free
+// PORT and AGENT_PORT) until the test ends (interrupted, killed after 15
+// seconds), and returns its base URL, its process id and its log (written
+// to the test's log when the test failed).
+func startServer(t *testing.T, bin, name string, env ...string) (string, int, *apitest.LockedBuffer) {
+	t.Helper()
+	port := freePort(t)
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOST=127.0.0.1", "PORT=" + strconv.Itoa(port),
+		"AGENT_PORT=" + strconv.Itoa(freePort(t))}, env...)
+	log := &apitest.LockedBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("%s log:\n%s", name, log.String())
+		}
+	})
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	waitHealthy(t, base, done)
+	return base, cmd.Process.Pid, log
+}
+
+// firstAdmin creates the first administrator with the setup token the
+// server wrote into dataDir, signs in as it and returns the session cookie.
+func firstAdmin(t *testing.T, base, dataDir, user, password string) string {
+	t.Helper()
+	tok, err := os.ReadFile(filepath.Join(dataDir, "setup-token"))
+	if err != nil {
+		t.Fatalf("setup token file: %v", err)
+	}
+	body := fmt.Sprintf(`{"username":%q,"password":%q}`, user, password)
+	if status := do(t, "POST", base+"/api/users", map[string]string{"X-Setup-Token": strings.TrimSpace(string(tok))}, body, nil); status != 201 {
+		t.Fatalf("first admin with the setup token = %d, want 201", status)
+	}
+	return login(t, base, user, password)
 }
 
 func waitHealthy(t *testing.T, base string, done <-chan error) {

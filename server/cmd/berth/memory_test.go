@@ -34,45 +34,18 @@ const (
 func TestMemoryStaysBoundedIdleAndThroughParallelLogins(t *testing.T) {
 	bin := buildServer(t)
 	dataDir := t.TempDir()
-	port := freePort(t)
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DATA_DIR=" + dataDir, "HOST=127.0.0.1",
-		"PORT=" + strconv.Itoa(port), "DOCKER_SOCKET=/nonexistent", "LOG_LEVEL=warn", "GOMAXPROCS=2"}
-	var log strings.Builder
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-done
-		if t.Failed() {
-			t.Logf("server log:\n%s", log.String())
-		}
-	})
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	waitHealthy(t, base, done)
+	base, pid, _ := startServer(t, bin, "server", "DATA_DIR="+dataDir, "DOCKER_SOCKET=/nonexistent", "LOG_LEVEL=warn", "GOMAXPROCS=2")
 
-	idle := procStatus(t, cmd.Process.Pid)
+	idle := procStatus(t, pid)
 	t.Logf("idle after start: VmRSS %d MiB (RssAnon %d MiB, RssFile %d MiB)",
 		idle["VmRSS"]>>20, idle["RssAnon"]>>20, idle["RssFile"]>>20)
 	if idle["RssAnon"] > maxIdleAnon {
 		t.Errorf("idle RssAnon = %d MiB, want at most %d MiB", idle["RssAnon"]>>20, maxIdleAnon>>20)
 	}
 
-	tok, err := os.ReadFile(filepath.Join(dataDir, "setup-token"))
-	if err != nil {
-		t.Fatalf("setup token file: %v", err)
-	}
-	admin := `{"username":"admin","password":"admin-password"}`
-	if status := do(t, "POST", base+"/api/users", map[string]string{"X-Setup-Token": strings.TrimSpace(string(tok))}, admin, nil); status != 201 {
-		t.Fatalf("first admin with the setup token = %d, want 201", status)
-	}
+	cookie := map[string]string{"Cookie": firstAdmin(t, base, dataDir, "admin", "admin-password")}
 	// Wrong passwords go to five users, fewer than five each, so that the
 	// login limit refuses none without hashing.
-	cookie := map[string]string{"Cookie": login(t, base, "admin", "admin-password")}
 	for i := range 5 {
 		user := fmt.Sprintf(`{"username":"user%d","password":"user-password"}`, i)
 		if status := do(t, "POST", base+"/api/users", cookie, user, nil); status != 201 {
@@ -116,7 +89,7 @@ func TestMemoryStaysBoundedIdleAndThroughParallelLogins(t *testing.T) {
 		}
 	}
 
-	peak := procStatus(t, cmd.Process.Pid)["VmHWM"]
+	peak := procStatus(t, pid)["VmHWM"]
 	t.Logf("peak through %d parallel logins: VmHWM %d MiB", logins, peak>>20)
 	if peak >= maxBurstPeak {
 		t.Errorf("peak RSS (VmHWM) through %d parallel logins = %d MiB, want less than %d MiB", logins, peak>>20, maxBurstPeak>>20)
