@@ -129,6 +129,28 @@ func (h *harness) must(want int, method, path string, body, out any) {
 	}
 }
 
+// refusal is a request the API must refuse: it answers status with an
+// error message that contains message.
+type refusal struct {
+	name, method, path string
+	body               any
+	status             int
+	message            string
+}
+
+// expectRefusals sends each refusal in a subtest of its name.
+func (h *harness) expectRefusals(cases []refusal) {
+	h.t.Helper()
+	for _, tt := range cases {
+		h.t.Run(tt.name, func(t *testing.T) {
+			code, body := h.do(tt.method, tt.path, tt.body)
+			if code != tt.status || !strings.Contains(shErrorOf(body), tt.message) {
+				t.Errorf("= %d %s, want %d with %q", code, body, tt.status, tt.message)
+			}
+		})
+	}
+}
+
 // createContainer creates (and starts, when start) a labelled container
 // running cmd and returns its id.
 func (h *harness) createContainer(name string, start bool, cmd ...string) string {

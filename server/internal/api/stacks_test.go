@@ -370,12 +370,7 @@ func TestStackErrorsAnswerTheSpecStatusAndMessage(t *testing.T) {
 	h := newHarness(t)
 	name := "se-" + h.label
 	h.removeStackAtCleanup(name)
-	tests := []struct {
-		name, method, path string
-		body               any
-		status             int
-		message            string
-	}{
+	tests := []refusal{
 		{"missing name", "POST", "/api/stacks?env=1", map[string]any{"compose": "services: {}"}, 400, "Stack name is required"},
 		{"missing content", "POST", "/api/stacks?env=1", map[string]any{"name": name}, 400, "Compose file content is required"},
 		{"invalid yaml", "POST", "/api/stacks?env=1", map[string]any{"name": name, "compose": "services:\n  web:\n image: [x\n"}, 400, "Invalid compose file"},
@@ -389,18 +384,7 @@ func TestStackErrorsAnswerTheSpecStatusAndMessage(t *testing.T) {
 		{"delete of unknown stack", "DELETE", "/api/stacks/nope-" + h.label + "?env=1", nil, 404, "Stack 'nope-" + h.label + "' not found"},
 		{"unknown environment", "GET", "/api/stacks?env=999", nil, 404, "Environment not found"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, body := h.do(tt.method, tt.path, tt.body)
-			var e struct {
-				Error string `json:"error"`
-			}
-			_ = json.Unmarshal(body, &e)
-			if code != tt.status || !strings.Contains(e.Error, tt.message) {
-				t.Errorf("= %d %s, want %d with %q", code, body, tt.status, tt.message)
-			}
-		})
-	}
+	h.expectRefusals(tests)
 	var list []any
 	h.must(200, "GET", "/api/stacks", nil, &list)
 	if len(list) != 0 {

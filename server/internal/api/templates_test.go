@@ -257,12 +257,7 @@ func TestTemplateSourcesFileMalformedAndRefusals(t *testing.T) {
 	h.must(200, "PUT", "/api/templates/sources?id="+fmt.Sprint(file.ID), map[string]any{"enabled": true}, nil)
 	repo, _ := findTemplate(h.templates(""), "Repository stack "+h.label)
 
-	cases := []struct {
-		name, method, path string
-		body               any
-		status             int
-		message            string
-	}{
+	cases := []refusal{
 		{"source without name", "POST", "/api/templates/sources", map[string]any{"url": good}, 400, "Source name is required"},
 		{"source without url", "POST", "/api/templates/sources", map[string]any{"name": "x"}, 400, "Source URL or file path is required"},
 		{"source bad scheme", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": "ftp://h/x"}, 400, "Source must be an http(s) URL or an absolute file path"},
@@ -281,18 +276,7 @@ func TestTemplateSourcesFileMalformedAndRefusals(t *testing.T) {
 		{"deploy select outside options", "POST", "/api/templates/compose", map[string]any{"templateId": fmt.Sprintf("%d:0", file.ID), "stackName": "x-" + h.label, "env": map[string]string{"LEVEL": "max"}}, 400, "Invalid value for LEVEL: choose one of the template's options"},
 		{"deploy bad variable name", "POST", "/api/templates/compose", map[string]any{"templateId": fmt.Sprintf("%d:0", file.ID), "stackName": "x-" + h.label, "env": map[string]string{"1BAD": "v"}}, 400, "Invalid variable name"},
 	}
-	for _, tt := range cases {
-		t.Run(tt.name, func(t *testing.T) {
-			code, body := h.do(tt.method, tt.path, tt.body)
-			var e struct {
-				Error string `json:"error"`
-			}
-			_ = json.Unmarshal(body, &e)
-			if code != tt.status || !strings.Contains(e.Error, tt.message) {
-				t.Errorf("= %d %s, want %d with %q", code, body, tt.status, tt.message)
-			}
-		})
-	}
+	h.expectRefusals(cases)
 	if _, ok := h.stackEntry("x-" + h.label); ok {
 		t.Error("a refused deploy left a stack")
 	}
@@ -376,12 +360,7 @@ func TestConfigSetsKeepSecretsSealedAndMasked(t *testing.T) {
 		t.Error("the secret reached the log")
 	}
 
-	cases := []struct {
-		name, method, path string
-		body               any
-		status             int
-		message            string
-	}{
+	cases := []refusal{
 		{"no name", "POST", "/api/config-sets", map[string]any{"name": " "}, 400, "Config set name is required"},
 		{"duplicate", "POST", "/api/config-sets", map[string]any{"name": "web defaults"}, 409, "A config set named 'web defaults' already exists"},
 		{"bad key", "POST", "/api/config-sets", map[string]any{"name": "x", "envVars": []map[string]any{{"key": "A-B", "value": "1"}}}, 400, `Invalid variable name "A-B"`},
@@ -394,18 +373,7 @@ func TestConfigSetsKeepSecretsSealedAndMasked(t *testing.T) {
 		{"put unknown", "PUT", "/api/config-sets/9999", map[string]any{"name": "y"}, 404, "Config set 9999 not found"},
 		{"delete unknown", "DELETE", "/api/config-sets/9999", nil, 404, "Config set 9999 not found"},
 	}
-	for _, tt := range cases {
-		t.Run(tt.name, func(t *testing.T) {
-			code, body := h.do(tt.method, tt.path, tt.body)
-			var e struct {
-				Error string `json:"error"`
-			}
-			_ = json.Unmarshal(body, &e)
-			if code != tt.status || !strings.Contains(e.Error, tt.message) {
-				t.Errorf("= %d %s, want %d with %q", code, body, tt.status, tt.message)
-			}
-		})
-	}
+	h.expectRefusals(cases)
 	h.must(200, "GET", "/api/config-sets", nil, &list)
 	if len(list) != 1 {
 		t.Errorf("refused creates stored something: %+v", list)
