@@ -70,21 +70,9 @@ func (s *Server) getConfigSet(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, toConfigSetJSON(set))
 }
 
-func (s *Server) createConfigSet(c *gin.Context) error {
-	var req configSetRequest
-	if err := bindJSON(c, &req); err != nil {
-		return err
-	}
-	set := req.set(0)
-	if err := s.tpl.sets.Create(c.Request.Context(), &set); err != nil {
-		return err
-	}
-	noteAudit(c, strconv.FormatInt(set.ID, 10), set.Name)
-	return writeJSON(c, http.StatusCreated, toConfigSetJSON(set))
-}
-
-func (s *Server) updateConfigSet(c *gin.Context) error {
-	id, err := pathID(c, "Config set")
+// saveConfigSet creates (POST) or updates (PUT /{id}) a config set.
+func (s *Server) saveConfigSet(c *gin.Context) error {
+	id, status, err := saveTarget(c, "Config set")
 	if err != nil {
 		return err
 	}
@@ -93,11 +81,15 @@ func (s *Server) updateConfigSet(c *gin.Context) error {
 		return err
 	}
 	set := req.set(id)
-	if err := s.tpl.sets.Update(c.Request.Context(), &set); err != nil {
+	save := s.tpl.sets.Update
+	if status == http.StatusCreated {
+		save = s.tpl.sets.Create
+	}
+	if err := save(c.Request.Context(), &set); err != nil {
 		return err
 	}
 	noteAudit(c, strconv.FormatInt(set.ID, 10), set.Name)
-	return writeJSON(c, http.StatusOK, toConfigSetJSON(set))
+	return writeJSON(c, status, toConfigSetJSON(set))
 }
 
 func (s *Server) deleteConfigSet(c *gin.Context) error {

@@ -20,9 +20,9 @@ func (s *Server) templatesRoutes() []route {
 		{"DELETE", "/api/templates/sources", "settings:edit", NoEnv, "template_source.delete", false, s.deleteTemplateSource},
 
 		{"GET", "/api/config-sets", "containers:create", AnyEnv, "", false, s.listConfigSets},
-		{"POST", "/api/config-sets", "settings:edit", NoEnv, "config_set.create", false, s.createConfigSet},
+		{"POST", "/api/config-sets", "settings:edit", NoEnv, "config_set.create", false, s.saveConfigSet},
 		{"GET", "/api/config-sets/{id}", "containers:create", AnyEnv, "", false, s.getConfigSet},
-		{"PUT", "/api/config-sets/{id}", "settings:edit", NoEnv, "config_set.update", false, s.updateConfigSet},
+		{"PUT", "/api/config-sets/{id}", "settings:edit", NoEnv, "config_set.update", false, s.saveConfigSet},
 		{"DELETE", "/api/config-sets/{id}", "settings:edit", NoEnv, "config_set.delete", false, s.deleteConfigSet},
 
 		{"GET", "/api/labels", "environments:view", AnyEnv, "", false, s.listLabels},
