@@ -158,33 +158,30 @@ type wireVolume struct {
 type flexInt int
 
 func (f *flexInt) UnmarshalJSON(b []byte) error {
-	s := strings.Trim(string(b), `"`)
-	if s == "" || s == "null" {
-		*f = 0
-		return nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return fmt.Errorf("%s is not a number", b)
-	}
-	*f = flexInt(n)
-	return nil
+	return unmarshalFlex(b, "a number", strconv.Atoi, func(n int) { *f = flexInt(n) })
 }
 
 // flexBool reads a boolean or a string holding one.
 type flexBool bool
 
 func (f *flexBool) UnmarshalJSON(b []byte) error {
+	return unmarshalFlex(b, "a boolean", strconv.ParseBool, func(v bool) { *f = flexBool(v) })
+}
+
+// unmarshalFlex reads b, a JSON value or a string holding one, with parse
+// and sets it; empty and null set the zero value.
+func unmarshalFlex[T any](b []byte, what string, parse func(string) (T, error), set func(T)) error {
 	s := strings.Trim(string(b), `"`)
 	if s == "" || s == "null" {
-		*f = false
+		var zero T
+		set(zero)
 		return nil
 	}
-	v, err := strconv.ParseBool(s)
+	v, err := parse(s)
 	if err != nil {
-		return fmt.Errorf("%s is not a boolean", b)
+		return fmt.Errorf("%s is not %s", b, what)
 	}
-	*f = flexBool(v)
+	set(v)
 	return nil
 }
 
