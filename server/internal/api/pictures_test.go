@@ -34,15 +34,7 @@ func (h *harness) upload(method, path, contentType string, data []byte) (int, []
 	h.t.Helper()
 	req, _ := http.NewRequest(method, h.url+path, bytes.NewReader(data))
 	req.Header.Set("Content-Type", contentType)
-	for k, v := range h.headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := h.http.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	resp, body := h.roundTrip(req)
 	return resp.StatusCode, body
 }
 
@@ -50,6 +42,14 @@ func (h *harness) upload(method, path, contentType string, data []byte) (int, []
 func (h *harness) fetch(path string) (int, http.Header, []byte) {
 	h.t.Helper()
 	req, _ := http.NewRequest("GET", h.url+path, nil)
+	resp, body := h.roundTrip(req)
+	return resp.StatusCode, resp.Header, body
+}
+
+// roundTrip sends req with the harness's headers and returns the response
+// (closed) and its body.
+func (h *harness) roundTrip(req *http.Request) (*http.Response, []byte) {
+	h.t.Helper()
 	for k, v := range h.headers {
 		req.Header.Set(k, v)
 	}
@@ -59,7 +59,7 @@ func (h *harness) fetch(path string) (int, http.Header, []byte) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, body
+	return resp, body
 }
 
 func multipartBody(t *testing.T, field, filename string, data []byte) (string, []byte) {
