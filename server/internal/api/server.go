@@ -129,8 +129,12 @@ func New(d Deps) *Server {
 		}})
 	git.UseRecorder(sched) // webhook deploys are git_stack_sync executions
 	act := activity.New(activity.Options{Store: d.Store, Engines: d.Engines, Log: d.Log})
-	notifier := notify.New(notify.Options{Store: d.Store, Engines: d.Engines, Relay: events.NewRelay(d.Engines, d.Log), Log: d.Log,
-		Node: d.Node})
+	nopts := notify.Options{Store: d.Store, Engines: d.Engines, Relay: events.NewRelay(d.Engines, d.Log), Log: d.Log,
+		Node: d.Node}
+	if d.License != nil {
+		nopts.License = d.License // license_expiring
+	}
+	notifier := notify.New(nopts)
 	notifier.Start()
 	au.UseNotifier(notifier) // outcomes worth a notification
 	git.UseNotifier(notifier)

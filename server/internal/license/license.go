@@ -149,6 +149,16 @@ func (m *Manager) Current() (License, bool) {
 	return *m.current, true
 }
 
+// Expiry returns when the installed license expires; false when none is
+// installed or it is perpetual.
+func (m *Manager) Expiry() (time.Time, bool) {
+	l, ok := m.Current()
+	if !ok || l.ExpiresAt == nil {
+		return time.Time{}, false
+	}
+	return *l.ExpiresAt, true
+}
+
 // Enterprise reports whether a valid, unexpired enterprise license is installed.
 func (m *Manager) Enterprise() bool {
 	l, ok := m.Current()

@@ -41,6 +41,9 @@ type Options struct {
 	// Lease is how long a claimed message is this server's to send before
 	// another server may take it over (default 1 min).
 	Lease time.Duration
+	// License, when set, is the installed license whose coming expiry is
+	// notified (license_expiring, system-wide).
+	License LicenseExpiry
 }
 
 // Service dispatches events to channels and delivers them in the
@@ -98,6 +101,7 @@ func (s *Service) Start() {
 	s.once.Do(func() {
 		s.spawn(s.watchLoop)
 		s.spawn(s.diskLoop)
+		s.spawn(s.licenseLoop)
 		s.spawn(s.deliverLoop)
 	})
 }
