@@ -66,10 +66,10 @@ func TestEventsReportContainerStart(t *testing.T) {
 			if e.ID != target || e.Action != "start" {
 				continue // late probe events
 			}
-			if e.Time == 0 {
-				t.Errorf("start event %+v has no time", e)
+			if e.Time == 0 || e.TimeNano/int64(time.Second) != e.Time {
+				t.Errorf("start event %+v: its time in seconds and in nanoseconds disagree", e)
 			}
-			e.Time = 0
+			e.Time, e.TimeNano = 0, 0
 			want := engine.Event{Type: "container", Action: "start", ID: target, Name: name}
 			if diff := cmp.Diff(want, e); diff != "" {
 				t.Errorf("start event (-want +got):\n%s", diff)
