@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/moby/moby/client"
 )
@@ -23,7 +25,19 @@ type Event struct {
 // Events calls fn for every engine event until ctx ends (nil), the engine
 // stream fails, or fn fails.
 func (c *Client) Events(ctx context.Context, fn func(Event) error) error {
-	res := c.cli.Events(ctx, client.EventsListOptions{})
+	return c.EventsSince(ctx, 0, fn)
+}
+
+// EventsSince is Events from since (Unix nanoseconds; 0: from now): the
+// engine first replays the events it still holds from that instant on (it
+// keeps the last few hundred), so that a follower reconnecting after its
+// stream broke misses nothing that happened meanwhile.
+func (c *Client) EventsSince(ctx context.Context, since int64, fn func(Event) error) error {
+	opts := client.EventsListOptions{}
+	if since > 0 {
+		opts.Since = fmt.Sprintf("%d.%09d", since/int64(time.Second), since%int64(time.Second))
+	}
+	res := c.cli.Events(ctx, opts)
 	for {
 		select {
 		case <-ctx.Done():

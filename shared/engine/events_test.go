@@ -87,3 +87,51 @@ func TestEventsReportContainerStart(t *testing.T) {
 		}
 	}
 }
+
+// EventsSince replays what the engine holds from an instant on: a container
+// created, started and ended before the subscription is told in order, and
+// a subscription from just after its create event starts after it.
+func TestEventsSinceReplaysWhatHappenedMeanwhile(t *testing.T) {
+	c := localClient(t)
+	label := newLabel(t)
+	before := time.Now().Add(-time.Second).UnixNano()
+	id := createContainer(t, c, label, engine.CreateSpec{Cmd: []string{"true"}})
+	if err := c.StartContainer(t.Context(), id); err != nil {
+		t.Fatalf("StartContainer: %v", err)
+	}
+	replay := func(since int64, until string) []engine.Event {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		var got []engine.Event
+		err := c.EventsSince(ctx, since, func(e engine.Event) error {
+			if e.ID != id {
+				return nil
+			}
+			got = append(got, e)
+			if e.Action == until {
+				cancel()
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("EventsSince: %v", err)
+		}
+		if len(got) == 0 || got[len(got)-1].Action != until {
+			t.Fatalf("replay from %d: %+v, want it to reach %q", since, got, until)
+		}
+		return got
+	}
+	all := replay(before, "die")
+	var actions []string
+	for _, e := range all {
+		actions = append(actions, e.Action)
+	}
+	if diff := cmp.Diff([]string{"create", "start", "die"}, actions); diff != "" {
+		t.Errorf("replayed actions (-want +got):\n%s", diff)
+	}
+	after := replay(all[0].TimeNano+1, "die")
+	if after[0].Action == "create" {
+		t.Errorf("a replay from after the create event starts with it: %+v", after)
+	}
+}

@@ -40,16 +40,26 @@ const (
 
 // Follow calls emit for each event of env until ctx ends or emit fails. When
 // the engine cannot be reached or its stream breaks, offline is called with
-// the cause and Follow reconnects with a growing delay.
+// the cause and Follow reconnects with a growing delay, asking the engine
+// for the events after the last one it emitted (those of the gap that the
+// engine still holds are emitted then).
 func (r *Relay) Follow(ctx context.Context, env store.Environment, emit func(Event) error, offline func(error) error) error {
 	delay := retryMin
+	var last int64 // TimeNano of the last event emitted
 	for {
 		c, err := r.engines.Client(ctx, env.Endpoint())
 		if err == nil {
 			start := time.Now()
 			var emitErr error
-			err = c.Events(ctx, func(ev engine.Event) error {
+			since := int64(0)
+			if last > 0 {
+				since = last + 1
+			}
+			err = c.EventsSince(ctx, since, func(ev engine.Event) error {
 				emitErr = emit(Event{Name: ev.Type + "-" + ev.Action, ID: ev.ID, Object: ev.Name, Time: ev.Time, TimeNano: ev.TimeNano})
+				if ev.TimeNano > last {
+					last = ev.TimeNano
+				}
 				return emitErr
 			})
 			switch {
