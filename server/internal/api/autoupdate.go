@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -125,6 +126,30 @@ func (s *Server) listPendingUpdates(c *gin.Context) error {
 		return err
 	}
 	return writeJSON(c, http.StatusOK, map[string]any{"pendingUpdates": convert(list, toPendingJSON)})
+}
+
+// clearPendingUpdates forgets the pending updates recorded for the
+// environment, or only the named container's (?containerName=), until the
+// next check finds them again: {success, deleted}.
+func (s *Server) clearPendingUpdates(c *gin.Context) error {
+	ctx, env := c.Request.Context(), envOf(c)
+	var deleted int64
+	if name := strings.TrimSpace(c.Query("containerName")); name != "" {
+		one, err := s.store.DeletePendingUpdate(ctx, env.ID, name)
+		if err != nil {
+			return err
+		}
+		if one {
+			deleted = 1
+		}
+	} else {
+		n, err := s.store.ClearPendingUpdates(ctx, env.ID)
+		if err != nil {
+			return err
+		}
+		deleted = n
+	}
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "deleted": deleted})
 }
 
 // pendingJSON is the wire form of a pending update.

@@ -9,6 +9,8 @@ func (s *Server) inventoryRoutes() []route {
 		{"POST", "/api/containers/check-updates", "containers:view", EnvQuery, "container.check_updates", false, s.checkUpdates},
 		{"POST", "/api/containers/batch-update", "containers:create", EnvQuery, "container.batch_update", false, s.batchUpdate},
 		{"POST", "/api/containers/batch-update-stream", "containers:create", EnvQuery, "container.batch_update", false, s.batchUpdateStream},
+		// Dismisses the recorded pending updates: all of ?env, or one container's (?containerName=).
+		{"DELETE", "/api/containers/pending-updates", "containers:edit", EnvQuery, "container.pending_updates_clear", false, s.clearPendingUpdates},
 
 		{"GET", "/api/environments/detect-socket", "environments:create", NoEnv, "", false, s.detectSocket},
 		{"GET", "/api/environments/{id}/icon", "environments:view", EnvPath, "", false, s.getEnvironmentIcon},

@@ -82,3 +82,13 @@ func (s *Store) DeletePendingUpdate(ctx context.Context, envID int64, containerN
 	}
 	return res.RowsAffected > 0, nil
 }
+
+// ClearPendingUpdates forgets every pending update of an environment and
+// returns how many there were.
+func (s *Store) ClearPendingUpdates(ctx context.Context, envID int64) (int64, error) {
+	res := s.db.WithContext(ctx).Where("environment_id = ?", envID).Delete(&pendingUpdateRow{})
+	if res.Error != nil {
+		return 0, fmt.Errorf("store: clear pending updates of environment %d: %w", envID, res.Error)
+	}
+	return res.RowsAffected, nil
+}
