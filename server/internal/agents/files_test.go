@@ -7,8 +7,9 @@ import (
 )
 
 // TestAgentEnvironmentsServeContainerFiles runs the file browser through
-// both agent kinds: the archive API over the agent's raw Engine pipe (on a
-// stopped container too) and the rm/mv commands over the agent's exec.
+// both agent kinds: the archive API over the agent's raw Engine pipe, the
+// rm/mv commands over the agent's exec on a running container and the
+// removal recorded in a stopped container's layer by a helper there.
 func TestAgentEnvironmentsServeContainerFiles(t *testing.T) {
 	h, _, envs, _ := agentEnvironments(t)
 	for _, typ := range []string{"agent-standard", "agent-edge"} {
@@ -38,10 +39,6 @@ func TestAgentEnvironmentsServeContainerFiles(t *testing.T) {
 				h.must(200, "GET", fmt.Sprintf("/api/containers/%s/shells?env=%d", id, env), nil, &sh)
 				if sh.DefaultShell != "/bin/sh" {
 					t.Fatalf("default shell = %q", sh.DefaultShell)
-				}
-				if !running {
-					h.must(409, "DELETE", u(id, "/delete", "/tmp/dir/a.txt"), nil, nil)
-					continue
 				}
 				h.must(200, "POST", u(id, "/rename", ""), map[string]any{"path": "/tmp/dir/a.txt", "newName": "b.txt"}, nil)
 				h.must(200, "DELETE", u(id, "/delete", "/tmp/dir/b.txt"), nil, nil)

@@ -244,29 +244,53 @@ func TestContainerFilesRoundTripOnRunningAndStoppedContainers(t *testing.T) {
 			}
 			h.fbMustFail(400, "binary", "GET", fbURL(id, "content", "path", dir+"/up2.bin"), nil)
 
-			if running {
-				h.must(200, "POST", fbURL(id, "rename"), map[string]any{"path": dir + "/a.txt", "newPath": dir + "/b.txt"}, nil)
-				h.fbMustFail(409, "already exists", "POST", fbURL(id, "rename"), map[string]any{"path": dir + "/b.txt", "newName": "up1.txt"})
-				h.must(200, "DELETE", fbURL(id, "delete", "path", dir+"/up1.txt"), nil, nil)
-				ls := h.fbList(id, dir)
-				if _, ok := ls["b.txt"]; !ok || ls["a.txt"].Name != "" || ls["up1.txt"].Name != "" {
-					t.Fatalf("after rename and delete: %v", ls)
-				}
-				if got := h.fbRead(id, dir+"/b.txt"); got != "hello\nworld\n" {
-					t.Fatalf("renamed content = %q", got)
-				}
-				h.must(200, "DELETE", fbURL(id, "delete", "path", dir), nil, nil)
-				h.fbMustFail(404, "Path not found", "GET", fbURL(id, "", "path", dir), nil)
-				return
-			}
-			// A stopped container: delete and rename are refused, and nothing changes.
-			h.fbMustFail(409, "needs a running container", "POST", fbURL(id, "rename"), map[string]any{"path": dir + "/a.txt", "newName": "b.txt"})
-			h.fbMustFail(409, "needs a running container", "DELETE", fbURL(id, "delete", "path", dir+"/a.txt"), nil)
+			// Rename and delete: rm and mv in a running container; in a
+			// stopped one a copy and a removal recorded in its own layer.
+			h.must(200, "POST", fbURL(id, "rename"), map[string]any{"path": dir + "/a.txt", "newPath": dir + "/b.txt"}, nil)
+			h.fbMustFail(409, "already exists", "POST", fbURL(id, "rename"), map[string]any{"path": dir + "/b.txt", "newName": "up1.txt"})
+			h.must(200, "DELETE", fbURL(id, "delete", "path", dir+"/up1.txt"), nil, nil)
 			ls = h.fbList(id, dir)
-			if _, ok := ls["a.txt"]; !ok || ls["b.txt"].Name != "" {
-				t.Fatalf("after refused rename and delete: %v", ls)
+			if _, ok := ls["b.txt"]; !ok || ls["a.txt"].Name != "" || ls["up1.txt"].Name != "" {
+				t.Fatalf("after rename and delete: %v", ls)
+			}
+			if e := ls["b.txt"]; e.Mode != "0600" || e.Size != 12 {
+				t.Fatalf("renamed file keeps its mode and size: %+v", e)
+			}
+			if got := h.fbRead(id, dir+"/b.txt"); got != "hello\nworld\n" {
+				t.Fatalf("renamed content = %q", got)
+			}
+			// A directory with files, renamed and deleted; a file of the image.
+			h.must(200, "POST", fbURL(id, "create"), map[string]any{"path": dir + "/sub", "type": "directory"}, nil)
+			h.must(200, "PUT", fbURL(id, "content"), map[string]any{"path": dir + "/sub/c.txt", "content": "c"}, nil)
+			h.must(200, "POST", fbURL(id, "rename"), map[string]any{"path": dir + "/sub", "newName": "sub2"}, nil)
+			if got := h.fbRead(id, dir+"/sub2/c.txt"); got != "c" {
+				t.Fatalf("file of a renamed directory = %q", got)
+			}
+			h.fbMustFail(404, "Path not found", "GET", fbURL(id, "", "path", dir+"/sub"), nil)
+			h.must(200, "DELETE", fbURL(id, "delete", "path", "/bin/cat"), nil, nil)
+			if _, ok := h.fbList(id, "/bin")["sh"]; !ok {
+				t.Fatal("/bin/sh must remain after deleting /bin/cat")
+			}
+			h.fbMustFail(404, "Path not found", "DELETE", fbURL(id, "delete", "path", "/bin/cat"), nil)
+			h.must(200, "DELETE", fbURL(id, "delete", "path", dir), nil, nil)
+			h.fbMustFail(404, "Path not found", "GET", fbURL(id, "", "path", dir), nil)
+			if got := h.inspectState(id).Running; got != running {
+				t.Fatalf("running after the round trip = %v, want %v", got, running)
 			}
 		})
+	}
+}
+
+func TestContainerFilesPausedContainerRefusesRemovals(t *testing.T) {
+	h := newHarness(t)
+	id := h.createContainer("berth-files-paused-"+h.label, true, "sleep", "3600")
+	h.must(200, "POST", "/api/containers/"+id+"/pause?env=1", nil, nil)
+	t.Cleanup(func() { h.do("POST", "/api/containers/"+id+"/unpause?env=1", nil) })
+	h.fbMustFail(409, "unpause it first", "DELETE", fbURL(id, "delete", "path", "/bin/cat"), nil)
+	h.fbMustFail(409, "unpause it first", "POST", fbURL(id, "rename"), map[string]any{"path": "/bin/cat", "newName": "dog"})
+	h.must(200, "POST", "/api/containers/"+id+"/unpause?env=1", nil, nil)
+	if _, ok := h.fbList(id, "/bin")["cat"]; !ok {
+		t.Fatal("/bin/cat must remain after the refused removals")
 	}
 }
 

@@ -7,10 +7,12 @@
 // as tar, extract a tar), which works on running and stopped containers and,
 // through the agent's raw Engine pipe, on agent environments. The engine
 // resolves every path inside the container's root filesystem, so nothing
-// reaches the host. The archive API cannot remove anything: deleting and
-// renaming run rm and mv in the container, so they need it running (and
-// those programs in its image); on a stopped container they are refused
-// with a Conflict naming the reason.
+// reaches the host. The archive API cannot remove anything: in a running
+// container deleting and renaming run rm and mv (or busybox's); in a stopped
+// one a removal is recorded in the container's own overlay layer by the
+// engine (engine.Client.RemoveStoppedPath) and a rename is a copy through
+// the archive API followed by that removal. A paused container is refused
+// with a Conflict (it can run nothing, and its layer is in use).
 package files
 
 import (
@@ -53,6 +55,7 @@ type target struct {
 	c       *engine.Client
 	id      string // full id
 	running bool
+	paused  bool
 }
 
 // open resolves the container id (or name) of env for operation op.
@@ -65,7 +68,7 @@ func (s *Service) open(ctx context.Context, env store.Environment, id, op string
 	if err != nil {
 		return target{}, opFault(op, err)
 	}
-	return target{c: c, id: st.ID, running: st.Running && !st.Paused}, nil
+	return target{c: c, id: st.ID, running: st.Running && !st.Paused, paused: st.Paused}, nil
 }
 
 // opFault turns an engine error of operation op into the fault clients see.

@@ -15,15 +15,33 @@ import (
 	"github.com/berth-dev/berth/shared/fault"
 )
 
-// needsRunning is the refusal of a delete or rename on a container that is
-// not running.
-func needsRunning(what string) error {
-	return fault.New(fault.Conflict, what+" needs a running container: the engine's archive API can only add files, "+
-		"and removing one runs rm or mv inside the container. Start the container first.")
+// pausedFault is the refusal of a delete or rename in a paused container.
+func pausedFault(what string) error {
+	return fault.New(fault.Conflict, what+" is not possible while the container is paused: unpause it first")
+}
+
+// removeStopped removes p from the stopped container t (see the package
+// comment); op names the operation in errors.
+func (s *Service) removeStopped(ctx context.Context, t target, op, p string) error {
+	return stoppedFault(op, p, t.c.RemoveStoppedPath(ctx, t.id, p))
+}
+
+// stoppedFault is the fault of a removal from a stopped container.
+func stoppedFault(op, p string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, engine.ErrStorageUnsupported):
+		return fault.Wrap(fault.Conflict, "Removing files from a stopped container needs the engine's overlay2 storage driver; "+
+			"start the container to "+op, err).WithDetails(engine.Details(err))
+	case errors.Is(err, engine.ErrConflict):
+		return fault.Wrap(fault.Conflict, "The container was started meanwhile: try again", err)
+	}
+	return pathFault(op, p, err)
 }
 
 // Delete removes p (a directory with everything under it; a link, not what
-// it points to). The container must be running: see the package comment.
+// it points to), in a running or a stopped container.
 func (s *Service) Delete(ctx context.Context, env store.Environment, id, p string) error {
 	p, err := writablePath(p)
 	if err != nil {
@@ -39,14 +57,17 @@ func (s *Service) Delete(ctx context.Context, env store.Environment, id, p strin
 	if _, err := t.c.StatPath(ctx, t.id, p); err != nil {
 		return pathFault("delete file", p, err)
 	}
-	if !t.running {
-		return needsRunning("Deleting a file")
+	switch {
+	case t.paused:
+		return pausedFault("Deleting a file")
+	case !t.running:
+		return s.removeStopped(ctx, t, "delete file", p)
 	}
 	return s.run(ctx, t, "delete file", "rm", "-rf", "--", p)
 }
 
 // Rename moves from to to (a full path; its parent must exist, and to must
-// not). The container must be running: see the package comment.
+// not), in a running or a stopped container.
 func (s *Service) Rename(ctx context.Context, env store.Environment, id, from, to string) error {
 	from, err := writablePath(from)
 	if err != nil {
@@ -88,10 +109,78 @@ func (s *Service) Rename(ctx context.Context, env store.Environment, id, from, t
 	if _, err := t.c.StatPath(ctx, t.id, path.Dir(to)); err != nil {
 		return pathFault("rename file", path.Dir(to), err)
 	}
-	if !t.running {
-		return needsRunning("Renaming a file")
+	switch {
+	case t.paused:
+		return pausedFault("Renaming a file")
+	case !t.running:
+		return s.renameStopped(ctx, t, from, to)
 	}
 	return s.run(ctx, t, "rename file", "mv", "--", from, to)
+}
+
+// renameStopped moves from to to in the stopped container t: from's tar is
+// streamed out and back in under the new name, then from is removed. If the
+// removal fails the copy is removed again, so the container is as before.
+func (s *Service) renameStopped(ctx context.Context, t target, from, to string) error {
+	if err := t.c.CheckStoppedRemoval(ctx, t.id); err != nil {
+		return stoppedFault("rename file", from, err)
+	}
+	rc, _, err := t.c.CopyFrom(ctx, t.id, from)
+	if err != nil {
+		return pathFault("rename file", from, err)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(renameEntries(rc, pw, path.Base(from), path.Base(to)))
+	}()
+	err = t.c.CopyTo(ctx, t.id, path.Dir(to), pr)
+	_ = pr.CloseWithError(io.ErrClosedPipe) // ends the rewriter if the engine stopped reading
+	rc.Close()
+	if err != nil {
+		return pathFault("rename file", to, err)
+	}
+	if err := s.removeStopped(ctx, t, "rename file", from); err != nil {
+		if undo := t.c.RemoveStoppedPath(context.WithoutCancel(ctx), t.id, to); undo != nil {
+			return fault.Wrap(fault.Internal, "Failed to rename file: "+from+" was copied to "+to+
+				" but could not be removed, nor the copy", err).WithDetails(engine.Details(undo))
+		}
+		return err
+	}
+	return nil
+}
+
+// renameEntries copies the tar in to out with the leading name from (the
+// entry itself and everything under it, hard link targets included)
+// replaced by to.
+func renameEntries(in io.Reader, out io.Writer, from, to string) error {
+	rename := func(name string) string {
+		if name == from || strings.HasPrefix(name, from+"/") {
+			return to + name[len(from):]
+		}
+		return name
+	}
+	tr := tar.NewReader(in)
+	tw := tar.NewWriter(out)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		hdr.Name = rename(hdr.Name)
+		if hdr.Typeflag == tar.TypeLink {
+			hdr.Linkname = rename(hdr.Linkname)
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if _, err := io.Copy(tw, tr); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
 }
 
 // run runs a file command in the container; a failure carries its output.

@@ -53,7 +53,7 @@ beforeEach(() => {
   vi.mocked(fa.createFile).mockResolvedValue({ success: true });
   vi.mocked(fa.renameFile).mockResolvedValue({ success: true });
   vi.mocked(fa.deleteFile).mockRejectedValue(
-    new ApiError(409, 'Deleting a file needs a running container: the engine\'s archive API can only add files'),
+    new ApiError(409, 'Deleting a file is not possible while the container is paused: unpause it first'),
   );
   vi.mocked(fa.uploadFiles).mockResolvedValue({ success: true, files: ['a.txt'] });
 });
@@ -120,7 +120,7 @@ describe('FileBrowser', () => {
     await fireEvent.click(await screen.findByRole('button', { name: 'Delete tmp' }));
     dialog = await screen.findByRole('dialog', { name: 'Delete tmp?' });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Delete' }));
-    expect((await within(dialog).findByRole('alert')).textContent).toContain('needs a running container');
+    expect((await within(dialog).findByRole('alert')).textContent).toContain('unpause it first');
     expect(fa.deleteFile).toHaveBeenCalledWith(1, 'abc', '/tmp');
   });
 });

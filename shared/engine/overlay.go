@@ -1,0 +1,250 @@
+package engine
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+)
+
+// Removing a path from a stopped container.
+//
+// The archive API can only add to a container's filesystem; a running
+// container's files are removed with rm inside it, but a stopped one runs
+// nothing. On the overlay2 storage driver a container's own changes live in
+// a plain directory of the engine's host (its "upper" layer), which the
+// engine mounts over the image's layers when it needs the container's root.
+// Overlay records a removal in that directory as a whiteout: a character
+// device 0/0 with the removed entry's name, which hides the entry of the
+// layers below. So a removal is an extraction too: a helper container, made
+// from the container's own image and never started, bind-mounts the upper
+// directory, and a tar holding the whiteout (after the path's ancestors,
+// with the attributes they have in the container) is extracted into it
+// through the archive API. The engine's extraction replaces whatever the
+// upper directory held at that name (a file, or a directory with
+// everything under it) and makes the device node. Only the engine's own
+// API is used, so it works on remote engines and through agents alike.
+
+// ErrStorageUnsupported means the engine's storage keeps a stopped
+// container's changes where a removal cannot be recorded (a storage driver
+// other than overlay2, or an engine that cannot make device nodes).
+var ErrStorageUnsupported = errors.New("engine: the storage driver cannot remove files from a stopped container")
+
+// upperMount is where the helper mounts the container's upper directory.
+const upperMount = "/berth-upper"
+
+// HelperFilesLabel marks the helper containers of RemoveStoppedPath.
+const HelperFilesLabel = "berth.helper"
+
+// RemoveStoppedPath removes p (absolute and clean; a directory with
+// everything under it; a link, not what it points to) from the filesystem
+// of the stopped container id. It refuses a running container (ErrConflict)
+// and storage it cannot write a removal to (ErrStorageUnsupported).
+func (c *Client) RemoveStoppedPath(ctx context.Context, id, p string) error {
+	if p == "/" || !path.IsAbs(p) || path.Clean(p) != p {
+		return fmt.Errorf("%w: cannot remove %q", ErrInvalid, p)
+	}
+	l, err := c.stoppedLayer(ctx, id)
+	if err != nil {
+		return err
+	}
+	dir, err := c.resolveDir(ctx, l.id, path.Dir(p))
+	if err != nil {
+		return err
+	}
+	archive, err := c.whiteoutArchive(ctx, l.id, dir, path.Base(p))
+	if err != nil {
+		return err
+	}
+	helper, err := c.createFilesHelper(ctx, l.image, l.upper, l.id)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
+		defer cancel()
+		_ = c.RemoveContainer(rctx, helper, true)
+	}()
+	cctx, cancel := context.WithTimeout(ctx, transferTimeout)
+	defer cancel()
+	_, err = c.cli.CopyToContainer(cctx, helper, client.CopyToContainerOptions{
+		DestinationPath: upperMount, Content: bytes.NewReader(archive), AllowOverwriteDirWithFile: true})
+	if err != nil {
+		return c.fail(err)
+	}
+	// An engine that cannot make device nodes (rootless, user namespaces)
+	// skips them silently: the entry of the layers below would show again.
+	if _, err := c.StatPath(ctx, l.id, path.Join(dir, path.Base(p))); err == nil {
+		return fmt.Errorf("%w: the engine did not record the removal", ErrStorageUnsupported)
+	} else if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// CheckStoppedRemoval tells whether RemoveStoppedPath can work on the
+// container id: nil, ErrConflict (it runs) or ErrStorageUnsupported.
+func (c *Client) CheckStoppedRemoval(ctx context.Context, id string) error {
+	_, err := c.stoppedLayer(ctx, id)
+	return err
+}
+
+// layer is a stopped container's own overlay layer.
+type layer struct {
+	id, image, upper string
+}
+
+// stoppedLayer returns the layer of the stopped container id.
+func (c *Client) stoppedLayer(ctx context.Context, id string) (layer, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	res, err := c.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return layer{}, c.fail(err)
+	}
+	ct := res.Container
+	if ct.State != nil && (ct.State.Running || ct.State.Paused || ct.State.Restarting) {
+		return layer{}, fmt.Errorf("%w: the container is running", ErrConflict)
+	}
+	gd := ct.GraphDriver
+	if gd == nil || (gd.Name != "overlay2" && gd.Name != "overlay") || gd.Data["UpperDir"] == "" {
+		driver := "unknown"
+		if gd != nil && gd.Name != "" {
+			driver = gd.Name
+		}
+		return layer{}, fmt.Errorf("%w (it is %s)", ErrStorageUnsupported, driver)
+	}
+	return layer{id: ct.ID, image: ct.Image, upper: gd.Data["UpperDir"]}, nil
+}
+
+// resolveDir returns the directory dir of container id with every symbolic
+// link on the way resolved: the path the directory has in the container's
+// layers. The engine resolves a link inside the container's root, and
+// tells the resolved absolute path.
+func (c *Client) resolveDir(ctx context.Context, id, dir string) (string, error) {
+	cur := "/"
+	comps := strings.Split(dir, "/")
+	for hops := 0; len(comps) > 0; {
+		comp := comps[0]
+		comps = comps[1:]
+		if comp == "" {
+			continue
+		}
+		cand := path.Join(cur, comp)
+		st, err := c.StatPath(ctx, id, cand)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case st.Mode&os.ModeSymlink != 0:
+			if hops++; hops > 40 || !path.IsAbs(st.LinkTarget) {
+				return "", fmt.Errorf("%w: cannot resolve %s", ErrInvalid, cand)
+			}
+			// The target is resolved already; walking it again checks
+			// that each of its components is a directory.
+			comps = append(strings.Split(st.LinkTarget, "/"), comps...)
+			cur = "/"
+		case st.Mode.IsDir():
+			cur = cand
+		default:
+			return "", fmt.Errorf("%w: %s is not a directory", ErrInvalid, cand)
+		}
+	}
+	return cur, nil
+}
+
+// whiteoutArchive returns the tar extracted into the upper directory: the
+// ancestors of name in dir (absolute, resolved), each with the mode, owner,
+// times and extended attributes it has in the container (an ancestor that
+// only the image's layers hold is created with them, so the container sees
+// it unchanged), then the whiteout of name.
+func (c *Client) whiteoutArchive(ctx context.Context, id, dir, name string) ([]byte, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	now := time.Now()
+	prefix := "/"
+	for _, comp := range strings.Split(strings.Trim(dir, "/"), "/") {
+		if comp == "" {
+			continue
+		}
+		prefix = path.Join(prefix, comp)
+		hdr, err := c.dirHeader(ctx, id, prefix)
+		if err != nil {
+			return nil, err
+		}
+		hdr.Name = strings.TrimPrefix(prefix, "/") + "/"
+		if prefix == dir {
+			hdr.ModTime = now // the directory an entry was removed from changed
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+	}
+	wh := &tar.Header{Name: strings.TrimPrefix(path.Join(dir, name), "/"), Typeflag: tar.TypeChar,
+		Devmajor: 0, Devminor: 0, Mode: 0, ModTime: now, Format: tar.FormatPAX}
+	if err := tw.WriteHeader(wh); err != nil {
+		return nil, err
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// dirHeader returns the tar header the engine gives the directory dir of
+// container id (the first of its archive; the rest is not read).
+func (c *Client) dirHeader(ctx context.Context, id, dir string) (*tar.Header, error) {
+	rc, st, err := c.CopyFrom(ctx, id, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	if !st.Mode.IsDir() {
+		return nil, fmt.Errorf("%w: %s is not a directory", ErrInvalid, dir)
+	}
+	hdr, err := tar.NewReader(rc).Next()
+	if err != nil {
+		return nil, fmt.Errorf("engine: reading %s: %w", dir, err)
+	}
+	if hdr.Typeflag != tar.TypeDir {
+		return nil, fmt.Errorf("%w: %s is not a directory", ErrInvalid, dir)
+	}
+	out := &tar.Header{Typeflag: tar.TypeDir, Mode: hdr.Mode, Uid: hdr.Uid, Gid: hdr.Gid,
+		ModTime: hdr.ModTime, AccessTime: hdr.AccessTime, Format: tar.FormatPAX}
+	for k, v := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "SCHILY.xattr.") {
+			if out.PAXRecords == nil {
+				out.PAXRecords = map[string]string{}
+			}
+			out.PAXRecords[k] = v
+		}
+	}
+	return out, nil
+}
+
+// createFilesHelper creates (never starts) the helper that mounts the
+// upper directory of container target, from image (the container's own,
+// which the engine has).
+func (c *Client) createFilesHelper(ctx context.Context, image, upper, target string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	res, err := c.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config: &container.Config{Image: image, Entrypoint: []string{"/berth-never-started"}, NetworkDisabled: true,
+			Labels: map[string]string{HelperFilesLabel: "container-files", HelperFilesLabel + ".container": target}},
+		HostConfig: &container.HostConfig{NetworkMode: "none",
+			Mounts: []mount.Mount{{Type: mount.TypeBind, Source: upper, Target: upperMount}}},
+	})
+	if err != nil {
+		return "", c.fail(err)
+	}
+	return res.ID, nil
+}
