@@ -39,6 +39,10 @@ import (
 // other than overlay2, or an engine that cannot make device nodes).
 var ErrStorageUnsupported = errors.New("engine: the storage driver cannot remove files from a stopped container")
 
+// ErrOnMount means the path is on a volume or bind mount of the container,
+// not in its own layer: a stopped container's mounts are not written.
+var ErrOnMount = errors.New("engine: the path is on a mount of the container")
+
 // upperMount is where the helper mounts the container's upper directory.
 const upperMount = "/berth-upper"
 
@@ -50,17 +54,11 @@ const HelperFilesLabel = "berth.helper"
 // of the stopped container id. It refuses a running container (ErrConflict)
 // and storage it cannot write a removal to (ErrStorageUnsupported).
 func (c *Client) RemoveStoppedPath(ctx context.Context, id, p string) error {
-	if p == "/" || !path.IsAbs(p) || path.Clean(p) != p {
-		return fmt.Errorf("%w: cannot remove %q", ErrInvalid, p)
-	}
-	l, err := c.stoppedLayer(ctx, id)
+	l, dir, err := c.stoppedTarget(ctx, id, p)
 	if err != nil {
 		return err
 	}
-	dir, err := c.resolveDir(ctx, l.id, path.Dir(p))
-	if err != nil {
-		return err
-	}
+	full := path.Join(dir, path.Base(p))
 	archive, err := c.whiteoutArchive(ctx, l.id, dir, path.Base(p))
 	if err != nil {
 		return err
@@ -72,7 +70,8 @@ func (c *Client) RemoveStoppedPath(ctx context.Context, id, p string) error {
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 		defer cancel()
-		_ = c.RemoveContainer(rctx, helper, true)
+		// With its anonymous volumes: the image may declare some.
+		_, _ = c.cli.ContainerRemove(rctx, helper, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	}()
 	cctx, cancel := context.WithTimeout(ctx, transferTimeout)
 	defer cancel()
@@ -83,7 +82,7 @@ func (c *Client) RemoveStoppedPath(ctx context.Context, id, p string) error {
 	}
 	// An engine that cannot make device nodes (rootless, user namespaces)
 	// skips them silently: the entry of the layers below would show again.
-	if _, err := c.StatPath(ctx, l.id, path.Join(dir, path.Base(p))); err == nil {
+	if _, err := c.StatPath(ctx, l.id, full); err == nil {
 		return fmt.Errorf("%w: the engine did not record the removal", ErrStorageUnsupported)
 	} else if !errors.Is(err, ErrNotFound) {
 		return err
@@ -91,16 +90,42 @@ func (c *Client) RemoveStoppedPath(ctx context.Context, id, p string) error {
 	return nil
 }
 
-// CheckStoppedRemoval tells whether RemoveStoppedPath can work on the
-// container id: nil, ErrConflict (it runs) or ErrStorageUnsupported.
-func (c *Client) CheckStoppedRemoval(ctx context.Context, id string) error {
-	_, err := c.stoppedLayer(ctx, id)
+// CheckStoppedRemoval tells whether RemoveStoppedPath can remove p from the
+// container id: nil, ErrConflict (it runs), ErrStorageUnsupported or
+// ErrOnMount (or the error of a missing path).
+func (c *Client) CheckStoppedRemoval(ctx context.Context, id, p string) error {
+	_, _, err := c.stoppedTarget(ctx, id, p)
 	return err
+}
+
+// stoppedTarget returns the layer of the stopped container id and the
+// resolved directory of p in it, checking that p is in the layer, not on
+// one of the container's mounts.
+func (c *Client) stoppedTarget(ctx context.Context, id, p string) (layer, string, error) {
+	if p == "/" || !path.IsAbs(p) || path.Clean(p) != p {
+		return layer{}, "", fmt.Errorf("%w: cannot remove %q", ErrInvalid, p)
+	}
+	l, err := c.stoppedLayer(ctx, id)
+	if err != nil {
+		return layer{}, "", err
+	}
+	dir, err := c.resolveDir(ctx, l.id, path.Dir(p))
+	if err != nil {
+		return layer{}, "", err
+	}
+	full := path.Join(dir, path.Base(p))
+	for _, m := range l.mounts {
+		if full == m || strings.HasPrefix(full, m+"/") || m == "/" {
+			return layer{}, "", fmt.Errorf("%w: %s is on %s", ErrOnMount, full, m)
+		}
+	}
+	return l, dir, nil
 }
 
 // layer is a stopped container's own overlay layer.
 type layer struct {
 	id, image, upper string
+	mounts           []string // the destinations of its volumes and bind mounts
 }
 
 // stoppedLayer returns the layer of the stopped container id.
@@ -123,7 +148,11 @@ func (c *Client) stoppedLayer(ctx context.Context, id string) (layer, error) {
 		}
 		return layer{}, fmt.Errorf("%w (it is %s)", ErrStorageUnsupported, driver)
 	}
-	return layer{id: ct.ID, image: ct.Image, upper: gd.Data["UpperDir"]}, nil
+	l := layer{id: ct.ID, image: ct.Image, upper: gd.Data["UpperDir"]}
+	for _, m := range ct.Mounts {
+		l.mounts = append(l.mounts, path.Clean(m.Destination))
+	}
+	return l, nil
 }
 
 // resolveDir returns the directory dir of container id with every symbolic

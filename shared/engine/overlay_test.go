@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/shared/enginetest"
 )
 
 // TestRemoveStoppedPath removes paths from a stopped container's
@@ -73,11 +74,28 @@ func TestRemoveStoppedPath(t *testing.T) {
 	if err := c.RemoveStoppedPath(t.Context(), running, "/bin/cat"); !errors.Is(err, engine.ErrConflict) {
 		t.Fatalf("running container: %v, want ErrConflict", err)
 	}
-	if err := c.CheckStoppedRemoval(t.Context(), running); !errors.Is(err, engine.ErrConflict) {
+	if err := c.CheckStoppedRemoval(t.Context(), running, "/bin/cat"); !errors.Is(err, engine.ErrConflict) {
 		t.Fatalf("CheckStoppedRemoval(running): %v", err)
 	}
-	if err := c.CheckStoppedRemoval(t.Context(), id); err != nil {
+	if err := c.CheckStoppedRemoval(t.Context(), id, "/bin/sh"); err != nil {
 		t.Fatalf("CheckStoppedRemoval(stopped): %v", err)
+	}
+
+	// A path on a volume is not in the container's layer: refused, and the
+	// volume keeps it.
+	vol := "berth-ov-" + label
+	if _, err := c.CreateVolume(t.Context(), engine.VolumeSpec{Name: vol, Labels: map[string]string{enginetest.Label: label}}); err != nil {
+		t.Fatal(err)
+	}
+	withVol := runContainer(t, c, label, engine.CreateSpec{Cmd: []string{"sh", "-c", "echo v > /data/v"}, Binds: []string{vol + ":/data"}})
+	waitExit(t, withVol)
+	for _, p := range []string{"/data/v", "/data"} {
+		if err := c.RemoveStoppedPath(t.Context(), withVol, p); !errors.Is(err, engine.ErrOnMount) {
+			t.Fatalf("RemoveStoppedPath(%s) on a volume: %v, want ErrOnMount", p, err)
+		}
+	}
+	if _, err := c.StatPath(t.Context(), withVol, "/data/v"); err != nil {
+		t.Fatalf("/data/v must remain: %v", err)
 	}
 
 	helpers, err := c.ContainersLabelled(t.Context(), map[string]string{engine.HelperFilesLabel + ".container": id})

@@ -34,6 +34,9 @@ func stoppedFault(op, p string, err error) error {
 	case errors.Is(err, engine.ErrStorageUnsupported):
 		return fault.Wrap(fault.Conflict, "Removing files from a stopped container needs the engine's overlay2 storage driver; "+
 			"start the container to "+op, err).WithDetails(engine.Details(err))
+	case errors.Is(err, engine.ErrOnMount):
+		return fault.Wrap(fault.Conflict, p+" is on a volume or bind mount of the container, which is not mounted while "+
+			"the container is stopped: start the container to "+op, err).WithDetails(engine.Details(err))
 	case errors.Is(err, engine.ErrConflict):
 		return fault.Wrap(fault.Conflict, "The container was started meanwhile: try again", err)
 	}
@@ -122,7 +125,7 @@ func (s *Service) Rename(ctx context.Context, env store.Environment, id, from, t
 // streamed out and back in under the new name, then from is removed. If the
 // removal fails the copy is removed again, so the container is as before.
 func (s *Service) renameStopped(ctx context.Context, t target, from, to string) error {
-	if err := t.c.CheckStoppedRemoval(ctx, t.id); err != nil {
+	if err := t.c.CheckStoppedRemoval(ctx, t.id, from); err != nil {
 		return stoppedFault("rename file", from, err)
 	}
 	rc, _, err := t.c.CopyFrom(ctx, t.id, from)
