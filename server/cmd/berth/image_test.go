@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/shared/enginetest"
+	"github.com/berth-dev/berth/shared/testwait"
 )
 
 // imageLabel is the berth.test label value of what the image test creates.
@@ -170,17 +171,8 @@ func decode(t *testing.T, s string, out any) {
 	}
 }
 
-// waitFor polls cond every 200 ms until it holds, failing the test after d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
+// waitFor polls cond until it holds, failing the test after d.
+var waitFor = testwait.Within
 
 func randomHex(t *testing.T) string {
 	t.Helper()

@@ -23,6 +23,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/apitest"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
 	"github.com/berth-dev/berth/shared/enginetest"
+	"github.com/berth-dev/berth/shared/testwait"
 )
 
 // agentBin is the berth-agent binary the tests run (built once by TestMain,
@@ -278,17 +279,8 @@ func (h *berth) environment(id int64) environment {
 	return e
 }
 
-// waitFor polls cond (every 50 ms, up to a minute) and fails with what when it never holds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting: %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// waitFor polls cond until it holds, failing with what after a minute.
+var waitFor = testwait.Until
 
 // waitConnected waits until env's edge agent is connected (or not).
 func (h *berth) waitConnected(id int64, want bool) environment {

@@ -26,6 +26,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/store/storetest"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/enginetest"
+	"github.com/berth-dev/berth/shared/testwait"
 )
 
 func unique(t *testing.T) string {
@@ -74,16 +75,7 @@ func mails(t *testing.T, dir, rcpt string) []string {
 }
 
 // eventually polls cond until it holds, failing the test after a minute.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+var eventually = testwait.Until
 
 func TestSendMailReachesTheSMTPServer(t *testing.T) {
 	host, port, dir := smtpServer(t)

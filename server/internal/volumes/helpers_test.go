@@ -12,6 +12,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/enginetest"
+	"github.com/berth-dev/berth/shared/testwait"
 )
 
 // helperIDs returns the ids of the helper containers on volume.
@@ -28,16 +29,7 @@ func helperIDs(t *testing.T, volume string) []string {
 }
 
 // waitUntil polls cond until it holds, failing after a minute.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+var waitUntil = testwait.Until
 
 // TestHelpersAreReapedSweptAndClosed: an idle browse helper is removed by
 // itself; a server's leftover helpers are removed on its first use of the
