@@ -126,10 +126,38 @@ export interface ConfigSet {
   volumes: string[];
   networkMode: string;
   restartPolicy: string;
+  createdAt?: string;
+  updatedAt?: string;
 }
+
+/**
+ * What the server answers in place of a secret variable's value; sent back
+ * unchanged in an update, it keeps the stored value.
+ */
+export const SECRET_MASK = '***';
+
+/** The body of POST and PUT /api/config-sets. */
+export type ConfigSetBody = Omit<ConfigSet, 'id' | 'createdAt' | 'updatedAt'>;
 
 export function listConfigSets(): Promise<ConfigSet[]> {
   return request('GET', '/api/config-sets');
+}
+
+export function getConfigSet(id: number): Promise<ConfigSet> {
+  return request('GET', `/api/config-sets/${id}`);
+}
+
+export function createConfigSet(body: ConfigSetBody): Promise<ConfigSet> {
+  return request('POST', '/api/config-sets', { body });
+}
+
+/** Replaces config set id with body; a secret whose value is SECRET_MASK keeps its stored value. */
+export function updateConfigSet(id: number, body: ConfigSetBody): Promise<ConfigSet> {
+  return request('PUT', `/api/config-sets/${id}`, { body });
+}
+
+export function deleteConfigSet(id: number): Promise<{ success: boolean }> {
+  return request('DELETE', `/api/config-sets/${id}`);
 }
 
 export interface LabelUse {

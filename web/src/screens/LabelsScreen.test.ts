@@ -1,0 +1,106 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import * as tpl from '../lib/api-templates';
+import { ApiError } from '../lib/api';
+import { session } from '../lib/session.svelte';
+import { expectNoSeriousAxeViolations } from '../test-axe';
+import LabelsScreen from './LabelsScreen.svelte';
+
+vi.mock('../lib/api-templates', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/api-templates')>();
+  return { ...real, listLabels: vi.fn(), createLabel: vi.fn() };
+});
+
+const labels: tpl.LabelUse[] = [
+  { id: 1, name: 'production', color: '#ef4444', count: 2 },
+  { id: null, name: 'edge', color: '', count: 1 },
+  { id: 2, name: 'spare', color: '', count: 0 },
+];
+
+beforeEach(() => {
+  session.session = { authenticated: true, authEnabled: true, user: { id: 1, username: 'admin', isAdmin: true } };
+  vi.mocked(tpl.listLabels).mockResolvedValue(structuredClone(labels));
+  vi.mocked(tpl.createLabel).mockImplementation(async (b) => ({ id: 7, color: '', count: 0, ...b }));
+});
+afterEach(() => {
+  cleanup();
+  vi.clearAllMocks();
+  session.session = null;
+});
+
+const cells = () =>
+  within(screen.getByRole('table', { name: 'Labels' }))
+    .getAllByRole('row')
+    .slice(1)
+    .map((r) => Array.from(r.children).map((c) => c.textContent?.replace(/\s+/g, ' ').trim()));
+
+describe('LabelsScreen', () => {
+  it('lists the labels with their counts and whether they are defined', { timeout: 60_000 }, async () => {
+    const { container } = render(LabelsScreen);
+    expect(screen.getByRole('heading', { level: 1, name: 'Labels' })).toBeTruthy();
+    await screen.findByRole('table', { name: 'Labels' });
+    expect(cells()).toEqual([
+      ['production', '#ef4444', '2 environments', 'yes'],
+      ['edge', 'none', '1 environment', 'no, only on environments Define'],
+      ['spare', 'none', '0 environments', 'yes'],
+    ]);
+    await fireEvent.input(screen.getByRole('searchbox'), { target: { value: 'PROD' } });
+    expect(cells().map((r) => r[0])).toEqual(['production']);
+    await expectNoSeriousAxeViolations(container);
+  });
+
+  it('defines a label with a colour and lists it again', async () => {
+    render(LabelsScreen);
+    await screen.findByRole('table', { name: 'Labels' });
+    await fireEvent.input(screen.getByLabelText('Label name'), { target: { value: ' staging ' } });
+    await fireEvent.input(screen.getByLabelText('Pick a colour'), { target: { value: '#22c55e' } });
+    expect((screen.getByLabelText('Colour') as HTMLInputElement).value).toBe('#22c55e');
+    await fireEvent.click(screen.getByRole('button', { name: 'Define label' }));
+    await waitFor(() => expect(tpl.createLabel).toHaveBeenCalledWith({ name: 'staging', color: '#22c55e' }));
+    expect(await screen.findByText('Label staging defined.')).toBeTruthy();
+    expect(tpl.listLabels).toHaveBeenCalledTimes(2);
+    expect((screen.getByLabelText('Label name') as HTMLInputElement).value).toBe('');
+  });
+
+  it('defines a label carried by environments from its row, without a colour', async () => {
+    render(LabelsScreen);
+    await screen.findByRole('table', { name: 'Labels' });
+    await fireEvent.click(screen.getByRole('button', { name: 'Define edge' }));
+    const name = screen.getByLabelText('Label name') as HTMLInputElement;
+    expect(name.value).toBe('edge');
+    expect(document.activeElement).toBe(name);
+    await fireEvent.click(screen.getByRole('button', { name: 'Define label' }));
+    await waitFor(() => expect(tpl.createLabel).toHaveBeenCalledWith({ name: 'edge' }));
+  });
+
+  it("shows the API's refusal next to the form", async () => {
+    vi.mocked(tpl.createLabel).mockRejectedValueOnce(new ApiError(400, 'Invalid color "red": use a hex colour such as #3b82f6'));
+    render(LabelsScreen);
+    await screen.findByRole('table', { name: 'Labels' });
+    await fireEvent.input(screen.getByLabelText('Label name'), { target: { value: 'x' } });
+    await fireEvent.input(screen.getByLabelText('Colour'), { target: { value: 'red' } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Define label' }));
+    expect((await screen.findByRole('alert')).textContent).toBe(
+      'The label could not be defined: Invalid color "red": use a hex colour such as #3b82f6',
+    );
+    expect((screen.getByLabelText('Colour') as HTMLInputElement).value).toBe('red');
+  });
+
+  it('offers no definition without settings:edit', async () => {
+    session.session = {
+      authenticated: true,
+      authEnabled: true,
+      user: { id: 2, username: 'viewer', isAdmin: false, permissions: { environments: ['view'] } },
+    };
+    render(LabelsScreen);
+    await screen.findByRole('table', { name: 'Labels' });
+    expect(screen.queryByLabelText('Label name')).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Define edge' })).toBeNull();
+  });
+
+  it('says why the list is missing', async () => {
+    vi.mocked(tpl.listLabels).mockRejectedValueOnce(new ApiError(403, 'Permission denied'));
+    render(LabelsScreen);
+    expect((await screen.findByRole('alert')).textContent).toBe('Labels could not be listed: Permission denied');
+  });
+});
