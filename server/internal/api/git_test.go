@@ -330,3 +330,79 @@ func (h *harness) doAccept(method, path, accept string) (int, []byte) {
 	h.t.Helper()
 	return h.send(method, path, nil, map[string]string{"Accept": accept})
 }
+
+// Deleting a repository removes its mirror (DATA_DIR/git/repo-<id>) and the
+// clones nothing uses any more (of repositories and git stacks deleted
+// earlier); the mirror of another repository and the clone of a live git
+// stack stay.
+func TestDeleteRepositoryRemovesItsMirrorAndUnusedClones(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	g := newGitServer(t)
+	g.commit("main", map[string]string{"compose.yaml": gitCompose(h.label, "1")})
+	var cred, gone, kept struct {
+		ID int64 `json:"id"`
+	}
+	h.must(201, "POST", "/api/git/credentials", map[string]any{"name": "c-" + h.label, "authType": "password",
+		"username": gitUser, "password": gitPassword}, &cred)
+	for _, r := range []*struct {
+		ID int64 `json:"id"`
+	}{&gone, &kept} {
+		h.must(201, "POST", "/api/git/repositories", map[string]any{"name": fmt.Sprintf("r%p-%s", r, h.label), "url": g.URL,
+			"branch": "main", "credentialId": cred.ID}, r)
+		var st struct{ Status string }
+		h.must(200, "POST", fmt.Sprintf("/api/git/repositories/%d/sync", r.ID), nil, &st)
+		if st.Status != "success" {
+			t.Fatalf("sync of repository %d = %+v", r.ID, st)
+		}
+	}
+	var gs struct {
+		ID int64 `json:"id"`
+	}
+	name := "prune-" + h.label
+	h.must(201, "POST", "/api/git/stacks", map[string]any{"stackName": name, "environmentId": 1, "repositoryId": kept.ID}, &gs)
+	rec, err := h.store.GetStack(t.Context(), 1, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitDir := filepath.Join(h.dataDir, "git")
+	mirror := func(id int64) string { return filepath.Join(gitDir, fmt.Sprintf("repo-%d", id)) }
+	clone := func(id int64) string { return filepath.Join(gitDir, fmt.Sprintf("stack-%d", id)) }
+	// The live stack's clone, and clones left by records deleted before.
+	for _, dir := range []string{clone(rec.ID), clone(rec.ID + 1000), mirror(kept.ID + 1000)} {
+		if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unrelated := filepath.Join(gitDir, "notes")
+	if err := os.WriteFile(unrelated, []byte("not a clone"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{mirror(gone.ID), mirror(kept.ID)} {
+		if _, err := os.Stat(filepath.Join(dir, "compose.yaml")); err != nil {
+			t.Fatalf("mirror before delete: %v", err)
+		}
+	}
+
+	h.must(200, "DELETE", fmt.Sprintf("/api/git/repositories/%d", gone.ID), nil, nil)
+	for dir, want := range map[string]bool{mirror(gone.ID): false, clone(rec.ID + 1000): false, mirror(kept.ID + 1000): false,
+		mirror(kept.ID): true, clone(rec.ID): true, unrelated: true} {
+		_, err := os.Stat(dir)
+		if exists := err == nil; exists != want {
+			t.Errorf("%s exists = %v after deleting repository %d, want %v (%v)", dir, exists, gone.ID, want, err)
+		}
+	}
+
+	// A repository in use is refused and keeps its mirror.
+	h.wantError(409, "DELETE", fmt.Sprintf("/api/git/repositories/%d", kept.ID), "Repository is used by a git stack")
+	if _, err := os.Stat(mirror(kept.ID)); err != nil {
+		t.Errorf("mirror of the refused delete: %v", err)
+	}
+	h.must(200, "DELETE", fmt.Sprintf("/api/git/stacks/%d", gs.ID), nil, nil)
+	h.must(200, "DELETE", fmt.Sprintf("/api/git/repositories/%d", kept.ID), nil, nil)
+	for _, dir := range []string{mirror(kept.ID), clone(rec.ID)} {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s after deleting its stack and repository: %v", dir, err)
+		}
+	}
+}

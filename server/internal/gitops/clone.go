@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -124,3 +126,51 @@ func gitFault(err error) error {
 	}
 	return fault.Wrap(fault.Internal, "Failed to pull the repository", err).WithDetails(msg)
 }
+
+// pruneClones removes the clones under the git directory (DATA_DIR/git)
+// that nothing uses any more: mirrors (repo-<id>) of repositories that do
+// not exist and clones (stack-<id>) of stacks that are not git stacks. A
+// clone is made only after its record exists, so the directory is read
+// before the records: one created meanwhile is never taken for an orphan.
+// Failures are logged; the next prune tries again.
+func (s *Service) pruneClones(ctx context.Context) {
+	root := filepath.Dir(s.stacks.RepositoryDir(0))
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("prune git clones", "dir", root, "err", err)
+		}
+		return
+	}
+	repos, err := s.store.ListGitRepositories(ctx)
+	if err != nil {
+		s.log.Warn("prune git clones", "err", err)
+		return
+	}
+	gitStacks, err := s.store.ListGitStacks(ctx, 0)
+	if err != nil {
+		s.log.Warn("prune git clones", "err", err)
+		return
+	}
+	live := map[string]bool{}
+	for _, r := range repos {
+		live[filepath.Base(s.stacks.RepositoryDir(r.ID))] = true
+	}
+	for _, g := range gitStacks {
+		live[filepath.Base(s.stacks.CloneDir(g.StackID))] = true
+	}
+	for _, e := range entries {
+		if !e.IsDir() || live[e.Name()] || !cloneName.MatchString(e.Name()) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
+			s.log.Warn("remove unused git clone", "dir", e.Name(), "err", err)
+			continue
+		}
+		s.log.Info("removed unused git clone", "dir", e.Name())
+	}
+}
+
+// cloneName matches the names of the clones pruneClones looks after (not
+// the temporary directories of clones in progress).
+var cloneName = regexp.MustCompile(`^(repo|stack)-[0-9]+$`)

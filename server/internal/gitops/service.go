@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"path"
 	"regexp"
 	"strings"
@@ -231,13 +232,22 @@ func (s *Service) SaveRepository(ctx context.Context, r *store.GitRepository, we
 	return nil
 }
 
-// DeleteRepository deletes a repository no git stack uses.
+// DeleteRepository deletes a repository no git stack uses, then its mirror
+// and any clone left behind by a repository or git stack that no longer
+// exists (see pruneClones).
 func (s *Service) DeleteRepository(ctx context.Context, id int64) error {
 	err := s.store.DeleteGitRepository(ctx, id)
 	if errors.Is(err, store.ErrInUse) {
 		return fault.New(fault.Conflict, "Repository is used by a git stack")
 	}
-	return notFound(err, errRepositoryNotFound)
+	if err != nil {
+		return notFound(err, errRepositoryNotFound)
+	}
+	if err := os.RemoveAll(s.stacks.RepositoryDir(id)); err != nil {
+		s.log.Warn("remove repository mirror", "repository", id, "err", err)
+	}
+	s.pruneClones(context.WithoutCancel(ctx))
+	return nil
 }
 
 // checkRelPath validates a path inside the repository: relative, clean,
