@@ -1,7 +1,9 @@
 // Browser test of a container's Files tab (harness: lib/harness.mjs): on a
 // labelled running container, a file is uploaded from the browser, opened in
 // the editor, changed and saved (checked with docker exec), and its directory
-// downloaded as a tar whose content is compared. axe-core checks the tab.
+// downloaded as a tar whose content is compared. axe-core checks the tab. On a
+// stopped container a file is renamed and another deleted from the console
+// (checked with docker cp, which reads a stopped container too).
 //
 // Needs: a berth binary and console build (BERTH_BIN, WEB_DIR), a Docker
 // engine, Chromium and the test image (BERTH_TEST_IMAGE).
@@ -59,6 +61,35 @@ describe('container files', { timeout: 120_000 }, () => {
     const tarPath = await download.path();
     const content = execFileSync('tar', ['-xOf', tarPath, 'notes.txt'], { encoding: 'utf8' });
     assert.equal(content, 'edited in the browser\n');
+    assert.deepEqual(h.pageErrors, []);
+  });
+
+  it('renames and deletes files of a stopped container', async () => {
+    const stopped = `${name}-stopped`;
+    docker('run', '--name', stopped, '--label', `berth.test=${h.label}`, testImage, 'sh', '-c',
+      'mkdir /work && echo keep > /work/old.txt && echo gone > /work/gone.txt');
+    await h.open(`/containers/${stopped}?tab=files`);
+    await page.getByRole('table', { name: 'Files of /' }).getByRole('button', { name: 'work/' }).click();
+    const table = page.getByRole('table', { name: 'Files of /work' });
+    await table.waitFor();
+
+    await table.getByRole('button', { name: 'Rename old.txt' }).click();
+    const rename = page.getByRole('dialog', { name: 'Rename old.txt' });
+    await rename.getByRole('textbox', { name: 'Name' }).fill('new.txt');
+    await rename.getByRole('button', { name: 'Rename' }).click();
+    await table.getByRole('button', { name: 'new.txt', exact: true }).waitFor();
+
+    await table.getByRole('button', { name: 'Delete gone.txt' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete gone.txt?' });
+    await confirm.getByRole('button', { name: 'Delete' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    await table.getByRole('button', { name: 'gone.txt', exact: true }).waitFor({ state: 'detached' });
+
+    const content = execFileSync('sh', ['-c', `docker cp ${stopped}:/work/new.txt - | tar -xO`], { encoding: 'utf8' });
+    assert.equal(content, 'keep\n');
+    assert.throws(() => docker('cp', `${stopped}:/work/gone.txt`, '-'));
+    assert.throws(() => docker('cp', `${stopped}:/work/old.txt`, '-'));
+    assert.equal(docker('inspect', '-f', '{{.State.Running}}', stopped), 'false');
     assert.deepEqual(h.pageErrors, []);
   });
 });
