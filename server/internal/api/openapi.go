@@ -20,17 +20,30 @@ import (
 // apiOp says what the route table cannot: the body types of a route and the
 // form of its answer.
 type apiOp struct {
-	Summary  string
-	Request  any // a value of the type the handler binds (nil: no JSON body described)
-	Response any // a value of the type it answers with (nil: generic JSON)
-	Status   int // success status (0: 200)
+	Summary string
+	Request any // a value of the type the handler binds (nil: no body described)
+	// RequestContent is the request body's media type when it is not JSON
+	// ("multipart/form-data": Request's fields are the form's parts).
+	RequestContent string
+	Response       any // a value of the type it answers with (nil: generic JSON)
+	Status         int // success status (0: 200)
 	// Content is the success answer's media type when it is not only JSON:
-	// "text/event-stream", "application/x-tar", a WebSocket ("websocket"), …
+	// "text/event-stream", "application/x-tar", a WebSocket ("websocket"), …;
+	// several, comma-separated, when the handler picks one (export formats).
 	Content string
+	// Delegated marks an answer written by another package's handler (the
+	// Prometheus exposition, the console's files, an image of its own
+	// type), which sets the media type itself.
+	Delegated bool
+	// Header names a response header the success answer carries (X-Job-Id).
+	Header string
 	// AlsoJSON marks a stream that answers JSON (Response) instead when the
 	// client asks for it (Accept: application/json).
 	AlsoJSON bool
 	Query    []queryParam
+	// IgnoresBody marks a route whose handler, shared with another method
+	// of the path, binds a body only on that other method.
+	IgnoresBody bool
 }
 
 // queryParam is a query parameter beyond the environment selector.
@@ -43,6 +56,8 @@ const (
 	mediaSSE       = "text/event-stream"
 	mediaWebSocket = "websocket"
 	mediaJSON      = "application/json"
+	mediaTar       = "application/x-tar"
+	mediaMultipart = "multipart/form-data"
 )
 
 var openAPIDoc struct {
@@ -89,10 +104,17 @@ func buildOpenAPI(routes []route, ops map[string]apiOp) map[string]any {
 			o["parameters"] = params
 		}
 		if op.Request != nil {
-			o["requestBody"] = map[string]any{
-				"required": false,
-				"content":  map[string]any{mediaJSON: map[string]any{"schema": r.Of(op.Request, openapi.Request)}},
+			media := mediaJSON
+			if op.RequestContent != "" {
+				media = op.RequestContent
 			}
+			o["requestBody"] = map[string]any{
+				"required": op.RequestContent != "",
+				"content":  map[string]any{media: map[string]any{"schema": r.Of(op.Request, openapi.Request)}},
+			}
+		}
+		if op.Content == mediaWebSocket {
+			o["x-berth-websocket"] = true
 		}
 		o["responses"] = responses(r, rt, op)
 		if paths[rt.Path] == nil {
@@ -256,30 +278,56 @@ func responses(r *openapi.Reflector, rt route, op apiOp) map[string]any {
 		status = http.StatusOK
 	}
 	jsonSchema := map[string]any{}
-	if op.Response != nil {
+	if alts, ok := op.Response.(anyOf); ok {
+		var schemas []any
+		for _, a := range alts {
+			schemas = append(schemas, r.Of(a, openapi.Response))
+		}
+		jsonSchema = map[string]any{"anyOf": schemas}
+	} else if op.Response != nil {
 		jsonSchema = r.Of(op.Response, openapi.Response)
 	}
-	switch op.Content {
-	case "":
+	switch {
+	case op.Content == "" && status >= 300 && status < 400:
+		out[strconv.Itoa(status)] = map[string]any{"description": "A redirect to the Location header's address.",
+			"headers": map[string]any{"Location": map[string]any{"schema": map[string]any{"type": "string"}}}}
+	case op.Content == "":
 		desc := "Success."
 		if op.Response == nil {
 			desc = "Success: JSON (its shape is not described yet)."
 		}
 		out[strconv.Itoa(status)] = map[string]any{"description": desc,
 			"content": map[string]any{mediaJSON: map[string]any{"schema": jsonSchema}}}
-	case mediaWebSocket:
+	case op.Content == mediaWebSocket:
 		out["101"] = map[string]any{"description": "Switching Protocols: a WebSocket (send `Upgrade: websocket`)."}
 	default:
-		content := map[string]any{op.Content: map[string]any{"schema": streamSchema(op.Content)}}
-		desc := "A stream (" + op.Content + ")."
-		if op.Content == mediaSSE {
-			desc = "Server-Sent Events: `event: <name>` lines with JSON `data`."
+		content := map[string]any{}
+		var desc string
+		for _, m := range strings.Split(op.Content, ",") {
+			m = strings.TrimSpace(m)
+			content[m] = map[string]any{"schema": streamSchema(m)}
+			if desc != "" {
+				desc += " "
+			}
+			switch {
+			case m == mediaSSE:
+				desc += "Server-Sent Events: `event: <name>` lines with JSON `data`."
+			case strings.HasPrefix(m, "text/"):
+				desc += "A document (" + m + ")."
+			default:
+				desc += "A stream (" + m + ")."
+			}
 		}
 		if op.AlsoJSON {
 			content[mediaJSON] = map[string]any{"schema": jsonSchema}
-			desc += " With `Accept: application/json`, one JSON answer instead."
+			desc += " With `Accept: application/json` (or the query asking for JSON), one JSON answer instead."
 		}
 		out[strconv.Itoa(status)] = map[string]any{"description": desc, "content": content}
+	}
+	if op.Header != "" {
+		if ok, _ := out[strconv.Itoa(status)].(map[string]any); ok != nil {
+			ok["headers"] = map[string]any{op.Header: map[string]any{"schema": map[string]any{"type": "string"}}}
+		}
 	}
 	out["400"] = errRef
 	if rt.Perm != Public {

@@ -14,14 +14,36 @@ import (
 )
 
 // apiOps are the body types of routes, by "METHOD /path" as in the route
-// table (a key the table lacks fails TestOpenAPIRegistryNamesRealRoutes).
-// A route missing here is still described, with a generic JSON answer.
+// table (a key the table lacks fails TestOpenAPIRegistryNamesRealRoutes),
+// gathered from the groups of the openapi_types*.go files. A route missing
+// here is still described, with a generic JSON answer, and fails
+// TestOpenAPIEveryRouteIsTyped, which also compares each entry with what its
+// handler's source does (body, query parameters, media types).
 //
 // The types are the ones the handlers bind and encode. Where a handler
-// answers an ad hoc map, the *Answer structs below spell out its shape; the
-// live validation test (openapi_live_test.go) checks a sample of them
-// against real answers.
-var apiOps = map[string]apiOp{
+// answers an ad hoc map (or binds an anonymous struct), the *Answer and
+// *Input structs spell out its shape; the live validation test
+// (openapi_live_test.go) checks a sample of them against real answers.
+var apiOps = mergeOps(opGroups...)
+
+// opGroups are the registry's parts, one per area; a route is in one.
+var opGroups = []map[string]apiOp{coreOps, authOps, workloadOps, systemOps}
+
+// mergeOps joins groups (a key in two is a mistake that
+// TestOpenAPIOpGroupsDoNotOverlap reports; the later one wins).
+func mergeOps(groups ...map[string]apiOp) map[string]apiOp {
+	out := map[string]apiOp{}
+	for _, g := range groups {
+		for k, op := range g {
+			out[k] = op
+		}
+	}
+	return out
+}
+
+// coreOps: health, sign-in, users and roles, environments, containers,
+// images, stacks, volumes, networks, schedules, audit.
+var coreOps = map[string]apiOp{
 	"GET /api/health": {Summary: "Health check", Response: healthAnswer{}},
 
 	// Sign-in and API tokens.
@@ -39,36 +61,30 @@ var apiOps = map[string]apiOp{
 	"GET /api/profile": {Summary: "The caller's profile", Response: userJSON{}},
 
 	// Registries, git and auto-update.
-	"GET /api/registries":                  {Summary: "List registries", Response: []registryJSON{}},
-	"POST /api/registries":                 {Summary: "Add a registry", Request: registryRequest{}, Response: registryJSON{}, Status: 201},
-	"GET /api/registries/{id}":             {Summary: "Get a registry", Response: registryJSON{}},
-	"PUT /api/registries/{id}":             {Summary: "Update a registry", Request: registryRequest{}, Response: registryJSON{}},
-	"DELETE /api/registries/{id}":          {Summary: "Delete a registry", Response: successAnswer{}},
-	"GET /api/git/credentials":             {Summary: "List git credentials", Response: []gitCredentialJSON{}},
-	"GET /api/git/credentials/{id}":        {Summary: "Get a git credential", Response: gitCredentialJSON{}},
-	"GET /api/git/repositories":            {Summary: "List git repositories", Response: []gitRepositoryJSON{}},
-	"GET /api/git/repositories/{id}":       {Summary: "Get a git repository", Response: gitRepositoryJSON{}},
-	"GET /api/git/stacks":                  {Summary: "List git stacks", Response: []gitStackJSON{}},
-	"GET /api/git/stacks/{id}":             {Summary: "Get a git stack", Response: gitStackJSON{}},
-	"POST /api/git/stacks":                 {Summary: "Create a git stack", Request: gitStackRequest{}},
-	"PUT /api/git/stacks/{id}":             {Summary: "Update a git stack", Request: gitStackRequest{}},
-	"GET /api/auto-update":                 {Summary: "Auto-update settings by container name", Response: map[string]autoUpdateSettings{}},
-	"GET /api/auto-update/{containerName}": {Summary: "A container's auto-update settings"},
+	"GET /api/registries":            {Summary: "List registries", Response: []registryJSON{}},
+	"POST /api/registries":           {Summary: "Add a registry", Request: registryRequest{}, Response: registryJSON{}, Status: 201},
+	"GET /api/registries/{id}":       {Summary: "Get a registry", Response: registryJSON{}},
+	"PUT /api/registries/{id}":       {Summary: "Update a registry", Request: registryRequest{}, Response: registryJSON{}},
+	"DELETE /api/registries/{id}":    {Summary: "Delete a registry", Response: successAnswer{}},
+	"GET /api/git/credentials":       {Summary: "List git credentials", Response: []gitCredentialJSON{}},
+	"GET /api/git/credentials/{id}":  {Summary: "Get a git credential", Response: gitCredentialJSON{}},
+	"GET /api/git/repositories":      {Summary: "List git repositories", Response: []gitRepositoryJSON{}},
+	"GET /api/git/repositories/{id}": {Summary: "Get a git repository", Response: gitRepositoryJSON{}},
+	"GET /api/git/stacks":            {Summary: "List git stacks", Response: []gitStackJSON{}},
+	"GET /api/git/stacks/{id}":       {Summary: "Get a git stack", Response: gitStackJSON{}},
+	"GET /api/auto-update":           {Summary: "Auto-update settings by container name", Response: map[string]autoUpdateSettings{}},
 
 	// Users and roles.
-	"GET /api/users":               {Summary: "List users", Response: []userJSON{}},
-	"POST /api/users":              {Summary: "Create a local user", Response: userJSON{}, Status: 201},
-	"GET /api/users/{id}":          {Summary: "Get a user", Response: userJSON{}},
-	"PUT /api/users/{id}":          {Summary: "Update a user", Response: userJSON{}},
-	"DELETE /api/users/{id}":       {Summary: "Delete a user", Response: successAnswer{}},
-	"GET /api/users/{id}/roles":    {Summary: "A user's role assignments", Response: []assignmentJSON{}},
-	"POST /api/users/{id}/roles":   {Summary: "Assign a role", Request: assignmentRequest{}, Response: assignmentJSON{}, Status: 201},
-	"DELETE /api/users/{id}/roles": {Summary: "Unassign a role", Request: assignmentRequest{}},
-	"GET /api/roles":               {Summary: "List roles", Response: []roleJSON{}},
-	"POST /api/roles":              {Summary: "Create a role", Request: roleRequest{}, Response: roleJSON{}, Status: 201},
-	"GET /api/roles/{id}":          {Summary: "Get a role", Response: roleJSON{}},
-	"PUT /api/roles/{id}":          {Summary: "Update a role", Request: roleRequest{}, Response: roleJSON{}},
-	"DELETE /api/roles/{id}":       {Summary: "Delete a role", Response: successAnswer{}},
+	"GET /api/users":             {Summary: "List users", Response: []userJSON{}},
+	"GET /api/users/{id}":        {Summary: "Get a user", Response: userJSON{}},
+	"DELETE /api/users/{id}":     {Summary: "Delete a user", Response: successAnswer{}},
+	"GET /api/users/{id}/roles":  {Summary: "A user's role assignments", Response: []assignmentJSON{}},
+	"POST /api/users/{id}/roles": {Summary: "Assign a role", Request: assignmentRequest{}, Response: assignmentJSON{}, Status: 201},
+	"GET /api/roles":             {Summary: "List roles", Response: []roleJSON{}},
+	"POST /api/roles":            {Summary: "Create a role", Request: roleRequest{}, Response: roleJSON{}, Status: 201},
+	"GET /api/roles/{id}":        {Summary: "Get a role", Response: roleJSON{}},
+	"PUT /api/roles/{id}":        {Summary: "Update a role", Request: roleRequest{}, Response: roleJSON{}},
+	"DELETE /api/roles/{id}":     {Summary: "Delete a role", Response: successAnswer{}},
 
 	// Environments.
 	"GET /api/environments":                   {Summary: "List environments", Response: []environmentJSON{}},
@@ -86,58 +102,36 @@ var apiOps = map[string]apiOp{
 	// Containers.
 	"GET /api/containers": {Summary: "List containers", Response: []engine.Container{},
 		Query: []queryParam{{"all", "boolean", "include stopped containers"}}},
-	"POST /api/containers":                      {Summary: "Create a container", Request: createContainerRequest{}, Response: idAnswer{}},
-	"GET /api/containers/stats/stream":          {Summary: "Every container's stats, live", Content: mediaSSE},
-	"GET /api/containers/{id}":                  {Summary: "Inspect a container (the engine's inspect document)"},
-	"GET /api/containers/{id}/inspect":          {Summary: "Inspect a container (the engine's inspect document)"},
-	"DELETE /api/containers/{id}":               {Summary: "Remove a container", Response: successAnswer{}, Query: []queryParam{{"force", "boolean", "remove even when running"}}},
-	"POST /api/containers/{id}/start":           {Summary: "Start a container", Response: successAnswer{}},
-	"POST /api/containers/{id}/stop":            {Summary: "Stop a container", Response: successAnswer{}},
-	"POST /api/containers/{id}/restart":         {Summary: "Restart a container", Response: successAnswer{}},
-	"POST /api/containers/{id}/pause":           {Summary: "Pause a container", Response: successAnswer{}},
-	"POST /api/containers/{id}/unpause":         {Summary: "Unpause a container", Response: successAnswer{}},
-	"POST /api/containers/{id}/rename":          {Summary: "Rename a container", Request: nameInput{}, Response: successAnswer{}},
-	"GET /api/containers/{id}/stats":            {Summary: "A container's stats", Response: containers.TimedSnapshot{}},
-	"GET /api/containers/{id}/logs":             {Summary: "A container's recent logs", Response: logsAnswer{}},
-	"GET /api/containers/{id}/logs/stream":      {Summary: "A container's logs, live", Content: mediaSSE},
-	"GET /api/containers/{id}/top":              {Summary: "A container's processes", Response: engine.Processes{}},
-	"GET /api/containers/exec/{execId}/attach":  {Summary: "Attach a terminal to an exec instance", Content: mediaWebSocket},
-	"POST /api/containers/exec/{execId}/resize": {Summary: "Resize an exec instance's terminal", Response: successAnswer{}},
+	"POST /api/containers":                     {Summary: "Create a container", Request: createContainerRequest{}, Response: idAnswer{}},
+	"GET /api/containers/stats/stream":         {Summary: "Every container's stats, live", Content: mediaSSE},
+	"DELETE /api/containers/{id}":              {Summary: "Remove a container", Response: successAnswer{}, Query: []queryParam{{"force", "boolean", "remove even when running"}}},
+	"POST /api/containers/{id}/start":          {Summary: "Start a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/stop":           {Summary: "Stop a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/restart":        {Summary: "Restart a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/pause":          {Summary: "Pause a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/unpause":        {Summary: "Unpause a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/rename":         {Summary: "Rename a container", Request: nameInput{}, Response: successAnswer{}},
+	"GET /api/containers/{id}/stats":           {Summary: "A container's stats", Response: containers.TimedSnapshot{}},
+	"GET /api/containers/{id}/top":             {Summary: "A container's processes", Response: engine.Processes{}},
+	"GET /api/containers/exec/{execId}/attach": {Summary: "Attach a terminal to an exec instance", Content: mediaWebSocket},
 
 	// Images.
 	"GET /api/images":              {Summary: "List images", Response: []engine.Image{}},
-	"POST /api/images/pull":        {Summary: "Pull an image (a job: {jobId}, or its result with Accept: application/json)", Request: pullInput{}},
-	"POST /api/images/push":        {Summary: "Push an image to a registry (a job)", Request: pushInput{}},
-	"GET /api/images/{id}":         {Summary: "Inspect an image (the engine's inspect document)"},
-	"DELETE /api/images/{id}":      {Summary: "Remove an image"},
 	"GET /api/images/{id}/history": {Summary: "An image's layers", Response: []engine.HistoryItem{}},
 	"GET /api/jobs/{jobId}":        {Summary: "A job: its snapshot, or its events with Accept: text/event-stream", Content: mediaSSE, AlsoJSON: true, Response: jobs.Snapshot{}},
 
 	// Stacks.
-	"GET /api/stacks":                 {Summary: "List an environment's stacks (none without env)", Response: []stacks.Entry{}},
-	"POST /api/stacks":                {Summary: "Create (and start) a stack", Request: createStackRequest{}, Content: mediaSSE, AlsoJSON: true},
-	"GET /api/stacks/{name}/compose":  {Summary: "A stack's compose file", Response: stacks.ComposeFile{}},
-	"PUT /api/stacks/{name}/compose":  {Summary: "Save a stack's compose file (restart: recreate it, as an event stream)", Request: updateStackRequest{}, Content: mediaSSE, AlsoJSON: true},
-	"POST /api/stacks/{name}/deploy":  {Summary: "Deploy a stack", Content: mediaSSE, AlsoJSON: true},
-	"POST /api/stacks/{name}/start":   {Summary: "Start a stack"},
-	"POST /api/stacks/{name}/stop":    {Summary: "Stop a stack"},
-	"POST /api/stacks/{name}/restart": {Summary: "Restart a stack"},
-	"POST /api/stacks/{name}/down":    {Summary: "Take a stack down"},
-	"DELETE /api/stacks/{name}":       {Summary: "Delete a stack"},
-	"GET /api/stacks/{name}/env":      {Summary: "A stack's variables"},
-	"GET /api/stacks/{name}/env/raw":  {Summary: "A stack's .env file", Response: contentAnswer{}},
-	"PUT /api/stacks/{name}/env/raw":  {Summary: "Save a stack's .env file", Request: contentInput{}},
+	"GET /api/stacks":                {Summary: "List an environment's stacks (none without env)", Response: []stacks.Entry{}},
+	"GET /api/stacks/{name}/compose": {Summary: "A stack's compose file", Response: stacks.ComposeFile{}},
+	"GET /api/stacks/{name}/env/raw": {Summary: "A stack's .env file", Response: contentAnswer{}},
 
 	// Volumes and networks.
 	"GET /api/volumes":                   {Summary: "List volumes", Response: []volumes.Volume{}},
 	"POST /api/volumes":                  {Summary: "Create a volume", Request: createVolumeRequest{}, Response: nameAnswer{}},
 	"GET /api/volumes/{name}":            {Summary: "Inspect a volume", Response: volumes.Volume{}},
 	"GET /api/volumes/{name}/inspect":    {Summary: "Inspect a volume", Response: volumes.Volume{}},
-	"DELETE /api/volumes/{name}":         {Summary: "Remove a volume", Response: successAnswer{}},
 	"GET /api/networks":                  {Summary: "List networks", Response: []engine.Network{}},
 	"POST /api/networks":                 {Summary: "Create a network", Request: createNetworkRequest{}, Response: idAnswer{}},
-	"GET /api/networks/{id}":             {Summary: "Inspect a network (the engine's inspect document)"},
-	"GET /api/networks/{id}/inspect":     {Summary: "Inspect a network (the engine's inspect document)"},
 	"DELETE /api/networks/{id}":          {Summary: "Remove a network", Response: successAnswer{}},
 	"POST /api/networks/{id}/connect":    {Summary: "Connect a container", Request: networkContainerRequest{}, Response: successAnswer{}},
 	"POST /api/networks/{id}/disconnect": {Summary: "Disconnect a container", Request: networkContainerRequest{}, Response: successAnswer{}},
@@ -146,23 +140,14 @@ var apiOps = map[string]apiOp{
 
 	// Schedules.
 	"GET /api/schedules":                     {Summary: "Every schedule the caller may see", Response: schedulesAnswer{}},
-	"GET /api/schedules/executions":          {Summary: "Schedule executions", Response: executionsAnswer{}},
 	"GET /api/schedules/executions/{id}":     {Summary: "One execution", Response: executionJSON{}},
 	"DELETE /api/schedules/executions/{id}":  {Summary: "Delete an execution", Response: successAnswer{}},
-	"GET /api/schedules/stream":              {Summary: "Schedules and executions, live", Content: mediaSSE},
 	"POST /api/schedules/{type}/{id}/toggle": {Summary: "Enable or disable a schedule", Response: toggleAnswer{}},
 	"POST /api/schedules/system/{id}/toggle": {Summary: "Enable or disable a system schedule", Response: toggleAnswer{}},
 
 	// Git, audit and system streams.
-	"GET /api/audit":        {Summary: "Audit log entries", Response: auditAnswer{}},
-	"GET /api/audit/events": {Summary: "New audit entries, live", Content: mediaSSE},
-	"GET /api/audit/export": {Summary: "Export the audit log (format=json or csv)", Content: "text/csv", AlsoJSON: true, Response: []auditJSON{}},
-	"GET /api/logs/merged":  {Summary: "Several containers' logs merged, live", Content: mediaSSE},
-	"GET /api/metrics":      {Summary: "Prometheus metrics", Content: "text/plain"},
 
 	// This document and its viewer.
-	"GET /api/openapi.json": {Summary: "This document (OpenAPI 3.1)"},
-	"GET /api/docs":         {Summary: "The API reference page (HTML)", Content: "text/html"},
 }
 
 // The shapes of ad hoc answers and of bodies bound into anonymous structs.
