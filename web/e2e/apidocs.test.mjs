@@ -27,6 +27,7 @@ describe('API reference', { timeout: 120_000 }, () => {
     await page.goto(h.base + '/api/docs');
     await page.getByRole('status').getByText('Sign in to Berth to read its API reference.').waitFor();
     assert.equal(await page.getByRole('link', { name: 'Sign in' }).getAttribute('href'), '/');
+    await h.checkA11y('api docs, signed out');
   });
 
   it('the top bar links to the page, which lists the operations', async () => {
@@ -49,6 +50,7 @@ describe('API reference', { timeout: 120_000 }, () => {
     // An operation opens on its permission (the x-berth-permission extension).
     await page.locator('.opblock-summary-path[data-path="/api/containers/{id}/logs"]').first().click();
     await page.getByText('containers:logs').first().waitFor();
+    await h.checkA11y('api docs');
     assert.deepEqual(h.pageErrors, []);
     await h.screenshot('apidocs');
   });
