@@ -68,7 +68,16 @@ describe('ConfigSetsScreen', () => {
     expect(within(web).getByText('8080→80/tcp')).toBeTruthy();
     expect(within(web).getByText('/srv/conf:/etc/conf:ro')).toBeTruthy();
     expect(within(web).getByText('team=web')).toBeTruthy();
-    expect(web.textContent).toContain('bridge · unless-stopped');
+    const cells = within(web).getAllByRole('cell').map((c) => c.textContent?.trim());
+    expect(cells.slice(4, 6)).toEqual(['bridge', 'unless-stopped']);
+    expect(within(rowOf('bare')).getAllByRole('cell').map((c) => c.textContent?.trim()).slice(0, 6)).toEqual([
+      'none',
+      'none',
+      'none',
+      'none',
+      'default',
+      'not set',
+    ]);
     expect(container.textContent).not.toContain(LEAK);
     await expectNoSeriousAxeViolations(container);
   });
