@@ -358,4 +358,9 @@ var openAPIOverrides = map[reflect.Type]openapi.Schema{
 	reflect.TypeFor[flexString]():  {"type": []string{"string", "integer", "null"}, "description": "a string or a non-negative integer"},
 	reflect.TypeFor[flexCommand](): {"type": []string{"string", "array", "null"}, "items": map[string]any{"type": "string"}, "description": "a command line (split on white space), or its words"},
 	reflect.TypeFor[secretField](): {"type": []string{"string", "null"}, "description": "absent or null keeps the stored secret"},
+	reflect.TypeFor[fileMode]():    {"type": []string{"string", "integer"}, "description": "an octal mode (\"755\") or its number"},
+	reflect.TypeFor[restartPolicy](): {"anyOf": []any{map[string]any{"type": []string{"string", "null"}},
+		map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"},
+			"maximumRetryCount": map[string]any{"type": "integer"}}}}, "description": "a restart policy's name, or {name, maximumRetryCount}"},
+	reflect.TypeFor[formBinary](): {"type": "string", "contentMediaType": "application/octet-stream", "description": "a file's bytes"},
 }
