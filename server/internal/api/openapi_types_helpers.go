@@ -1,0 +1,84 @@
+package api
+
+import (
+	"github.com/berth-dev/berth/server/internal/gitops"
+	"github.com/berth-dev/berth/server/internal/stacks"
+)
+
+// helperOps: the stack path and env helpers and the git helpers.
+var helperOps = map[string]apiOp{
+	"GET /api/stacks/sources":        {Summary: "Where the environment's stacks come from", Response: stacks.Sources{}},
+	"GET /api/stacks/base-path":      {Summary: "The directory of the environment's stacks", Response: basePathAnswer{}},
+	"GET /api/stacks/default-path":   {Summary: "Where a new stack's files would go", Response: stacks.DefaultPath{}, Query: []queryParam{{"name", "string", "the stack's name"}}},
+	"GET /api/stacks/path-hints":     {Summary: "Directories to suggest for a stack's files", Response: stacks.PathHints{}, Query: []queryParam{{"prefix", "string", "what was typed so far"}}},
+	"POST /api/stacks/validate-path": {Summary: "Check a directory for a stack's files", Request: pathRequest{}, Response: stacks.PathCheck{}},
+	"POST /api/stacks/{name}/check-path-change": {Summary: "What moving a stack's files to a directory would do", Request: pathRequest{},
+		Response: stacks.PathChange{}},
+	"POST /api/stacks/{name}/relocate":     {Summary: "Move a stack's files to a directory", Request: pathRequest{}, Response: relocateAnswer{}},
+	"POST /api/stacks/{name}/env/validate": {Summary: "Check variables (or .env content) against the stack's compose file", Request: envValidateInput{}, Response: stacks.EnvReport{}},
+	"GET /api/stacks/{name}/delete-preview": {Summary: "What deleting a stack would remove", Response: stacks.DeletePreview{},
+		Query: []queryParam{{"force", "boolean", "as a forced delete would"}}},
+
+	"POST /api/git/repositories/test":      {Summary: "Probe an unsaved repository (URL, branch, credential)", Request: probeRequest{}, Response: gitops.ProbeResult{}},
+	"POST /api/git/repositories/{id}/test": {Summary: "Probe a saved repository", Response: gitops.ProbeResult{}},
+	"GET /api/git/repositories/{id}/sync":  {Summary: "A repository mirror's last fetch", Response: syncAnswer{}},
+	"POST /api/git/repositories/{id}/sync": {Summary: "Fetch a repository's branch into its mirror now", Response: syncAnswer{}},
+	"POST /api/git/repositories/{id}/deploy": {Summary: "Deploy every git stack of a repository: a job ({jobId}; with Accept: application/json, its result)",
+		Response: anyOf{jobStartAnswer{}, repositoryDeployResult{}}},
+	"POST /api/git/stacks/{id}/test":      {Summary: "Check a git stack's compose and env files at the branch head", Response: gitops.StackTest{}},
+	"GET /api/git/stacks/{id}/env-files":  {Summary: "The env files of a git stack's repository", Response: gitops.EnvFiles{}, IgnoresBody: true},
+	"POST /api/git/stacks/{id}/env-files": {Summary: "The variables of one env file of a git stack's repository", Request: pathRequest{}, Response: gitops.EnvFileVariables{}},
+	"POST /api/git/stacks/{id}/deploy-stream": {Summary: "Deploy a git stack: its job's events, ending with the result", Content: mediaSSE, AlsoJSON: true,
+		Response: gitDeployResult{}, Header: "X-Job-Id"},
+	"POST /api/git/preview-env": {Summary: "The variables of a repository's compose and env files, before saving a git stack", Request: previewEnvInput{},
+		Response: gitops.EnvPreview{}},
+}
+
+type basePathAnswer struct {
+	BasePath      string `json:"basePath"`
+	EnvironmentID int64  `json:"environmentId"`
+}
+
+type relocateAnswer struct {
+	Success  bool              `json:"success"`
+	Name     string            `json:"name"`
+	From     string            `json:"from"`
+	To       string            `json:"to"`
+	Files    []stacks.FileMove `json:"files"`
+	Left     []string          `json:"left"`
+	Warnings []string          `json:"warnings"`
+}
+
+type envValidateInput struct {
+	Content   *string           `json:"content"`
+	Variables []stacks.Variable `json:"variables"`
+}
+
+type syncAnswer struct {
+	Success bool `json:"success"`
+	gitops.SyncStatus
+}
+
+// repositoryDeployResult is a repository deploy's final payload.
+type repositoryDeployResult struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	Results []struct {
+		GitStackID int64  `json:"gitStackId"`
+		StackName  string `json:"stackName"`
+		Success    bool   `json:"success"`
+		Deployed   bool   `json:"deployed,omitempty"`
+		Commit     string `json:"commit,omitempty"`
+		Message    string `json:"message,omitempty"`
+		Error      string `json:"error,omitempty"`
+	} `json:"results"`
+	Output string `json:"output"`
+	Error  string `json:"error,omitempty"`
+}
+
+type previewEnvInput struct {
+	probeRequest
+	RepositoryID *int64 `json:"repositoryId"`
+	ComposePath  string `json:"composePath"`
+	EnvFilePath  string `json:"envFilePath"`
+}
