@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -294,4 +295,105 @@ func TestRegistryDefaultToggling(t *testing.T) {
 	if d := defaults(); !d[a] || d[b] {
 		t.Errorf("after the refused request: %v", d)
 	}
+}
+
+// catalogPages reads every page of registry id's catalog, n at a time,
+// following the pagination, and returns the names in order.
+func (h *harness) catalogPages(id int64, n int) []string {
+	h.t.Helper()
+	var names []string
+	last := ""
+	for range 50 {
+		var page struct {
+			Repositories []struct{ Name string }
+			Pagination   struct {
+				HasMore  bool
+				NextLast *string
+			}
+		}
+		h.must(200, "GET", fmt.Sprintf("/api/registry/catalog?registry=%d&n=%d&last=%s", id, n, url.QueryEscape(last)), nil, &page)
+		if len(page.Repositories) > n {
+			h.t.Fatalf("a page of %d holds %d repositories", n, len(page.Repositories))
+		}
+		for _, r := range page.Repositories {
+			names = append(names, r.Name)
+		}
+		if !page.Pagination.HasMore {
+			return names
+		}
+		last = *page.Pagination.NextLast
+	}
+	h.t.Fatalf("catalog of registry %d: more than 50 pages", id)
+	return nil
+}
+
+// A registry URL with a path (host:5000/team) browses the repositories
+// under that namespace, named relative to it: the catalog, paged, and a
+// search list those under team/ only; tags and deletions of "app" are
+// those of team/app. The same registry without the path still sees the
+// full names. A path that cannot be a namespace is a clear 400.
+func TestRegistryBrowserURLPathIsANamespace(t *testing.T) {
+	t.Parallel()
+	reg := requireRegistry(t)
+	h := newHarness(t)
+	ns := "berth-test/ns-" + h.label
+	refs := map[string]string{ // repository → reference pushed
+		"a":     reg.host + "/" + ns + "/a:v1",
+		"b/c":   reg.host + "/" + ns + "/b/c:v1",
+		"outer": reg.host + "/" + ns + "x/outer:v1", // a neighbour outside the namespace, sorted after it
+	}
+	var ids [3]string
+	enginetest.RemoveImages(t, h.label, &ids[0], &ids[1], &ids[2])
+	digests := map[string]string{}
+	i := 0
+	for repo, ref := range refs {
+		ids[i] = enginetest.BuildImage(t, enginetest.Image(), ref, h.label, "LABEL berth.ns="+repo)
+		digests[repo] = enginetest.Push(t, ref, reg.user, reg.password)
+		i++
+	}
+	scoped := h.addRegistry("scoped", "http://"+reg.host+"/"+ns+"/", reg.user, reg.password)
+	whole := h.addRegistry("whole", reg.host, reg.user, reg.password)
+
+	for _, n := range []int{1, 2, 100} {
+		if got := h.catalogPages(scoped, n); !slices.Equal(got, []string{"a", "b/c"}) {
+			t.Errorf("catalog of the namespace by pages of %d = %q, want [a b/c]", n, got)
+		}
+	}
+	var search struct{ Repositories []struct{ Name string } }
+	h.must(200, "GET", fmt.Sprintf("/api/registry/search?registry=%d&q=C", scoped), nil, &search)
+	if len(search.Repositories) != 1 || search.Repositories[0].Name != "b/c" {
+		t.Errorf("search of the namespace = %+v, want only b/c", search.Repositories)
+	}
+	h.must(200, "GET", fmt.Sprintf("/api/registry/search?registry=%d&q=outer", scoped), nil, &search)
+	if len(search.Repositories) != 0 {
+		t.Errorf("search of the namespace found %+v outside it", search.Repositories)
+	}
+	h.must(200, "GET", fmt.Sprintf("/api/registry/search?registry=%d&q=ns-%s", whole, h.label), nil, &search)
+	if len(search.Repositories) != 3 || search.Repositories[0].Name != ns+"/a" {
+		t.Errorf("search without the namespace = %+v, want the three full names", search.Repositories)
+	}
+
+	for _, repo := range []string{"a", "b/c"} {
+		if tags := h.registryTags(scoped, repo); len(tags) != 1 || tags["v1"].Digest != digests[repo] {
+			t.Errorf("tags of %s in the namespace = %+v, want v1 at %s", repo, tags, digests[repo])
+		}
+	}
+	h.wantError(404, "GET", fmt.Sprintf("/api/registry/tags?registry=%d&repository=%s", scoped, url.QueryEscape(ns+"/a")),
+		"Repository or tag not found")
+
+	var deleted struct{ Digest string }
+	h.must(200, "DELETE", fmt.Sprintf("/api/registry/image?registry=%d&repository=a&tag=v1", scoped), nil, &deleted)
+	if deleted.Digest != digests["a"] {
+		t.Errorf("delete of a:v1 in the namespace = %+v, want %s", deleted, digests["a"])
+	}
+	if tags := h.registryTags(whole, ns+"/a"); len(tags) != 0 {
+		t.Errorf("tags of %s/a after its deletion in the namespace = %+v, want none", ns, tags)
+	}
+	// The rest is deleted from the registry too (its repositories stay, empty).
+	h.must(200, "DELETE", fmt.Sprintf("/api/registry/image?registry=%d&repository=b/c&tag=v1", scoped), nil, nil)
+	h.must(200, "DELETE", fmt.Sprintf("/api/registry/image?registry=%d&repository=%s&tag=v1", whole, url.QueryEscape(ns+"x/outer")), nil, nil)
+
+	bad := h.addRegistry("bad", reg.host+"/Team", reg.user, reg.password)
+	h.wantError(400, "GET", fmt.Sprintf("/api/registry/catalog?registry=%d", bad),
+		"Registry URL path 'Team' is not a valid repository namespace (lowercase letters, digits and separators)")
 }

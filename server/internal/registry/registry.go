@@ -9,6 +9,12 @@
 // over plain HTTP; without a scheme, HTTPS, except on loopback, localhost and
 // private addresses, where plain HTTP is used as the engines do for their
 // default insecure registries.
+//
+// A path after the registry's host (https://host:5000/team) is a namespace:
+// the catalog and a search list only the repositories under team/, named
+// relative to it ("app" for team/app), and the tags and deletions of "app"
+// are those of team/app. The registry API itself is always at the host's
+// /v2/, as the engines pull from it (host:5000/team/app).
 package registry
 
 import (
@@ -19,6 +25,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -108,6 +115,9 @@ type target struct {
 	reg  name.Registry
 	auth authn.Authenticator
 	hub  bool
+	// namespace is the path of the registry's URL ("team/apps"; "" for
+	// none): the repositories browsed are those under it.
+	namespace string
 }
 
 // Registry returns the configured registry id, or the spec's 404.
@@ -138,8 +148,14 @@ func resolve(r store.Registry) (target, error) {
 	host := lower
 	if i := strings.Index(host, "://"); i >= 0 {
 		host = host[i+3:]
+		raw = raw[i+3:]
 	}
 	host, _, _ = strings.Cut(host, "/")
+	_, path, _ := strings.Cut(raw, "/")
+	namespace, err := namespaceOf(path)
+	if err != nil {
+		return target{}, err
+	}
 	hub := dockerHubHosts[host]
 	if hub {
 		host = name.DefaultRegistry
@@ -152,8 +168,29 @@ func resolve(r store.Registry) (target, error) {
 	if r.Username != "" && r.Password != "" {
 		auth = &authn.Basic{Username: r.Username, Password: r.Password}
 	}
-	return target{reg: reg, auth: auth, hub: hub}, nil
+	return target{reg: reg, auth: auth, hub: hub, namespace: namespace}, nil
 }
+
+// namespaceOf validates the path of a registry URL as a namespace of
+// repository names: "team/apps" of "/team/apps/". An empty path, and the
+// registry API's own "v2", are no namespace.
+func namespaceOf(path string) (string, error) {
+	path = strings.Trim(path, "/")
+	if path == "" || path == "v2" {
+		return "", nil
+	}
+	for _, c := range strings.Split(path, "/") {
+		if !pathComponent.MatchString(c) {
+			return "", fault.Invalidf("Registry URL path '%s' is not a valid repository namespace "+
+				"(lowercase letters, digits and separators)", path)
+		}
+	}
+	return path, nil
+}
+
+// pathComponent is a component of a repository name (the distribution
+// reference grammar).
+var pathComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
 
 // options are the client library's options for one operation: the
 // registry's credentials, no retries (a failure is reported at once).
@@ -162,13 +199,14 @@ func (t target) options(ctx context.Context) []remote.Option {
 		remote.WithRetryBackoff(remote.Backoff{Steps: 1}), remote.WithUserAgent("berth")}
 }
 
-// repository parses a repository name of the registry.
+// repository parses a repository name of the registry, relative to its
+// namespace.
 func (t target) repository(repo string) (name.Repository, error) {
 	repo = strings.Trim(strings.TrimSpace(repo), "/")
 	if repo == "" {
 		return name.Repository{}, fault.New(fault.Invalid, "Repository is required")
 	}
-	r, err := name.NewRepository(t.reg.Name() + "/" + repo)
+	r, err := name.NewRepository(t.reg.Name() + "/" + t.full(repo))
 	if err != nil {
 		return name.Repository{}, fault.Wrap(fault.Invalid, "Invalid repository name", err)
 	}
@@ -176,8 +214,19 @@ func (t target) repository(repo string) (name.Repository, error) {
 	return r, nil
 }
 
-// Catalog returns one page of the registry's repositories: n of them (0:
-// DefaultPageSize) after last (the registry's order).
+// full is the registry's name of a repository named rel in the namespace
+// (the namespace itself with a trailing slash for ""; every name in it
+// sorts after that).
+func (t target) full(rel string) string {
+	if t.namespace == "" {
+		return rel
+	}
+	return t.namespace + "/" + rel
+}
+
+// Catalog returns one page of the registry's repositories (those of its
+// namespace, named relative to it): n of them (0: DefaultPageSize) after
+// last (the registry's order).
 func (s *Service) Catalog(ctx context.Context, id int64, n int, last string) (Page, error) {
 	t, err := s.target(ctx, id)
 	if err != nil {
@@ -198,7 +247,7 @@ func (s *Service) Catalog(ctx context.Context, id int64, n int, last string) (Pa
 	if err != nil {
 		return Page{}, classify(err, "Failed to fetch the catalog")
 	}
-	repos, next, err := t.catalogPage(ctx, client, n, last)
+	repos, next, err := t.namespacePage(ctx, client, n, last)
 	if err != nil {
 		return Page{}, classify(err, "Failed to fetch the catalog")
 	}
@@ -217,6 +266,32 @@ func (t target) catalogClient(ctx context.Context) (*http.Client, error) {
 		return nil, err
 	}
 	return &http.Client{Transport: rt}, nil
+}
+
+// namespacePage reads a page of at most n repository names of the
+// namespace after last, both relative to it, and the last parameter of the
+// next page ("" at the end). The registry lists names in lexical order (the
+// registry API's rule for paging), so the namespace's names follow one
+// another from namespace/ on: the first name past them ends the namespace.
+func (t target) namespacePage(ctx context.Context, client *http.Client, n int, last string) ([]string, string, error) {
+	repos, next, err := t.catalogPage(ctx, client, n, t.full(last))
+	if err != nil || t.namespace == "" {
+		return repos, next, err
+	}
+	start := t.full("")
+	names := make([]string, 0, len(repos))
+	for _, r := range repos {
+		if rel, ok := strings.CutPrefix(r, start); ok {
+			names = append(names, rel)
+		} else if r > start {
+			return names, "", nil
+		}
+	}
+	rel, ok := strings.CutPrefix(next, start)
+	if !ok { // a next page outside the namespace: it ends here
+		rel = ""
+	}
+	return names, rel, nil
 }
 
 // catalogPage reads GET /v2/_catalog?n=&last= and the last parameter of
@@ -271,10 +346,10 @@ func nextLast(links []string) string {
 	return ""
 }
 
-// Search returns the registry's repositories whose names contain q (case
-// insensitive), in catalog order: at most searchResults of them, from at
-// most searchPages catalog pages. Docker Hub, whose search API is not the
-// registry API, is refused.
+// Search returns the registry's repositories (of its namespace, named
+// relative to it) whose names contain q (case insensitive), in catalog
+// order: at most searchResults of them, from at most searchPages catalog
+// pages. Docker Hub, whose search API is not the registry API, is refused.
 func (s *Service) Search(ctx context.Context, id int64, q string) ([]Repository, error) {
 	t, err := s.target(ctx, id)
 	if err != nil {
@@ -293,7 +368,7 @@ func (s *Service) Search(ctx context.Context, id int64, q string) ([]Repository,
 	out := []Repository{}
 	last := ""
 	for range searchPages {
-		repos, next, err := t.catalogPage(ctx, client, MaxPageSize, last)
+		repos, next, err := t.namespacePage(ctx, client, MaxPageSize, last)
 		if err != nil {
 			return nil, classify(err, "Failed to search the registry")
 		}

@@ -1,9 +1,11 @@
 package registry
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 func TestNextLastReadsTheLinkHeader(t *testing.T) {
@@ -49,6 +51,36 @@ func TestResolveChoosesTheScheme(t *testing.T) {
 		repo, err := tg.repository("team/app")
 		if err != nil || repo.Scheme() != c.scheme {
 			t.Errorf("repository of %q: scheme %q, %v", c.url, repo.Scheme(), err)
+		}
+	}
+}
+
+// The path of a registry URL is a namespace of repository names; the
+// registry API's own /v2/ is none, and a path that cannot be one is a 400.
+func TestResolveReadsTheNamespaceOfTheURLPath(t *testing.T) {
+	for _, c := range []struct {
+		url, namespace, repo string
+	}{
+		{"http://r.example:5000", "", "r.example:5000/team/app"},
+		{"https://r.example/org", "org", "r.example/org/team/app"},
+		{"r.example:5000/org/sub/", "org/sub", "r.example:5000/org/sub/team/app"},
+		{"https://r.example/v2/", "", "r.example/team/app"},
+		{"docker.io/library", "library", "index.docker.io/library/team/app"},
+	} {
+		tg, err := resolve(store.Registry{URL: c.url})
+		if err != nil {
+			t.Fatalf("resolve(%q): %v", c.url, err)
+		}
+		repo, err := tg.repository("/team/app")
+		if tg.namespace != c.namespace || err != nil || repo.Name() != c.repo {
+			t.Errorf("resolve(%q): namespace %q, repository %q (%v); want %q, %q", c.url, tg.namespace, repo.Name(), err,
+				c.namespace, c.repo)
+		}
+	}
+	for _, u := range []string{"https://r.example/Org", "r.example/a//b", "r.example/a b"} {
+		_, err := resolve(store.Registry{URL: u})
+		if f, ok := fault.As(err); !ok || f.Kind != fault.Invalid || !strings.Contains(f.Message, "not a valid repository namespace") {
+			t.Errorf("resolve(%q) = %v, want the invalid namespace 400", u, err)
 		}
 	}
 }
