@@ -29,3 +29,16 @@ export function providerLabel(p: string | undefined | null): string {
   const k = kind === 'ldap' ? 'LDAP' : kind === 'oidc' ? 'OIDC' : kind;
   return name ? `${k} (${name})` : k;
 }
+
+/**
+ * The bounds of a filter's time range from its From and Until inputs
+ * (datetime-local values; empty: unbounded), or the message to show when the
+ * end does not come after the start.
+ */
+export function timeRange(since: string, until: string): { since?: string; until?: string } | { error: string } {
+  const r: { since?: string; until?: string } = {};
+  if (since) r.since = localInputToRfc3339(since);
+  if (until) r.until = localInputToRfc3339(until);
+  if (r.since && r.until && r.since >= r.until) return { error: 'The end of the time range must come after its start' };
+  return r;
+}
