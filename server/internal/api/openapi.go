@@ -104,14 +104,7 @@ func buildOpenAPI(routes []route, ops map[string]apiOp) map[string]any {
 			o["parameters"] = params
 		}
 		if op.Request != nil {
-			media := mediaJSON
-			if op.RequestContent != "" {
-				media = op.RequestContent
-			}
-			o["requestBody"] = map[string]any{
-				"required": op.RequestContent != "",
-				"content":  map[string]any{media: map[string]any{"schema": r.Of(op.Request, openapi.Request)}},
-			}
+			o["requestBody"] = requestBody(r, op)
 		}
 		if op.Content == mediaWebSocket {
 			o["x-berth-websocket"] = true
@@ -165,6 +158,27 @@ func buildOpenAPI(routes []route, ops map[string]apiOp) map[string]any {
 			},
 		},
 	}
+}
+
+// requestBody describes op's request: JSON of op.Request, or each media
+// type of op.RequestContent (a multipart form's parts are op.Request's
+// fields; other media are the bytes themselves).
+func requestBody(r *openapi.Reflector, op apiOp) map[string]any {
+	if op.RequestContent == "" {
+		return map[string]any{"required": false,
+			"content": map[string]any{mediaJSON: map[string]any{"schema": r.Of(op.Request, openapi.Request)}}}
+	}
+	content := map[string]any{}
+	for _, m := range strings.Split(op.RequestContent, ",") {
+		m = strings.TrimSpace(m)
+		switch {
+		case m == mediaJSON || m == mediaMultipart:
+			content[m] = map[string]any{"schema": r.Of(op.Request, openapi.Request)}
+		default:
+			content[m] = map[string]any{"schema": streamSchema(m)}
+		}
+	}
+	return map[string]any{"required": true, "content": content}
 }
 
 // routeTag is the first path segment after /api.
