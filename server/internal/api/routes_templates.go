@@ -1,5 +1,11 @@
 package api
 
+import (
+	"path/filepath"
+
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
 // templatesRoutes are the routes of app templates, template sources, config sets and labels (issue 15).
 //
 // Permissions: the catalogue is read with stacks:view in some environment
@@ -11,6 +17,9 @@ package api
 // defined with settings:edit.
 func (s *Server) templatesRoutes() []route {
 	s.tpl.setup(s)
+	if dir := s.templateFilesDir(); dir != "" {
+		s.tpl.catalog.UseFileDir(dir)
+	}
 	return []route{
 		{"GET", "/api/templates", "stacks:view", AnyEnv, "", false, s.listTemplates},
 		{"POST", "/api/templates/compose", "stacks:create", AnyEnv, "template.deploy", false, s.deployTemplate},
@@ -28,4 +37,16 @@ func (s *Server) templatesRoutes() []route {
 		{"GET", "/api/labels", "environments:view", AnyEnv, "", false, s.listLabels},
 		{"POST", "/api/labels", "settings:edit", NoEnv, "label.create", false, s.createLabel},
 	}
+}
+
+// templateFilesDir is DATA_DIR/templates, the directory file template
+// sources must be in ("" for a Server without services, whose route table
+// only describes the API). The Server keeps no DATA_DIR of its own: it is
+// the parent of the stacks service's directory of stacks (DATA_DIR/stacks).
+func (s *Server) templateFilesDir() string {
+	if s.stacks == nil {
+		return ""
+	}
+	stacksDir := filepath.Dir(s.stacks.BasePath(store.Environment{}))
+	return filepath.Join(filepath.Dir(stacksDir), "templates")
 }

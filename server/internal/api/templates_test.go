@@ -218,7 +218,14 @@ func TestTemplateFromAURLSourceDeploysARunningStack(t *testing.T) {
 
 func TestTemplateSourcesFileMalformedAndRefusals(t *testing.T) {
 	h := newHarness(t)
-	dir := t.TempDir()
+	dir := filepath.Join(h.dataDir, "templates") // the only directory file sources are read from
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "outside.json")
+	if err := os.WriteFile(outside, []byte(templateList(h.label)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	good := filepath.Join(dir, "good.json")
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(good, []byte(templateList(h.label)), 0o600); err != nil {
@@ -261,6 +268,10 @@ func TestTemplateSourcesFileMalformedAndRefusals(t *testing.T) {
 		{"source without name", "POST", "/api/templates/sources", map[string]any{"url": good}, 400, "Source name is required"},
 		{"source without url", "POST", "/api/templates/sources", map[string]any{"name": "x"}, 400, "Source URL or file path is required"},
 		{"source bad scheme", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": "ftp://h/x"}, 400, "Source must be an http(s) URL or an absolute file path"},
+		{"source outside the templates directory", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": outside}, 400, "A template file source must be a file in " + dir},
+		{"source file URL outside the templates directory", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": "file:///etc/passwd"}, 400, "A template file source must be a file in " + dir},
+		{"source climbing out of the templates directory", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": dir + "/../berth.db"}, 400, "A template file source must be a file in " + dir},
+		{"source moved outside the templates directory", "PUT", "/api/templates/sources?id=" + fmt.Sprint(broken.ID), map[string]any{"url": outside}, 400, "A template file source must be a file in " + dir},
 		{"source duplicate", "POST", "/api/templates/sources", map[string]any{"name": "file", "url": good}, 409, "A template source named 'file' already exists"},
 		{"source wrong type", "POST", "/api/templates/sources", `{"name": 5}`, 400, "Invalid JSON body"},
 		{"update without id", "PUT", "/api/templates/sources", map[string]any{"name": "y"}, 400, "Source ID is required"},

@@ -50,6 +50,11 @@ type Options struct {
 	// Client fetches URL sources (nil: a client of its own).
 	Client *http.Client
 	Now    func() time.Time
+	// FileDir is the one directory (with those under it) that file sources
+	// (an absolute path or a file:// URL) are read from, so that editing the
+	// settings never reads another file of the server; "" refuses file
+	// sources. See UseFileDir.
+	FileDir string
 }
 
 // Service keeps the template sources and the catalogue read from them.
@@ -57,8 +62,9 @@ type Service struct {
 	o       Options
 	builtin []Template
 
-	mu    sync.Mutex
-	cache map[int64]cached
+	mu      sync.Mutex
+	cache   map[int64]cached
+	fileDir string // Options.FileDir, absolute; guarded by mu
 }
 
 // cached is a source's last successful read.
@@ -93,7 +99,34 @@ func New(o Options) *Service {
 		list[i].SourceID, list[i].SourceName = BuiltinSource, "Built-in"
 		list[i].ID = BuiltinSource + ":" + list[i].Name
 	}
-	return &Service{o: o, builtin: list, cache: map[int64]cached{}}
+	s := &Service{o: o, builtin: list, cache: map[int64]cached{}}
+	s.UseFileDir(o.FileDir)
+	return s
+}
+
+// UseFileDir makes dir the directory of file sources (Options.FileDir).
+// When it changes, the lists read before are forgotten: a file source
+// outside the new directory is not served from the cache.
+func (s *Service) UseFileDir(dir string) {
+	if dir != "" {
+		dir = filepath.Clean(dir)
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+	}
+	s.mu.Lock()
+	if dir != s.fileDir {
+		s.fileDir = dir
+		clear(s.cache)
+	}
+	s.mu.Unlock()
+}
+
+// filesDir returns the directory of file sources ("": none allowed).
+func (s *Service) filesDir() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fileDir
 }
 
 // SourceSpec is a template source as a client sends it.
@@ -103,8 +136,9 @@ type SourceSpec struct {
 	Enabled *bool // nil: true on create, unchanged on update
 }
 
-// checkSource validates a source's name and location.
-func checkSource(name, raw string) error {
+// checkSource validates a source's name and location: an http(s) URL, or
+// a file in the directory of file sources.
+func (s *Service) checkSource(name, raw string) error {
 	if strings.TrimSpace(name) == "" {
 		return fault.Invalidf("Source name is required")
 	}
@@ -114,26 +148,50 @@ func checkSource(name, raw string) error {
 	if strings.TrimSpace(raw) == "" {
 		return fault.Invalidf("Source URL or file path is required")
 	}
-	if filepath.IsAbs(raw) {
-		return nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fault.Invalidf("Invalid source URL: %v", err)
-	}
-	switch u.Scheme {
-	case "http", "https":
-		if u.Host == "" {
-			return fault.Invalidf("Invalid source URL: no host")
+	path := raw
+	if !filepath.IsAbs(raw) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return fault.Invalidf("Invalid source URL: %v", err)
 		}
-	case "file":
-		if !filepath.IsAbs(u.Path) {
-			return fault.Invalidf("Invalid source URL: a file URL needs an absolute path")
+		switch u.Scheme {
+		case "http", "https":
+			if u.Host == "" {
+				return fault.Invalidf("Invalid source URL: no host")
+			}
+			return nil
+		case "file":
+			if !filepath.IsAbs(u.Path) {
+				return fault.Invalidf("Invalid source URL: a file URL needs an absolute path")
+			}
+			path = u.Path
+		default:
+			return fault.Invalidf("Source must be an http(s) URL or an absolute file path")
 		}
-	default:
-		return fault.Invalidf("Source must be an http(s) URL or an absolute file path")
 	}
-	return nil
+	_, err := s.inFileDir(path)
+	return err
+}
+
+// inFileDir returns path, cleaned, when it names a file under the
+// directory of file sources, or the 400 that says where file sources must
+// be.
+func (s *Service) inFileDir(path string) (string, error) {
+	dir := s.filesDir()
+	if dir == "" {
+		return "", fault.Invalidf("File template sources are disabled on this server: use an http(s) URL")
+	}
+	path = filepath.Clean(path)
+	if !within(dir, path) {
+		return "", fault.Invalidf("A template file source must be a file in %s", dir)
+	}
+	return path, nil
+}
+
+// within reports whether path is below dir (both clean and absolute).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // Sources returns every source with the outcome of its last fetch.
@@ -162,7 +220,7 @@ func errSourceExists(name string) error {
 // tells whether it can be read (lastError).
 func (s *Service) CreateSource(ctx context.Context, sp SourceSpec) (store.TemplateSource, error) {
 	sp.Name, sp.URL = strings.TrimSpace(sp.Name), strings.TrimSpace(sp.URL)
-	if err := checkSource(sp.Name, sp.URL); err != nil {
+	if err := s.checkSource(sp.Name, sp.URL); err != nil {
 		return store.TemplateSource{}, err
 	}
 	src := store.TemplateSource{Name: sp.Name, URL: sp.URL, Enabled: sp.Enabled == nil || *sp.Enabled}
@@ -191,7 +249,7 @@ func (s *Service) UpdateSource(ctx context.Context, id int64, sp SourceSpec) (st
 	if sp.Enabled != nil {
 		src.Enabled = *sp.Enabled
 	}
-	if err := checkSource(src.Name, src.URL); err != nil {
+	if err := s.checkSource(src.Name, src.URL); err != nil {
 		return store.TemplateSource{}, err
 	}
 	if err := s.o.Store.UpdateTemplateSource(ctx, &src); err != nil {
@@ -280,8 +338,10 @@ func (s *Service) fetch(ctx context.Context, src store.TemplateSource) ([]Templa
 	return list, nil
 }
 
-// read returns the bytes at location: an http(s) URL, a file URL or an
-// absolute path.
+// read returns the bytes at location: an http(s) URL, or a file URL or an
+// absolute path of a regular file in the directory of file sources (also
+// once symbolic links are followed; a source stored before the directory
+// was set is refused here).
 func (s *Service) read(ctx context.Context, location string) ([]byte, error) {
 	path := location
 	if u, err := url.Parse(location); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
@@ -305,12 +365,40 @@ func (s *Service) read(ctx context.Context, location string) ([]byte, error) {
 	} else if err == nil && u.Scheme == "file" {
 		path = u.Path
 	}
+	path, err := s.openable(path)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read file: %w", errors.Unwrap(err))
 	}
 	defer f.Close()
 	return s.limited(f)
+}
+
+// openable resolves the path of a file source: a regular file under the
+// directory of file sources once symbolic links are followed.
+func (s *Service) openable(path string) (string, error) {
+	path, err := s.inFileDir(path)
+	if err != nil {
+		return "", err // its message is the source's lastError
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot read file: %w", errors.Unwrap(err))
+	}
+	root, err := filepath.EvalSymlinks(s.filesDir())
+	if err != nil {
+		return "", fmt.Errorf("cannot read the template files directory: %w", errors.Unwrap(err))
+	}
+	if !within(root, real) {
+		return "", fmt.Errorf("cannot read file: it leads outside %s", s.filesDir())
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("cannot read file: not a regular file")
+	}
+	return real, nil
 }
 
 // limited reads r whole, or fails when it is larger than MaxBytes.

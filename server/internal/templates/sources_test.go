@@ -41,9 +41,16 @@ func TestSourcesFromURLAndFileMergeWithBuiltinAndAFailingSourceIsReported(t *tes
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-		s := New(Options{Store: st, Log: discardLog(), Refresh: time.Hour, Now: func() time.Time { return now }})
-		srv, hits := serveFile(t, "testdata/portainer-v2.json")
 		dir := t.TempDir()
+		s := New(Options{Store: st, Log: discardLog(), Refresh: time.Hour, Now: func() time.Time { return now }, FileDir: dir})
+		srv, hits := serveFile(t, "testdata/portainer-v2.json")
+		list, err := os.ReadFile("testdata/portainer-v2.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "portainer-v2.json"), list, 0o600); err != nil {
+			t.Fatal(err)
+		}
 		bad := filepath.Join(dir, "bad.json")
 		if err := os.WriteFile(bad, []byte(`{"version": "2", "templates": [`), 0o600); err != nil {
 			t.Fatal(err)
@@ -55,7 +62,7 @@ func TestSourcesFromURLAndFileMergeWithBuiltinAndAFailingSourceIsReported(t *tes
 		if web.LastError != "" || web.TemplateCount != 4 || web.LastFetchedAt == nil {
 			t.Fatalf("web source = %+v", web)
 		}
-		local, err := s.CreateSource(ctx, SourceSpec{Name: "local", URL: "file://" + filepath.Join(mustAbs(t, "testdata"), "portainer-v2.json")})
+		local, err := s.CreateSource(ctx, SourceSpec{Name: "local", URL: "file://" + filepath.Join(dir, "portainer-v2.json")})
 		if err != nil || local.TemplateCount != 4 {
 			t.Fatalf("local source = %+v, %v", local, err)
 		}
@@ -71,16 +78,16 @@ func TestSourcesFromURLAndFileMergeWithBuiltinAndAFailingSourceIsReported(t *tes
 			t.Errorf("404 source lastError = %q", missing.LastError)
 		}
 
-		list, err := s.Catalogue(ctx, Filter{})
+		all, err := s.Catalogue(ctx, Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := len(list), 4+4+len(s.builtin); got != want {
+		if got, want := len(all), 4+4+len(s.builtin); got != want {
 			t.Fatalf("catalogue: %d templates, want %d", got, want)
 		}
 		webID := itoa(web.ID)
-		if list[0].ID != webID+":0" || list[0].SourceName != "web" || list[1].ID != webID+":1" {
-			t.Errorf("first ids %q %q", list[0].ID, list[1].ID)
+		if all[0].ID != webID+":0" || all[0].SourceName != "web" || all[1].ID != webID+":1" {
+			t.Errorf("first ids %q %q", all[0].ID, all[1].ID)
 		}
 		// Served from the cache within the refresh interval.
 		before := hits.Load()
@@ -133,9 +140,9 @@ func TestSourcesFromURLAndFileMergeWithBuiltinAndAFailingSourceIsReported(t *tes
 		if err := s.DeleteSource(ctx, web.ID); err != nil {
 			t.Fatal(err)
 		}
-		list, _ = s.Catalogue(ctx, Filter{})
-		if len(list) != len(s.builtin) {
-			t.Errorf("after disable and delete: %d templates, want the %d built-in", len(list), len(s.builtin))
+		all, _ = s.Catalogue(ctx, Filter{})
+		if len(all) != len(s.builtin) {
+			t.Errorf("after disable and delete: %d templates, want the %d built-in", len(all), len(s.builtin))
 		}
 		if _, err := s.Template(ctx, webID+":0"); fault.KindOf(err) != fault.NotFound {
 			t.Errorf("deleted source's template: %v", err)
@@ -197,13 +204,87 @@ func TestSourceValidationAndLimits(t *testing.T) {
 	})
 }
 
-func mustAbs(t *testing.T, p string) string {
-	t.Helper()
-	a, err := filepath.Abs(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
+// File sources are read from the directory of file sources only: any
+// other path (or a file URL of one, or a path climbing out with "..") is a
+// 400 and is not stored; a symbolic link in the directory that leads out
+// of it is stored but not read. Without a directory, file sources are
+// refused; URL sources need http or https.
+func TestFileSourcesAreConfinedToTheirDirectory(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		root := t.TempDir()
+		dir := filepath.Join(root, "templates")
+		outside := filepath.Join(root, "secret.json")
+		list, err := os.ReadFile("testdata/portainer-v2.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "team"), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{outside, filepath.Join(dir, "team", "list.json")} {
+			if err := os.WriteFile(p, list, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Symlink(outside, filepath.Join(dir, "link.json")); err != nil {
+			t.Fatal(err)
+		}
+		s := New(Options{Store: st, Log: discardLog(), FileDir: dir + "/"})
+		inDir := "A template file source must be a file in " + dir
+		for _, sp := range []struct{ url, want string }{
+			{outside, inDir},
+			{"file://" + outside, inDir},
+			{"/etc/passwd", inDir},
+			{dir, inDir},
+			{dir + "/team/../../secret.json", inDir},
+			{"file:///etc/hostname", inDir},
+			{"gopher://example.test/x", "Source must be an http(s) URL or an absolute file path"},
+			{"file:relative.json", "Invalid source URL: a file URL needs an absolute path"},
+			{"http:///templates.json", "Invalid source URL: no host"},
+		} {
+			_, err := s.CreateSource(ctx, SourceSpec{Name: "x", URL: sp.url})
+			if f, ok := fault.As(err); !ok || f.Kind != fault.Invalid || f.Message != sp.want {
+				t.Errorf("source %q: %v, want 400 %q", sp.url, err, sp.want)
+			}
+		}
+		if srcs, _ := s.Sources(ctx); len(srcs) != 0 {
+			t.Fatalf("refused sources were stored: %+v", srcs)
+		}
+
+		nested, err := s.CreateSource(ctx, SourceSpec{Name: "nested", URL: "file://" + filepath.Join(dir, "team", "list.json")})
+		if err != nil || nested.LastError != "" || nested.TemplateCount != 4 {
+			t.Fatalf("a file under the directory = %+v, %v", nested, err)
+		}
+		if _, err := s.UpdateSource(ctx, nested.ID, SourceSpec{URL: outside}); fault.KindOf(err) != fault.Invalid {
+			t.Errorf("moving a source outside the directory: %v, want 400", err)
+		}
+		link, err := s.CreateSource(ctx, SourceSpec{Name: "link", URL: filepath.Join(dir, "link.json")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "cannot read file: it leads outside " + dir; link.LastError != want || link.TemplateCount != 0 {
+			t.Errorf("link out of the directory = %+v, want lastError %q and no templates", link, want)
+		}
+
+		// A source stored before the directory changed is no longer read.
+		s.UseFileDir(t.TempDir())
+		all, err := s.Catalogue(ctx, Filter{Refresh: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tp := range all {
+			if tp.SourceID != BuiltinSource {
+				t.Errorf("template %q of source %s read from outside the directory", tp.Title, tp.SourceName)
+			}
+		}
+
+		closed := New(Options{Store: st, Log: discardLog()})
+		want := "File template sources are disabled on this server: use an http(s) URL"
+		if _, err := closed.CreateSource(ctx, SourceSpec{Name: "y", URL: filepath.Join(dir, "team", "list.json")}); fault.KindOf(err) != fault.Invalid || err.Error() != want {
+			t.Errorf("file source without a directory: %v, want %q", err, want)
+		}
+	})
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
