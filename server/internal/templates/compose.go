@@ -36,7 +36,7 @@ var restartPolicies = []string{"always", "no", "on-failure", "unless-stopped"}
 func Render(t Template, values map[string]string, secretKeys []string) (Rendered, error) {
 	switch t.Type {
 	case TypeSwarm:
-		return Rendered{}, fault.Invalidf("Swarm stack templates are not supported")
+		return Rendered{}, errSwarm
 	case TypeCompose:
 		if strings.TrimSpace(t.Compose) == "" {
 			if t.Repository != nil {
@@ -57,6 +57,49 @@ func Render(t Template, values map[string]string, secretKeys []string) (Rendered
 		return Rendered{}, err
 	}
 	return Rendered{Compose: compose, EnvVars: vars}, nil
+}
+
+// errSwarm refuses swarm stack templates: Berth deploys compose projects
+// on an engine, not swarm stacks (docker stack deploy), whether the engine
+// is a swarm manager or not.
+var errSwarm = fault.Invalidf("Swarm stack templates (type 2) are not supported: Berth deploys compose stacks, " +
+	"not swarm services; use a compose stack template (type 3)")
+
+// RepositoryStack is a stack template whose compose file is in a git
+// repository: the stack file at the repository's default branch, with the
+// stack's variables.
+type RepositoryStack struct {
+	URL       string
+	StackFile string // relative to the repository; "" when the template names none
+	EnvVars   []stacks.Variable
+}
+
+// FromRepository reports whether t is a stack template whose compose file
+// is in a git repository (Portainer's repository {url, stackfile}; an
+// inline compose file wins over it).
+func (t Template) FromRepository() bool {
+	return t.Type != TypeContainer && t.Repository != nil && strings.TrimSpace(t.Compose) == ""
+}
+
+// RenderRepository resolves a repository template (see FromRepository):
+// its repository, stack file and the stack's variables, as Render resolves
+// them. Swarm stack templates are refused as Render refuses them.
+func RenderRepository(t Template, values map[string]string, secretKeys []string) (RepositoryStack, error) {
+	if t.Type == TypeSwarm {
+		return RepositoryStack{}, errSwarm
+	}
+	if !t.FromRepository() {
+		return RepositoryStack{}, fault.Invalidf("Template '%s' has no repository", t.Title)
+	}
+	u := strings.TrimSpace(t.Repository.URL)
+	if u == "" {
+		return RepositoryStack{}, fault.Invalidf("Template '%s' names no repository URL", t.Title)
+	}
+	vars, err := variables(t, values, secretKeys)
+	if err != nil {
+		return RepositoryStack{}, err
+	}
+	return RepositoryStack{URL: u, StackFile: strings.TrimSpace(t.Repository.StackFile), EnvVars: vars}, nil
 }
 
 // variables resolves the values of t's variables, then of the extra ones

@@ -152,7 +152,7 @@ func TestRenderRefusals(t *testing.T) {
 		want   string
 	}{
 		{"select outside its options", list[1], map[string]string{"MODE": "reckless"}, "Invalid value for MODE: choose one of the template's options"},
-		{"swarm", list[2], nil, "Swarm stack templates are not supported"},
+		{"swarm", list[2], nil, "Swarm stack templates (type 2) are not supported: Berth deploys compose stacks, not swarm services; use a compose stack template (type 3)"},
 		{"repository", list[3], nil, "repository templates are not supported yet"},
 		{"bad port", Template{Type: TypeContainer, Title: "x", Image: "x", Ports: []string{"80:abc"}}, nil, `Template port "80:abc" is not of the form [hostPort:]containerPort[/protocol]`},
 		{"bad restart policy", Template{Type: TypeContainer, Title: "x", Image: "x", RestartPolicy: "sometimes"}, nil, `Template restart policy "sometimes" is not one of always, no, on-failure, unless-stopped`},
@@ -162,6 +162,49 @@ func TestRenderRefusals(t *testing.T) {
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// A compose stack template of a git repository resolves to its URL, stack
+// file and variables; a swarm one is refused whatever it holds, and a
+// template without a repository is not one.
+func TestRenderRepository(t *testing.T) {
+	data, _ := os.ReadFile("testdata/portainer-v2.json")
+	list, _, _ := Parse(data)
+	wp := list[3]
+	if !wp.FromRepository() || !list[2].FromRepository() || list[0].FromRepository() {
+		t.Fatalf("FromRepository: wordpress %v, cockroach %v, registry %v", wp.FromRepository(), list[2].FromRepository(), list[0].FromRepository())
+	}
+	wp.Env = []EnvField{{Name: "DB_PASSWORD", Default: "x"}, {Name: "SIZE", Select: []Option{{Value: "s", Default: true}, {Value: "l"}}}}
+	got, err := RenderRepository(wp, map[string]string{"DB_PASSWORD": "pw", "EXTRA": "1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RepositoryStack{URL: "https://github.com/portainer/templates", StackFile: "stacks/wordpress/docker-compose.yml",
+		EnvVars: []stacks.Variable{{Key: "DB_PASSWORD", Value: "pw", IsSecret: true}, {Key: "SIZE", Value: "s"}, {Key: "EXTRA", Value: "1"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("RenderRepository (-want +got):\n%s", diff)
+	}
+	inline := wp
+	inline.Compose = "services: {}\n"
+	noURL := wp
+	noURL.Repository = &Repository{StackFile: "x.yml"}
+	for _, c := range []struct {
+		name string
+		tp   Template
+		want string
+	}{
+		{"swarm", list[2], "Swarm stack templates (type 2) are not supported: Berth deploys compose stacks, not swarm services; use a compose stack template (type 3)"},
+		{"container", list[0], "Template 'Registry' has no repository"},
+		{"inline compose", inline, "Template 'Wordpress' has no repository"},
+		{"no URL", noURL, "Template 'Wordpress' names no repository URL"},
+	} {
+		if _, err := RenderRepository(c.tp, nil, nil); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	if _, err := RenderRepository(wp, map[string]string{"SIZE": "xl"}, nil); err == nil {
+		t.Error("a select outside its options was accepted")
 	}
 }
 
