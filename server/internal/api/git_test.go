@@ -35,6 +35,17 @@ const gitUser, gitPassword = "deployer", "git-pa55word"
 
 func newGitServer(t *testing.T) *gitServer {
 	t.Helper()
+	return gitServerOf(t, false)
+}
+
+// newPublicGitServer is newGitServer that reads without a credential.
+func newPublicGitServer(t *testing.T) *gitServer {
+	t.Helper()
+	return gitServerOf(t, true)
+}
+
+func gitServerOf(t *testing.T, public bool) *gitServer {
+	t.Helper()
 	enginetest.RequireEnv(t, "git", "BERTH_TEST_GIT", "BERTH_TEST_GIT_HTTP_BACKEND")
 	root := t.TempDir()
 	g := &gitServer{t: t, git: os.Getenv("BERTH_TEST_GIT"), work: filepath.Join(root, "work")}
@@ -46,7 +57,7 @@ func newGitServer(t *testing.T) *gitServer {
 	backend := &cgi.Handler{Path: os.Getenv("BERTH_TEST_GIT_HTTP_BACKEND"),
 		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != gitUser || p != gitPassword {
+		if u, p, ok := r.BasicAuth(); !public && (!ok || u != gitUser || p != gitPassword) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
 			http.Error(w, "authentication required", http.StatusUnauthorized)
 			return

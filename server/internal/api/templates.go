@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/server/internal/gitops"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
@@ -131,6 +132,9 @@ func (s *Server) deployTemplate(c *gin.Context) error {
 	if t.AdministratorOnly && !isAdmin(c) {
 		return errPermission
 	}
+	if t.FromRepository() {
+		return s.deployRepositoryTemplate(c, env, t, req)
+	}
 	r, err := templates.Render(t, req.Env, req.SecretKeys)
 	if err != nil {
 		return err
@@ -154,6 +158,42 @@ func (s *Server) deployTemplate(c *gin.Context) error {
 	up := s.upJob(env, st.Name, false, true)
 	return s.streamJob(c, func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
 		name, final, failed := up(ctx, emit)
+		return name, named(final), failed
+	})
+}
+
+// deployRepositoryTemplate deploys a stack template whose compose file is in
+// a git repository (Portainer's repository {url, stackfile}): a git stack of
+// that repository's default branch is recorded (its repository record made
+// or reused) and deployed like any git stack, streamed the same way.
+func (s *Server) deployRepositoryTemplate(c *gin.Context, env store.Environment, t templates.Template, req deployTemplateRequest) error {
+	rs, err := templates.RenderRepository(t, req.Env, req.SecretKeys)
+	if err != nil {
+		return err
+	}
+	g, err := s.git.CreateStackFromURL(c.Request.Context(), gitops.URLStackSpec{StackName: req.StackName, Environment: env,
+		URL: rs.URL, ComposePath: rs.StackFile, EnvVars: rs.EnvVars})
+	if err != nil {
+		return err
+	}
+	noteAudit(c, req.StackName, req.StackName+" from template "+t.Title+" ("+rs.URL+")")
+	named := func(final any) any {
+		if m, ok := final.(map[string]any); ok {
+			m["name"], m["environmentId"], m["templateId"], m["gitStackId"] = req.StackName, env.ID, t.ID, g.ID
+			if _, ok := m["started"]; !ok {
+				m["started"] = m["success"]
+			}
+		}
+		return final
+	}
+	if req.Start != nil && !*req.Start {
+		return s.streamJob(c, func(context.Context, jobs.Emit) (string, any, bool) {
+			return "", named(map[string]any{"success": true, "started": false}), false
+		})
+	}
+	deploy := s.gitDeployJob(env, g.ID, false)
+	return s.streamJob(c, func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
+		name, final, failed := deploy(ctx, emit)
 		return name, named(final), failed
 	})
 }

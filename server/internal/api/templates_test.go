@@ -54,7 +54,7 @@ func templateList(label string) string {
       "title": "Repository stack %[1]s",
       "description": "From git",
       "categories": ["testing"],
-      "repository": {"url": "https://github.com/portainer/templates", "stackfile": "stacks/x/docker-compose.yml"}
+      "repository": {"url": "http://127.0.0.1:1/none.git", "stackfile": "stacks/x/docker-compose.yml"}
     }
   ]
 }`, label, enginetest.Image(), enginetest.Label, composeJSON)
@@ -113,6 +113,54 @@ func findTemplate(list []templateJSON, title string) (templateJSON, bool) {
 		}
 	}
 	return templateJSON{}, false
+}
+
+// TestRepositoryTemplateDeploysAGitStack deploys a stack template whose
+// compose file is in a git repository (Portainer's repository {url,
+// stackfile}) from a real git server: a running git stack with the
+// template's variables; a stack file the repository lacks is a 400 that
+// leaves nothing.
+func TestRepositoryTemplateDeploysAGitStack(t *testing.T) {
+	h := newHarness(t)
+	g := newPublicGitServer(t)
+	g.commit("main", map[string]string{"stacks/app/docker-compose.yml": gitCompose(h.label, "7")})
+	list := fmt.Sprintf(`{"version": "2", "templates": [
+  {"type": 3, "title": "Git app %[1]s", "description": "From git",
+   "env": [{"name": "REGION", "label": "Region", "default": "us"}, {"name": "TOKEN", "label": "Token"}],
+   "repository": {"url": %[2]q, "stackfile": "stacks/app/docker-compose.yml"}},
+  {"type": 3, "title": "Git missing %[1]s", "description": "No such file",
+   "repository": {"url": %[2]q, "stackfile": "stacks/none/docker-compose.yml"}}
+]}`, h.label, g.URL)
+	var src sourceJSON
+	h.must(201, "POST", "/api/templates/sources", map[string]any{"name": "git " + h.label, "url": serveTemplates(t, list)}, &src)
+	tp, ok := findTemplate(h.templates(""), "Git app "+h.label)
+	if !ok {
+		t.Fatal("repository template not listed")
+	}
+	missing, _ := findTemplate(h.templates(""), "Git missing "+h.label)
+
+	name := "tplgit-" + h.label
+	h.removeStackAtCleanup(name)
+	status, _, res := h.streamStack("POST", "/api/templates/compose", map[string]any{
+		"templateId": tp.ID, "stackName": name, "environmentId": 1,
+		"env": map[string]string{"REGION": "eu", "TOKEN": "tok-" + h.label},
+	})
+	if status != 200 || !res.Success || res.Started == nil || !*res.Started {
+		t.Fatalf("deploy = %d %+v", status, res)
+	}
+	if e, ok := h.stackEntry(name); !ok || e.SourceType != "git" || e.Status != "running" {
+		t.Fatalf("stack = %+v (found %v)", e, ok)
+	}
+	env := containerEnv(t, name, "app")
+	if env["VERSION"] != "7" || env["REGION"] != "eu" || env["TOKEN"] != "tok-"+h.label {
+		t.Errorf("container env = %v, want VERSION from the repository, REGION and TOKEN from the deploy", env)
+	}
+
+	h.fbMustFail(400, "Compose file 'stacks/none/docker-compose.yml' not found", "POST", "/api/templates/compose",
+		map[string]any{"templateId": missing.ID, "stackName": "tplgit2-" + h.label})
+	if _, ok := h.stackEntry("tplgit2-" + h.label); ok {
+		t.Error("a refused repository template left a stack")
+	}
 }
 
 func TestTemplateFromAURLSourceDeploysARunningStack(t *testing.T) {
@@ -283,7 +331,7 @@ func TestTemplateSourcesFileMalformedAndRefusals(t *testing.T) {
 		{"deploy bad name", "POST", "/api/templates/compose", map[string]any{"templateId": "builtin:nginx", "stackName": "../x"}, 400, "Invalid stack name"},
 		{"deploy unknown template", "POST", "/api/templates/compose", map[string]any{"templateId": "nope:1", "stackName": "x-" + h.label}, 404, "Template 'nope:1' not found"},
 		{"deploy unknown environment", "POST", "/api/templates/compose", map[string]any{"templateId": "builtin:nginx", "stackName": "x-" + h.label, "environmentId": 999}, 404, "Environment not found"},
-		{"deploy repository template", "POST", "/api/templates/compose", map[string]any{"templateId": repo.ID, "stackName": "x-" + h.label}, 400, "repository templates are not supported yet"},
+		{"deploy repository template of an unreachable repository", "POST", "/api/templates/compose", map[string]any{"templateId": repo.ID, "stackName": "x-" + h.label}, 400, "Cannot read the repository http://127.0.0.1:1/none.git"},
 		{"deploy select outside options", "POST", "/api/templates/compose", map[string]any{"templateId": fmt.Sprintf("%d:0", file.ID), "stackName": "x-" + h.label, "env": map[string]string{"LEVEL": "max"}}, 400, "Invalid value for LEVEL: choose one of the template's options"},
 		{"deploy bad variable name", "POST", "/api/templates/compose", map[string]any{"templateId": fmt.Sprintf("%d:0", file.ID), "stackName": "x-" + h.label, "env": map[string]string{"1BAD": "v"}}, 400, "Invalid variable name"},
 	}

@@ -83,7 +83,9 @@ describe('TemplatesScreen', () => {
     expect(screen.getByRole('heading', { level: 1, name: 'Templates' })).toBeTruthy();
     await screen.findByRole('list', { name: 'Templates' });
     expect(cardTitles()).toEqual(['PostgreSQL', 'Nginx', 'Repo app']);
-    expect(screen.getByText('Repository templates are not supported yet')).toBeTruthy();
+    // A repository template deploys as a git stack of its repository.
+    expect(screen.getByRole('button', { name: 'Deploy Repo app' })).toBeTruthy();
+    expect(screen.getByText('Deployed as a git stack of https://example.com/r')).toBeTruthy();
     await fireEvent.change(screen.getByLabelText('Category'), { target: { value: 'webserver' } });
     expect(cardTitles()).toEqual(['Nginx', 'Repo app']);
     await fireEvent.input(screen.getByRole('searchbox'), { target: { value: 'nginx' } });
