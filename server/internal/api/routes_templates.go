@@ -1,10 +1,6 @@
 package api
 
-import (
-	"path/filepath"
-
-	"github.com/berth-dev/berth/server/internal/store"
-)
+import "path/filepath"
 
 // templatesRoutes are the routes of app templates, template sources, config sets and labels (issue 15).
 //
@@ -40,13 +36,11 @@ func (s *Server) templatesRoutes() []route {
 }
 
 // templateFilesDir is DATA_DIR/templates, the directory file template
-// sources must be in ("" for a Server without services, whose route table
-// only describes the API). The Server keeps no DATA_DIR of its own: it is
-// the parent of the stacks service's directory of stacks (DATA_DIR/stacks).
+// sources must be in ("" for a Server without a DATA_DIR, whose route table
+// only describes the API: file sources are then refused).
 func (s *Server) templateFilesDir() string {
-	if s.stacks == nil {
+	if s.dataDir == "" {
 		return ""
 	}
-	stacksDir := filepath.Dir(s.stacks.BasePath(store.Environment{}))
-	return filepath.Join(filepath.Dir(stacksDir), "templates")
+	return filepath.Join(s.dataDir, "templates")
 }

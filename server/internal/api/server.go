@@ -37,6 +37,7 @@ import (
 
 // Server serves the API.
 type Server struct {
+	dataDir    string // DATA_DIR ("" for a Server that only describes the API)
 	log        *slog.Logger
 	store      *store.Store
 	auth       *auth.Service
@@ -142,6 +143,7 @@ func New(d Deps) *Server {
 	stk.UseNotifier(notifier)
 	imgs.UseNotifier(notifier)
 	return &Server{
+		dataDir:    d.DataDir,
 		log:        d.Log,
 		store:      d.Store,
 		auth:       d.Auth,
