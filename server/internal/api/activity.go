@@ -243,19 +243,10 @@ func (s *Server) activityContainers(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	type containerJSON struct {
-		EnvironmentID   int64  `json:"environmentId"`
-		EnvironmentName string `json:"environmentName"`
-		ContainerID     string `json:"containerId"`
-		ContainerName   string `json:"containerName"`
-		Events          int64  `json:"events"`
-		LastAction      string `json:"lastAction"`
-		LastTimestamp   string `json:"lastTimestamp"`
-	}
-	out := make([]containerJSON, 0, len(list))
+	out := make([]activityContainerJSON, 0, len(list))
 	for _, ct := range list {
 		e := ct.Last
-		out = append(out, containerJSON{EnvironmentID: e.EnvironmentID, EnvironmentName: names[e.EnvironmentID],
+		out = append(out, activityContainerJSON{EnvironmentID: e.EnvironmentID, EnvironmentName: names[e.EnvironmentID],
 			ContainerID: e.ActorID, ContainerName: e.ActorName, Events: ct.Events, LastAction: e.Action,
 			LastTimestamp: e.Time.UTC().Format(time.RFC3339)})
 	}
@@ -379,4 +370,16 @@ func (s *Server) streamDashboardStats(c *gin.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// activityContainerJSON is a container of the activity list: its count of
+// events and its last one.
+type activityContainerJSON struct {
+	EnvironmentID   int64  `json:"environmentId"`
+	EnvironmentName string `json:"environmentName"`
+	ContainerID     string `json:"containerId"`
+	ContainerName   string `json:"containerName"`
+	Events          int64  `json:"events"`
+	LastAction      string `json:"lastAction"`
+	LastTimestamp   string `json:"lastTimestamp"`
 }

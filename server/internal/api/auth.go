@@ -27,12 +27,7 @@ type sessionUser struct {
 }
 
 func (s *Server) login(c *gin.Context) error {
-	var req struct {
-		Username string `json:"username"`
-		Password string `json:"password"`
-		Provider string `json:"provider"`
-		MFAToken string `json:"mfaToken"`
-	}
+	var req loginInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -209,11 +204,7 @@ func (s *Server) createToken(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Name      string     `json:"name"`
-		ExpiresAt *time.Time `json:"expiresAt"`
-		Password  string     `json:"password"`
-	}
+	var req tokenInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

@@ -71,14 +71,7 @@ func (s *Server) getAutoUpdate(c *gin.Context) error {
 // saveAutoUpdate applies the spec's state table: enabled true creates or
 // updates the configuration, enabled false deletes it.
 func (s *Server) saveAutoUpdate(c *gin.Context) error {
-	var req struct {
-		Enabled                   *bool   `json:"enabled"`
-		CronExpression            *string `json:"cronExpression"`
-		CronExpressionSnake       *string `json:"cron_expression"`
-		VulnerabilityCriteria     *string `json:"vulnerabilityCriteria"`
-		VulnerabilityCriteriaSnak *string `json:"vulnerability_criteria"`
-		ScheduleType              *string `json:"scheduleType"`
-	}
+	var req autoUpdateInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

@@ -126,9 +126,7 @@ func (s *Server) removeContainer(c *gin.Context) error {
 
 func (s *Server) renameContainer(c *gin.Context) error {
 	env := envOf(c)
-	var req struct {
-		Name string `json:"name"`
-	}
+	var req nameInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -237,10 +235,7 @@ func (s *Server) streamContainerLogs(c *gin.Context) error {
 
 func (s *Server) createExec(c *gin.Context) error {
 	env := envOf(c)
-	var req struct {
-		Shell string `json:"shell"`
-		User  string `json:"user"`
-	}
+	var req execInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

@@ -162,9 +162,7 @@ func (s *Server) getTimezone(c *gin.Context) error {
 // setTimezone sets the zone of an environment's schedules (an IANA name;
 // "" goes back to the server's).
 func (s *Server) setTimezone(c *gin.Context) error {
-	var req struct {
-		Timezone *string `json:"timezone"`
-	}
+	var req timezoneInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -212,10 +210,7 @@ func (s *Server) setDiskWarning(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Enabled          *bool `json:"enabled"`
-		ThresholdPercent *int  `json:"thresholdPercent"`
-	}
+	var req diskWarningInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

@@ -55,10 +55,7 @@ func (h *fileHandlers) readContent(c *gin.Context) error {
 const writeContentBodyLimit = 6*files.ContentLimit + 64<<10
 
 func (h *fileHandlers) writeContent(c *gin.Context) error {
-	var req struct {
-		Path    string  `json:"path"`
-		Content *string `json:"content"`
-	}
+	var req fileWriteInput
 	if err := bindLargeJSON(c, &req, writeContentBodyLimit); err != nil {
 		return err
 	}
@@ -103,9 +100,7 @@ func (h *fileHandlers) create(c *gin.Context) error {
 func (h *fileHandlers) remove(c *gin.Context) error {
 	p := c.Query("path")
 	if p == "" {
-		var req struct {
-			Path string `json:"path"`
-		}
+		var req pathInput
 		if err := bindJSON(c, &req); err != nil {
 			return err
 		}
@@ -119,14 +114,7 @@ func (h *fileHandlers) remove(c *gin.Context) error {
 }
 
 func (h *fileHandlers) rename(c *gin.Context) error {
-	var req struct {
-		Path    string `json:"path"`
-		OldPath string `json:"oldPath"`
-		From    string `json:"from"`
-		NewPath string `json:"newPath"`
-		To      string `json:"to"`
-		NewName string `json:"newName"`
-	}
+	var req fileRenameInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -167,11 +155,7 @@ func (m *fileMode) UnmarshalJSON(b []byte) error {
 }
 
 func (h *fileHandlers) chmod(c *gin.Context) error {
-	var req struct {
-		Path      string   `json:"path"`
-		Mode      fileMode `json:"mode"`
-		Recursive bool     `json:"recursive"`
-	}
+	var req fileChmodInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

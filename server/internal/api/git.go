@@ -59,13 +59,7 @@ func (s *Server) getGitCredential(c *gin.Context) error {
 // update an absent or null authType or username keeps its value; password
 // and sshPrivateKey follow secretField.
 func (s *Server) saveGitCredential(c *gin.Context) error {
-	var req struct {
-		Name          string      `json:"name"`
-		AuthType      *string     `json:"authType"`
-		Username      *string     `json:"username"`
-		Password      secretField `json:"password"`
-		SSHPrivateKey secretField `json:"sshPrivateKey"`
-	}
+	var req gitCredentialInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -147,14 +141,7 @@ func (s *Server) getGitRepository(c *gin.Context) error {
 
 // saveGitRepository creates (POST) or updates (PUT /{id}) a repository.
 func (s *Server) saveGitRepository(c *gin.Context) error {
-	var req struct {
-		Name           string      `json:"name"`
-		URL            string      `json:"url"`
-		Branch         string      `json:"branch"`
-		CredentialID   *int64      `json:"credentialId"`
-		WebhookEnabled bool        `json:"webhookEnabled"`
-		WebhookSecret  secretField `json:"webhookSecret"`
-	}
+	var req gitRepositoryInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

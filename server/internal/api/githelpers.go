@@ -189,7 +189,7 @@ func (s *Server) gitStackEnvFiles(m *gitops.Mirrors) handler {
 			}
 			return writeJSON(c, http.StatusOK, out)
 		}
-		var req pathRequest
+		var req pathInput
 		if err := bindJSON(c, &req); err != nil {
 			return err
 		}
@@ -222,12 +222,7 @@ func (s *Server) deployGitStackStream(c *gin.Context) error {
 // 400; nothing is saved.
 func (s *Server) previewGitEnv(m *gitops.Mirrors) handler {
 	return func(c *gin.Context) error {
-		var req struct {
-			probeRequest
-			RepositoryID *int64 `json:"repositoryId"`
-			ComposePath  string `json:"composePath"`
-			EnvFilePath  string `json:"envFilePath"`
-		}
+		var req previewEnvInput
 		if err := bindJSON(c, &req); err != nil {
 			return err
 		}

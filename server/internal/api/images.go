@@ -25,10 +25,7 @@ func (s *Server) listImages(c *gin.Context) error {
 // pullImage starts a pull job: {jobId}, or the final payload with Accept:
 // application/json.
 func (s *Server) pullImage(c *gin.Context) error {
-	var req struct {
-		Image         string `json:"image"`
-		ScanAfterPull *bool  `json:"scanAfterPull"`
-	}
+	var req pullInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -45,12 +42,7 @@ func (s *Server) pullImage(c *gin.Context) error {
 
 // pushImage validates a push (4xx for bad input) and starts its job.
 func (s *Server) pushImage(c *gin.Context) error {
-	var req struct {
-		ImageID    string `json:"imageId"`
-		RegistryID int64  `json:"registryId"`
-		ImageName  string `json:"imageName"`
-		NewTag     string `json:"newTag"`
-	}
+	var req pushInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -78,10 +70,7 @@ func (s *Server) removeImage(c *gin.Context) error {
 }
 
 func (s *Server) tagImage(c *gin.Context) error {
-	var req struct {
-		Repo string `json:"repo"`
-		Tag  string `json:"tag"`
-	}
+	var req tagInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -114,10 +103,7 @@ func (s *Server) imageHistory(c *gin.Context) error {
 // pruneImages removes dangling images (body {dangling: true}, the default)
 // or every unused image ({dangling: false} or ?all=true).
 func (s *Server) pruneImages(c *gin.Context) error {
-	var req struct {
-		Dangling *bool `json:"dangling"`
-		All      bool  `json:"all"`
-	}
+	var req pruneImagesInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

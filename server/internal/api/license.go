@@ -26,9 +26,7 @@ func (s *Server) getLicense(c *gin.Context) error {
 }
 
 func (s *Server) installLicense(c *gin.Context) error {
-	var req struct {
-		License string `json:"license"`
-	}
+	var req licenseInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

@@ -254,10 +254,7 @@ func (s *Server) notificationCatalogue(c *gin.Context) error {
 // as a real event would go: {environmentId?, eventType?} (default
 // container_started; without an environment, to every channel taking it).
 func (s *Server) triggerTestNotification(c *gin.Context) error {
-	var req struct {
-		EnvironmentID int64  `json:"environmentId"`
-		EventType     string `json:"eventType"`
-	}
+	var req triggerTestInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

@@ -183,9 +183,7 @@ func (s *Server) initiateOIDC(c *gin.Context) error {
 	}
 	to := c.Query("redirect")
 	if c.Request.Method == http.MethodPost {
-		var req struct {
-			Redirect string `json:"redirect"`
-		}
+		var req oidcInitiateInput
 		if err := bindJSON(c, &req); err != nil {
 			return err
 		}

@@ -123,7 +123,7 @@ var coreOps = map[string]apiOp{
 	// Stacks.
 	"GET /api/stacks":                {Summary: "List an environment's stacks (none without env)", Response: []stacks.Entry{}},
 	"GET /api/stacks/{name}/compose": {Summary: "A stack's compose file", Response: stacks.ComposeFile{}},
-	"GET /api/stacks/{name}/env/raw": {Summary: "A stack's .env file", Response: contentAnswer{}},
+	"GET /api/stacks/{name}/env/raw": {Summary: "A stack's .env file", Response: contentBody{}},
 
 	// Volumes and networks.
 	"GET /api/volumes":                   {Summary: "List volumes", Response: []volumes.Volume{}},
@@ -180,11 +180,7 @@ type nameInput struct {
 	Name string `json:"name"`
 }
 
-type contentInput struct {
-	Content string `json:"content"`
-}
-
-type contentAnswer struct {
+type contentBody struct {
 	Content string `json:"content"`
 }
 

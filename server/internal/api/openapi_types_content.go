@@ -20,7 +20,7 @@ var contentOps = map[string]apiOp{
 	"POST /api/containers/{id}/files/create": {Summary: "Create a file or directory in a container", Request: fileCreateInput{}, Response: successAnswer{},
 		Query: append([]queryParam{{"type", "string", "file or directory (instead of the body's)"}}, filePathQuery...)},
 	"DELETE /api/containers/{id}/files/delete": {Summary: "Delete a file or directory of a container (path in the query or the body)",
-		Request: filePathInput{}, Response: successAnswer{}, Query: filePathQuery},
+		Request: pathInput{}, Response: successAnswer{}, Query: filePathQuery},
 	"POST /api/containers/{id}/files/rename": {Summary: "Rename or move a file of a container", Request: fileRenameInput{}, Response: successAnswer{},
 		Query: append([]queryParam{{"newPath", "string", "the new path (instead of the body's)"}}, filePathQuery...)},
 	"POST /api/containers/{id}/files/chmod": {Summary: "Change a file's mode in a container", Request: fileChmodInput{}, Response: successAnswer{},
@@ -39,7 +39,7 @@ var contentOps = map[string]apiOp{
 	"GET /api/volumes/{name}/browse/content": {Summary: "A text file of a volume", Response: volumes.Content{},
 		Query: []queryParam{{"path", "string", "the file"}}},
 	"POST /api/volumes/{name}/browse/release": {Summary: "Stop the helper container browsing a volume", Response: releasedAnswer{}},
-	"POST /api/volumes/{name}/clone":          {Summary: "Copy a volume into a new one", Request: cloneVolumeRequest{}, Response: cloneAnswer{}},
+	"POST /api/volumes/{name}/clone":          {Summary: "Copy a volume into a new one", Request: nameInput{}, Response: cloneAnswer{}},
 	"GET /api/volumes/{name}/export": {Summary: "Download a volume's content as a tar archive (compress=gzip: gzipped)", Content: mediaTar + ", application/gzip",
 		Query: []queryParam{{"compress", "string", "gzip or none (default)"}}},
 	"GET /api/images/{id}/export": {Summary: "Download an image as the engine saves it (a docker save tar archive)", Content: mediaTar},
@@ -70,7 +70,7 @@ type fileCreateInput struct {
 	IsDirectory bool   `json:"isDirectory"`
 }
 
-type filePathInput struct {
+type pathInput struct {
 	Path string `json:"path"`
 }
 

@@ -248,15 +248,7 @@ type activityStatsAnswer struct {
 }
 
 type activityContainersAnswer struct {
-	Containers []struct {
-		EnvironmentID   int64  `json:"environmentId"`
-		EnvironmentName string `json:"environmentName"`
-		ContainerID     string `json:"containerId"`
-		ContainerName   string `json:"containerName"`
-		Events          int64  `json:"events"`
-		LastAction      string `json:"lastAction"`
-		LastTimestamp   string `json:"lastTimestamp"`
-	} `json:"containers"`
+	Containers []activityContainerJSON `json:"containers"`
 }
 
 // openAPIDocument is this document's outline.

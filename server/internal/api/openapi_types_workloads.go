@@ -53,9 +53,9 @@ var workloadOps = map[string]apiOp{
 	"POST /api/stacks/{name}/down":    {Summary: "Take a stack down", Response: stackActionAnswer{}},
 	"DELETE /api/stacks/{name}": {Summary: "Delete a stack", Response: successAnswer{},
 		Query: []queryParam{{"force", "boolean", "delete even when running"}}},
-	"GET /api/stacks/{name}/env":     {Summary: "A stack's variables (secrets masked)", Response: stackVariablesAnswer{}},
-	"PUT /api/stacks/{name}/env":     {Summary: "Save a stack's variables", Request: stackVariablesInput{}, Response: countAnswer{}},
-	"PUT /api/stacks/{name}/env/raw": {Summary: "Save a stack's .env file", Request: contentInput{}, Response: successAnswer{}},
+	"GET /api/stacks/{name}/env":     {Summary: "A stack's variables (secrets masked)", Response: stackVariables{}},
+	"PUT /api/stacks/{name}/env":     {Summary: "Save a stack's variables", Request: stackVariables{}, Response: countAnswer{}},
+	"PUT /api/stacks/{name}/env/raw": {Summary: "Save a stack's .env file", Request: contentBody{}, Response: successAnswer{}},
 	"POST /api/stacks/scan":          {Summary: "Compose projects on the engine that Berth does not manage", Response: scanStacksAnswer{}},
 	"POST /api/stacks/adopt":         {Summary: "Adopt a discovered compose project as a stack", Request: adoptInput{}, Response: adoptAnswer{}},
 
@@ -267,11 +267,7 @@ type stackActionAnswer struct {
 	Output  string `json:"output"`
 }
 
-type stackVariablesAnswer struct {
-	Variables []stacks.Variable `json:"variables"`
-}
-
-type stackVariablesInput struct {
+type stackVariables struct {
 	Variables []stacks.Variable `json:"variables"`
 }
 

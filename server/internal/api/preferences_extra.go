@@ -191,14 +191,7 @@ func (s *Server) getFavoriteGroups(c *gin.Context) error {
 // rename (name, newName), remove (name), or reorder/set (groups: the whole
 // list). Answers {success, groups}.
 func (s *Server) postFavoriteGroups(c *gin.Context) error {
-	var req struct {
-		EnvironmentID *int64          `json:"environmentId"`
-		Action        string          `json:"action"`
-		Name          string          `json:"name"`
-		NewName       string          `json:"newName"`
-		Containers    []string        `json:"containers"`
-		Groups        []favoriteGroup `json:"groups"`
-	}
+	var req favoriteGroupsInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -318,10 +311,7 @@ func (s *Server) getGrid(c *gin.Context) error {
 // (columns as the console keeps them: ids, visibility, widths). Answers
 // {success, preferences}.
 func (s *Server) postGrid(c *gin.Context) error {
-	var req struct {
-		GridID  string          `json:"gridId"`
-		Columns json.RawMessage `json:"columns"`
-	}
+	var req gridInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

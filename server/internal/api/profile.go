@@ -38,12 +38,7 @@ func (s *Server) putProfile(c *gin.Context) error {
 	if ident == nil {
 		return errNoProfile
 	}
-	var req struct {
-		DisplayName     *string `json:"displayName"`
-		Email           *string `json:"email"`
-		CurrentPassword string  `json:"currentPassword"`
-		NewPassword     *string `json:"newPassword"`
-	}
+	var req profileInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -177,9 +172,7 @@ func (s *Server) putSettingsObject(key string) handler {
 			return err
 		}
 		if key == themeSettingsKey {
-			var t struct {
-				Theme string `json:"theme"`
-			}
+			var t themeObject
 			var all map[string]json.RawMessage
 			_ = json.Unmarshal([]byte(obj), &all)
 			_ = json.Unmarshal([]byte(obj), &t)

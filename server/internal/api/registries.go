@@ -107,10 +107,7 @@ func (s *Server) deleteRegistry(c *gin.Context) error {
 // testRegistry checks credentials from the environment's engine: a saved
 // registry ({id}) or unsaved settings ({url, username, password}).
 func (s *Server) testRegistry(c *gin.Context) error {
-	var req struct {
-		registryRequest
-		ID int64 `json:"id"`
-	}
+	var req registryTestInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

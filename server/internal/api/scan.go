@@ -12,10 +12,7 @@ import (
 // scanImage starts a scan job ({jobId}), or with Accept: application/json
 // answers the final payload {stage: complete, result, results}.
 func (s *Server) scanImage(c *gin.Context) error {
-	var req struct {
-		ImageName string `json:"imageName"`
-		Scanner   string `json:"scanner"`
-	}
+	var req scanInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -52,9 +49,7 @@ func (s *Server) getScannerSetting(c *gin.Context) error {
 }
 
 func (s *Server) setScannerSetting(c *gin.Context) error {
-	var req struct {
-		Scanner string `json:"scanner"`
-	}
+	var req scannerInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

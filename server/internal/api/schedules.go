@@ -487,10 +487,7 @@ func (s *Server) putScheduleSettings(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		ExecutionDays *int `json:"executionRetentionDays"`
-		EventDays     *int `json:"eventRetentionDays"`
-	}
+	var req retentionInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

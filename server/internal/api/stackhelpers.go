@@ -53,19 +53,13 @@ func (s *Server) stackPathHints(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, out)
 }
 
-// pathRequest is the body of the path helpers: {path}, a directory or a
-// compose file path.
-type pathRequest struct {
-	Path string `json:"path"`
-}
-
 // validateStackPath answers POST /api/stacks/validate-path {path} with
 // {valid, message?, directory, exists, writable, hasComposeFile,
 // composeFile?}: stack creation's rules (absolute, no "..", writable). A
 // path that breaks them is valid false with the reason, status 200; a
 // missing path is a 400.
 func (s *Server) validateStackPath(c *gin.Context) error {
-	var req pathRequest
+	var req pathInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -81,7 +75,7 @@ func (s *Server) validateStackPath(c *gin.Context) error {
 // {name, from, to, files: [{from, to, conflict}], conflicts, left,
 // warnings, canRelocate}. Git and adopted stacks are a 400.
 func (s *Server) checkStackPathChange(c *gin.Context) error {
-	var req pathRequest
+	var req pathInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -98,7 +92,7 @@ func (s *Server) checkStackPathChange(c *gin.Context) error {
 // as check-path-change describes it. A target file already there is a 409
 // and nothing moves.
 func (s *Server) relocateStack(c *gin.Context) error {
-	var req pathRequest
+	var req pathInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -119,10 +113,7 @@ func (s *Server) relocateStack(c *gin.Context) error {
 // lines}], missing, unused, defined, referenced: [{name, defaultValue?,
 // required}]}; values are never echoed.
 func (s *Server) validateStackEnv(c *gin.Context) error {
-	var req struct {
-		Content   *string           `json:"content"`
-		Variables []stacks.Variable `json:"variables"`
-	}
+	var req envValidateInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

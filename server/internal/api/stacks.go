@@ -181,9 +181,7 @@ func (s *Server) getStackEnv(c *gin.Context) error {
 // answers {success: true, count} with the number of secrets the stack has
 // now. It never rewrites the env file (see stacks.Service.SetSecrets).
 func (s *Server) putStackEnv(c *gin.Context) error {
-	var req struct {
-		Variables []stacks.Variable `json:"variables"`
-	}
+	var req stackVariables
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -203,9 +201,7 @@ func (s *Server) getStackRawEnv(c *gin.Context) error {
 }
 
 func (s *Server) putStackRawEnv(c *gin.Context) error {
-	var req struct {
-		Content string `json:"content"`
-	}
+	var req contentBody
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

@@ -184,10 +184,7 @@ var prunePerms = map[system.Kind][]string{
 // {jobId}, the report being the job's result.
 func (s *Server) prune(kind system.Kind) handler {
 	return func(c *gin.Context) error {
-		var req struct {
-			Labels  []string `json:"labels"`
-			Volumes bool     `json:"volumes"`
-		}
+		var req pruneInput
 		if err := bindJSON(c, &req); err != nil {
 			return err
 		}

@@ -56,14 +56,7 @@ func (s *Server) listUsers(c *gin.Context) error {
 // setup token (header X-Setup-Token or field setupToken) creates the first
 // admin.
 func (s *Server) createUser(c *gin.Context) error {
-	var req struct {
-		Username    string `json:"username"`
-		Password    string `json:"password"`
-		Email       string `json:"email"`
-		DisplayName string `json:"displayName"`
-		IsAdmin     bool   `json:"isAdmin"`
-		SetupToken  string `json:"setupToken"`
-	}
+	var req createUserInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
@@ -124,14 +117,7 @@ func (s *Server) updateUser(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Username    *string `json:"username"`
-		Password    *string `json:"password"`
-		Email       *string `json:"email"`
-		DisplayName *string `json:"displayName"`
-		IsAdmin     *bool   `json:"isAdmin"`
-		IsActive    *bool   `json:"isActive"`
-	}
+	var req updateUserInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}

@@ -40,13 +40,8 @@ func (s *Server) releaseVolumeBrowse(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "released": released})
 }
 
-// cloneVolumeRequest names the clone.
-type cloneVolumeRequest struct {
-	Name string `json:"name"`
-}
-
 func (s *Server) cloneVolume(c *gin.Context) error {
-	var req cloneVolumeRequest
+	var req nameInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
