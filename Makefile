@@ -103,6 +103,12 @@ images: check-static
 		--build-arg REVISION=$$(git rev-parse HEAD 2>/dev/null || echo unknown) \
 		-t $(AGENT_IMAGE) -t berth/agent:$(VERSION) .
 	@docker image inspect -f '$(AGENT_IMAGE): {{.Size}} bytes' $(AGENT_IMAGE)
+	@# Earlier builds' images go: other versions' agent tags, and the server
+	@# and agent images no tag names any more.
+	@docker images berth/agent --format '{{.Tag}}' | grep -vx -e dev -e '$(VERSION)' | sed 's|^|berth/agent:|' | \
+		xargs -r docker rmi >/dev/null 2>&1 || true
+	@for t in "Berth server" "Berth agent"; do \
+		docker image prune -f --filter "label=org.opencontainers.image.title=$$t" >/dev/null; done
 
 # PORT (3000), HOST, DATA_DIR (./data), DATABASE_URL, … are read by the binary
 # from the environment; flags can be passed with ARGS="-port 8080".

@@ -20,6 +20,11 @@ import (
 // validates every answer against the document's schemas.
 func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 	h := newHarness(t)
+	// Its volume and network go too (after the browse helper, released below).
+	t.Cleanup(func() {
+		enginetest.RemoveLabelledNetworks(t, h.label)
+		enginetest.RemoveLabelledVolumes(t, h.label)
+	})
 	id := h.createContainer("openapi-"+h.label, true, "sleep", "300")
 	h.must(200, "POST", "/api/volumes?env=1", map[string]any{"name": "openapi-" + h.label,
 		"labels": map[string]string{enginetest.Label: h.label}}, nil)
