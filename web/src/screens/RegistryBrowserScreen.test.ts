@@ -133,6 +133,26 @@ describe('RegistryBrowserScreen', () => {
     await waitFor(() => expect(document.body.textContent).toContain('Tags could not be listed: Authentication failed'));
   });
 
+  it('shows the namespace of a registry whose URL has a path next to its host', async () => {
+    const intro = async () => (await screen.findByText(/Repositories and tags of/)).textContent?.replace(/\s+/g, ' ');
+    const r = render(RegistryBrowserScreen, { route });
+    expect(await intro()).toBe("Repositories and tags of 127.0.0.1:5000, read by the server with the registry's stored credentials.");
+    r.unmount();
+
+    vi.mocked(reg.getRegistry).mockResolvedValueOnce({ ...registry, url: 'http://127.0.0.1:5000/team/apps/' });
+    const r2 = render(RegistryBrowserScreen, { route });
+    expect(await intro()).toBe(
+      "Repositories and tags of 127.0.0.1:5000 in its namespace team/apps, named relative to it, read by the server with the registry's stored credentials.",
+    );
+    expect(screen.getByText('team/apps').tagName).toBe('CODE');
+    r2.unmount();
+
+    // The registry API's own /v2 is no namespace.
+    vi.mocked(reg.getRegistry).mockResolvedValueOnce({ ...registry, url: 'https://reg.example/v2' });
+    render(RegistryBrowserScreen, { route });
+    expect(await intro()).not.toContain('namespace');
+  });
+
   it('makes the registry the default', async () => {
     render(RegistryBrowserScreen, { route });
     await fireEvent.click(await screen.findByRole('button', { name: 'Set as default' }));
