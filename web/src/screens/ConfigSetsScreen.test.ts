@@ -108,11 +108,13 @@ describe('ConfigSetsScreen', () => {
     expect((d.getByLabelText('Variable 2 value') as HTMLInputElement).type).toBe('password');
     await fireEvent.input(d.getByLabelText('Variable 2 value'), { target: { value: 's3cret' } });
     await fireEvent.click(d.getByRole('button', { name: 'Add variable' }));
-    // an empty row is dropped
+    // A new row has the focus; an empty one is dropped.
+    await waitFor(() => expect(document.activeElement).toBe(d.getByLabelText('Variable 3 name')));
     await fireEvent.click(d.getByRole('button', { name: 'Add label' }));
     await fireEvent.input(d.getByLabelText('Label 1 name'), { target: { value: 'tier' } });
     await fireEvent.input(d.getByLabelText('Label 1 value'), { target: { value: 'api' } });
     await fireEvent.click(d.getByRole('button', { name: 'Add port' }));
+    await waitFor(() => expect(document.activeElement).toBe(d.getByLabelText('Port 1 host port')));
     await fireEvent.input(d.getByLabelText('Port 1 host port'), { target: { value: '9000' } });
     await fireEvent.input(d.getByLabelText('Port 1 container port'), { target: { value: '8000' } });
     await fireEvent.change(d.getByLabelText('Port 1 protocol'), { target: { value: 'udp' } });
