@@ -175,11 +175,12 @@ export async function startConsole(opts = {}) {
     await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
   };
 
-  /** Opens a path of the console and waits for its h1 (name: string or RegExp, optional). */
+  /** Opens a path of the console and waits for its h1 (name: string or RegExp, optional). A
+   * screen's first load also fetches its code, which a busy machine can take a while over. */
   h.open = async (p, heading) => {
     await h.page.goto(base + p);
     const h1 = heading === undefined ? h.page.getByRole('heading', { level: 1 }) : h.page.getByRole('heading', { level: 1, name: heading });
-    await h1.first().waitFor();
+    await h1.first().waitFor({ timeout: 30_000 });
   };
 
   // Runs axe-core on the page and fails on serious or critical violations,
