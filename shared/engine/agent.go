@@ -53,11 +53,34 @@ func (a *agentLink) operate(ctx context.Context, first *agentpb.OperationInput) 
 	if err != nil {
 		return nil, agentOpenError(a.env.ID, err)
 	}
-	if err := st.Send(first); err != nil {
+	if err := sendFirst(st, first); err != nil {
 		st.Close()
-		return nil, lostError(err)
+		return nil, err
 	}
 	return st, nil
+}
+
+// sendFirst sends an operation's first input. When the agent ended the call
+// before it went out (a refused token, say), gRPC's Send reports only
+// io.EOF and the call's status comes with Recv: the error tells that status.
+func sendFirst(st AgentStream, first *agentpb.OperationInput) error {
+	err := st.Send(first)
+	if errors.Is(err, io.EOF) {
+		for {
+			_, rerr := st.Recv()
+			if rerr == nil {
+				continue
+			}
+			if !errors.Is(rerr, io.EOF) {
+				err = rerr
+			}
+			break
+		}
+	}
+	if err != nil {
+		return lostError(err)
+	}
+	return nil
 }
 
 // agentOpenError is the error of an operation that could not be opened: the

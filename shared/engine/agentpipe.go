@@ -30,9 +30,9 @@ func (a *agentLink) dialEngine(ctx context.Context) (net.Conn, error) {
 	}
 	closed := make(chan struct{})
 	p := &pipeConn{st: st, cancel: cancel, closed: closed, outputReader: newOutputReader(closed)}
-	if err := st.Send(&agentpb.OperationInput{Input: &agentpb.OperationInput_EngineDial{EngineDial: &agentpb.EngineDial{}}}); err != nil {
+	if err := sendFirst(st, &agentpb.OperationInput{Input: &agentpb.OperationInput_EngineDial{EngineDial: &agentpb.EngineDial{}}}); err != nil {
 		p.Close()
-		return nil, lostError(err)
+		return nil, err
 	}
 	// The agent answers ready once it holds the socket connection, or an error.
 	ready := make(chan error, 1)

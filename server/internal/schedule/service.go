@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -94,6 +95,14 @@ type Service struct {
 	changes chan struct{}   // closed and replaced when an execution starts or ends here
 	base    context.Context // parent of runs; Run sets it
 	runs    sync.WaitGroup
+
+	// Runs can start (a manual run, a webhook) before Recover has swept
+	// this server's runs of its previous life: claimMu keeps a claim and
+	// the sweep apart, and the sweep spares the executions in claimed.
+	claimMu   sync.RWMutex
+	claimedMu sync.Mutex
+	claimed   []int64
+	recovered atomic.Bool
 }
 
 // entry is a registered cron entry and the spec it was made from.
@@ -182,7 +191,15 @@ func (s *Service) Run(ctx context.Context) error {
 // recovery (Options.Recoverers) in the background and returns how many it
 // marked. Run calls it first.
 func (s *Service) Recover(ctx context.Context) (int64, error) {
-	failed, err := s.store.FailInterruptedExecutions(ctx, s.node, s.now().UTC(), msgInterrupted)
+	s.claimMu.Lock()
+	s.claimedMu.Lock()
+	mine := s.claimed
+	s.claimedMu.Unlock()
+	failed, err := s.store.FailInterruptedExecutions(ctx, s.node, s.now().UTC(), msgInterrupted, mine...)
+	if err == nil {
+		s.recovered.Store(true)
+	}
+	s.claimMu.Unlock()
 	if len(failed) > 0 {
 		s.log.Warn("schedule runs interrupted by the last stop marked failed", "count", len(failed))
 		s.recoverAll(ctx, failed)
@@ -320,7 +337,7 @@ func (s *Service) fire(k store.ScheduleKey) {
 func (s *Service) RunDue(ctx context.Context, d Definition, tick time.Time) (e store.Execution, done <-chan struct{}, err error) {
 	tick = tick.UTC()
 	e = s.newExecution(d, TriggerCron, &tick)
-	err = s.store.AddExecution(ctx, &e)
+	err = s.claim(ctx, &e)
 	switch {
 	case err == nil:
 		return e, s.start(e, d), nil
@@ -346,6 +363,22 @@ func (s *Service) RunDue(ctx context.Context, d Definition, tick time.Time) (e s
 	}
 }
 
+// claim records the running execution e of this server; until Recover has
+// swept, it is remembered as one of this server's own runs.
+func (s *Service) claim(ctx context.Context, e *store.Execution) error {
+	s.claimMu.RLock()
+	defer s.claimMu.RUnlock()
+	if err := s.store.AddExecution(ctx, e); err != nil {
+		return err
+	}
+	if !s.recovered.Load() {
+		s.claimedMu.Lock()
+		s.claimed = append(s.claimed, e.ID)
+		s.claimedMu.Unlock()
+	}
+	return nil
+}
+
 // Triggers of executions.
 const (
 	TriggerCron    = "cron"
@@ -363,7 +396,7 @@ func (s *Service) Trigger(ctx context.Context, t Type, id int64, trigger string)
 		return store.Execution{}, nil, err
 	}
 	e = s.newExecution(d, trigger, nil)
-	if err := s.store.AddExecution(ctx, &e); err != nil {
+	if err := s.claim(ctx, &e); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return store.Execution{}, nil, errAlreadyRunning
 		}
@@ -383,7 +416,7 @@ func (s *Service) Record(ctx context.Context, t Type, id int64, trigger string, 
 		return store.Execution{}, err
 	}
 	e := s.newExecution(d, trigger, nil)
-	if err := s.store.AddExecution(ctx, &e); err != nil {
+	if err := s.claim(ctx, &e); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return store.Execution{}, errAlreadyRunning
 		}

@@ -306,6 +306,48 @@ func TestRecoverMarksTheRunOfACrashFailed(t *testing.T) {
 	})
 }
 
+// A run started after the server restarted but before its Recover swept
+// (the API serves while the scheduler starts) is its own, not one of its
+// previous life: the sweep leaves it running and it records its outcome.
+func TestRecoverSparesRunsStartedSinceTheRestart(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		env := createEnv(t, s, "local", nil)
+		old := createAutoUpdate(t, s, env.ID, "old", "0 3 * * *")
+		fresh := createAutoUpdate(t, s, env.ID, "fresh", "0 3 * * *")
+		c := &clock{t: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
+		crashed := newService(s, "host:3000", c, nil)
+		d, _ := crashed.Definition(t.Context(), ContainerUpdate, old.ID)
+		stale := crashed.newExecution(d, TriggerManual, nil)
+		if err := s.AddExecution(t.Context(), &stale); err != nil {
+			t.Fatal(err)
+		}
+		release := make(chan struct{})
+		restarted := newService(s, "host:3000", c, map[Type]Runner{ContainerUpdate: RunnerFunc(
+			func(ctx context.Context, _ Definition, run *Run) error {
+				<-release
+				run.Logf("updated")
+				return nil
+			})})
+		e, done, err := restarted.Trigger(t.Context(), ContainerUpdate, fresh.ID, TriggerManual)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := restarted.Recover(t.Context()); err != nil || n != 1 {
+			t.Fatalf("recovered %d (%v), want 1 (the previous life's run)", n, err)
+		}
+		if got, _ := s.GetExecution(t.Context(), stale.ID); got.Status != store.ExecutionFailed {
+			t.Errorf("previous life's run = %s, want failed", got.Status)
+		}
+		if got, _ := s.GetExecution(t.Context(), e.ID); got.Status != store.ExecutionRunning {
+			t.Errorf("run started since the restart = %s after the sweep, want running", got.Status)
+		}
+		close(release)
+		if got := finished(t, s, e, done); got.Status != store.ExecutionSuccess || got.ErrorMessage != nil {
+			t.Errorf("run started since the restart = %+v, want success", got)
+		}
+	})
+}
+
 func saveEnvSchedule(t *testing.T, s *store.Store, es store.EnvSchedule) {
 	t.Helper()
 	if err := s.SaveEnvSchedule(t.Context(), &es); err != nil {

@@ -147,10 +147,14 @@ func (s *Store) CheckpointExecution(ctx context.Context, id int64, node, logs, d
 // execution that node held before it (re)started, or whose lease ran out
 // before at (its server stopped renewing it), and returns them as they are
 // now. Each is marked by one caller only, however many servers sweep at
-// once: it is returned to the one that marked it.
-func (s *Store) FailInterruptedExecutions(ctx context.Context, node string, at time.Time, message string) ([]Execution, error) {
+// once: it is returned to the one that marked it. The executions of keep
+// are never marked (node's own runs, started since it restarted).
+func (s *Store) FailInterruptedExecutions(ctx context.Context, node string, at time.Time, message string, keep ...int64) ([]Execution, error) {
 	stale := func(q *gorm.DB) *gorm.DB {
 		q = q.Where("status = ?", ExecutionRunning)
+		if len(keep) > 0 {
+			q = q.Where("id NOT IN ?", keep)
+		}
 		if node != "" {
 			return q.Where("node = ? OR lease_until IS NULL OR lease_until < ?", node, timeValue(at))
 		}
