@@ -34,11 +34,32 @@ describe('every area of the route table has a screen', { timeout: 300_000 }, () 
     });
   }
 
+  // What a screen loads after its heading counts, and so does what it folds
+  // away: every <details> is opened, the loading notes are waited out, and
+  // the page is measured several times over a second.
+  async function widestOverflow(p) {
+    await h.page
+      .getByText('Loading…')
+      .first()
+      .waitFor({ state: 'detached', timeout: 15_000 })
+      .catch(() => {});
+    let worst = 0;
+    for (let i = 0; i < 5; i++) {
+      const overflow = await h.page.evaluate(() => {
+        for (const d of document.querySelectorAll('details')) d.open = true;
+        return document.documentElement.scrollWidth - document.documentElement.clientWidth;
+      });
+      worst = Math.max(worst, overflow);
+      await h.page.waitForTimeout(250);
+    }
+    return worst;
+  }
+
   it('fits a phone screen on every one', async () => {
     await h.page.setViewportSize({ width: 390, height: 844 });
     for (const p of paths) {
       await h.open(p);
-      const overflow = await h.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = await widestOverflow(p);
       assert.ok(overflow <= 1, `${p} scrolls sideways on a phone by ${overflow}px`);
     }
     await h.screenshot('phone-last');
