@@ -139,4 +139,18 @@ describe('NotificationsScreen', () => {
     await fireEvent.change(within(section).getByLabelText('Environment'), { target: { value: '2' } });
     await waitFor(() => expect(notif.listSubscriptions).toHaveBeenCalledWith(2));
   });
+
+  it('shows the subscriptions of the environment selected after it opened', async () => {
+    // A reload of /notifications: the screen opens before the environments arrive.
+    session.environments = [];
+    session.envId = null;
+    render(NotificationsScreen);
+    await screen.findByRole('table');
+    session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
+    session.envId = 1;
+    const section = screen.getByRole('region', { name: 'Environment subscriptions' });
+    const hook = (await within(section).findByLabelText('Notify hook (webhook)')) as HTMLInputElement;
+    await waitFor(() => expect(hook.checked).toBe(true));
+    expect(notif.listSubscriptions).toHaveBeenCalledWith(1);
+  });
 });
