@@ -46,8 +46,18 @@ var ErrOnMount = errors.New("engine: the path is on a mount of the container")
 // upperMount is where the helper mounts the container's upper directory.
 const upperMount = "/berth-upper"
 
-// HelperFilesLabel marks the helper containers of RemoveStoppedPath.
-const HelperFilesLabel = "berth.helper"
+// HelperLabel marks Berth's helper containers; its value names the kind
+// (the volume helpers' kinds are the volumes package's).
+const HelperLabel = "berth.helper"
+
+// filesHelperKind is the kind of RemoveStoppedPath's helpers; the label
+// HelperLabel+".container" names the container each is for.
+const filesHelperKind = "container-files"
+
+// FilesHelperStale is the age past which a helper of RemoveStoppedPath is
+// a leftover (of a Berth stopped in the middle of a removal, which takes
+// seconds): the next removal on that engine removes it.
+const FilesHelperStale = 10 * time.Minute
 
 // RemoveStoppedPath removes p (absolute and clean; a directory with
 // everything under it; a link, not what it points to) from the filesystem
@@ -63,6 +73,7 @@ func (c *Client) RemoveStoppedPath(ctx context.Context, id, p string) error {
 	if err != nil {
 		return err
 	}
+	c.RemoveFilesHelpers(ctx, nil, time.Now().Add(-FilesHelperStale))
 	helper, err := c.createFilesHelper(ctx, l.image, l.upper, l.id)
 	if err != nil {
 		return err
@@ -260,6 +271,33 @@ func (c *Client) dirHeader(ctx context.Context, id, dir string) (*tar.Header, er
 	return out, nil
 }
 
+// RemoveFilesHelpers removes the helpers of RemoveStoppedPath (with the
+// labels also given, if any) created before cutoff, with their anonymous
+// volumes, and returns how many it removed. It does its best: what it
+// cannot list or remove is left for the next time.
+func (c *Client) RemoveFilesHelpers(ctx context.Context, labels map[string]string, cutoff time.Time) int {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	f := make(client.Filters).Add("label", HelperLabel+"="+filesHelperKind)
+	for k, v := range labels {
+		f.Add("label", k+"="+v)
+	}
+	res, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, ct := range res.Items {
+		if ct.State == container.StateRunning || !time.Unix(ct.Created, 0).Before(cutoff) {
+			continue
+		}
+		if _, err := c.cli.ContainerRemove(ctx, ct.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
 // createFilesHelper creates (never starts) the helper that mounts the
 // upper directory of container target, from image (the container's own,
 // which the engine has).
@@ -268,7 +306,7 @@ func (c *Client) createFilesHelper(ctx context.Context, image, upper, target str
 	defer cancel()
 	res, err := c.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Config: &container.Config{Image: image, Entrypoint: []string{"/berth-never-started"}, NetworkDisabled: true,
-			Labels: map[string]string{HelperFilesLabel: "container-files", HelperFilesLabel + ".container": target}},
+			Labels: map[string]string{HelperLabel: filesHelperKind, HelperLabel + ".container": target}},
 		HostConfig: &container.HostConfig{NetworkMode: "none",
 			Mounts: []mount.Mount{{Type: mount.TypeBind, Source: upper, Target: upperMount}}},
 	})

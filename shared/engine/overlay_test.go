@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/enginetest"
@@ -98,8 +99,38 @@ func TestRemoveStoppedPath(t *testing.T) {
 		t.Fatalf("/data/v must remain: %v", err)
 	}
 
-	helpers, err := c.ContainersLabelled(t.Context(), map[string]string{engine.HelperFilesLabel + ".container": id})
+	helpers, err := c.ContainersLabelled(t.Context(), map[string]string{engine.HelperLabel + ".container": id})
 	if err != nil || len(helpers) != 0 {
 		t.Fatalf("helpers left: %v %v", helpers, err)
+	}
+}
+
+// A helper of a removal that Berth did not remove (it stopped meanwhile) is
+// removed by a later sweep once it is older than FilesHelperStale; a recent
+// one (a removal in progress) is kept.
+func TestRemoveFilesHelpersRemovesLeftovers(t *testing.T) {
+	t.Parallel()
+	c := localClient(t)
+	label := newObjectLabel(t)
+	target := "leftover-" + label // only this test's helper is swept
+	id, err := c.CreateHelper(t.Context(), engine.HelperSpec{Image: enginetest.Image(), Cmd: []string{"true"},
+		Labels: map[string]string{engine.HelperLabel: "container-files", engine.HelperLabel + ".container": target,
+			enginetest.Label: label}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	only := map[string]string{engine.HelperLabel + ".container": target}
+	if n := c.RemoveFilesHelpers(t.Context(), only, time.Now().Add(-engine.FilesHelperStale)); n != 0 {
+		t.Fatalf("a recent helper was removed (%d)", n)
+	}
+	if left, _ := c.ContainersLabelled(t.Context(), only); len(left) != 1 || left[0] != id {
+		t.Fatalf("helpers after the sweep of stale ones = %v, want the recent one", left)
+	}
+	// Seen from a minute later, it is a leftover.
+	if n := c.RemoveFilesHelpers(t.Context(), only, time.Now().Add(time.Minute)); n != 1 {
+		t.Fatalf("removed %d leftovers, want 1", n)
+	}
+	if left, err := c.ContainersLabelled(t.Context(), only); err != nil || len(left) != 0 {
+		t.Fatalf("helpers left: %v %v", left, err)
 	}
 }

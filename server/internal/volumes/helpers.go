@@ -15,7 +15,7 @@ import (
 
 // The labels of Berth's helper containers.
 const (
-	HelperLabel       = "berth.helper"        // volume-browse, volume-export or volume-clone
+	HelperLabel       = engine.HelperLabel    // volume-browse, volume-export or volume-clone
 	HelperVolumeLabel = "berth.helper.volume" // the volume the helper is for
 	HelperOwnerLabel  = "berth.helper.owner"  // the Berth server that made it
 	CloneLabel        = "berth.clone-of"      // on a clone: the volume it was copied from
