@@ -46,9 +46,17 @@ func (c *Client) Logs(ctx context.Context, id string, tty bool, o LogOptions, fn
 	}
 	defer rc.Close()
 	if tty {
-		return splitLines(rc, "stdout", fn)
+		err = splitLines(rc, "stdout", fn)
+	} else {
+		err = demux(rc, fn)
 	}
-	return demux(rc, fn)
+	// The caller ending ctx ends the logs: the read then fails with
+	// context.Canceled or, when the transport closed the connection
+	// first, "use of closed network connection".
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return nil
+	}
+	return err
 }
 
 // splitLines calls fn for every line of r.
