@@ -185,6 +185,20 @@ describe('SchedulesScreen', () => {
     expect((await screen.findByRole('alert')).textContent).toContain('Delete Git sync: site: Permission denied');
   });
 
+  it('removes the deleted schedule from the list as it says so, before the list is read again', async () => {
+    render(SchedulesScreen);
+    await screen.findByRole('table');
+    let answer: (v: sched.Schedule[]) => void = () => {};
+    vi.mocked(sched.listSchedules).mockImplementationOnce(() => new Promise((r) => (answer = r)));
+    await fireEvent.click(screen.getByRole('button', { name: 'Delete Git sync: site' }));
+    const dialog = screen.getByRole('dialog', { name: 'Delete Git sync: site?' });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Delete' }));
+    await waitFor(() => expect(screen.getByRole('status').textContent).toContain('Git sync: site deleted.'));
+    expect(screen.queryByRole('button', { name: 'Delete Git sync: site' })).toBeNull();
+    expect(screen.getByRole('button', { name: 'Delete Update container: web' })).toBeTruthy();
+    answer([]);
+  });
+
   it('shows the execution log of a schedule', async () => {
     const { container } = render(SchedulesScreen);
     await screen.findByRole('table');
