@@ -109,14 +109,23 @@ type gitRepositoryJSON struct {
 	HasWebhookSecret bool       `json:"hasWebhookSecret"`
 	WebhookPath      string     `json:"webhookPath"`
 	LastSync         *time.Time `json:"lastSync"`
-	CreatedAt        time.Time  `json:"createdAt"`
-	UpdatedAt        time.Time  `json:"updatedAt"`
+	// The last fetch of the branch (a sync, a test, a helper): status
+	// never, success or failed, as GET …/{id}/sync tells it.
+	SyncStatus string     `json:"syncStatus"`
+	SyncCommit string     `json:"syncCommit,omitempty"`
+	SyncError  string     `json:"syncError,omitempty"`
+	SyncedAt   *time.Time `json:"syncedAt"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	UpdatedAt  time.Time  `json:"updatedAt"`
 }
 
 func toRepositoryJSON(g store.GitRepository) gitRepositoryJSON {
-	return gitRepositoryJSON{ID: g.ID, Name: g.Name, URL: g.URL, Branch: g.Branch, CredentialID: g.CredentialID,
+	out := gitRepositoryJSON{ID: g.ID, Name: g.Name, URL: g.URL, Branch: g.Branch, CredentialID: g.CredentialID,
 		WebhookEnabled: g.WebhookEnabled, HasWebhookSecret: g.WebhookSecret != "", WebhookPath: fmt.Sprintf("/api/git/webhook/%d", g.ID),
 		LastSync: g.LastSyncAt, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
+	st := gitops.RepositoryStatus(g)
+	out.SyncStatus, out.SyncCommit, out.SyncError, out.SyncedAt = st.Status, st.Commit, st.Error, st.SyncedAt
+	return out
 }
 
 func (s *Server) listGitRepositories(c *gin.Context) error {

@@ -137,6 +137,17 @@ func TestGitRepositorySyncAndStackFileHelpersReadTheBranchHead(t *testing.T) {
 	if st.Status != "success" || st.Commit != f.head {
 		t.Errorf("status after sync = %+v", st)
 	}
+	// The repository itself tells its last sync (the console's list).
+	var repo struct {
+		SyncStatus string  `json:"syncStatus"`
+		SyncCommit string  `json:"syncCommit"`
+		SyncedAt   *string `json:"syncedAt"`
+		LastSync   *string `json:"lastSync"`
+	}
+	h.must(200, "GET", fmt.Sprintf("/api/git/repositories/%d", f.repo), nil, &repo)
+	if repo.SyncStatus != "success" || repo.SyncCommit != f.head || repo.SyncedAt == nil || st.SyncedAt == nil || *repo.SyncedAt != *st.SyncedAt {
+		t.Errorf("repository after sync = %+v, want the sync's status %+v", repo, st)
+	}
 	entries, _, err := h.store.ListAudit(t.Context(), store.AuditFilter{Action: "git_repository.sync"})
 	if err != nil || len(entries) != 1 {
 		t.Errorf("audit of sync = %d, %v", len(entries), err)

@@ -25,28 +25,26 @@ import (
 // from the clones git stacks deploy from, so that looking never moves a
 // deployed stack's files), fetched on demand: by a repository sync, a git
 // stack test, the env file helpers and previews. Operations on one mirror
-// are serialized. The outcome of each repository's last fetch is kept in
-// memory (the store records only the sync time).
+// are serialized. The outcome of each repository's last fetch is recorded
+// with the repository, so every server (and a restarted one) tells it.
 type Mirrors struct {
 	svc *Service
 	dir func(repoID int64) string
 
 	mu    sync.Mutex
 	locks map[int64]*sync.Mutex
-	last  map[int64]SyncStatus
 }
 
 // NewMirrors returns the mirrors of s's repositories, kept in dir(id).
 func NewMirrors(s *Service, dir func(repoID int64) string) *Mirrors {
-	return &Mirrors{svc: s, dir: dir, locks: map[int64]*sync.Mutex{}, last: map[int64]SyncStatus{}}
+	return &Mirrors{svc: s, dir: dir, locks: map[int64]*sync.Mutex{}}
 }
 
 // SyncStatus is the state of a repository's mirror.
 type SyncStatus struct {
 	RepositoryID int64  `json:"repositoryId"`
 	Branch       string `json:"branch"`
-	// Status is "never" (not fetched by this server yet), "success" or
-	// "failed".
+	// Status is "never" (not fetched yet), "success" or "failed".
 	Status   string     `json:"status"`
 	Commit   string     `json:"commit,omitempty"`
 	Error    string     `json:"error,omitempty"`
@@ -86,16 +84,13 @@ func (m *Mirrors) fetch(ctx context.Context, r store.GitRepository) (string, err
 	if err == nil {
 		commit, err = checkout(ctx, dir, r.URL, r.Branch, auth)
 	}
-	at := m.svc.now().UTC()
-	st := SyncStatus{RepositoryID: r.ID, Branch: r.Branch, Status: "success", Commit: commit, SyncedAt: &at}
+	f := store.GitFetch{At: m.svc.now().UTC(), Branch: r.Branch, Status: store.GitFetchSuccess, Commit: commit}
 	if err != nil {
-		st.Status, st.Error = "failed", stacks.Message(err)
-	} else if terr := m.svc.store.TouchGitRepository(context.WithoutCancel(ctx), r.ID, at); terr != nil {
-		m.svc.log.Error("record repository sync", "repository", r.ID, "err", terr)
+		f.Status, f.Error = store.GitFetchFailed, stacks.Message(err)
 	}
-	m.mu.Lock()
-	m.last[r.ID] = st
-	m.mu.Unlock()
+	if rerr := m.svc.store.RecordGitFetch(context.WithoutCancel(ctx), r.ID, f); rerr != nil {
+		m.svc.log.Error("record repository fetch", "repository", r.ID, "err", rerr)
+	}
 	return commit, err
 }
 
@@ -133,14 +128,17 @@ func (m *Mirrors) Status(ctx context.Context, id int64) (SyncStatus, error) {
 	if err != nil {
 		return SyncStatus{}, err
 	}
-	m.mu.Lock()
-	st, ok := m.last[id]
-	m.mu.Unlock()
-	if !ok {
-		st = SyncStatus{RepositoryID: id, Branch: r.Branch, Status: "never"}
+	return RepositoryStatus(r), nil
+}
+
+// RepositoryStatus is r's sync status as recorded.
+func RepositoryStatus(r store.GitRepository) SyncStatus {
+	st := SyncStatus{RepositoryID: r.ID, Branch: r.Branch, Status: "never", LastSync: r.LastSyncAt}
+	if f := r.LastFetch; f != nil {
+		at := f.At
+		st.Branch, st.Status, st.Commit, st.Error, st.SyncedAt = f.Branch, f.Status, f.Commit, f.Error, &at
 	}
-	st.LastSync = r.LastSyncAt
-	return st, nil
+	return st
 }
 
 // StackTest is the outcome of a git stack test.

@@ -128,9 +128,27 @@ type GitRepository struct {
 	WebhookEnabled bool
 	WebhookSecret  string
 	LastSyncAt     *time.Time
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// LastFetch is the outcome of the last fetch of the branch into the
+	// repository's mirror; nil while it was never fetched.
+	LastFetch *GitFetch
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
+
+// GitFetch is the outcome of one fetch of a repository's branch.
+type GitFetch struct {
+	At     time.Time
+	Branch string
+	Status string // GitFetchSuccess or GitFetchFailed
+	Commit string // the branch head fetched (success)
+	Error  string // why it failed (failed)
+}
+
+// Outcomes of a fetch.
+const (
+	GitFetchSuccess = "success"
+	GitFetchFailed  = "failed"
+)
 
 // gitRepositoryRow is a row of the git_repositories table, the webhook
 // secret sealed.
@@ -143,6 +161,11 @@ type gitRepositoryRow struct {
 	WebhookEnabled bool
 	WebhookSecret  string
 	LastSyncAt     dbTime
+	FetchedAt      dbTime
+	FetchBranch    string
+	FetchStatus    string
+	FetchCommit    string
+	FetchError     string
 	CreatedAt      dbTime
 	UpdatedAt      dbTime
 }
@@ -154,11 +177,16 @@ func (s *Store) gitRepository(r gitRepositoryRow) (GitRepository, error) {
 	if err != nil {
 		return GitRepository{}, fmt.Errorf("git repository %d: webhook secret: %w", r.ID, err)
 	}
-	return GitRepository{
+	repo := GitRepository{
 		ID: r.ID, Name: r.Name, URL: r.URL, Branch: r.Branch, CredentialID: r.CredentialID,
 		WebhookEnabled: r.WebhookEnabled, WebhookSecret: secret, LastSyncAt: r.LastSyncAt.ptr(),
 		CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time,
-	}, nil
+	}
+	if r.FetchedAt.Valid {
+		repo.LastFetch = &GitFetch{At: r.FetchedAt.Time, Branch: r.FetchBranch, Status: r.FetchStatus,
+			Commit: r.FetchCommit, Error: r.FetchError}
+	}
+	return repo, nil
 }
 
 // ListGitRepositories returns every repository ordered by id.
@@ -223,6 +251,20 @@ func (s *Store) TouchGitRepository(ctx context.Context, id int64, t time.Time) e
 	res := s.db.WithContext(ctx).Model(&gitRepositoryRow{}).Where("id = ?", id).Update("last_sync_at", timeValue(t))
 	if err := oneRow(res); err != nil {
 		return fmt.Errorf("store: touch git repository %d: %w", id, err)
+	}
+	return nil
+}
+
+// RecordGitFetch records f as the last fetch of repository id; a
+// successful one is also its last sync.
+func (s *Store) RecordGitFetch(ctx context.Context, id int64, f GitFetch) error {
+	cols := map[string]any{"fetched_at": timeValue(f.At), "fetch_branch": f.Branch, "fetch_status": f.Status,
+		"fetch_commit": f.Commit, "fetch_error": f.Error}
+	if f.Status == GitFetchSuccess {
+		cols["last_sync_at"] = timeValue(f.At)
+	}
+	if err := oneRow(s.db.WithContext(ctx).Model(&gitRepositoryRow{}).Where("id = ?", id).Updates(cols)); err != nil {
+		return fmt.Errorf("store: record fetch of git repository %d: %w", id, err)
 	}
 	return nil
 }

@@ -71,6 +71,30 @@ func TestGitRecordsReferencesAndSyncState(t *testing.T) {
 		if err := s.SaveGitRepository(ctx, &repo); err != nil {
 			t.Fatal(err)
 		}
+		fetched := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+		for _, f := range []store.GitFetch{
+			{At: fetched, Branch: "main", Status: store.GitFetchSuccess, Commit: "abc123"},
+			{At: fetched.Add(time.Minute), Branch: "main", Status: store.GitFetchFailed, Error: "unreachable"},
+		} {
+			if err := s.RecordGitFetch(ctx, repo.ID, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.RecordGitFetch(ctx, 999, store.GitFetch{At: fetched}); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("fetch of an unknown repository: err = %v, want ErrNotFound", err)
+		}
+		repo.WebhookSecret = "hook2" // an edit keeps the fetch
+		if err := s.SaveGitRepository(ctx, &repo); err != nil {
+			t.Fatal(err)
+		}
+		gotRepo, err := s.GetGitRepository(ctx, repo.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantFetch := &store.GitFetch{At: fetched.Add(time.Minute), Branch: "main", Status: store.GitFetchFailed, Error: "unreachable"}
+		if diff := cmp.Diff(wantFetch, gotRepo.LastFetch); diff != "" || gotRepo.LastSyncAt == nil || !gotRepo.LastSyncAt.Equal(fetched) {
+			t.Errorf("last fetch (-want +got):\n%s; last sync %v, want the successful fetch's %v", diff, gotRepo.LastSyncAt, fetched)
+		}
 		missing := int64(999)
 		bad := store.GitRepository{Name: "bad", URL: "x", Branch: "main", CredentialID: &missing}
 		if err := s.SaveGitRepository(ctx, &bad); !errors.Is(err, store.ErrNotFound) {

@@ -39,6 +39,11 @@ export interface GitRepository {
   hasWebhookSecret: boolean;
   webhookPath: string;
   lastSync: string | null;
+  /** The last fetch of the branch: never, success or failed (as GET …/sync tells it). */
+  syncStatus?: 'never' | 'success' | 'failed' | string;
+  syncCommit?: string;
+  syncError?: string;
+  syncedAt?: string | null;
   createdAt?: string;
   updatedAt?: string;
 }

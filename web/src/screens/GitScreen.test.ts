@@ -17,6 +17,7 @@ vi.mock('../lib/api-git', async (importOriginal) => {
     createRepository: vi.fn(),
     updateRepository: vi.fn(),
     deleteRepository: vi.fn(),
+    syncRepository: vi.fn(),
     newSecret: () => 'b2'.repeat(32),
   };
 });
@@ -165,6 +166,45 @@ describe('GitScreen', () => {
     await fireEvent.click(await screen.findByRole('button', { name: 'Delete app' }));
     await fireEvent.click(within(screen.getByRole('dialog', { name: 'Delete repository app?' })).getByRole('button', { name: 'Delete' }));
     await waitFor(() => expect(git.deleteRepository).toHaveBeenCalledWith(3));
+  });
+
+  it('syncs a repository and shows the commit fetched, or why the fetch failed', async () => {
+    const head = '0123456789abcdef0123456789abcdef01234567';
+    vi.mocked(git.syncRepository).mockResolvedValueOnce({
+      success: true,
+      repositoryId: 3,
+      branch: 'main',
+      status: 'success',
+      commit: head,
+      syncedAt: '2026-11-27T08:00:00Z',
+      lastSync: '2026-11-27T08:00:00Z',
+    });
+    const { container } = render(GitScreen);
+    await fireEvent.click(screen.getByRole('tab', { name: 'Repositories' }));
+    const table = await screen.findByRole('table', { name: 'Git repositories' });
+    await fireEvent.click(within(table).getByRole('button', { name: 'Sync app' }));
+    await waitFor(() => expect(git.syncRepository).toHaveBeenCalledWith(3));
+    const lastSync = () => within(within(table).getAllByRole('row')[1]).getAllByRole('cell')[5];
+    await waitFor(() => expect(lastSync().textContent).toContain('0123456789ab'));
+    expect(lastSync().textContent).toContain(new Date('2026-11-27T08:00:00Z').toLocaleString());
+    expect(screen.getByRole('status').textContent).toBe('Repository app synced at commit 0123456789ab.');
+    await expectNoSeriousAxeViolations(container);
+
+    vi.mocked(git.syncRepository).mockResolvedValueOnce({
+      success: false,
+      repositoryId: 3,
+      branch: 'main',
+      status: 'failed',
+      error: 'Cannot read the repository: authentication required',
+      syncedAt: '2026-11-27T08:05:00Z',
+      lastSync: '2026-11-27T08:00:00Z',
+    });
+    await fireEvent.click(within(table).getByRole('button', { name: 'Sync app' }));
+    expect((await screen.findByRole('alert')).textContent).toBe('Sync of app failed: Cannot read the repository: authentication required');
+    await waitFor(() => expect(lastSync().textContent).toContain('Last fetch failed'));
+    expect(lastSync().textContent).toContain('authentication required');
+    expect(lastSync().textContent).toContain(new Date('2026-11-27T08:00:00Z').toLocaleString());
+    expect(lastSync().textContent).not.toContain('0123456789ab');
   });
 
   it('shows empty states and list errors', async () => {
