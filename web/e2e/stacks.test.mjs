@@ -3,7 +3,9 @@
 // mark broken YAML and clear once it is fixed; deploy with streamed output and
 // find the stack running in the list; edit an env variable on its page; stop it
 // and delete it with its volumes through the confirmation dialog; on the git
-// page create a credential and a repository and delete them. axe-core checks
+// page create a credential and a repository, sync it (a host that does not
+// resolve: the failure shown in its row; then a real repository served by `git
+// daemon`: the commit fetched shown) and delete them. axe-core checks
 // every screen; screenshots go to screenshots/. Whatever the run created is
 // removed in after(), also when a step failed midway.
 //
@@ -11,8 +13,12 @@
 // records it as BERTH_TEST_CHROMIUM) and the test image (BERTH_TEST_IMAGE).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { labelledCompose as composeOf } from './lib/fixtures.mjs';
-import { docker, startConsole } from './lib/harness.mjs';
+import { docker, freePort, startConsole } from './lib/harness.mjs';
 
 let h;
 let page;
@@ -20,6 +26,8 @@ let env;
 let stackName;
 let credName;
 let repoName;
+let gitDir;
+let gitDaemon;
 
 // The editable area of the CodeMirror editor.
 const editor = () => page.locator('.cm-content[contenteditable="true"]');
@@ -74,6 +82,8 @@ describe('stacks and git screens', { timeout: 300_000 }, () => {
       } catch {
         // gone already
       }
+      gitDaemon?.kill();
+      if (gitDir) rmSync(gitDir, { recursive: true, force: true });
       await h.stop();
     }
   });
@@ -234,6 +244,48 @@ describe('stacks and git screens', { timeout: 300_000 }, () => {
     const repoRow = page.getByRole('row').filter({ has: page.getByRole('cell', { name: repoName, exact: true }) });
     await repoRow.getByRole('cell', { name: credName, exact: true }).waitFor();
     await h.checkA11y('git repositories');
+
+    // Sync: the host does not resolve, so the fetch fails and the row says why.
+    await repoRow.getByRole('button', { name: `Sync ${repoName}` }).click();
+    await page.getByRole('alert').filter({ hasText: `Sync of ${repoName} failed:` }).waitFor({ timeout: 60_000 });
+    await repoRow.getByText(/Last fetch failed/).waitFor();
+
+    // A real repository over git:// (git daemon; that protocol takes no credential).
+    gitDir = mkdtempSync(path.join(os.tmpdir(), 'berth-e2e-git-'));
+    const git = (cwd, ...args) =>
+      execFileSync('git', ['-c', 'user.email=e2e@example.test', '-c', 'user.name=e2e', ...args], { cwd, encoding: 'utf8' }).trim();
+    git(gitDir, 'init', '-q', '--bare', '--initial-branch=main', 'e2e.git');
+    git(gitDir, 'init', '-q', '--initial-branch=main', 'work');
+    writeFileSync(path.join(gitDir, 'work', 'compose.yaml'), composeOf(h.label));
+    git(path.join(gitDir, 'work'), 'add', '-A');
+    git(path.join(gitDir, 'work'), 'commit', '-q', '-m', 'e2e');
+    git(path.join(gitDir, 'work'), 'push', '-q', path.join(gitDir, 'e2e.git'), 'main');
+    const head = git(path.join(gitDir, 'work'), 'rev-parse', 'HEAD');
+    const port = await freePort();
+    gitDaemon = spawn('git', ['daemon', '--reuseaddr', '--export-all', '--listen=127.0.0.1', `--port=${port}`, `--base-path=${gitDir}`, gitDir], {
+      stdio: 'ignore',
+    });
+    await repoRow.getByRole('button', { name: `Edit ${repoName}` }).click();
+    const editForm = page.getByRole('form', { name: `Edit repository ${repoName}` });
+    await editForm.getByLabel('URL').fill(`git://127.0.0.1:${port}/e2e.git`);
+    await editForm.getByLabel('Credential').selectOption({ label: 'None (public repository)' });
+    await editForm.getByRole('button', { name: 'Save repository' }).click();
+    await editForm.waitFor({ state: 'detached' });
+    await repoRow.getByRole('cell', { name: `git://127.0.0.1:${port}/e2e.git` }).waitFor();
+    // The daemon may need a moment to listen: sync again until the fetch succeeds.
+    for (let i = 0; ; i++) {
+      await repoRow.getByRole('button', { name: `Sync ${repoName}` }).click();
+      await repoRow.getByRole('button', { name: `Sync ${repoName}` }).and(page.locator(':enabled')).waitFor({ timeout: 60_000 });
+      if (await repoRow.getByText(head.slice(0, 12)).count()) break;
+      assert.ok(i < 20, 'the repository served by git daemon was never fetched');
+      await page.waitForTimeout(250);
+    }
+    assert.equal(await repoRow.getByText(/Last fetch failed/).count(), 0);
+    const synced = await h.api('GET', '/api/git/repositories');
+    const rec = synced.body.find((r) => r.name === repoName);
+    assert.equal(rec.syncStatus, 'success');
+    assert.equal(rec.syncCommit, head);
+    await h.checkA11y('git repositories after a sync');
     await h.screenshot('git');
 
     await repoRow.getByRole('button', { name: `Delete ${repoName}` }).click();
