@@ -9,6 +9,7 @@ package api
 import (
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -65,6 +66,8 @@ type Server struct {
 	volHelpers *volumes.Helpers
 	// tpl is the app templates and config sets state (routes_templates.go sets it up).
 	tpl templatesState
+	// bounds are the trust-boundary defaults of the configuration.
+	bounds Boundaries
 }
 
 // Deps are what the Server needs.
@@ -96,6 +99,17 @@ type Deps struct {
 	// UpdateGrace is how long a container recreated by an auto-update must
 	// stay up before the old one is removed (0: autoupdate.DefaultGrace).
 	UpdateGrace time.Duration
+	// Boundaries are the trust-boundary defaults read from the environment
+	// (TRUSTED_PROXIES, EXTERNAL_STACK_ROOTS, OUTBOUND_ALLOW); the admin
+	// settings of docs/security.md override the last two.
+	Boundaries Boundaries
+}
+
+// Boundaries are the trust-boundary defaults of the configuration.
+type Boundaries struct {
+	TrustedProxies     []netip.Prefix // peers whose forwarding headers name the client
+	ExternalStackRoots []string       // directories stack files may use outside DATA_DIR/stacks
+	OutboundAllow      []string       // "private" and/or "loopback": what outbound requests may reach
 }
 
 // New returns a Server.
@@ -143,6 +157,7 @@ func New(d Deps) *Server {
 	stk.UseNotifier(notifier)
 	imgs.UseNotifier(notifier)
 	return &Server{
+		bounds:     d.Boundaries,
 		dataDir:    d.DataDir,
 		log:        d.Log,
 		store:      d.Store,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,6 +45,24 @@ type Config struct {
 	AgentPublicURL string        // AGENT_PUBLIC_URL: the URL agents dial, for install commands; default from the request and AGENT_PORT
 	AgentImage     string        // AGENT_IMAGE: the agent image in docker run install lines; default berth/agent:<version>
 	AgentHeartbeat time.Duration // AGENT_HEARTBEAT: how often edge agents send heartbeats, default 10s (dead after three silent ones)
+
+	// Trust boundaries (docs/security.md).
+	//
+	// TRUSTED_PROXIES: comma-separated CIDRs (or single addresses) of reverse
+	// proxies whose X-Forwarded-For / Forwarded headers name the client; from
+	// any other peer those headers are ignored. Empty: no proxy is trusted.
+	TrustedProxies []netip.Prefix
+	// EXTERNAL_STACK_ROOTS: comma-separated absolute directories under which
+	// stack files may live outside DATA_DIR/stacks (the default of the admin
+	// setting "external stack roots"). Empty: none.
+	ExternalStackRoots []string
+	// OUTBOUND_ALLOW: which private destinations requests Berth makes on a
+	// user's behalf (git, registries, webhooks, template URLs, OIDC discovery)
+	// may reach by default (the admin setting overrides it): a comma-separated
+	// subset of "private" (RFC 1918 / ULA ranges) and "loopback", or "none".
+	// Link-local and cloud metadata addresses are always refused. Default
+	// "private".
+	OutboundAllow []string
 }
 
 // AgentAddr is the listen address of the agent port.
@@ -114,6 +133,21 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		}
 		c.AutoUpdateGrace = d
 	}
+	proxies, err := parsePrefixes(getenv("TRUSTED_PROXIES"))
+	if err != nil {
+		return Config{}, fmt.Errorf("TRUSTED_PROXIES: %w", err)
+	}
+	c.TrustedProxies = proxies
+	roots, err := parseRoots(getenv("EXTERNAL_STACK_ROOTS"))
+	if err != nil {
+		return Config{}, fmt.Errorf("EXTERNAL_STACK_ROOTS: %w", err)
+	}
+	c.ExternalStackRoots = roots
+	allow, err := parseOutboundAllow(orDefault(getenv("OUTBOUND_ALLOW"), "private"))
+	if err != nil {
+		return Config{}, fmt.Errorf("OUTBOUND_ALLOW: %w", err)
+	}
+	c.OutboundAllow = allow
 	if v := getenv("AGENT_HEARTBEAT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -175,6 +209,65 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		c.DatabaseURL = filepath.Join(c.DataDir, "berth.db")
 	}
 	return c, nil
+}
+
+// splitList splits a comma-separated list, dropping blanks.
+func splitList(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// parsePrefixes parses a comma-separated list of CIDRs or single addresses.
+func parsePrefixes(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range splitList(v) {
+		if !strings.Contains(f, "/") {
+			a, err := netip.ParseAddr(f)
+			if err != nil {
+				return nil, fmt.Errorf("%q is neither a CIDR nor an address", f)
+			}
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither a CIDR nor an address", f)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+// parseRoots parses a comma-separated list of absolute directories.
+func parseRoots(v string) ([]string, error) {
+	var out []string
+	for _, f := range splitList(v) {
+		if !filepath.IsAbs(f) {
+			return nil, fmt.Errorf("%q is not an absolute path", f)
+		}
+		out = append(out, filepath.Clean(f))
+	}
+	return out, nil
+}
+
+// parseOutboundAllow parses OUTBOUND_ALLOW: "none" or a subset of
+// "private" and "loopback".
+func parseOutboundAllow(v string) ([]string, error) {
+	list := splitList(v)
+	if len(list) == 1 && list[0] == "none" {
+		return []string{}, nil
+	}
+	for _, f := range list {
+		if f != "private" && f != "loopback" {
+			return nil, fmt.Errorf("%q is not one of none, private, loopback", f)
+		}
+	}
+	return list, nil
 }
 
 func orDefault(s, def string) string {

@@ -3,6 +3,7 @@ package config
 import (
 	"io"
 	"log/slog"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func TestLoad(t *testing.T) {
 		{
 			name: "defaults",
 			want: Config{Port: 3000, DataDir: "./data", DatabaseURL: "data/berth.db", LogLevel: slog.LevelInfo, LocalSocket: "/var/run/docker.sock",
-				AgentPort: 3001, AgentHeartbeat: 10 * time.Second},
+				AgentPort: 3001, AgentHeartbeat: 10 * time.Second, OutboundAllow: []string{"private"}},
 		},
 		{
 			name: "environment",
@@ -28,7 +29,7 @@ func TestLoad(t *testing.T) {
 				"ENCRYPTION_KEY": "k", "DISABLE_LOCAL_LOGIN": "true", "DOCKER_SOCKET": "/run/d.sock"},
 			want: Config{Host: "127.0.0.1", Port: 8080, DataDir: "/srv/berth", DatabaseURL: "/srv/berth/berth.db",
 				EncryptionKey: "k", LogLevel: slog.LevelDebug, DisableLocalLogin: true, LocalSocket: "/run/d.sock",
-				AgentHost: "127.0.0.1", AgentPort: 3001, AgentHeartbeat: 10 * time.Second},
+				AgentHost: "127.0.0.1", AgentPort: 3001, AgentHeartbeat: 10 * time.Second, OutboundAllow: []string{"private"}},
 		},
 		{
 			name: "agent port",
@@ -37,7 +38,7 @@ func TestLoad(t *testing.T) {
 			args: []string{"-agent-host", "0.0.0.0"},
 			want: Config{Port: 3000, DataDir: "./data", DatabaseURL: "data/berth.db", LogLevel: slog.LevelInfo, LocalSocket: "/var/run/docker.sock",
 				AgentHost: "0.0.0.0", AgentPort: 4001, AgentPortSet: true, AgentTLSCert: "/c.pem", AgentTLSKey: "/k.pem",
-				AgentPublicURL: "https://berth.example.com:443", AgentImage: "registry.example/berth-agent:1", AgentHeartbeat: 2 * time.Second},
+				AgentPublicURL: "https://berth.example.com:443", AgentImage: "registry.example/berth-agent:1", AgentHeartbeat: 2 * time.Second, OutboundAllow: []string{"private"}},
 		},
 		{name: "agent port is the API's", env: map[string]string{"AGENT_PORT": "3000"}, wantErr: true},
 		{name: "agent cert without key", env: map[string]string{"AGENT_TLS_CERT": "/c.pem"}, wantErr: true},
@@ -46,7 +47,7 @@ func TestLoad(t *testing.T) {
 			name: "auto-update grace",
 			env:  map[string]string{"AUTO_UPDATE_GRACE": "45s"},
 			want: Config{Port: 3000, DataDir: "./data", DatabaseURL: "data/berth.db", LogLevel: slog.LevelInfo, LocalSocket: "/var/run/docker.sock",
-				AgentPort: 3001, AgentHeartbeat: 10 * time.Second, AutoUpdateGrace: 45 * time.Second},
+				AgentPort: 3001, AgentHeartbeat: 10 * time.Second, AutoUpdateGrace: 45 * time.Second, OutboundAllow: []string{"private"}},
 		},
 		{name: "bad auto-update grace", env: map[string]string{"AUTO_UPDATE_GRACE": "0s"}, wantErr: true},
 		{
@@ -54,8 +55,26 @@ func TestLoad(t *testing.T) {
 			env:  map[string]string{"PORT": "8080", "DATABASE_URL": "postgres://u:p@db/berth"},
 			args: []string{"-port", "9090", "-log-level", "warn"},
 			want: Config{Port: 9090, DataDir: "./data", DatabaseURL: "postgres://u:p@db/berth", LogLevel: slog.LevelWarn, LocalSocket: "/var/run/docker.sock",
-				AgentPort: 3001, AgentHeartbeat: 10 * time.Second},
+				AgentPort: 3001, AgentHeartbeat: 10 * time.Second, OutboundAllow: []string{"private"}},
 		},
+		{
+			name: "trust boundaries",
+			env: map[string]string{"TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7", "EXTERNAL_STACK_ROOTS": "/opt/stacks,/srv/compose/",
+				"OUTBOUND_ALLOW": "private,loopback"},
+			want: Config{Port: 3000, DataDir: "./data", DatabaseURL: "data/berth.db", LogLevel: slog.LevelInfo, LocalSocket: "/var/run/docker.sock",
+				AgentPort: 3001, AgentHeartbeat: 10 * time.Second,
+				TrustedProxies:     []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32")},
+				ExternalStackRoots: []string{"/opt/stacks", "/srv/compose"}, OutboundAllow: []string{"private", "loopback"}},
+		},
+		{
+			name: "outbound none",
+			env:  map[string]string{"OUTBOUND_ALLOW": "none"},
+			want: Config{Port: 3000, DataDir: "./data", DatabaseURL: "data/berth.db", LogLevel: slog.LevelInfo, LocalSocket: "/var/run/docker.sock",
+				AgentPort: 3001, AgentHeartbeat: 10 * time.Second, OutboundAllow: []string{}},
+		},
+		{name: "bad trusted proxy", env: map[string]string{"TRUSTED_PROXIES": "10.0.0.0/33"}, wantErr: true},
+		{name: "relative stack root", env: map[string]string{"EXTERNAL_STACK_ROOTS": "stacks"}, wantErr: true},
+		{name: "bad outbound allow", env: map[string]string{"OUTBOUND_ALLOW": "everything"}, wantErr: true},
 		{name: "bad port", env: map[string]string{"PORT": "x"}, wantErr: true},
 		{name: "port out of range", args: []string{"-port", "70000"}, wantErr: true},
 		{name: "bad level", env: map[string]string{"LOG_LEVEL": "loud"}, wantErr: true},
@@ -70,7 +89,7 @@ func TestLoad(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if diff := cmp.Diff(c.want, got); diff != "" {
+			if diff := cmp.Diff(c.want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 				t.Errorf("Load (-want +got):\n%s", diff)
 			}
 		})
