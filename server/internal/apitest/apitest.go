@@ -82,6 +82,20 @@ type Options struct {
 	// (default autoupdate.DefaultGrace).
 	Node        string
 	UpdateGrace time.Duration
+	// Boundaries are the trust-boundary defaults (TRUSTED_PROXIES,
+	// EXTERNAL_STACK_ROOTS, OUTBOUND_ALLOW). When OutboundAllow is nil the
+	// test server may reach private and loopback destinations: the test
+	// services (git, registry, SMTP, the OpenID provider) are on loopback.
+	Boundaries api.Boundaries
+}
+
+// boundaries are o.Boundaries with the tests' outbound default.
+func (o Options) boundaries() api.Boundaries {
+	b := o.Boundaries
+	if b.OutboundAllow == nil {
+		b.OutboundAllow = []string{"private", "loopback"}
+	}
+	return b
 }
 
 // FastArgon2 are cheap password-hash parameters for tests (recorded in each
@@ -159,7 +173,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	}
 	apiSrv := api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
 		Engines: engines, Agents: agentSvc, Jobs: jobReg, Scan: o.Scan, DataDir: filepath.Dir(o.DBPath),
-		Node: o.Node, UpdateGrace: o.UpdateGrace})
+		Node: o.Node, UpdateGrace: o.UpdateGrace, Boundaries: o.boundaries()})
 	sctx, stopSchedules := context.WithCancel(context.Background())
 	schedulesDone := make(chan struct{})
 	activityDone := make(chan struct{}) // the activity collector runs and stops with the schedules
