@@ -214,7 +214,7 @@ func (s *Server) engine(routes []route) *gin.Engine {
 	e.UnescapePathValues = true
 	// Compression is outermost, so that it also sees the 500 the recovery in
 	// logRequests writes after a panic.
-	e.Use(compressJSON, s.logRequests)
+	e.Use(securityHeaders, compressJSON, s.logRequests)
 	for _, rt := range routes {
 		chain := s.chain(rt)
 		e.Handle(rt.Method, ginPath(rt.Path), chain...)

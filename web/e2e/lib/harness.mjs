@@ -164,6 +164,11 @@ export async function startConsole(opts = {}) {
   h.page = await h.context.newPage();
   h.page.setDefaultTimeout(15_000);
   h.page.on('pageerror', (e) => h.pageErrors.push(String(e)));
+  // A resource or script the Content-Security-Policy refused is an error of the page too: the console must work
+  // under the policy every answer carries (no inline script, no eval).
+  h.page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) h.pageErrors.push('CSP: ' + m.text());
+  });
 
   /** Signs in through the sign-in page and waits for the dashboard. */
   h.signIn = async () => {
