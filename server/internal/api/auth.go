@@ -32,7 +32,7 @@ func (s *Server) login(c *gin.Context) error {
 		return err
 	}
 	ident, sess, err := s.auth.Login(c.Request.Context(), auth.LoginRequest{Username: req.Username, Password: req.Password,
-		Provider: req.Provider, MFAToken: req.MFAToken, IP: clientIP(c.Request), UserAgent: c.Request.UserAgent()})
+		Provider: req.Provider, MFAToken: req.MFAToken, IP: s.clientIP(c.Request), UserAgent: c.Request.UserAgent()})
 	if errors.Is(err, auth.ErrMFARequired) {
 		// The password was right; the client asks for the code and signs in again. No session yet.
 		return writeJSON(c, http.StatusOK, map[string]bool{"requiresMfa": true})
@@ -55,7 +55,7 @@ func (s *Server) login(c *gin.Context) error {
 // setSessionCookie hands the session token to the browser.
 func (s *Server) setSessionCookie(c *gin.Context, sess auth.Session) {
 	http.SetCookie(c.Writer, &http.Cookie{Name: SessionCookie, Value: sess.Token, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: isHTTPS(c.Request), Expires: sess.ExpiresAt,
+		SameSite: http.SameSiteLaxMode, Secure: s.isHTTPS(c.Request), Expires: sess.ExpiresAt,
 		MaxAge: int(time.Until(sess.ExpiresAt).Seconds())})
 }
 
@@ -69,7 +69,7 @@ func (s *Server) logout(c *gin.Context) error {
 		}
 	}
 	http.SetCookie(c.Writer, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: isHTTPS(c.Request), MaxAge: -1})
+		SameSite: http.SameSiteLaxMode, Secure: s.isHTTPS(c.Request), MaxAge: -1})
 	return writeJSON(c, http.StatusOK, success)
 }
 

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/server/internal/policy"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -107,6 +107,10 @@ func (s *Server) admitted(c *gin.Context, rt route) error {
 	if err := s.withEnvironment(c, rt.Env); err != nil {
 		return err
 	}
+	if rt.Perm != Public { // public routes (webhooks) act as the system
+		admin := !st.AuthEnabled || ident != nil && ident.User.IsAdmin
+		c.Request = c.Request.WithContext(policy.WithActor(ctx, policy.Actor{Admin: admin}))
+	}
 	if !st.AuthEnabled || rt.Perm == Public || rt.Perm == Authenticated || ident == nil {
 		return nil
 	}
@@ -148,7 +152,7 @@ func (s *Server) identify(r *http.Request) (ident *auth.Identity, byCookie bool,
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, tok, _ := strings.Cut(h, " ")
 		if strings.EqualFold(scheme, "Bearer") {
-			id, err := s.auth.TokenIdentity(ctx, strings.TrimSpace(tok), clientIP(r))
+			id, err := s.auth.TokenIdentity(ctx, strings.TrimSpace(tok), s.clientIP(r))
 			switch {
 			case err == nil:
 				return &id, false, nil
@@ -189,25 +193,6 @@ func sameOrigin(r *http.Request) bool {
 	}
 	u, err := url.Parse(src)
 	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
-}
-
-// clientIP is the address of the direct peer.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
-// isHTTPS reports whether the client reached Berth over HTTPS: directly, or
-// through a proxy on this host that says so.
-func isHTTPS(r *http.Request) bool {
-	if r.TLS != nil {
-		return true
-	}
-	ip := net.ParseIP(clientIP(r))
-	return ip != nil && ip.IsLoopback() && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
 // auditAfter is the gin middleware that writes the audit line of a
@@ -258,7 +243,7 @@ func (s *Server) audit(c *gin.Context, e store.AuditEntry) {
 		e.EnvironmentID = &envID
 	}
 	if e.IP == "" {
-		e.IP = clientIP(c.Request)
+		e.IP = s.clientIP(c.Request)
 	}
 	if err := s.store.AddAudit(context.WithoutCancel(c.Request.Context()), &e); err != nil {
 		s.log.Error("audit entry not written", "action", e.Action, "err", err)

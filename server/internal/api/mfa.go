@@ -80,11 +80,29 @@ func (s *Server) postMFA(c *gin.Context) error {
 		"qrDataUrl": "data:image/png;base64," + base64.StdEncoding.EncodeToString(e.QRPNG)})
 }
 
-// deleteMFA turns a user's MFA off.
+// disableMFAInput confirms who turns MFA off: the caller's current
+// password, or a current code of the caller's own MFA.
+type disableMFAInput struct {
+	Password string `json:"password"`
+	Token    string `json:"token"`
+}
+
+// deleteMFA turns a user's MFA off. The caller confirms it is them (their
+// own password or MFA code, also when an admin turns off someone else's),
+// so that a session alone cannot strip the second factor.
 func (s *Server) deleteMFA(c *gin.Context) error {
+	var req disableMFAInput
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
 	u, err := s.mfaTarget(c)
 	if err != nil {
 		return err
+	}
+	if ident := identityOf(c); ident != nil {
+		if err := s.auth.ConfirmIdentity(c.Request.Context(), ident.User.ID, req.Password, req.Token, s.clientIP(c.Request)); err != nil {
+			return err
+		}
 	}
 	if err := s.auth.DisableMFA(c.Request.Context(), u.ID); err != nil {
 		return err

@@ -185,7 +185,7 @@ func TestMFAEnrolmentSignInReplayBackupCodesAndDisable(t *testing.T) {
 		t.Fatalf("login with a spent backup code = %d %s, want 401 Invalid MFA code", a.status, a.body)
 	}
 
-	h.must(200, "DELETE", "/api/users/1/mfa", nil, nil)
+	h.must(200, "DELETE", "/api/users/1/mfa", map[string]string{"password": pw}, nil)
 	h.must(200, "GET", "/api/users/1", nil, &u)
 	if u.MFAEnabled {
 		t.Fatal("mfaEnabled after DELETE")
@@ -276,7 +276,7 @@ func TestMFAOfSomeoneElseNeedsUsersEditAndAnAdminForAnAdmin(t *testing.T) {
 		t.Errorf("carol: DELETE the admin's MFA = %d %s, want 403", status, body)
 	}
 	h.must(404, "DELETE", "/api/users/999/mfa", nil, nil)
-	h.must(200, "DELETE", bobMFA, nil, nil)
+	h.must(200, "DELETE", bobMFA, map[string]string{"password": "carol-password-1"}, nil) // carol's own password
 	if m, err := h.store.GetMFA(t.Context(), bob.ID); err != nil || m.Enabled() {
 		t.Fatalf("bob's MFA after carol disabled it = %+v, %v", m, err)
 	}
@@ -322,5 +322,41 @@ func TestMFARefusesBadRequestsAndChangesNothing(t *testing.T) {
 		if m, err := h.store.GetMFA(t.Context(), id); err != nil || m.Enabled() || m.PendingSecret != "" {
 			t.Errorf("user %d after refused requests: MFA %+v, %v; want untouched", id, m, err)
 		}
+	}
+}
+
+// Turning MFA off needs the caller's current password or a current code of
+// their MFA: a session (or a stolen cookie) alone does not strip the second
+// factor, and wrong answers count against the login limit.
+func TestDisablingMFANeedsTheCurrentPasswordOrACode(t *testing.T) {
+	t.Parallel()
+	clock := clocktest.New(time.Now().UTC().Truncate(time.Second))
+	h := newAuthHarness(t, apitest.Options{Now: clock.Now})
+	user, pw := h.setupAdmin()
+	h.as(h.login(user, pw))
+	var e enrolment
+	h.must(200, "POST", "/api/users/1/mfa", map[string]any{}, &e)
+	h.must(200, "POST", "/api/users/1/mfa", map[string]any{"action": "verify", "token": code(t, e.Secret, clock.Now())}, nil)
+	clock.Advance(30 * time.Second)
+
+	h.expectRefusals([]refusal{
+		{"no body", "DELETE", "/api/users/1/mfa", nil, 400, "current password or a current MFA code is required"},
+		{"empty fields", "DELETE", "/api/users/1/mfa", map[string]string{"password": "", "token": " "}, 400, "is required"},
+		{"a wrong password", "DELETE", "/api/users/1/mfa", map[string]string{"password": "wrong-password"}, 403, "is incorrect"},
+		{"a wrong code", "DELETE", "/api/users/1/mfa", map[string]string{"token": otherCode(t, e.Secret, clock.Now())}, 403, "is incorrect"},
+	})
+	if m, err := h.store.GetMFA(t.Context(), 1); err != nil || !m.Enabled() {
+		t.Fatalf("MFA after the refusals = %+v, %v; want still on", m, err)
+	}
+	h.must(200, "DELETE", "/api/users/1/mfa", map[string]string{"token": code(t, e.Secret, clock.Now())}, nil)
+	if m, err := h.store.GetMFA(t.Context(), 1); err != nil || m.Enabled() {
+		t.Fatalf("MFA after a current code = %+v, %v; want off", m, err)
+	}
+	// Without MFA a code proves nothing; the password does.
+	h.must(200, "POST", "/api/users/1/mfa", map[string]any{}, &e)
+	h.must(200, "POST", "/api/users/1/mfa", map[string]any{"action": "verify", "token": code(t, e.Secret, clock.Now())}, nil)
+	h.must(200, "DELETE", "/api/users/1/mfa", map[string]string{"password": pw}, nil)
+	if status, body := h.do("DELETE", "/api/users/1/mfa", map[string]string{"token": "123456"}); status != 403 {
+		t.Errorf("a code while MFA is off = %d %s, want 403", status, body)
 	}
 }

@@ -214,7 +214,7 @@ func (s *Server) oidcCallback(c *gin.Context) error {
 	if e := q.Get("error"); e != "" { // the provider refused (e.g. access_denied)
 		return fail("The identity provider answered " + e)
 	}
-	ident, sess, to, err := s.auth.OIDCCallback(c.Request.Context(), q.Get("state"), q.Get("code"), clientIP(c.Request), c.Request.UserAgent())
+	ident, sess, to, err := s.auth.OIDCCallback(c.Request.Context(), q.Get("state"), q.Get("code"), s.clientIP(c.Request), c.Request.UserAgent())
 	if err != nil {
 		_, body := errorResponse(err)
 		if status, _ := errorResponse(err); status >= 500 {

@@ -37,7 +37,8 @@ var authOps = map[string]apiOp{
 
 	"POST /api/users/{id}/mfa": {Summary: "Start MFA enrolment ({} → secret, QR code) or complete it ({action: verify, token} → backup codes)",
 		Request: mfaInput{}, Response: mfaAnswer{}},
-	"DELETE /api/users/{id}/mfa": {Summary: "Turn a user's MFA off", Response: messageAnswer{}},
+	"DELETE /api/users/{id}/mfa": {Summary: "Turn a user's MFA off; the caller confirms with their current password or a current code of their own MFA (400 without, 403 when wrong)",
+		Request: disableMFAInput{}, Response: messageAnswer{}},
 
 	"POST /api/users":     {Summary: "Create a local user (the first with the setup token)", Request: createUserInput{}, Response: userJSON{}, Status: 201},
 	"PUT /api/users/{id}": {Summary: "Update a user (absent fields kept)", Request: updateUserInput{}, Response: userJSON{}},

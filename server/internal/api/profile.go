@@ -31,8 +31,9 @@ func (s *Server) getProfile(c *gin.Context) error {
 
 // putProfile changes the signed-in user's display name and email, and, for
 // a local account, the password: newPassword with currentPassword, which
-// must be right. A password change ends the user's sessions (as an
-// administrator's change does): the console signs in again.
+// must be right. A password change ends the user's other sessions and
+// revokes their API tokens (as an administrator's change does); the session
+// making it stays.
 func (s *Server) putProfile(c *gin.Context) error {
 	ident := identityOf(c)
 	if ident == nil {
@@ -47,7 +48,7 @@ func (s *Server) putProfile(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	patch := auth.UserPatch{DisplayName: req.DisplayName, Email: req.Email}
+	patch := auth.UserPatch{DisplayName: req.DisplayName, Email: req.Email, KeepSession: ident.SessionID}
 	if req.NewPassword != nil {
 		if u.AuthProvider != "local" || u.PasswordHash == "" {
 			return fault.New(fault.Invalid, "Users of an external provider have no local password")

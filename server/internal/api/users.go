@@ -130,8 +130,12 @@ func (s *Server) updateUser(c *gin.Context) error {
 			return err
 		}
 	}
-	u, err := s.auth.UpdateUser(c.Request.Context(), id, auth.UserPatch{Username: req.Username, Password: req.Password,
-		Email: req.Email, DisplayName: req.DisplayName, IsAdmin: req.IsAdmin, IsActive: req.IsActive})
+	patch := auth.UserPatch{Username: req.Username, Password: req.Password, Email: req.Email,
+		DisplayName: req.DisplayName, IsAdmin: req.IsAdmin, IsActive: req.IsActive}
+	if ident := identityOf(c); ident != nil && ident.User.ID == id {
+		patch.KeepSession = ident.SessionID // one's own change ends one's other sessions only
+	}
+	u, err := s.auth.UpdateUser(c.Request.Context(), id, patch)
 	if err != nil {
 		return err
 	}

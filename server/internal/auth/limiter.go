@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Limiter counts failures per key (IP + username for logins, IP for API
-// tokens). Threshold failures are allowed: the one that reaches it is still
+// Limiter counts failures per key (IP + username and IP alone for logins,
+// IP for API tokens). Threshold failures are allowed: the one that reaches it is still
 // answered as a failure, and it locks the key, so the attempt after it is
 // refused while the lock lasts. The first lock lasts MinLock, each further
 // one twice as long as the previous, up to MaxLock. A success clears the key;
@@ -35,6 +35,17 @@ type limit struct {
 func NewLoginLimiter(now func() time.Time) *Limiter {
 	return &Limiter{Threshold: 5, MinLock: 5 * time.Second, MaxLock: 60 * time.Second, Forget: 15 * time.Minute,
 		now: now, entries: map[string]*limit{}}
+}
+
+// NewLoginIPLimiter limits failed sign-ins per IP across user names (so that
+// spraying many names from one address is slowed too): 20 failures within
+// 15 minutes of each other, then 429 with locks from 5 s doubling to 60 s. A
+// success does not clear it, so that signing in to one's own account does
+// not reset an address that is trying others'.
+func NewLoginIPLimiter(now func() time.Time) *Limiter {
+	l := NewLoginLimiter(now)
+	l.Threshold = 20
+	return l
 }
 
 // NewTokenLimiter limits bad API tokens per IP: 10 failures, then 429 with

@@ -47,7 +47,9 @@ type Session struct {
 // Login checks a username and password and opens a session. Five failed
 // attempts for one IP and username are each answered as such; the fifth
 // locks the pair, so that the next attempt is refused (429) until the lock,
-// which grows with each further failure, ends. A user with MFA on also
+// which grows with each further failure, ends. Twenty failed attempts from
+// one IP, whatever the names, lock that IP the same way (req.IP is the
+// client's address as the API resolved it, trusted proxies considered). A user with MFA on also
 // needs req.MFAToken: without it the answer is ErrMFARequired, and no
 // session; a wrong one is "Invalid MFA code" and a failed attempt.
 func (s *Service) Login(ctx context.Context, req LoginRequest) (Identity, Session, error) {
@@ -56,7 +58,7 @@ func (s *Service) Login(ctx context.Context, req LoginRequest) (Identity, Sessio
 		return Identity{}, Session{}, fault.New(fault.Invalid, "Username and password are required")
 	}
 	key := req.IP + "\x00" + strings.ToLower(req.Username)
-	if wait, locked := s.logins.Locked(key); locked {
+	if wait, locked := s.loginLocked(key, req.IP); locked {
 		return Identity{}, Session{}, tooMany(wait)
 	}
 	var (
@@ -78,7 +80,7 @@ func (s *Service) Login(ctx context.Context, req LoginRequest) (Identity, Sessio
 		return Identity{}, Session{}, fault.Invalidf("Unknown sign-in provider %q", p)
 	}
 	if errors.Is(err, ErrInvalidCredentials) {
-		if wait, locked := s.logins.Fail(key); locked {
+		if wait, locked := s.loginFailed(key, req.IP); locked {
 			return Identity{}, Session{}, tooMany(wait)
 		}
 		return Identity{}, Session{}, ErrInvalidCredentials
@@ -90,7 +92,7 @@ func (s *Service) Login(ctx context.Context, req LoginRequest) (Identity, Sessio
 	// the code is no success, so it does not reset the count.
 	if err := s.checkMFA(ctx, user, req.MFAToken); err != nil {
 		if errors.Is(err, errInvalidMFACode) {
-			if wait, locked := s.logins.Fail(key); locked {
+			if wait, locked := s.loginFailed(key, req.IP); locked {
 				return Identity{}, Session{}, tooMany(wait)
 			}
 		}
@@ -103,6 +105,26 @@ func (s *Service) Login(ctx context.Context, req LoginRequest) (Identity, Sessio
 	}
 	id, err := s.identity(ctx, user, provider)
 	return id, sess, err
+}
+
+// loginLocked reports whether a sign-in of key (IP and name) from ip is
+// refused now, and for how much longer: the longer of the two locks.
+func (s *Service) loginLocked(key, ip string) (time.Duration, bool) {
+	wait, locked := s.logins.Locked(key)
+	if w, l := s.loginIPs.Locked(ip); l {
+		wait, locked = max(wait, w), true
+	}
+	return wait, locked
+}
+
+// loginFailed records a failed sign-in of key from ip against both limits;
+// it reports a lock only when one was already on (see Limiter.Fail).
+func (s *Service) loginFailed(key, ip string) (time.Duration, bool) {
+	wait, locked := s.logins.Fail(key)
+	if w, l := s.loginIPs.Fail(ip); l {
+		wait, locked = max(wait, w), true
+	}
+	return wait, locked
 }
 
 func tooMany(wait time.Duration) error {

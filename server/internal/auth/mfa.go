@@ -123,6 +123,59 @@ func (s *Service) DisableMFA(ctx context.Context, userID int64) error {
 	return s.store.DisableMFA(ctx, userID)
 }
 
+var (
+	errConfirmRequired = fault.New(fault.Invalid, "Your current password or a current MFA code is required")
+	errConfirmWrong    = fault.New(fault.Forbidden, "Your current password or MFA code is incorrect")
+)
+
+// ConfirmIdentity re-checks who is making a sensitive change (turning MFA
+// off): the current password of user userID, or a current code of their
+// own MFA (TOTP or backup code, spent like at sign-in). A stolen session
+// alone does not suffice. Wrong answers count against the login limit of
+// that user from ip, so that codes cannot be tried at leisure.
+func (s *Service) ConfirmIdentity(ctx context.Context, userID int64, password, code, ip string) error {
+	password, code = strings.TrimSpace(password), strings.TrimSpace(code)
+	if password == "" && code == "" {
+		return errConfirmRequired
+	}
+	u, err := s.GetUser(ctx, userID)
+	if err != nil {
+		return err
+	}
+	key := ip + "\x00" + strings.ToLower(u.Username)
+	if wait, locked := s.loginLocked(key, ip); locked {
+		return tooMany(wait)
+	}
+	ok := false
+	if password != "" && u.PasswordHash != "" {
+		good, err := s.verify(ctx, password, u.PasswordHash)
+		if err != nil && ctx.Err() != nil {
+			return err
+		}
+		ok = err == nil && good
+	}
+	if !ok && code != "" {
+		m, err := s.store.GetMFA(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		if m.Enabled() { // checkMFA lets anything through for a user without MFA
+			err := s.checkMFA(ctx, u, code)
+			if err != nil && !errors.Is(err, errInvalidMFACode) {
+				return err
+			}
+			ok = err == nil
+		}
+	}
+	if !ok {
+		if wait, locked := s.loginFailed(key, ip); locked {
+			return tooMany(wait)
+		}
+		return errConfirmWrong
+	}
+	return nil
+}
+
 // checkMFA is the second step of a sign-in of user, whose password was
 // right: nil when the user has no MFA or code is a valid TOTP code not
 // accepted before or an unused backup code (then spent); ErrMFARequired

@@ -44,8 +44,9 @@ type Service struct {
 	log          *slog.Logger
 	now          func() time.Time
 	argon        Argon2Params
-	dummyHash    string // verified against when a user is unknown, so both cases cost the same (see decoyHash)
-	logins       *Limiter
+	dummyHash    string   // verified against when a user is unknown, so both cases cost the same (see decoyHash)
+	logins       *Limiter // per IP and user name (the spec's rule)
+	loginIPs     *Limiter // per IP, across user names
 	badTokens    *Limiter
 	disableLocal bool
 	dataDir      string
@@ -104,6 +105,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		s.edition = community{}
 	}
 	s.logins = NewLoginLimiter(s.now)
+	s.loginIPs = NewLoginIPLimiter(s.now)
 	s.badTokens = NewTokenLimiter(s.now)
 	// Not a hash of anything: computing one would cost 64 MiB and a CPU for
 	// a while at every start.

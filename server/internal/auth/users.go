@@ -28,6 +28,10 @@ type UserPatch struct {
 	DisplayName *string
 	IsAdmin     *bool
 	IsActive    *bool
+	// KeepSession is the (hashed) id of the session making the change, kept
+	// when a password change ends the user's sessions: one's own change
+	// ends one's other sessions only.
+	KeepSession string
 }
 
 var (
@@ -137,15 +141,17 @@ func (s *Service) GetUser(ctx context.Context, id int64) (store.User, error) {
 }
 
 // UpdateUser applies p to user id. The last active admin cannot lose admin
-// rights or be disabled. A password change or a disabled account ends the
-// user's sessions.
+// rights or be disabled. A password change ends the user's sessions (but
+// p.KeepSession) and revokes their API tokens; disabling or enabling the
+// account ends every session and token, so that enabling it again revives
+// none.
 func (s *Service) UpdateUser(ctx context.Context, id int64, p UserPatch) (store.User, error) {
 	u, err := s.GetUser(ctx, id)
 	if err != nil {
 		return store.User{}, err
 	}
 	wasAdmin := u.IsAdmin && u.IsActive
-	endSessions := false
+	revoke, keep := false, p.KeepSession
 	if p.Username != nil {
 		name := strings.TrimSpace(*p.Username)
 		if err := validateUsername(name); err != nil {
@@ -172,14 +178,14 @@ func (s *Service) UpdateUser(ctx context.Context, id int64, p UserPatch) (store.
 		if u.PasswordHash, err = HashPassword(ctx, *p.Password, s.argon); err != nil {
 			return store.User{}, err
 		}
-		endSessions = true
+		revoke = true
 	}
 	if p.IsAdmin != nil {
 		u.IsAdmin = *p.IsAdmin
 	}
-	if p.IsActive != nil {
+	if p.IsActive != nil && *p.IsActive != u.IsActive {
 		u.IsActive = *p.IsActive
-		endSessions = endSessions || !u.IsActive
+		revoke, keep = true, ""
 	}
 	if wasAdmin && !(u.IsAdmin && u.IsActive) {
 		if err := s.keepAnAdmin(ctx); err != nil {
@@ -195,8 +201,8 @@ func (s *Service) UpdateUser(ctx context.Context, id int64, p UserPatch) (store.
 		}
 		return store.User{}, err
 	}
-	if endSessions {
-		if err := s.store.DeleteUserSessions(ctx, u.ID); err != nil {
+	if revoke {
+		if err := s.store.RevokeUserCredentials(ctx, u.ID, keep); err != nil {
 			return store.User{}, err
 		}
 	}

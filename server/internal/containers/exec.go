@@ -30,7 +30,7 @@ type ConnectionInfo struct {
 }
 
 // execRegistry tracks exec instances created through Berth so that each is
-// attached at most once, by the environment that created it.
+// attached at most once, by the environment and the user that created it.
 type execRegistry struct {
 	mu       sync.Mutex
 	sessions map[string]*execSession
@@ -38,14 +38,30 @@ type execRegistry struct {
 
 type execSession struct {
 	envID    int64
+	owner    int64 // the user who created it (0: no signed-in user)
 	tty      bool
 	created  time.Time
 	attached bool
 }
 
+// ExecCaller is who asks for a terminal session: its creator attaches and
+// resizes it; an admin (or anyone when authentication is off) may too.
+type ExecCaller struct {
+	UserID int64 // 0: no signed-in user
+	Admin  bool
+}
+
+// mayUse reports whether c may attach or resize a session created by owner.
+func (c ExecCaller) mayUse(owner int64) bool { return c.Admin || c.UserID == owner }
+
+var (
+	errExecNotFound = fault.New(fault.NotFound, "Exec session not found or expired")
+	errExecOfOther  = fault.New(fault.Forbidden, "This terminal session belongs to another user")
+)
+
 // CreateExec prepares an interactive terminal (TTY and stdin) in a running
-// container. shell defaults to /bin/sh and user to root.
-func (s *Service) CreateExec(ctx context.Context, env store.Environment, id, shell, user string) (ExecInstance, error) {
+// container, for caller alone. shell defaults to /bin/sh and user to root.
+func (s *Service) CreateExec(ctx context.Context, env store.Environment, id, shell, user string, caller ExecCaller) (ExecInstance, error) {
 	shell, user = strings.TrimSpace(shell), strings.TrimSpace(user)
 	if shell == "" {
 		shell = "/bin/sh"
@@ -75,7 +91,7 @@ func (s *Service) CreateExec(ctx context.Context, env store.Environment, id, she
 			delete(s.execs.sessions, k)
 		}
 	}
-	s.execs.sessions[execID] = &execSession{envID: env.ID, tty: true, created: now}
+	s.execs.sessions[execID] = &execSession{envID: env.ID, owner: caller.UserID, tty: true, created: now}
 	s.execs.mu.Unlock()
 	return ExecInstance{ExecID: execID, ConnectionInfo: connectionInfo(env)}, nil
 }
@@ -95,14 +111,17 @@ func connectionInfo(env store.Environment) ConnectionInfo {
 }
 
 // AttachExec starts an exec created by CreateExec and returns its stream.
-// Each exec can be attached once.
-func (s *Service) AttachExec(ctx context.Context, env store.Environment, execID string) (*engine.ExecStream, error) {
+// Each exec can be attached once, by the user who created it or an admin.
+func (s *Service) AttachExec(ctx context.Context, env store.Environment, execID string, caller ExecCaller) (*engine.ExecStream, error) {
 	s.execs.mu.Lock()
 	sess, ok := s.execs.sessions[execID]
 	switch {
 	case !ok || sess.envID != env.ID || s.now().Sub(sess.created) > ExecAttachWindow:
 		s.execs.mu.Unlock()
-		return nil, fault.New(fault.NotFound, "Exec session not found or expired")
+		return nil, errExecNotFound
+	case !caller.mayUse(sess.owner):
+		s.execs.mu.Unlock()
+		return nil, errExecOfOther
 	case sess.attached:
 		s.execs.mu.Unlock()
 		return nil, fault.New(fault.Conflict, "Exec session already attached")
@@ -128,12 +147,27 @@ func (s *Service) EndExec(execID string) {
 	s.execs.mu.Unlock()
 }
 
-// ResizeExec sets the terminal size (rows × columns) of an exec.
-func (s *Service) ResizeExec(ctx context.Context, env store.Environment, execID, rows, cols string) error {
+// ResizeExec sets the terminal size (rows × columns) of an exec: one of
+// the caller's sessions; an admin's, any exec of the environment.
+func (s *Service) ResizeExec(ctx context.Context, env store.Environment, execID, rows, cols string, caller ExecCaller) error {
 	h, errH := strconv.ParseUint(rows, 10, 16)
 	w, errW := strconv.ParseUint(cols, 10, 16)
 	if errH != nil || errW != nil || h == 0 || w == 0 {
 		return fault.New(fault.Invalid, "h and w must be positive integers")
+	}
+	s.execs.mu.Lock()
+	sess, ok := s.execs.sessions[execID]
+	owner := int64(-1)
+	if ok && sess.envID == env.ID {
+		owner = sess.owner
+	}
+	s.execs.mu.Unlock()
+	switch {
+	case caller.Admin:
+	case owner < 0:
+		return errExecNotFound // not a session made through Berth in this environment
+	case !caller.mayUse(owner):
+		return errExecOfOther
 	}
 	c, err := s.client(ctx, env, "resize exec")
 	if err != nil {

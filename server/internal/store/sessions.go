@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Session is a signed-in browser. Its ID is the hex SHA-256 of the cookie
@@ -98,6 +100,23 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 func (s *Store) DeleteUserSessions(ctx context.Context, userID int64) error {
 	if err := s.db.WithContext(ctx).Where("user_id = ?", userID).Delete(&sessionRow{}).Error; err != nil {
 		return fmt.Errorf("store: delete sessions of user %d: %w", userID, err)
+	}
+	return nil
+}
+
+// RevokeUserCredentials deletes the user's sessions, except keep (a session
+// id; "" keeps none), and every API token of the user, in one transaction:
+// what a password change, an administrator's reset and a change of the
+// account's active state do, so that no credential outlives its reason.
+func (s *Store) RevokeUserCredentials(ctx context.Context, userID int64, keep string) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("user_id = ? AND id <> ?", userID, keep).Delete(&sessionRow{}).Error; err != nil {
+			return err
+		}
+		return tx.Where("user_id = ?", userID).Delete(&apiTokenRow{}).Error
+	})
+	if err != nil {
+		return fmt.Errorf("store: revoke credentials of user %d: %w", userID, err)
 	}
 	return nil
 }
