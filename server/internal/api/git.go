@@ -20,19 +20,22 @@ import (
 
 // gitCredentialJSON is a credential as clients read it: never its secrets.
 type gitCredentialJSON struct {
-	ID          int64     `json:"id"`
-	Name        string    `json:"name"`
-	AuthType    string    `json:"authType"`
-	Username    string    `json:"username"`
-	HasPassword bool      `json:"hasPassword"`
-	HasSSHKey   bool      `json:"hasSshKey"`
-	CreatedAt   time.Time `json:"createdAt"`
-	UpdatedAt   time.Time `json:"updatedAt"`
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	AuthType    string `json:"authType"`
+	Username    string `json:"username"`
+	HasPassword bool   `json:"hasPassword"`
+	HasSSHKey   bool   `json:"hasSshKey"`
+	// Host is the origin (scheme://host:port) the credential is sent to;
+	// "" while it is saved for none (only an admin's use binds it).
+	Host      string    `json:"host"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 func toCredentialJSON(c store.GitCredential) gitCredentialJSON {
 	return gitCredentialJSON{ID: c.ID, Name: c.Name, AuthType: c.AuthType, Username: c.Username, HasPassword: c.Password != "",
-		HasSSHKey: c.SSHPrivateKey != "", CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		HasSSHKey: c.SSHPrivateKey != "", Host: gitops.CredentialOrigin(c), CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
 func (s *Server) listGitCredentials(c *gin.Context) error {
@@ -68,7 +71,7 @@ func (s *Server) saveGitCredential(c *gin.Context) error {
 		return err
 	}
 	cred, err := s.git.SaveCredential(c.Request.Context(), id, gitops.CredentialSpec{Name: req.Name, AuthType: req.AuthType,
-		Username: req.Username, Password: req.Password.change(), SSHPrivateKey: req.SSHPrivateKey.change()})
+		Username: req.Username, Password: req.Password.change(), SSHPrivateKey: req.SSHPrivateKey.change(), Host: req.Host})
 	if err != nil {
 		return err
 	}
@@ -160,7 +163,7 @@ func (s *Server) saveGitRepository(c *gin.Context) error {
 	}
 	g := store.GitRepository{ID: id, Name: req.Name, URL: req.URL, Branch: req.Branch, CredentialID: req.CredentialID,
 		WebhookEnabled: req.WebhookEnabled}
-	if err := s.git.SaveRepository(c.Request.Context(), &g, req.WebhookSecret.change()); err != nil {
+	if err := s.git.SaveRepository(c.Request.Context(), &g, req.WebhookSecret.change(), callerIsAdmin(c)); err != nil {
 		return err
 	}
 	noteAudit(c, fmt.Sprint(g.ID), g.Name)

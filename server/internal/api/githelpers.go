@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/gitops"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/stacks"
@@ -31,25 +32,46 @@ type probeRequest struct {
 	SSHPrivateKey *string `json:"sshPrivateKey"`
 }
 
-func (q probeRequest) probe() gitops.Probe {
-	p := gitops.Probe{URL: q.URL, Branch: q.Branch, CredentialID: q.CredentialID}
+func (q probeRequest) probe(c *gin.Context) gitops.Probe {
+	p := gitops.Probe{URL: q.URL, Branch: q.Branch, CredentialID: q.CredentialID, Admin: callerIsAdmin(c)}
 	if q.CredentialID == nil && (q.AuthType != nil || q.Password != nil || q.SSHPrivateKey != nil) {
 		p.Credential = &gitops.CredentialSpec{AuthType: q.AuthType, Username: q.Username, Password: q.Password, SSHPrivateKey: q.SSHPrivateKey}
 	}
 	return p
 }
 
+// mayUseStoredCredential refuses a test or preview of unsaved settings that
+// names a stored credential (credentialId) to a user who may not edit
+// credentials (git:edit): such a test sends the credential.
+func (q probeRequest) mayUseStoredCredential(c *gin.Context) error {
+	if ident := identityOf(c); q.CredentialID != nil && ident != nil && ident.Access.CheckAny("git:edit") != auth.Allowed {
+		return errPermission
+	}
+	return nil
+}
+
+// callerIsAdmin reports whether the request's user is an admin (anyone is
+// when authentication is off).
+func callerIsAdmin(c *gin.Context) bool {
+	ident := identityOf(c)
+	return ident == nil || ident.Access.Admin
+}
+
 // testNewGitRepository answers POST /api/git/repositories/test {url,
 // branch, credentialId | authType, username, password, sshPrivateKey} with
 // {success, branch, branchExists, branches?, commit?, error?} (git
 // ls-remote). A malformed URL or branch, or an invalid inline credential,
-// is a 400.
+// is a 400; a stored credential needs git:edit and must be saved for the
+// URL's host (403).
 func (s *Server) testNewGitRepository(c *gin.Context) error {
 	var req probeRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	out, err := s.git.TestRepository(c.Request.Context(), req.probe())
+	if err := req.mayUseStoredCredential(c); err != nil {
+		return err
+	}
+	out, err := s.git.TestRepository(c.Request.Context(), req.probe(c))
 	if err != nil {
 		return err
 	}
@@ -226,7 +248,10 @@ func (s *Server) previewGitEnv(m *gitops.Mirrors) handler {
 		if err := bindJSON(c, &req); err != nil {
 			return err
 		}
-		out, err := m.PreviewEnv(c.Request.Context(), gitops.PreviewSpec{Probe: req.probe(), RepositoryID: req.RepositoryID,
+		if err := req.mayUseStoredCredential(c); err != nil {
+			return err
+		}
+		out, err := m.PreviewEnv(c.Request.Context(), gitops.PreviewSpec{Probe: req.probe(c), RepositoryID: req.RepositoryID,
 			ComposePath: req.ComposePath, EnvFilePath: req.EnvFilePath})
 		if err != nil {
 			return err

@@ -300,6 +300,9 @@ type gitCredentialInput struct {
 	Username      *string     `json:"username"`
 	Password      secretField `json:"password"`
 	SSHPrivateKey secretField `json:"sshPrivateKey"`
+	// Host is the repository URL or scheme://host:port the credential is
+	// for (absent: kept); changing it needs the password or key again.
+	Host *string `json:"host"`
 }
 
 type gitRepositoryInput struct {

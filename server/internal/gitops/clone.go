@@ -18,6 +18,7 @@ import (
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -61,6 +62,9 @@ func authMethod(c *store.GitCredential) (transport.AuthMethod, error) {
 func checkout(ctx context.Context, dir, url, branch string, auth transport.AuthMethod) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
+	if err := guardRemote(ctx, url); err != nil {
+		return "", err
+	}
 	ref := plumbing.NewBranchReferenceName(branch)
 	repo, err := git.PlainOpen(dir)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
@@ -90,6 +94,9 @@ func checkout(ctx context.Context, dir, url, branch string, auth transport.AuthM
 }
 
 func clone(ctx context.Context, dir, url string, ref plumbing.ReferenceName, auth transport.AuthMethod) (string, error) {
+	if err := guardRemote(ctx, url); err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
 		return "", err
 	}
@@ -113,8 +120,12 @@ func clone(ctx context.Context, dir, url string, ref plumbing.ReferenceName, aut
 	return head.Hash().String(), nil
 }
 
-// gitFault is the 500 of a failed clone or fetch, with git's own message.
+// gitFault is the 500 of a failed clone or fetch, with git's own message,
+// or the outbound policy's refusal (403).
 func gitFault(err error) error {
+	if f, ok := outbound.Refused(err); ok {
+		return f
+	}
 	msg := err.Error()
 	switch {
 	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed):

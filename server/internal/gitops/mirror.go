@@ -82,7 +82,10 @@ func (m *Mirrors) fetch(ctx context.Context, r store.GitRepository) (string, err
 	auth, err := m.svc.repositoryAuth(ctx, r)
 	var commit string
 	if err == nil {
-		commit, err = checkout(ctx, dir, r.URL, r.Branch, auth)
+		var rctx context.Context
+		if rctx, err = m.svc.remoteContext(ctx); err == nil {
+			commit, err = checkout(rctx, dir, r.URL, r.Branch, auth)
+		}
 	}
 	f := store.GitFetch{At: m.svc.now().UTC(), Branch: r.Branch, Status: store.GitFetchSuccess, Commit: commit}
 	if err != nil {
@@ -116,8 +119,8 @@ func (m *Mirrors) Sync(ctx context.Context, id int64) (SyncStatus, error) {
 	_, err = m.fetch(ctx, r)
 	unlock()
 	var f *fault.Error
-	if err != nil && !errors.As(err, &f) {
-		return SyncStatus{}, err
+	if err != nil && (!errors.As(err, &f) || f.Kind == fault.Forbidden) {
+		return SyncStatus{}, err // a refused credential or host is the request's error
 	}
 	return m.Status(ctx, id)
 }
@@ -183,7 +186,7 @@ func (m *Mirrors) TestStack(ctx context.Context, id int64) (StackTest, error) {
 		out.Error = strings.Join(missing, "; ")
 		return nil
 	})
-	if f, ok := fault.As(err); ok && err != nil {
+	if f, ok := fault.As(err); ok && err != nil && f.Kind != fault.Forbidden {
 		out.Error = stacks.Message(f)
 		return out, nil
 	}
@@ -460,7 +463,11 @@ func (m *Mirrors) PreviewEnv(ctx context.Context, sp PreviewSpec) (EnvPreview, e
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "repo")
-	cctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	rctx, err := m.svc.remoteContext(ctx)
+	if err != nil {
+		return EnvPreview{}, err
+	}
+	cctx, cancel := context.WithTimeout(rctx, gitTimeout)
 	defer cancel()
 	commit, err := clone(cctx, dir, sp.URL, plumbing.NewBranchReferenceName(sp.Branch), auth)
 	if err != nil {

@@ -12,13 +12,15 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
 
-// repositoryAuth returns the authentication of repository r (nil: none).
+// repositoryAuth returns the authentication of repository r (nil: none),
+// refusing a credential saved for another host than r's.
 func (s *Service) repositoryAuth(ctx context.Context, r store.GitRepository) (transport.AuthMethod, error) {
 	if r.CredentialID == nil {
 		return nil, nil
@@ -26,6 +28,9 @@ func (s *Service) repositoryAuth(ctx context.Context, r store.GitRepository) (tr
 	c, err := s.store.GetGitCredential(ctx, *r.CredentialID)
 	if err != nil {
 		return nil, notFound(err, errCredentialNotFound)
+	}
+	if err := s.checkCredentialHost(ctx, &c, r.URL, false); err != nil {
+		return nil, err
 	}
 	return authMethod(&c)
 }
@@ -37,6 +42,9 @@ type Probe struct {
 	Branch       string
 	CredentialID *int64
 	Credential   *CredentialSpec // inline; Name is not needed
+	// Admin binds a stored credential saved for no host yet to URL's host
+	// (the caller is an admin); otherwise such a credential is refused.
+	Admin bool
 }
 
 // ProbeResult is the outcome of a repository test. A repository that cannot
@@ -53,7 +61,9 @@ type ProbeResult struct {
 
 // TestRepository lists the branches of a repository (git ls-remote) with
 // the given credential and checks that the branch exists. The URL, the
-// branch and an inline credential are validated as when saving (400).
+// branch and an inline credential are validated as when saving (400); a
+// stored credential saved for another host, or a host the outbound policy
+// refuses, is a 403.
 func (s *Service) TestRepository(ctx context.Context, p Probe) (ProbeResult, error) {
 	if err := checkURL(p.URL); err != nil {
 		return ProbeResult{}, err
@@ -68,7 +78,11 @@ func (s *Service) TestRepository(ctx context.Context, p Probe) (ProbeResult, err
 	if err != nil {
 		return ProbeResult{}, err
 	}
-	return lsRemote(ctx, p.URL, p.Branch, auth), nil
+	ctx, err = s.remoteContext(ctx)
+	if err != nil {
+		return ProbeResult{}, err
+	}
+	return lsRemote(ctx, p.URL, p.Branch, auth)
 }
 
 // probeAuth returns the authentication of a probe: its stored credential,
@@ -80,6 +94,9 @@ func (s *Service) probeAuth(ctx context.Context, p Probe) (transport.AuthMethod,
 		c, err := s.store.GetGitCredential(ctx, *p.CredentialID)
 		if err != nil {
 			return nil, notFound(err, errCredentialNotFound)
+		}
+		if err := s.checkCredentialHost(ctx, &c, p.URL, p.Admin); err != nil {
+			return nil, err
 		}
 		cred = &c
 	case p.Credential != nil:
@@ -108,27 +125,38 @@ func (s *Service) TestSavedRepository(ctx context.Context, id int64) (ProbeResul
 	if err != nil {
 		return ProbeResult{}, err
 	}
-	return lsRemote(ctx, r.URL, r.Branch, auth), nil
+	ctx, err = s.remoteContext(ctx)
+	if err != nil {
+		return ProbeResult{}, err
+	}
+	return lsRemote(ctx, r.URL, r.Branch, auth)
 }
 
 // lsRemote lists url's branches; a failure is reported in the result with
-// git's message (never a credential: go-git's errors carry none).
-func lsRemote(ctx context.Context, url, branch string, auth transport.AuthMethod) ProbeResult {
+// git's message (never a credential: go-git's errors carry none), except a
+// refusal of the outbound policy, which is the error.
+func lsRemote(ctx context.Context, url, branch string, auth transport.AuthMethod) (ProbeResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
+	if err := guardRemote(ctx, url); err != nil {
+		return ProbeResult{}, err
+	}
 	out := ProbeResult{Branch: branch}
 	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{url}})
 	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth})
 	if err != nil {
+		if f, ok := outbound.Refused(err); ok {
+			return ProbeResult{}, f
+		}
 		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
 			out.Error = "the repository is empty"
-			return out
+			return out, nil
 		}
 		out.Error = err.Error()
 		if f, ok := fault.As(gitFault(err)); ok && f.Details != "" {
 			out.Error = f.Details
 		}
-		return out
+		return out, nil
 	}
 	out.Branches = []string{}
 	for _, r := range refs {
@@ -145,7 +173,7 @@ func lsRemote(ctx context.Context, url, branch string, auth transport.AuthMethod
 	if !out.BranchExists {
 		out.Error = fmt.Sprintf("branch '%s' not found", branch)
 	}
-	return out
+	return out, nil
 }
 
 // RepositoryDeploy is the outcome of deploying every git stack of a

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
@@ -38,6 +39,7 @@ type Service struct {
 	now      func() time.Time
 	recorder Recorder
 	notifier Notifier // nil: no notifications
+	outbound *outbound.Settings
 }
 
 // Recorder records work as an execution of a schedule: the scheduler
@@ -82,11 +84,14 @@ func (s *Service) Repository(ctx context.Context, id int64) (store.GitRepository
 }
 
 // CredentialSpec is a credential as an administrator sends it. On update a
-// nil AuthType, Username, Password or SSHPrivateKey keeps the stored value
-// and "" removes it; on creation nil is "" (AuthType: none).
+// nil AuthType, Username, Password, SSHPrivateKey or Host keeps the stored
+// value and "" removes it; on creation nil is "" (AuthType: none). Host is
+// the repository URL or scheme://host:port the credential is for; a
+// credential saved without one is bound to the host of its first use by an
+// admin.
 type CredentialSpec struct {
-	Name                                        string
-	AuthType, Username, Password, SSHPrivateKey *string
+	Name                                              string
+	AuthType, Username, Password, SSHPrivateKey, Host *string
 }
 
 // SaveCredential validates and stores a credential: new when id is 0,
@@ -109,6 +114,9 @@ func (s *Service) SaveCredential(ctx context.Context, id int64, sp CredentialSpe
 		}
 	}
 	if err := checkCredential(c); err != nil {
+		return store.GitCredential{}, err
+	}
+	if err := setCredentialHost(c, sp); err != nil {
 		return store.GitCredential{}, err
 	}
 	if err := s.store.SaveGitCredential(ctx, c); err != nil {
@@ -146,6 +154,35 @@ func checkCredential(c *store.GitCredential) error {
 	default:
 		return fault.Invalidf("Invalid authType %q: use none, password or ssh", c.AuthType)
 	}
+	return nil
+}
+
+// setCredentialHost records the host sp gives c, as an origin. Moving a
+// stored secret to another host needs the secret again: whoever may edit a
+// credential cannot send an admin's password elsewhere without knowing it.
+func setCredentialHost(c *store.GitCredential, sp CredentialSpec) error {
+	if sp.Host == nil {
+		return nil
+	}
+	host := strings.TrimSpace(*sp.Host)
+	if host != "" {
+		if checkURL(host) != nil || remoteOrigin(host) == "" {
+			return fault.Invalidf("Invalid credential host %q: give the repository URL or scheme://host:port", host)
+		}
+		host = remoteOrigin(host)
+	}
+	old := ""
+	if c.Host != "" {
+		old = remoteOrigin(c.Host)
+	}
+	if host == old {
+		return nil
+	}
+	resent := sp.Password != nil && *sp.Password != "" || sp.SSHPrivateKey != nil && *sp.SSHPrivateKey != ""
+	if c.ID != 0 && c.AuthType != AuthNone && !resent {
+		return fault.New(fault.Invalid, fmt.Sprintf("Changing the host of credential '%s' needs its password or key again", c.Name))
+	}
+	c.Host = host
 	return nil
 }
 
@@ -194,8 +231,10 @@ func checkBranch(b string) error {
 
 // SaveRepository validates and stores r (new when r.ID is 0) with the
 // webhook secret webhookSecret: nil keeps the stored one (none, on
-// creation), "" removes it.
-func (s *Service) SaveRepository(ctx context.Context, r *store.GitRepository, webhookSecret *string) error {
+// creation), "" removes it. Its credential must be saved for r's host
+// (403); one saved for none is bound to it when bind is set (an admin
+// saves the repository).
+func (s *Service) SaveRepository(ctx context.Context, r *store.GitRepository, webhookSecret *string, bind bool) error {
 	if strings.TrimSpace(r.Name) == "" {
 		return fault.New(fault.Invalid, "Repository name is required")
 	}
@@ -219,8 +258,12 @@ func (s *Service) SaveRepository(ctx context.Context, r *store.GitRepository, we
 		r.WebhookSecret = *webhookSecret
 	}
 	if r.CredentialID != nil {
-		if _, err := s.store.GetGitCredential(ctx, *r.CredentialID); err != nil {
+		c, err := s.store.GetGitCredential(ctx, *r.CredentialID)
+		if err != nil {
 			return notFound(err, errCredentialNotFound)
+		}
+		if err := s.checkCredentialHost(ctx, &c, r.URL, bind); err != nil {
+			return err
 		}
 	}
 	if err := s.store.SaveGitRepository(ctx, r); err != nil {

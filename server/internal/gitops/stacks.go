@@ -128,6 +128,9 @@ func (s *Service) deploy(ctx context.Context, env store.Environment, g store.Git
 	if err != nil {
 		return Result{}, err
 	}
+	if ctx, err = s.remoteContext(ctx); err != nil {
+		return Result{}, err
+	}
 	if progress != nil {
 		progress(fmt.Sprintf("Pulling %s (branch %s)", repo.URL, repo.Branch))
 	}

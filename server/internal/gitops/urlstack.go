@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
@@ -56,6 +57,10 @@ func (s *Service) CreateStackFromURL(ctx context.Context, sp URLStackSpec) (stor
 	if composePath == "" {
 		composePath = DefaultTemplateStackFile
 	}
+	ctx, err = s.remoteContext(ctx)
+	if err != nil {
+		return store.GitStack{}, err
+	}
 	branch, err := checkComposeAtHead(ctx, sp.URL, composePath)
 	if err != nil {
 		return store.GitStack{}, err
@@ -80,7 +85,13 @@ func (s *Service) CreateStackFromURL(ctx context.Context, sp URLStackSpec) (stor
 func checkComposeAtHead(ctx context.Context, u, composePath string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
+	if err := guardRemote(ctx, u); err != nil {
+		return "", err
+	}
 	branch, err := defaultBranch(ctx, u, nil)
+	if f, ok := outbound.Refused(err); ok {
+		return "", f
+	}
 	if err != nil {
 		return "", fault.Wrap(fault.Invalid, fmt.Sprintf("Cannot read the repository %s: %s", redactURL(u), gitReason(err)), err)
 	}
@@ -91,6 +102,9 @@ func checkComposeAtHead(ctx context.Context, u, composePath string) (string, err
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "repo")
 	if _, err := clone(ctx, dir, u, plumbing.NewBranchReferenceName(branch), nil); err != nil {
+		if f, ok := outbound.Refused(err); ok {
+			return "", f
+		}
 		return "", fault.Wrap(fault.Invalid, fmt.Sprintf("Cannot read the repository %s: %s", redactURL(u), gitReason(err)), err)
 	}
 	if err := fileInside(dir, composePath); err != nil {
@@ -169,7 +183,7 @@ func (s *Service) repositoryFor(ctx context.Context, u, branch string) (store.Gi
 		if i > 1 {
 			r.Name = fmt.Sprintf("%s (%d)", name, i)
 		}
-		err := s.SaveRepository(ctx, &r, nil)
+		err := s.SaveRepository(ctx, &r, nil, false)
 		if f, ok := fault.As(err); ok && f.Kind == fault.Conflict && i < 10 {
 			continue // a repository of that name with another branch or a credential
 		}

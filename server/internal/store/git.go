@@ -9,7 +9,8 @@ import (
 
 // GitCredential authenticates clones: AuthType "none", "password" (username
 // and password or token) or "ssh" (a private key). Secrets are plaintext in
-// memory and sealed at rest.
+// memory and sealed at rest. Host is the origin the credential is sent to
+// (scheme://host:port, or a URL of it), "" while it is bound to none.
 type GitCredential struct {
 	ID            int64
 	Name          string
@@ -17,6 +18,7 @@ type GitCredential struct {
 	Username      string
 	Password      string
 	SSHPrivateKey string
+	Host          string
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 }
@@ -29,6 +31,7 @@ type gitCredentialRow struct {
 	Username      string
 	Password      string
 	SSHPrivateKey string `gorm:"column:ssh_private_key"`
+	Host          string
 	CreatedAt     dbTime
 	UpdatedAt     dbTime
 }
@@ -36,7 +39,7 @@ type gitCredentialRow struct {
 func (gitCredentialRow) TableName() string { return "git_credentials" }
 
 func (s *Store) gitCredential(r gitCredentialRow) (GitCredential, error) {
-	c := GitCredential{ID: r.ID, Name: r.Name, AuthType: r.AuthType, Username: r.Username,
+	c := GitCredential{ID: r.ID, Name: r.Name, AuthType: r.AuthType, Username: r.Username, Host: r.Host,
 		CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time}
 	var err error
 	if c.Password, err = s.box.Decrypt(r.Password); err != nil {
@@ -92,13 +95,13 @@ func (s *Store) SaveGitCredential(ctx context.Context, c *GitCredential) error {
 	db := s.db.WithContext(ctx)
 	if c.ID == 0 {
 		r := gitCredentialRow{Name: c.Name, AuthType: c.AuthType, Username: c.Username, Password: password,
-			SSHPrivateKey: key, CreatedAt: timeValue(t), UpdatedAt: timeValue(t)}
+			SSHPrivateKey: key, Host: c.Host, CreatedAt: timeValue(t), UpdatedAt: timeValue(t)}
 		err = db.Create(&r).Error
 		c.ID, c.CreatedAt = r.ID, t
 	} else {
 		err = oneRow(db.Model(&gitCredentialRow{}).Where("id = ?", c.ID).Updates(map[string]any{
 			"name": c.Name, "auth_type": c.AuthType, "username": c.Username, "password": password,
-			"ssh_private_key": key, "updated_at": timeValue(t),
+			"ssh_private_key": key, "host": c.Host, "updated_at": timeValue(t),
 		}))
 	}
 	if err != nil {
@@ -106,6 +109,18 @@ func (s *Store) SaveGitCredential(ctx context.Context, c *GitCredential) error {
 	}
 	c.UpdatedAt = t
 	return nil
+}
+
+// BindGitCredential records host as the origin of credential id when it is
+// bound to none yet; bound reports whether it was (false: another host was
+// recorded first, or the credential is gone).
+func (s *Store) BindGitCredential(ctx context.Context, id int64, host string) (bound bool, err error) {
+	res := s.db.WithContext(ctx).Model(&gitCredentialRow{}).Where("id = ? AND host = ?", id, "").
+		Updates(map[string]any{"host": host, "updated_at": timeValue(now())})
+	if res.Error != nil {
+		return false, fmt.Errorf("store: bind git credential %d: %w", id, translate(res.Error))
+	}
+	return res.RowsAffected == 1, nil
 }
 
 // DeleteGitCredential deletes a credential (ErrConflict while a repository

@@ -281,7 +281,10 @@ func checkUpgradedStore(t *testing.T, s *store.Store, url string, run [2]string)
 			stamped("git credential "+creds[i].Name, &creds[i].CreatedAt, &creds[i].UpdatedAt)
 		}
 		wantCreds := []store.GitCredential{
-			{ID: 1, Name: "github-token", AuthType: "password", Username: "octo", Password: "ghp_fixturetoken"},
+			// Migration 018 binds a credential to the URL of the first
+			// repository using it; one no repository uses is bound to none.
+			{ID: 1, Name: "github-token", AuthType: "password", Username: "octo", Password: "ghp_fixturetoken",
+				Host: "https://github.com/example/infra.git"},
 			{ID: 2, Name: "deploy-key", AuthType: "ssh",
 				SSHPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----\nfixture-ssh-key\n-----END OPENSSH PRIVATE KEY-----\n"},
 		}
