@@ -28,6 +28,16 @@ GO_LDFLAGS := -s -w -linkmode external -extldflags "-static" \
 # Every package of the go.work workspace (run from the root).
 PKGS := ./server/... ./shared/... ./agent/...
 
+# berth-helper, the program of the image Berth's helper containers run
+# (volume browse, export and clone; removals from stopped containers), is
+# embedded in bin/berth from server/internal/helperimage/bin: one static
+# binary per architecture an engine may have. Without it (a plain go build)
+# Berth refuses helpers. No VCS stamp: the same source gives the same
+# binary, so the image keeps its id from one commit to the next.
+HELPER_DIR  := server/internal/helperimage/bin
+HELPER_BINS := $(HELPER_DIR)/berth-helper-linux-amd64 $(HELPER_DIR)/berth-helper-linux-arm64 $(HELPER_DIR)/berth-helper-linux-arm
+HELPER_SRC  := $(shell find server/internal/helperbin server/cmd/berth-helper -name '*.go' ! -name '*_test.go' 2>/dev/null)
+
 # The web console (web/) is built by Vite and embedded in the binary from
 # server/internal/webui/dist (go:embed cannot reach ../web). It is rebuilt when
 # a source file of web/ is newer than the copy; node_modules is reinstalled
@@ -42,12 +52,19 @@ WITH_TEST_ENV := set -a && . ./.test-env && set +a &&
 # Targets run one after the other, in the order they are listed, even under -j.
 .NOTPARALLEL:
 
-.PHONY: all build agent web web-test e2e check-static images run run-env test test-env lint proto proto-check bench clean
+.PHONY: all build helper agent web web-test e2e check-static images run run-env test test-env lint proto proto-check bench clean
 
 all: build
 
-build: web agent
+build: web agent helper
 	CGO_ENABLED=1 go build -trimpath -tags '$(GO_TAGS)' -ldflags '$(GO_LDFLAGS)' -o $(BIN) ./server/cmd/berth
+
+helper: $(HELPER_BINS)
+
+# The arm build is ARMv6, which ARMv7 runs too.
+$(HELPER_DIR)/berth-helper-linux-%: $(HELPER_SRC)
+	CGO_ENABLED=0 GOOS=linux GOARCH=$* GOARM=6 go build -trimpath -buildvcs=false -ldflags '-s -w' \
+		-o $@ ./server/cmd/berth-helper
 
 # The remote agent: pure Go (no cgo), so a plain static binary.
 agent:
@@ -121,7 +138,7 @@ run-env:
 # The image test (server/cmd/berth/image_test.go) runs the image named here.
 test: export BERTH_SERVER_IMAGE := $(IMAGE)
 test: export BERTH_AGENT_IMAGE := $(AGENT_IMAGE)
-test: test-env lint check-static images web-test
+test: helper test-env lint check-static images web-test
 	$(WITH_TEST_ENV) go test $(TEST_FLAGS) $(PKGS)
 	@$(MAKE) --no-print-directory e2e
 
@@ -161,3 +178,4 @@ bench: build test-env
 clean:
 	rm -rf bin/ web/dist
 	find $(WEB_DIST) -mindepth 1 ! -name .gitkeep -delete
+	find $(HELPER_DIR) -mindepth 1 ! -name .gitkeep -delete

@@ -26,10 +26,10 @@ import (
 // Overlay records a removal in that directory as a whiteout: a character
 // device 0/0 with the removed entry's name, which hides the entry of the
 // layers below. So a removal is an extraction too: a helper container, made
-// from the container's own image and never started, bind-mounts the upper
-// directory, and a tar holding the whiteout (after the path's ancestors,
-// with the attributes they have in the container) is extracted into it
-// through the archive API. The engine's extraction replaces whatever the
+// from Berth's helper image (by id: never an image picked by name) and
+// never started, bind-mounts the upper directory, and a tar holding the
+// whiteout (after the path's ancestors, with the attributes they have in
+// the container) is extracted into it through the archive API. The engine's extraction replaces whatever the
 // upper directory held at that name (a file, or a directory with
 // everything under it) and makes the device node. Only the engine's own
 // API is used, so it works on remote engines and through agents alike.
@@ -61,9 +61,14 @@ const FilesHelperStale = 10 * time.Minute
 
 // RemoveStoppedPath removes p (absolute and clean; a directory with
 // everything under it; a link, not what it points to) from the filesystem
-// of the stopped container id. It refuses a running container (ErrConflict)
-// and storage it cannot write a removal to (ErrStorageUnsupported).
-func (c *Client) RemoveStoppedPath(ctx context.Context, id, p string) error {
+// of the stopped container id, with a helper container made from the image
+// helperImage (the id of Berth's helper image on this engine). It refuses a
+// running container (ErrConflict) and storage it cannot write a removal to
+// (ErrStorageUnsupported).
+func (c *Client) RemoveStoppedPath(ctx context.Context, id, p, helperImage string) error {
+	if !isImageID(helperImage) {
+		return fmt.Errorf("%w: the helper image %q is not an image id", ErrInvalid, helperImage)
+	}
 	l, dir, err := c.stoppedTarget(ctx, id, p)
 	if err != nil {
 		return err
@@ -74,7 +79,7 @@ func (c *Client) RemoveStoppedPath(ctx context.Context, id, p string) error {
 		return err
 	}
 	c.RemoveFilesHelpers(ctx, nil, time.Now().Add(-FilesHelperStale))
-	helper, err := c.createFilesHelper(ctx, l.image, l.upper, l.id)
+	helper, err := c.createFilesHelper(ctx, helperImage, l.upper, l.id)
 	if err != nil {
 		return err
 	}
@@ -135,8 +140,8 @@ func (c *Client) stoppedTarget(ctx context.Context, id, p string) (layer, string
 
 // layer is a stopped container's own overlay layer.
 type layer struct {
-	id, image, upper string
-	mounts           []string // the destinations of its volumes and bind mounts
+	id, upper string
+	mounts    []string // the destinations of its volumes and bind mounts
 }
 
 // stoppedLayer returns the layer of the stopped container id.
@@ -159,7 +164,7 @@ func (c *Client) stoppedLayer(ctx context.Context, id string) (layer, error) {
 		}
 		return layer{}, fmt.Errorf("%w (it is %s)", ErrStorageUnsupported, driver)
 	}
-	l := layer{id: ct.ID, image: ct.Image, upper: gd.Data["UpperDir"]}
+	l := layer{id: ct.ID, upper: gd.Data["UpperDir"]}
 	for _, m := range ct.Mounts {
 		l.mounts = append(l.mounts, path.Clean(m.Destination))
 	}
@@ -298,9 +303,24 @@ func (c *Client) RemoveFilesHelpers(ctx context.Context, labels map[string]strin
 	return n
 }
 
+// isImageID reports whether s is a full image id (sha256:<64 hex>), which
+// names content, not a name anyone could give another image.
+func isImageID(s string) bool {
+	hex, ok := strings.CutPrefix(s, "sha256:")
+	if !ok || len(hex) != 64 {
+		return false
+	}
+	for _, r := range hex {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // createFilesHelper creates (never starts) the helper that mounts the
-// upper directory of container target, from image (the container's own,
-// which the engine has).
+// upper directory of container target, from image (Berth's helper image,
+// by id).
 func (c *Client) createFilesHelper(ctx context.Context, image, upper, target string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()

@@ -27,13 +27,16 @@ func TestRemoveStoppedPath(t *testing.T) {
 	fi
 	touch /started && mkdir -p /work/sub && echo a > /work/a && echo b > /work/sub/b && echo keep > /work/keep && ln -s /work /lnk`}})
 	waitExit(t, id)
+	// Any image does for the helper here (it is never started); Berth
+	// passes its own helper image's id.
+	img := enginetest.ImageID(t, enginetest.Image())
 
 	binBefore, err := c.StatPath(t.Context(), id, "/bin")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"/work/a", "/work/sub", "/bin/cat"} {
-		if err := c.RemoveStoppedPath(t.Context(), id, p); err != nil {
+		if err := c.RemoveStoppedPath(t.Context(), id, p, img); err != nil {
 			t.Fatalf("RemoveStoppedPath(%s): %v", p, err)
 		}
 		if _, err := c.StatPath(t.Context(), id, p); !errors.Is(err, engine.ErrNotFound) {
@@ -41,7 +44,7 @@ func TestRemoveStoppedPath(t *testing.T) {
 		}
 	}
 	// A path through the absolute link /lnk -> /work removes /work's entry.
-	if err := c.RemoveStoppedPath(t.Context(), id, "/lnk/keep"); err != nil {
+	if err := c.RemoveStoppedPath(t.Context(), id, "/lnk/keep", img); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.StatPath(t.Context(), id, "/work/keep"); !errors.Is(err, engine.ErrNotFound) {
@@ -57,8 +60,13 @@ func TestRemoveStoppedPath(t *testing.T) {
 	if _, err := c.StatPath(t.Context(), id, "/bin/sh"); err != nil {
 		t.Fatalf("/bin/sh must remain: %v", err)
 	}
-	if err := c.RemoveStoppedPath(t.Context(), id, "/"); !errors.Is(err, engine.ErrInvalid) {
+	if err := c.RemoveStoppedPath(t.Context(), id, "/", img); !errors.Is(err, engine.ErrInvalid) {
 		t.Fatalf("removing the root: %v", err)
+	}
+	// The helper's image is given by id, never by a name anyone could give
+	// another image.
+	if err := c.RemoveStoppedPath(t.Context(), id, "/bin/ls", enginetest.Image()); !errors.Is(err, engine.ErrInvalid) {
+		t.Fatalf("a helper image by name: %v, want ErrInvalid", err)
 	}
 
 	// The container, started, sees the same.
@@ -72,7 +80,7 @@ func TestRemoveStoppedPath(t *testing.T) {
 
 	// A running container is refused.
 	running := runContainer(t, c, label, engine.CreateSpec{Cmd: []string{"sleep", "600"}})
-	if err := c.RemoveStoppedPath(t.Context(), running, "/bin/cat"); !errors.Is(err, engine.ErrConflict) {
+	if err := c.RemoveStoppedPath(t.Context(), running, "/bin/cat", img); !errors.Is(err, engine.ErrConflict) {
 		t.Fatalf("running container: %v, want ErrConflict", err)
 	}
 	if err := c.CheckStoppedRemoval(t.Context(), running, "/bin/cat"); !errors.Is(err, engine.ErrConflict) {
@@ -91,7 +99,7 @@ func TestRemoveStoppedPath(t *testing.T) {
 	withVol := runContainer(t, c, label, engine.CreateSpec{Cmd: []string{"sh", "-c", "echo v > /data/v"}, Binds: []string{vol + ":/data"}})
 	waitExit(t, withVol)
 	for _, p := range []string{"/data/v", "/data"} {
-		if err := c.RemoveStoppedPath(t.Context(), withVol, p); !errors.Is(err, engine.ErrOnMount) {
+		if err := c.RemoveStoppedPath(t.Context(), withVol, p, img); !errors.Is(err, engine.ErrOnMount) {
 			t.Fatalf("RemoveStoppedPath(%s) on a volume: %v, want ErrOnMount", p, err)
 		}
 	}

@@ -8,7 +8,7 @@ import "github.com/berth-dev/berth/server/internal/files"
 // needs containers:exec (writing a container's files is as strong as running
 // a command in it); resource updates need containers:edit.
 func (s *Server) containerFilesRoutes() []route {
-	h := &fileHandlers{svc: files.New(s.engines)}
+	h := &fileHandlers{svc: files.New(s.engines, s.helperImg)}
 	return []route{
 		{"GET", "/api/containers/{id}/files", "containers:inspect", EnvQuery, "", false, h.list},
 		{"GET", "/api/containers/{id}/files/content", "containers:inspect", EnvQuery, "", false, h.readContent},

@@ -23,6 +23,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/dashboard"
 	"github.com/berth-dev/berth/server/internal/events"
 	"github.com/berth-dev/berth/server/internal/gitops"
+	"github.com/berth-dev/berth/server/internal/helperimage"
 	"github.com/berth-dev/berth/server/internal/images"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/license"
@@ -64,6 +65,9 @@ type Server struct {
 	sys        systemState // system, metrics and audit-stream state (routes_system.go sets it up)
 	// volHelpers are the volume browse, export and clone helpers (routes_volumecontent.go).
 	volHelpers *volumes.Helpers
+	// helperImg is the image of Berth's helper containers (volume and
+	// file helpers).
+	helperImg *helperimage.Set
 	// tpl is the app templates and config sets state (routes_templates.go sets it up).
 	tpl templatesState
 	// bounds are the trust-boundary defaults of the configuration.
@@ -103,6 +107,9 @@ type Deps struct {
 	// (TRUSTED_PROXIES, EXTERNAL_STACK_ROOTS, OUTBOUND_ALLOW); the admin
 	// settings of docs/security.md override the last two.
 	Boundaries Boundaries
+	// HelperImage is the image Berth's helper containers run (nil: the
+	// one embedded in the binary by the Makefile).
+	HelperImage *helperimage.Set
 }
 
 // Boundaries are the trust-boundary defaults of the configuration.
@@ -118,6 +125,10 @@ func New(d Deps) *Server {
 		gin.SetMode(gin.ReleaseMode) // no route dump or debug warnings on the console
 	}
 	scanner := scan.New(d.Engines, d.Store, d.Log, d.Scan)
+	helperImg := d.HelperImage
+	if helperImg == nil {
+		helperImg = helperimage.Embedded()
+	}
 	imgs := images.New(d.Engines, d.Store, d.Log, scanner)
 	stk := stacks.New(d.Store, d.Engines, imgs, d.DataDir, d.Log)
 	git := gitops.New(d.Store, stk, d.Log)
@@ -181,7 +192,8 @@ func New(d Deps) *Server {
 		console:    d.Console,
 		origins:    d.AllowedOrigins,
 		now:        time.Now,
-		volHelpers: volumes.NewHelpers(d.Engines, d.Log, d.Node, 0),
+		volHelpers: volumes.NewHelpers(d.Engines, helperImg, d.Log, d.Node, 0),
+		helperImg:  helperImg,
 	}
 }
 

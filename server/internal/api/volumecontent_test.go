@@ -79,7 +79,7 @@ type listingJSON struct {
 }
 
 const fillScript = `set -e; printf 'hello\nworld\n' > /d/hello.txt; mkdir -p /d/sub/deeper; echo nested > /d/sub/deeper/n.txt
-printf 'a\000b' > /d/bin.dat; ln -s hello.txt /d/link; ln -s /etc /d/escape; echo hidden > /d/.hidden; echo 'sp ace' > '/d/with space.txt'
+printf 'a\000b' > /d/bin.dat; ln -s hello.txt /d/link; ln -s /etc /d/escape; ln -s /berth-nowhere /d/gone; ln -s ../../x /d/climb; echo hidden > /d/.hidden; echo 'sp ace' > '/d/with space.txt'
 chmod 600 /d/hello.txt`
 
 func TestVolumeBrowseListsReadsAndRefuses(t *testing.T) {
@@ -106,7 +106,7 @@ func TestVolumeBrowseListsReadsAndRefuses(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	if diff := cmp.Diff([]string{".hidden", "bin.dat", "escape", "hello.txt", "link", "sub", "with space.txt"}, names); diff != "" {
+	if diff := cmp.Diff([]string{".hidden", "bin.dat", "climb", "escape", "gone", "hello.txt", "link", "sub", "with space.txt"}, names); diff != "" {
 		t.Fatalf("root entries (-want +got):\n%s", diff)
 	}
 	want := map[string]entryJSON{
@@ -154,8 +154,13 @@ func TestVolumeBrowseListsReadsAndRefuses(t *testing.T) {
 		{"", "hello.txt", 400, "Path is not a directory"},
 		{"", "../../etc", 400, "Path must stay inside the volume"},
 		{"/content", "sub/../../../etc/passwd", 400, "Path must stay inside the volume"},
-		{"", "escape", 400, "Path must stay inside the volume"},
-		{"/content", "escape/passwd", 400, "Path must stay inside the volume"},
+		// A link out of the volume is refused on its text alone, the same
+		// whether its target exists in the helper's filesystem or not.
+		{"", "escape", 400, "Path escapes the volume"},
+		{"/content", "escape/passwd", 400, "Path escapes the volume"},
+		{"/content", "gone", 400, "Path escapes the volume"},
+		{"", "climb", 400, "Path escapes the volume"},
+		{"/content", "climb", 400, "Path escapes the volume"},
 		{"", "nowhere", 404, "Path not found"},
 	}
 	for _, r := range refusals {

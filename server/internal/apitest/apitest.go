@@ -17,6 +17,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/api"
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/environments"
+	"github.com/berth-dev/berth/server/internal/helperimage/helperimagetest"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/license"
 	"github.com/berth-dev/berth/server/internal/scan"
@@ -105,6 +106,11 @@ var FastArgon2 = auth.Argon2Params{Memory: 1024, Time: 1, Threads: 1, SaltLen: 1
 // Start serves a Berth with the real local engine (enginetest.Socket)
 // bootstrapped as environment 1.
 func Start(ctx context.Context, o Options) (*Berth, error) {
+	// Berth's helper image, from this checkout: the tests need no `make`.
+	helperImg, err := helperimagetest.Set()
+	if err != nil {
+		return nil, err
+	}
 	st, err := store.Open(ctx, o.DBPath, o.Box)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -173,7 +179,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	}
 	apiSrv := api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
 		Engines: engines, Agents: agentSvc, Jobs: jobReg, Scan: o.Scan, DataDir: filepath.Dir(o.DBPath),
-		Node: o.Node, UpdateGrace: o.UpdateGrace, Boundaries: o.boundaries()})
+		Node: o.Node, UpdateGrace: o.UpdateGrace, Boundaries: o.boundaries(), HelperImage: helperImg})
 	sctx, stopSchedules := context.WithCancel(context.Background())
 	schedulesDone := make(chan struct{})
 	activityDone := make(chan struct{}) // the activity collector runs and stops with the schedules

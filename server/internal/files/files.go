@@ -22,6 +22,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/berth-dev/berth/server/internal/helperimage"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
@@ -44,11 +45,15 @@ func (e *TooLargeError) Error() string { return e.Message }
 
 // Service runs the file operations on an environment's containers.
 type Service struct {
-	engines *engine.Manager
+	engines   *engine.Manager
+	helperImg *helperimage.Set // the image of the stopped-container removal helper
 }
 
-// New returns a Service.
-func New(engines *engine.Manager) *Service { return &Service{engines: engines} }
+// New returns a Service whose removals from stopped containers use the
+// helper image of helperImg.
+func New(engines *engine.Manager, helperImg *helperimage.Set) *Service {
+	return &Service{engines: engines, helperImg: helperImg}
+}
 
 // target is one container of one environment, resolved.
 type target struct {

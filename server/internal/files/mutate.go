@@ -23,7 +23,11 @@ func pausedFault(what string) error {
 // removeStopped removes p from the stopped container t (see the package
 // comment); op names the operation in errors.
 func (s *Service) removeStopped(ctx context.Context, t target, op, p string) error {
-	return stoppedFault(op, p, t.c.RemoveStoppedPath(ctx, t.id, p))
+	img, err := s.helperImg.Ensure(ctx, t.c)
+	if err != nil {
+		return err
+	}
+	return stoppedFault(op, p, t.c.RemoveStoppedPath(ctx, t.id, p, img))
 }
 
 // stoppedFault is the fault of a removal from a stopped container.
@@ -143,7 +147,7 @@ func (s *Service) renameStopped(ctx context.Context, t target, from, to string) 
 		return pathFault("rename file", to, err)
 	}
 	if err := s.removeStopped(ctx, t, "rename file", from); err != nil {
-		if undo := t.c.RemoveStoppedPath(context.WithoutCancel(ctx), t.id, to); undo != nil {
+		if undo := s.removeStopped(context.WithoutCancel(ctx), t, "rename file", to); undo != nil {
 			return fault.Wrap(fault.Internal, "Failed to rename file: "+from+" was copied to "+to+
 				" but could not be removed, nor the copy", err).WithDetails(engine.Details(undo))
 		}

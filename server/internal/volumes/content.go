@@ -1,9 +1,9 @@
 package volumes
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/berth-dev/berth/server/internal/helperbin"
+	"github.com/berth-dev/berth/server/internal/helperimage"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
@@ -72,52 +74,22 @@ func inHelper(p string) string {
 	return mountPath + p
 }
 
-// listScript prints the status (D, N: not found, F: not a directory, X:
-// outside the volume) and, for a directory, the count, the names
-// NUL-terminated, one "size rawmode mtime" line per name in the same order,
-// and each name's link target NUL-terminated (empty for a non-link). The
-// path is an argument, never part of the script. Symbolic links are
-// resolved and must stay inside the volume.
-const listScript = `r=$(readlink -f -- "$1") || r=
-case "$r" in ` + mountPath + `|` + mountPath + `/*) ;; *) if [ -e "$1" ] || [ -L "$1" ]; then printf X; else printf N; fi; exit 0;; esac
-[ -e "$r" ] || { printf N; exit 0; }
-cd -- "$r" 2>/dev/null || { printf F; exit 0; }
-set --
-for f in * .[!.]* ..?*; do { [ -e "$f" ] || [ -L "$f" ]; } && set -- "$@" "$f"; done
-printf 'D%d\0' $#
-[ $# -gt 0 ] || exit 0
-printf '%s\0' "$@"
-stat -c '%s %f %Y' -- "$@"
-for f in "$@"; do if [ -L "$f" ]; then printf '%s' "$(readlink -- "$f")"; fi; printf '\0'; done
-`
-
-// resolveScript prints the resolved path of $1 if it stays inside the
-// volume (X if not, N if it does not exist).
-const resolveScript = `r=$(readlink -f -- "$1") || r=
-case "$r" in ` + mountPath + `|` + mountPath + `/*) ;; *) if [ -e "$1" ] || [ -L "$1" ]; then printf X; else printf N; fi; exit 0;; esac
-[ -e "$r" ] || { printf N; exit 0; }
-printf 'R%s' "$r"
-`
-
 // List returns the directory p (inside the volume) of volume on env.
 func (h *Helpers) List(ctx context.Context, env store.Environment, volume, p string) (Listing, error) {
 	clean, err := CleanPath(p)
 	if err != nil {
 		return Listing{}, err
 	}
-	out, err := h.exec(ctx, env, volume, []string{"sh", "-c", listScript, "sh", inHelper(clean)}, maxListing)
+	out, err := h.exec(ctx, env, volume, []string{helperimage.Program, "list", mountPath, clean}, maxListing)
 	if err != nil {
 		if errors.Is(err, engine.ErrOutputTooLarge) {
 			return Listing{}, fault.Invalidf("Directory is too large to list")
 		}
 		return Listing{}, err
 	}
-	if err := statusFault(out); err != nil {
-		return Listing{}, err
-	}
-	entries, err := parseListing(out[1:])
+	entries, err := decodeListing(out)
 	if err != nil {
-		return Listing{}, fault.Wrap(fault.Internal, "Failed to browse volume", err)
+		return Listing{}, err
 	}
 	return Listing{Path: clean, Entries: entries}, nil
 }
@@ -143,110 +115,51 @@ func (h *Helpers) exec(ctx context.Context, env store.Environment, volume string
 	}
 }
 
-// statusFault is the fault of a script's status byte, nil for success.
-func statusFault(out []byte) error {
-	if len(out) == 0 {
-		return fault.New(fault.Internal, "Failed to browse volume")
-	}
-	switch out[0] {
-	case 'D', 'R':
+// statusFault is the fault of a helper's status, nil for OK. A path
+// whose links lead out of the volume is refused on the links' text alone,
+// so the refusal is the same whatever they point to.
+func statusFault(st helperbin.Status) error {
+	switch st {
+	case helperbin.OK:
 		return nil
-	case 'N':
+	case helperbin.NotFound:
 		return fault.New(fault.NotFound, "Path not found")
-	case 'F':
+	case helperbin.NotDirectory:
 		return fault.Invalidf("Path is not a directory")
-	case 'X':
-		return fault.Invalidf("Path must stay inside the volume")
+	case helperbin.IsDirectory:
+		return fault.Invalidf("Path is a directory")
+	case helperbin.NotRegular:
+		return fault.Invalidf("Path is not a regular file")
+	case helperbin.TooLarge:
+		return fault.Invalidf("File is larger than %d KiB: download the volume export instead", MaxContent>>10)
+	case helperbin.Escapes:
+		return fault.Invalidf("Path escapes the volume")
+	case helperbin.TooManyLinks:
+		return fault.Invalidf("Path has too many symbolic links")
 	}
 	return fault.New(fault.Internal, "Failed to browse volume")
 }
 
-// parseListing parses the listing script's output after its status byte.
-func parseListing(b []byte) ([]Entry, error) {
-	countEnd := bytes.IndexByte(b, 0)
-	if countEnd < 0 {
-		return nil, errors.New("listing: no count")
+// decodeListing turns the helper's answer to list into entries, or the
+// fault of its status. The answer is untrusted: the names are anyone's.
+func decodeListing(b []byte) ([]Entry, error) {
+	var l helperbin.Listing
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fault.Wrap(fault.Internal, "Failed to browse volume", fmt.Errorf("listing: %w", err))
 	}
-	n, err := strconv.Atoi(string(b[:countEnd]))
-	if err != nil {
-		return nil, fmt.Errorf("listing: count: %w", err)
+	if err := statusFault(l.Status); err != nil {
+		return nil, err
 	}
-	b = b[countEnd+1:]
-	if n < 0 || n > len(b) {
-		return nil, fmt.Errorf("listing: count %d for %d bytes", n, len(b))
-	}
-	names := make([]string, 0, n)
-	for range n {
-		i := bytes.IndexByte(b, 0)
-		if i < 0 {
-			return nil, errors.New("listing: short names")
+	entries := make([]Entry, 0, len(l.Entries))
+	for _, e := range l.Entries {
+		out := Entry{Name: e.Name, Type: entryType(e.Mode), Size: e.Size, Mode: e.Mode.String(),
+			Modified: time.Unix(e.MTime, 0).UTC().Format(time.RFC3339), LinkTarget: e.Link}
+		if out.Type == "directory" {
+			out.Size = 0
 		}
-		names = append(names, string(b[:i]))
-		b = b[i+1:]
-	}
-	entries := make([]Entry, 0, n)
-	for _, name := range names {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			return nil, errors.New("listing: short stats")
-		}
-		f := strings.Fields(string(b[:i]))
-		b = b[i+1:]
-		if len(f) != 3 {
-			return nil, fmt.Errorf("listing: bad stat line %q", f)
-		}
-		size, err1 := strconv.ParseInt(f[0], 10, 64)
-		raw, err2 := strconv.ParseUint(f[1], 16, 32)
-		mtime, err3 := strconv.ParseInt(f[2], 10, 64)
-		if err := errors.Join(err1, err2, err3); err != nil {
-			return nil, fmt.Errorf("listing: bad stat line %q: %w", f, err)
-		}
-		mode := unixMode(uint32(raw))
-		e := Entry{Name: name, Type: entryType(mode), Size: size, Mode: mode.String(),
-			Modified: time.Unix(mtime, 0).UTC().Format(time.RFC3339)}
-		if e.Type == "directory" {
-			e.Size = 0
-		}
-		entries = append(entries, e)
-	}
-	for i := range entries {
-		j := bytes.IndexByte(b, 0)
-		if j < 0 {
-			return nil, errors.New("listing: short link targets")
-		}
-		entries[i].LinkTarget = string(b[:j])
-		b = b[j+1:]
+		entries = append(entries, out)
 	}
 	return entries, nil
-}
-
-// unixMode turns a stat(2) mode into Go's.
-func unixMode(raw uint32) fs.FileMode {
-	m := fs.FileMode(raw & 0o777)
-	switch raw & 0o170000 {
-	case 0o040000:
-		m |= fs.ModeDir
-	case 0o120000:
-		m |= fs.ModeSymlink
-	case 0o010000:
-		m |= fs.ModeNamedPipe
-	case 0o140000:
-		m |= fs.ModeSocket
-	case 0o020000:
-		m |= fs.ModeDevice | fs.ModeCharDevice
-	case 0o060000:
-		m |= fs.ModeDevice
-	}
-	if raw&0o4000 != 0 {
-		m |= fs.ModeSetuid
-	}
-	if raw&0o2000 != 0 {
-		m |= fs.ModeSetgid
-	}
-	if raw&0o1000 != 0 {
-		m |= fs.ModeSticky
-	}
-	return m
 }
 
 func entryType(m fs.FileMode) string {
@@ -268,52 +181,40 @@ func (h *Helpers) Read(ctx context.Context, env store.Environment, volume, p str
 	if err != nil {
 		return Content{}, err
 	}
-	out, err := h.exec(ctx, env, volume, []string{"sh", "-c", resolveScript, "sh", inHelper(clean)}, 64<<10)
+	out, err := h.exec(ctx, env, volume,
+		[]string{helperimage.Program, "read", mountPath, clean, strconv.Itoa(MaxContent)}, MaxContent+4096)
 	if err != nil {
+		if errors.Is(err, engine.ErrOutputTooLarge) {
+			return Content{}, fault.Invalidf("File is larger than %d KiB: download the volume export instead", MaxContent>>10)
+		}
 		return Content{}, err
 	}
-	if err := statusFault(out); err != nil {
-		return Content{}, err
-	}
-	resolved := string(out[1:])
-	c, id, done, err := h.browseHelper(ctx, env, volume)
+	hdr, data, err := decodeFile(out)
 	if err != nil {
 		return Content{}, err
-	}
-	defer done()
-	st, err := c.StatPath(ctx, id, resolved)
-	if err != nil {
-		return Content{}, helperFault("read file", err)
-	}
-	switch {
-	case st.Mode.IsDir():
-		return Content{}, fault.Invalidf("Path is a directory")
-	case !st.Mode.IsRegular():
-		return Content{}, fault.Invalidf("Path is not a regular file")
-	case st.Size > MaxContent:
-		return Content{}, fault.Invalidf("File is larger than %d KiB: download the volume export instead", MaxContent>>10)
-	}
-	rc, _, err := c.CopyFrom(ctx, id, resolved)
-	if err != nil {
-		return Content{}, helperFault("read file", err)
-	}
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	hdr, err := tr.Next()
-	if err != nil {
-		return Content{}, fault.Wrap(fault.Internal, "Failed to read file", err)
-	}
-	if hdr.Size > MaxContent {
-		return Content{}, fault.Invalidf("File is larger than %d KiB: download the volume export instead", MaxContent>>10)
-	}
-	data, err := io.ReadAll(io.LimitReader(tr, MaxContent+1))
-	if err != nil {
-		return Content{}, fault.Wrap(fault.Internal, "Failed to read file", err)
 	}
 	if IsBinary(data) {
 		return Content{}, fault.Invalidf("File is binary and cannot be shown as text")
 	}
-	return Content{Path: clean, Size: int64(len(data)), Modified: hdr.ModTime.UTC().Format(time.RFC3339), Content: string(data)}, nil
+	return Content{Path: clean, Size: int64(len(data)), Modified: time.Unix(hdr.MTime, 0).UTC().Format(time.RFC3339),
+		Content: string(data)}, nil
+}
+
+// decodeFile splits the helper's answer to read into its header and the
+// file's bytes, or the fault of its status.
+func decodeFile(b []byte) (helperbin.FileHeader, []byte, error) {
+	line, data, ok := bytes.Cut(b, []byte("\n"))
+	var hdr helperbin.FileHeader
+	if err := json.Unmarshal(line, &hdr); err != nil || !ok {
+		return hdr, nil, fault.Wrap(fault.Internal, "Failed to read file", fmt.Errorf("read: bad header %q: %v", line, err))
+	}
+	if err := statusFault(hdr.Status); err != nil {
+		return hdr, nil, err
+	}
+	if int64(len(data)) != hdr.Size || len(data) > MaxContent {
+		return hdr, nil, fault.New(fault.Internal, "Failed to read file")
+	}
+	return hdr, data, nil
 }
 
 // IsBinary reports whether data is not text: it holds a NUL byte or is not
@@ -370,7 +271,7 @@ func (h *Helpers) Clone(ctx context.Context, env store.Environment, source, targ
 	if err != nil {
 		return engine.Volume{}, err
 	}
-	img, err := pickImage(ctx, c)
+	img, err := h.images.Ensure(ctx, c)
 	if err != nil {
 		return engine.Volume{}, err
 	}
@@ -390,11 +291,11 @@ func (h *Helpers) Clone(ctx context.Context, env store.Environment, source, targ
 		}
 		return engine.Volume{}, opFault("clone volume", err)
 	}
-	out, err := c.Run(ctx, engine.RunSpec{Image: img, Cmd: []string{"sh", "-c", "cp -a /from/. /to/"},
+	out, err := c.Run(ctx, engine.RunSpec{Image: img, Cmd: []string{helperimage.Program, "copy", "/from", "/to"},
 		Binds:  []string{source + ":/from:ro", target + ":/to"},
 		Labels: h.labels("volume-clone", source)})
 	if err == nil && out.ExitCode != 0 {
-		err = fmt.Errorf("cp exited with %d: %s", out.ExitCode, strings.TrimSpace(string(out.Stderr)))
+		err = fmt.Errorf("the copy exited with %d: %s", out.ExitCode, strings.TrimSpace(string(out.Stderr)))
 	}
 	if err != nil {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/helperimage"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
@@ -27,11 +27,6 @@ const mountPath = "/volume"
 // DefaultIdle is how long an unused browse helper is kept.
 const DefaultIdle = 2 * time.Minute
 
-// helperImages are the images, by repository name, a helper is made from,
-// best first: small images with a POSIX shell, find, stat and readlink. Only
-// an image the engine already has is used; nothing is pulled.
-var helperImages = []string{"busybox", "alpine"}
-
 // Helpers keeps Berth's short-lived helper containers on volumes: one browse
 // helper per (environment, volume), kept running while it is used and
 // removed after an idle time, and the one-off helpers of exports and clones.
@@ -39,6 +34,7 @@ var helperImages = []string{"busybox", "alpine"}
 // first time an environment is used.
 type Helpers struct {
 	engines *engine.Manager
+	images  *helperimage.Set
 	log     *slog.Logger
 	owner   string
 	idle    time.Duration
@@ -65,15 +61,16 @@ type helper struct {
 }
 
 // NewHelpers returns the helper keeper of the server called owner (its node
-// name). idle 0 means DefaultIdle.
-func NewHelpers(engines *engine.Manager, log *slog.Logger, owner string, idle time.Duration) *Helpers {
+// name), whose helpers run the helper image of images. idle 0 means
+// DefaultIdle.
+func NewHelpers(engines *engine.Manager, images *helperimage.Set, log *slog.Logger, owner string, idle time.Duration) *Helpers {
 	if idle <= 0 {
 		idle = DefaultIdle
 	}
 	if owner == "" {
 		owner = "berth"
 	}
-	return &Helpers{engines: engines, log: log, owner: owner, idle: idle,
+	return &Helpers{engines: engines, images: images, log: log, owner: owner, idle: idle,
 		browse: map[helperKey]*helper{}, live: map[string]bool{}, swept: map[int64]bool{}}
 }
 
@@ -84,24 +81,6 @@ func helperFault(op string, err error) error {
 		return err
 	}
 	return opFault(op, err)
-}
-
-// pickImage returns the helper image of c's engine.
-func pickImage(ctx context.Context, c *engine.Client) (string, error) {
-	tags, err := c.ImageTags(ctx)
-	if err != nil {
-		return "", err
-	}
-	for _, want := range helperImages {
-		for _, t := range tags {
-			repo := t[:strings.LastIndex(t, ":")]
-			if repo == want || strings.HasSuffix(repo, "/"+want) {
-				return t, nil
-			}
-		}
-	}
-	return "", fault.New(fault.Unavailable,
-		"No helper image on this environment: pull busybox or alpine to browse, export or clone volumes")
 }
 
 // labels returns the labels of a helper of kind for volume.
@@ -165,7 +144,7 @@ func (h *Helpers) client(ctx context.Context, env store.Environment, volume stri
 // removed by the returned function, whatever happened to ctx.
 func (h *Helpers) oneOff(ctx context.Context, c *engine.Client, kind, volume string, start bool, cmd []string,
 	mounts ...engine.VolumeMount) (string, func(), error) {
-	img, err := pickImage(ctx, c)
+	img, err := h.images.Ensure(ctx, c)
 	if err != nil {
 		return "", nil, err
 	}
@@ -221,7 +200,7 @@ func (h *Helpers) browseHelper(ctx context.Context, env store.Environment, volum
 	// The helper outlives this request: it is made without the request's
 	// cancellation.
 	id, _, err := h.oneOff(context.WithoutCancel(ctx), c, "volume-browse", volume, true,
-		[]string{"sleep", "86400"}, engine.VolumeMount{Volume: volume, Target: mountPath, ReadOnly: true})
+		[]string{helperimage.Program, "idle"}, engine.VolumeMount{Volume: volume, Target: mountPath, ReadOnly: true})
 	if err != nil {
 		hp.err = helperFault("browse volume", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/helperimage"
+	"github.com/berth-dev/berth/server/internal/helperimage/helperimagetest"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/enginetest"
@@ -55,7 +57,7 @@ func TestHelpersAreReapedSweptAndClosed(t *testing.T) {
 	ctx := t.Context()
 
 	// Reaped after the idle time.
-	h := NewHelpers(engines, log, "owner-a-"+label, 300*time.Millisecond)
+	h := NewHelpers(engines, helperImages(t), log, "owner-a-"+label, 300*time.Millisecond)
 	if _, err := h.List(ctx, env, vol, "/"); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestHelpersAreReapedSweptAndClosed(t *testing.T) {
 		return id
 	}
 	mine, theirs := mk("owner-a-"+label), mk("owner-b-"+label)
-	h2 := NewHelpers(engines, log, "owner-a-"+label, time.Hour)
+	h2 := NewHelpers(engines, helperImages(t), log, "owner-a-"+label, time.Hour)
 	if _, err := h2.List(ctx, env, vol, "/"); err != nil {
 		t.Fatal(err)
 	}
@@ -96,4 +98,14 @@ func TestHelpersAreReapedSweptAndClosed(t *testing.T) {
 	if ids := helperIDs(t, vol); len(ids) != 1 || ids[0] != theirs {
 		t.Errorf("after Close: helpers %v, want only the other server's", ids)
 	}
+}
+
+// helperImages returns the helper image built for the tests.
+func helperImages(t *testing.T) *helperimage.Set {
+	t.Helper()
+	s, err := helperimagetest.Set()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
