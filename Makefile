@@ -140,6 +140,8 @@ test: export BERTH_SERVER_IMAGE := $(IMAGE)
 test: export BERTH_AGENT_IMAGE := $(AGENT_IMAGE)
 test: helper test-env lint check-static images web-test
 	$(WITH_TEST_ENV) go test $(TEST_FLAGS) $(PKGS)
+	@# Bounded fuzzing of the engine's object references (nothing may climb to another route).
+	go test -run '^$$' -fuzz '^FuzzEngineObjectPath$$' -fuzztime 20s ./shared/engine/
 	@$(MAKE) --no-print-directory e2e
 
 test-env:

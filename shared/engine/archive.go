@@ -28,6 +28,10 @@ type PathStat struct {
 // StatPath describes path (absolute, inside the container). It works on
 // running and stopped containers alike; a missing path is ErrNotFound.
 func (c *Client) StatPath(ctx context.Context, containerID, path string) (PathStat, error) {
+	containerID, err := checkContainer(containerID)
+	if err != nil {
+		return PathStat{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.ContainerStatPath(ctx, containerID, client.ContainerStatPathOptions{Path: path})
@@ -43,6 +47,10 @@ func (c *Client) StatPath(ctx context.Context, containerID, path string) (PathSt
 // base name). The caller reads as much as it needs and closes the stream;
 // closing early ends the transfer. The stream lives at most transferTimeout.
 func (c *Client) CopyFrom(ctx context.Context, containerID, path string) (io.ReadCloser, PathStat, error) {
+	containerID, err := checkContainer(containerID)
+	if err != nil {
+		return nil, PathStat{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, transferTimeout)
 	res, err := c.cli.CopyFromContainer(ctx, containerID, client.CopyFromContainerOptions{SourcePath: path})
 	if err != nil {
@@ -59,9 +67,13 @@ func (c *Client) CopyFrom(ctx context.Context, containerID, path string) (io.Rea
 // directory is never replaced by a non-directory, nor the other way round
 // (ErrConflict-free: the engine answers invalid argument). dir must exist.
 func (c *Client) CopyTo(ctx context.Context, containerID, dir string, content io.Reader) error {
+	containerID, err := checkContainer(containerID)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, transferTimeout)
 	defer cancel()
-	_, err := c.cli.CopyToContainer(ctx, containerID, client.CopyToContainerOptions{DestinationPath: dir, Content: content})
+	_, err = c.cli.CopyToContainer(ctx, containerID, client.CopyToContainerOptions{DestinationPath: dir, Content: content})
 	return c.fail(err)
 }
 

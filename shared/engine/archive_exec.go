@@ -20,6 +20,10 @@ type CommandResult struct {
 // container, waits for it to end and returns its exit code and output. It
 // goes through the agent's exec operation for agent environments.
 func (c *Client) RunCommand(ctx context.Context, containerID string, cmd []string) (CommandResult, error) {
+	containerID, err := checkContainer(containerID)
+	if err != nil {
+		return CommandResult{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	id, err := c.CreateExec(ctx, containerID, ExecSpec{Cmd: cmd, User: "root", Tty: true})

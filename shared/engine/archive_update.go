@@ -46,6 +46,10 @@ type RestartPolicyValues struct {
 // UpdateContainer changes a running or stopped container's resources and
 // restart policy in place and returns the engine's warnings.
 func (c *Client) UpdateContainer(ctx context.Context, containerID string, u ResourceUpdate) ([]string, error) {
+	containerID, err := checkContainer(containerID)
+	if err != nil {
+		return nil, err
+	}
 	opts := client.ContainerUpdateOptions{Resources: &container.Resources{
 		Memory: u.Memory, MemorySwap: u.MemorySwap, MemoryReservation: u.MemoryReservation,
 		CPUShares: u.CPUShares, NanoCPUs: u.NanoCPUs, CPUQuota: u.CPUQuota, CPUPeriod: u.CPUPeriod,
@@ -72,6 +76,10 @@ func (c *Client) UpdateContainer(ctx context.Context, containerID string, u Reso
 
 // ContainerResources reads a container's resource and restart settings.
 func (c *Client) ContainerResources(ctx context.Context, containerID string) (HostResources, error) {
+	containerID, err := checkContainer(containerID)
+	if err != nil {
+		return HostResources{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.ContainerInspect(ctx, containerID, client.ContainerInspectOptions{})

@@ -103,6 +103,9 @@ func (c *Client) composeRun(ctx context.Context, auths []Credentials, progress C
 // of services no longer in it; force recreates every container so that
 // changed variables apply.
 func (c *Client) ComposeUp(ctx context.Context, p *types.Project, force bool, auths []Credentials, progress ComposeProgress) error {
+	if err := CheckProjectName(p.Name); err != nil {
+		return err
+	}
 	if c.agent != nil {
 		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_UP, p.Name, p, func(r *agentpb.ComposeRequest) {
 			r.ForceRecreate = force
@@ -126,6 +129,9 @@ func (c *Client) ComposeUp(ctx context.Context, p *types.Project, force bool, au
 // ComposeStart starts the project's existing containers. p may be nil: the
 // project is then rebuilt from the containers' labels.
 func (c *Client) ComposeStart(ctx context.Context, name string, p *types.Project, progress ComposeProgress) error {
+	if err := CheckProjectName(name); err != nil {
+		return err
+	}
 	if c.agent != nil {
 		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_START, name, p, nil, progress)
 	}
@@ -136,6 +142,9 @@ func (c *Client) ComposeStart(ctx context.Context, name string, p *types.Project
 
 // ComposeStop stops the project's containers.
 func (c *Client) ComposeStop(ctx context.Context, name string, p *types.Project, progress ComposeProgress) error {
+	if err := CheckProjectName(name); err != nil {
+		return err
+	}
 	if c.agent != nil {
 		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_STOP, name, p, nil, progress)
 	}
@@ -146,6 +155,9 @@ func (c *Client) ComposeStop(ctx context.Context, name string, p *types.Project,
 
 // ComposeRestart restarts the project's containers.
 func (c *Client) ComposeRestart(ctx context.Context, name string, p *types.Project, progress ComposeProgress) error {
+	if err := CheckProjectName(name); err != nil {
+		return err
+	}
 	if c.agent != nil {
 		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_RESTART, name, p, nil, progress)
 	}
@@ -158,6 +170,9 @@ func (c *Client) ComposeRestart(ctx context.Context, name string, p *types.Proje
 // it created (kept while other containers use them); volumes removes its
 // named volumes too.
 func (c *Client) ComposeDown(ctx context.Context, name string, p *types.Project, volumes bool, progress ComposeProgress) error {
+	if err := CheckProjectName(name); err != nil {
+		return err
+	}
 	if c.agent != nil {
 		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_DOWN, name, p,
 			func(r *agentpb.ComposeRequest) { r.RemoveVolumes = volumes }, progress)

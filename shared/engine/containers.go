@@ -206,6 +206,10 @@ func exitCodeFromStatus(state, status string) *int {
 // InspectContainer returns the engine's own inspection document and the state
 // fields Berth uses. id is a container id or name.
 func (c *Client) InspectContainer(ctx context.Context, id string) (json.RawMessage, ContainerState, error) {
+	id, err := checkContainer(id)
+	if err != nil {
+		return nil, ContainerState{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
@@ -231,6 +235,16 @@ func (c *Client) InspectContainer(ctx context.Context, id string) (json.RawMessa
 
 // CreateContainer creates a container and returns its full id.
 func (c *Client) CreateContainer(ctx context.Context, spec CreateSpec) (string, error) {
+	if err := CheckImage(spec.Image); err != nil {
+		return "", err
+	}
+	if spec.Name != "" {
+		name, err := checkContainer(spec.Name)
+		if err != nil {
+			return "", err
+		}
+		spec.Name = name
+	}
 	cfg := &container.Config{
 		Image:     spec.Image,
 		Cmd:       spec.Cmd,
@@ -308,59 +322,90 @@ func restartPolicy(s string) (container.RestartPolicy, error) {
 
 // StartContainer starts a container.
 func (c *Client) StartContainer(ctx context.Context, id string) error {
+	id, err := checkContainer(id)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	_, err := c.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
+	_, err = c.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
 	return c.fail(err)
 }
 
 // StopContainer sends the termination signal, then kills after StopGrace.
 func (c *Client) StopContainer(ctx context.Context, id string) error {
+	id, err := checkContainer(id)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout+StopGrace)
 	defer cancel()
 	secs := int(StopGrace / time.Second)
-	_, err := c.cli.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &secs})
+	_, err = c.cli.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &secs})
 	return c.fail(err)
 }
 
 // RestartContainer stops (with StopGrace) and starts a container.
 func (c *Client) RestartContainer(ctx context.Context, id string) error {
+	id, err := checkContainer(id)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout+StopGrace)
 	defer cancel()
 	secs := int(StopGrace / time.Second)
-	_, err := c.cli.ContainerRestart(ctx, id, client.ContainerRestartOptions{Timeout: &secs})
+	_, err = c.cli.ContainerRestart(ctx, id, client.ContainerRestartOptions{Timeout: &secs})
 	return c.fail(err)
 }
 
 // PauseContainer suspends all processes of a container.
 func (c *Client) PauseContainer(ctx context.Context, id string) error {
+	id, err := checkContainer(id)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	_, err := c.cli.ContainerPause(ctx, id, client.ContainerPauseOptions{})
-	return c.fail(err)
+	_, err = c.cli.ContainerPause(ctx, id, client.ContainerPauseOptions{})
+	return stateConflict(c.fail(err), "is not running", "is already paused", "is restarting")
 }
 
 // UnpauseContainer resumes a paused container.
 func (c *Client) UnpauseContainer(ctx context.Context, id string) error {
+	id, err := checkContainer(id)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	_, err := c.cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
-	return c.fail(err)
+	_, err = c.cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
+	return stateConflict(c.fail(err), "is not paused", "is not running")
 }
 
 // RemoveContainer removes a container; force kills a running one first.
 func (c *Client) RemoveContainer(ctx context.Context, id string, force bool) error {
+	id, err := checkContainer(id)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	_, err := c.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: force})
+	_, err = c.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: force})
 	return c.fail(err)
 }
 
 // RenameContainer gives a container a new name.
 func (c *Client) RenameContainer(ctx context.Context, id, name string) error {
+	id, err := checkContainer(id)
+	if err != nil {
+		return err
+	}
+	if name, err = checkContainer(name); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	_, err := c.cli.ContainerRename(ctx, id, client.ContainerRenameOptions{NewName: name})
+	_, err = c.cli.ContainerRename(ctx, id, client.ContainerRenameOptions{NewName: name})
 	return c.fail(err)
 }
 
@@ -372,6 +417,10 @@ type Processes struct {
 
 // TopContainer lists the processes running in a container.
 func (c *Client) TopContainer(ctx context.Context, id string) (Processes, error) {
+	id, err := checkContainer(id)
+	if err != nil {
+		return Processes{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.ContainerTop(ctx, id, client.ContainerTopOptions{})

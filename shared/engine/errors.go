@@ -24,6 +24,11 @@ var (
 	ErrUnauthorized = errors.New("engine: unauthorized")
 )
 
+// ErrWrongState is a conflict with an object's state: pausing a container
+// that is paused or not running, unpausing one that is not paused. It is
+// also ErrConflict.
+var ErrWrongState = fmt.Errorf("%w: the object is not in the state the operation needs", ErrConflict)
+
 // Error is an engine failure: the sentinel kind plus the engine's message.
 type Error struct {
 	Kind error  // one of the sentinels above, or nil for other failures
@@ -64,6 +69,27 @@ func translate(err error) error {
 		kind = ErrOffline
 	}
 	return &Error{Kind: kind, Msg: err.Error(), err: err}
+}
+
+// stateConflict makes err ErrWrongState when the engine refused an operation
+// for the object's state: a conflict, or (engines before API 1.42 answer
+// 500) a message containing one of says.
+func stateConflict(err error, says ...string) error {
+	var e *Error
+	if !errors.As(err, &e) || errors.Is(err, ErrOffline) {
+		return err
+	}
+	if errors.Is(err, ErrConflict) {
+		return reclassify(err, ErrWrongState)
+	}
+	if e.Kind == nil {
+		for _, s := range says {
+			if strings.Contains(e.Msg, s) {
+				return reclassify(err, ErrWrongState)
+			}
+		}
+	}
+	return err
 }
 
 // isConnectionError reports whether err means the engine could not be reached.

@@ -19,6 +19,10 @@ type ExecSpec struct {
 // CreateExec prepares a process in a running container (with stdin and
 // output attached) and returns the exec id.
 func (c *Client) CreateExec(ctx context.Context, containerID string, spec ExecSpec) (string, error) {
+	containerID, err := checkContainer(containerID)
+	if err != nil {
+		return "", err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.ExecCreate(ctx, containerID, client.ExecCreateOptions{
@@ -75,6 +79,9 @@ func (h *hijacked) CloseWrite() error {
 // the start; the stream lives until closed. Through an agent the exec is the
 // agent's typed exec operation (stdin, output and resize on one stream).
 func (c *Client) StartExec(ctx context.Context, execID string, tty bool) (*ExecStream, error) {
+	if err := checkExec(execID); err != nil {
+		return nil, err
+	}
 	if c.agent != nil {
 		return c.startAgentExec(ctx, execID, tty)
 	}
@@ -89,6 +96,9 @@ func (c *Client) StartExec(ctx context.Context, execID string, tty bool) (*ExecS
 
 // ResizeExec sets the terminal size of an exec.
 func (c *Client) ResizeExec(ctx context.Context, execID string, rows, cols uint) error {
+	if err := checkExec(execID); err != nil {
+		return err
+	}
 	if c.agent != nil && c.conn.resizeAgentExec(execID, rows, cols) {
 		return nil
 	}
@@ -107,6 +117,9 @@ type ExecState struct {
 
 // InspectExec returns the state of an exec.
 func (c *Client) InspectExec(ctx context.Context, execID string) (ExecState, error) {
+	if err := checkExec(execID); err != nil {
+		return ExecState{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.ExecInspect(ctx, execID, client.ExecInspectOptions{})

@@ -103,6 +103,9 @@ type ImageInfo struct {
 
 // InspectImage returns an image's id and names (id, name or digest).
 func (c *Client) InspectImage(ctx context.Context, ref string) (ImageInfo, error) {
+	if err := CheckImage(ref); err != nil {
+		return ImageInfo{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.ImageInspect(ctx, ref)
@@ -115,6 +118,9 @@ func (c *Client) InspectImage(ctx context.Context, ref string) (ImageInfo, error
 // InspectImageRaw returns the engine's inspection of an image (id, name or
 // digest) as the engine sent it.
 func (c *Client) InspectImageRaw(ctx context.Context, ref string) (json.RawMessage, error) {
+	if err := CheckImage(ref); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	var raw bytes.Buffer
@@ -155,6 +161,9 @@ func (e *TransferError) Error() string { return e.Message }
 // PullImage pulls ref (a normalized reference) and calls fn for every
 // progress line. The context bounds the whole transfer.
 func (c *Client) PullImage(ctx context.Context, ref string, creds *Credentials, fn func(Progress)) error {
+	if err := CheckImageName(ref); err != nil {
+		return err
+	}
 	if c.agent != nil {
 		return c.agentTransfer(ctx, &agentpb.OperationInput{Input: &agentpb.OperationInput_Pull{
 			Pull: &agentpb.PullRequest{Reference: ref, Credentials: agentCredentials(creds)}}}, fn)
@@ -173,6 +182,9 @@ func (c *Client) PullImage(ctx context.Context, ref string, creds *Credentials, 
 
 // PushImage pushes ref and calls fn for every progress line.
 func (c *Client) PushImage(ctx context.Context, ref string, creds *Credentials, fn func(Progress)) error {
+	if err := CheckImageName(ref); err != nil {
+		return err
+	}
 	if c.agent != nil {
 		return c.agentTransfer(ctx, &agentpb.OperationInput{Input: &agentpb.OperationInput_Push{
 			Push: &agentpb.PushRequest{Reference: ref, Credentials: agentCredentials(creds)}}}, fn)
@@ -236,6 +248,12 @@ func relay(ctx context.Context, r io.Reader, fn func(Progress)) error {
 
 // TagImage gives source the name target.
 func (c *Client) TagImage(ctx context.Context, source, target string) error {
+	if err := CheckImage(source); err != nil {
+		return err
+	}
+	if err := CheckImageName(target); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	_, err := c.cli.ImageTag(ctx, client.ImageTagOptions{Source: source, Target: target})
@@ -251,6 +269,9 @@ type RemovedImage struct {
 // RemoveImage removes an image (force: even when tagged in several
 // repositories or used by a stopped container).
 func (c *Client) RemoveImage(ctx context.Context, ref string, force bool) ([]RemovedImage, error) {
+	if err := CheckImage(ref); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.ImageRemove(ctx, ref, client.ImageRemoveOptions{Force: force, PruneChildren: true})
@@ -276,6 +297,9 @@ type HistoryItem struct {
 
 // ImageHistory returns the layers of an image, newest first.
 func (c *Client) ImageHistory(ctx context.Context, ref string) ([]HistoryItem, error) {
+	if err := CheckImage(ref); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.ImageHistory(ctx, ref)

@@ -33,6 +33,10 @@ const maxLogLine = 64 << 10
 // engine frames the stream (raw for TTY containers, multiplexed otherwise).
 // With Follow it returns when ctx ends or the container's output ends.
 func (c *Client) Logs(ctx context.Context, id string, tty bool, o LogOptions, fn func(LogLine) error) error {
+	id, err := checkContainer(id)
+	if err != nil {
+		return err
+	}
 	if !o.Follow {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, callTimeout)

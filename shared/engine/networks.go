@@ -176,6 +176,9 @@ func withPrefix(a netip.Addr, bits int) string {
 // InspectNetwork returns the engine's inspection document of a network (id,
 // name or unique id prefix) and the network in Berth's shape.
 func (c *Client) InspectNetwork(ctx context.Context, id string) (json.RawMessage, Network, error) {
+	if err := checkNetwork(id); err != nil {
+		return nil, Network{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.NetworkInspect(ctx, id, client.NetworkInspectOptions{})
@@ -221,6 +224,9 @@ func (c *Client) networkIDsNamed(ctx context.Context, name string) ([]string, er
 // created meanwhile by someone else) is removed again. A request the engine
 // refuses (an overlapping subnet, a pre-defined name) is ErrInvalid.
 func (c *Client) CreateNetwork(ctx context.Context, spec NetworkSpec) (string, error) {
+	if err := checkNetwork(spec.Name); err != nil {
+		return "", err
+	}
 	opts := client.NetworkCreateOptions{
 		Driver: spec.Driver, Internal: spec.Internal, Attachable: spec.Attachable,
 		Labels: spec.Labels, Options: spec.Options,
@@ -247,8 +253,12 @@ func (c *Client) CreateNetwork(ctx context.Context, spec NetworkSpec) (string, e
 	res, err := c.cli.NetworkCreate(cctx, spec.Name, opts)
 	if err != nil {
 		err = c.fail(err)
-		if errors.Is(err, ErrUnauthorized) { // 403: the engine refuses this network
+		switch msg := err.Error(); {
+		case errors.Is(err, ErrUnauthorized): // 403: the engine refuses this network
 			err = reclassify(err, ErrInvalid)
+		case strings.Contains(msg, "plugin not found"), strings.Contains(msg, "could not find plugin"),
+			strings.Contains(msg, "plugin") && errors.Is(err, ErrNotFound):
+			err = reclassify(err, ErrInvalid) // an unknown driver: a bad request, not a missing object
 		}
 		return "", err
 	}
@@ -293,6 +303,9 @@ func ipamConfig(p IPAMConfig) (network.IPAMConfig, error) {
 // RemoveNetwork removes a network. A network with attached containers fails
 // with ErrConflict, a pre-defined one (bridge, host, none) with ErrInvalid.
 func (c *Client) RemoveNetwork(ctx context.Context, id string) error {
+	if err := checkNetwork(id); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	_, err := c.cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
@@ -313,9 +326,16 @@ func (c *Client) RemoveNetwork(ctx context.Context, id string) error {
 // attached already fails with ErrConflict; a connection the engine refuses
 // (e.g. to the host network) with ErrInvalid.
 func (c *Client) ConnectNetwork(ctx context.Context, networkID, containerID string) error {
+	if err := checkNetwork(networkID); err != nil {
+		return err
+	}
+	containerID, err := checkContainer(containerID)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	_, err := c.cli.NetworkConnect(ctx, networkID, client.NetworkConnectOptions{Container: containerID})
+	_, err = c.cli.NetworkConnect(ctx, networkID, client.NetworkConnectOptions{Container: containerID})
 	if err == nil {
 		return nil
 	}
@@ -333,9 +353,16 @@ func (c *Client) ConnectNetwork(ctx context.Context, networkID, containerID stri
 // detaches it even when the engine cannot clean up. A container that is not
 // attached fails with ErrConflict.
 func (c *Client) DisconnectNetwork(ctx context.Context, networkID, containerID string, force bool) error {
+	if err := checkNetwork(networkID); err != nil {
+		return err
+	}
+	containerID, err := checkContainer(containerID)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	_, err := c.cli.NetworkDisconnect(ctx, networkID, client.NetworkDisconnectOptions{Container: containerID, Force: force})
+	_, err = c.cli.NetworkDisconnect(ctx, networkID, client.NetworkDisconnectOptions{Container: containerID, Force: force})
 	if err == nil {
 		return nil
 	}

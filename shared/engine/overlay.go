@@ -121,6 +121,10 @@ func (c *Client) stoppedTarget(ctx context.Context, id, p string) (layer, string
 	if p == "/" || !path.IsAbs(p) || path.Clean(p) != p {
 		return layer{}, "", fmt.Errorf("%w: cannot remove %q", ErrInvalid, p)
 	}
+	id, err := checkContainer(id)
+	if err != nil {
+		return layer{}, "", err
+	}
 	l, err := c.stoppedLayer(ctx, id)
 	if err != nil {
 		return layer{}, "", err

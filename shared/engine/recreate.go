@@ -18,6 +18,9 @@ import (
 // RegistryDigest asks the registry of ref, through the engine (which knows
 // the registry's TLS setup), for the digest of the manifest ref names now.
 func (c *Client) RegistryDigest(ctx context.Context, ref string, creds *Credentials) (string, error) {
+	if err := CheckImageName(ref); err != nil {
+		return "", err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	auth, err := creds.encode()
@@ -53,6 +56,10 @@ type ContainerConfig struct {
 
 // InspectConfig returns the configuration of container id (or name).
 func (c *Client) InspectConfig(ctx context.Context, id string) (ContainerConfig, error) {
+	id, err := checkContainer(id)
+	if err != nil {
+		return ContainerConfig{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
@@ -82,6 +89,13 @@ func (c *Client) InspectConfig(ctx context.Context, id string) (ContainerConfig,
 // image; what the container set itself is kept. Anonymous volumes are
 // mounted again by name, so their data stays. The container is not started.
 func (c *Client) CreateLike(ctx context.Context, cfg ContainerConfig, name string) (string, error) {
+	if name != "" {
+		n, err := checkContainer(name)
+		if err != nil {
+			return "", err
+		}
+		name = n
+	}
 	in := cfg.inspect
 	conf := *in.Config
 	conf.Image = cfg.Image

@@ -12,6 +12,9 @@ import (
 
 // SaveImage writes the image ref as a "docker save" tarball to w.
 func (c *Client) SaveImage(ctx context.Context, ref string, w io.Writer) error {
+	if err := CheckImage(ref); err != nil {
+		return err
+	}
 	rc, err := c.cli.ImageSave(ctx, []string{ref})
 	if err != nil {
 		return c.fail(err)
@@ -41,6 +44,9 @@ type RunOutput struct {
 // Run runs a one-off container to its end (or ctx's), returns its output,
 // and removes it in every case.
 func (c *Client) Run(ctx context.Context, spec RunSpec) (RunOutput, error) {
+	if err := CheckImage(spec.Image); err != nil {
+		return RunOutput{}, err
+	}
 	res, err := c.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Config:     &container.Config{Image: spec.Image, Cmd: spec.Cmd, Env: spec.Env, Labels: spec.Labels},
 		HostConfig: &container.HostConfig{Binds: spec.Binds},

@@ -35,6 +35,10 @@ type Stats struct {
 // ContainerStats takes one sample of a running container. The engine samples
 // twice (about a second apart) so that the CPU delta is meaningful.
 func (c *Client) ContainerStats(ctx context.Context, id string) (Stats, error) {
+	id, err := checkContainer(id)
+	if err != nil {
+		return Stats{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.ContainerStats(ctx, id, client.ContainerStatsOptions{Stream: false, IncludePreviousSample: true})

@@ -36,6 +36,14 @@ type VolumeMount struct {
 // CreateHelper creates (and with spec.Start starts) a helper container and
 // returns its id. A helper that fails to start is removed.
 func (c *Client) CreateHelper(ctx context.Context, spec HelperSpec) (string, error) {
+	if err := CheckImage(spec.Image); err != nil {
+		return "", err
+	}
+	for _, m := range spec.Mounts {
+		if err := checkVolume(m.Volume); err != nil {
+			return "", err
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	mounts := make([]mount.Mount, 0, len(spec.Mounts))
@@ -110,6 +118,10 @@ var ErrOutputTooLarge = errors.New("engine: exec output exceeds the limit")
 // its standard error is discarded. Through an agent the exec is the agent's
 // exec operation.
 func (c *Client) ExecOutput(ctx context.Context, id string, cmd []string, limit int) ([]byte, error) {
+	id, err := checkContainer(id)
+	if err != nil {
+		return nil, err
+	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	res, err := c.cli.ExecCreate(cctx, id, client.ExecCreateOptions{AttachStdout: true, AttachStderr: true, Cmd: cmd})
 	cancel()

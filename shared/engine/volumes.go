@@ -58,6 +58,9 @@ func (c *Client) ListVolumes(ctx context.Context) ([]Volume, error) {
 
 // InspectVolume returns the volume called name.
 func (c *Client) InspectVolume(ctx context.Context, name string) (Volume, error) {
+	if err := checkVolume(name); err != nil {
+		return Volume{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.VolumeInspect(ctx, name, client.VolumeInspectOptions{})
@@ -71,6 +74,9 @@ func (c *Client) InspectVolume(ctx context.Context, name string) (Volume, error)
 // volume of that name exists already (it returns the existing one, whatever
 // options were asked for); this one fails with ErrConflict instead.
 func (c *Client) CreateVolume(ctx context.Context, spec VolumeSpec) (Volume, error) {
+	if err := checkVolume(spec.Name); err != nil {
+		return Volume{}, err
+	}
 	switch _, err := c.InspectVolume(ctx, spec.Name); {
 	case err == nil:
 		return Volume{}, &Error{Kind: ErrConflict, Msg: fmt.Sprintf("volume %q already exists", spec.Name),
@@ -92,6 +98,9 @@ func (c *Client) CreateVolume(ctx context.Context, spec VolumeSpec) (Volume, err
 // RemoveVolume removes a volume. A volume in use by a container fails with
 // ErrConflict, force or not (force only ignores errors of volume plugins).
 func (c *Client) RemoveVolume(ctx context.Context, name string, force bool) error {
+	if err := checkVolume(name); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	_, err := c.cli.VolumeRemove(ctx, name, client.VolumeRemoveOptions{Force: force})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"regexp"
 
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
@@ -13,18 +12,16 @@ import (
 	"github.com/berth-dev/berth/shared/engine"
 )
 
-// projectName is what compose accepts as a project name (and so as a
-// directory name under the stacks directory).
-var projectName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
-
 // compose runs a compose operation on this host with the shared compose
 // runner. The project arrives whole in the request and stays in memory:
 // nothing of it (its secrets least of all) is written to this host's disk.
 // Relative paths resolve in StacksDir/<project>.
 func (r *Runner) compose(ctx context.Context, s *sender, req *agentpb.ComposeRequest) error {
+	// The name is a directory name under the stacks directory: checked
+	// with the engine package's rule (compose's), as Berth checks it.
 	name := req.GetProjectName()
-	if !projectName.MatchString(name) {
-		return fmt.Errorf("%w: invalid project name %q", engine.ErrInvalid, name)
+	if err := engine.CheckProjectName(name); err != nil {
+		return err
 	}
 	var p *types.Project
 	if len(req.GetProject()) > 0 {
