@@ -79,7 +79,7 @@ func (h *hijacked) CloseWrite() error {
 // the start; the stream lives until closed. Through an agent the exec is the
 // agent's typed exec operation (stdin, output and resize on one stream).
 func (c *Client) StartExec(ctx context.Context, execID string, tty bool) (*ExecStream, error) {
-	if err := checkExec(execID); err != nil {
+	if err := CheckExecID(execID); err != nil {
 		return nil, err
 	}
 	if c.agent != nil {
@@ -96,7 +96,7 @@ func (c *Client) StartExec(ctx context.Context, execID string, tty bool) (*ExecS
 
 // ResizeExec sets the terminal size of an exec.
 func (c *Client) ResizeExec(ctx context.Context, execID string, rows, cols uint) error {
-	if err := checkExec(execID); err != nil {
+	if err := CheckExecID(execID); err != nil {
 		return err
 	}
 	if c.agent != nil && c.conn.resizeAgentExec(execID, rows, cols) {
@@ -117,7 +117,7 @@ type ExecState struct {
 
 // InspectExec returns the state of an exec.
 func (c *Client) InspectExec(ctx context.Context, execID string) (ExecState, error) {
-	if err := checkExec(execID); err != nil {
+	if err := CheckExecID(execID); err != nil {
 		return ExecState{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)

@@ -65,8 +65,8 @@ func checkNetwork(id string) error {
 	return nil
 }
 
-// checkExec checks an exec id: the 64 hex digits the engine made it of.
-func checkExec(id string) error {
+// CheckExecID checks an exec id: the 64 hex digits the engine made it of.
+func CheckExecID(id string) error {
 	if len(id) != 64 || strings.Trim(id, "0123456789abcdef") != "" {
 		return invalidRef("exec id", id, "")
 	}

@@ -32,7 +32,7 @@ func TestObjectRefsAreCheckedForTheirKind(t *testing.T) {
 			append([]string{"//web", "/", "/../x", "a/b"}, climb...)},
 		{"volume", checkVolume, []string{"data", "my_vol.1-x", hex64}, append([]string{"/data", "a/b"}, climb...)},
 		{"network", checkNetwork, []string{"bridge", "app_default", hex64}, append([]string{"/bridge", "a/b"}, climb...)},
-		{"exec", checkExec, []string{hex64},
+		{"exec", CheckExecID, []string{hex64},
 			append([]string{hex64[:12], hex64 + "0", strings.ToUpper(hex64), "../containers/x/" + hex64[:47]}, climb...)},
 		{"image", CheckImage,
 			[]string{"nginx", "nginx:1.27", "library/nginx:latest", "localhost:5000/a/b:tag", "[::1]:5000/a@sha256:" + hex64,

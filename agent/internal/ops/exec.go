@@ -7,12 +7,16 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/shared/agentpb"
+	"github.com/berth-dev/berth/shared/engine"
 )
 
 // exec attaches to an exec Berth created (through the Engine API pipe) and
 // relays its terminal: stdin and resizes from Berth, output to Berth, then
 // the exit code.
 func (r *Runner) exec(ctx context.Context, st Stream, s *sender, start *agentpb.ExecStart) error {
+	if err := engine.CheckExecID(start.GetExecId()); err != nil {
+		return s.finish(err)
+	}
 	c, err := r.client(ctx)
 	if err != nil {
 		return s.finish(err)

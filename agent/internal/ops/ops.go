@@ -134,6 +134,9 @@ func (r *Runner) info(ctx context.Context, s *sender) error {
 // transfer pulls or pushes ref with the credentials sent for this operation
 // only, streaming the engine's progress lines.
 func (r *Runner) transfer(ctx context.Context, s *sender, ref string, cr *agentpb.Credentials, push bool) error {
+	if err := engine.CheckImageName(ref); err != nil {
+		return err
+	}
 	c, err := r.client(ctx)
 	if err != nil {
 		return err
