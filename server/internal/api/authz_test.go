@@ -122,7 +122,7 @@ func concrete(path string) string {
 // Expected permissions of the built-in roles, written out here as the
 // statement of intent (not derived from the code under test).
 var (
-	viewerPerms = set("containers:view", "containers:logs", "containers:inspect", "images:view", "images:inspect",
+	viewerPerms = set("containers:view", "containers:logs", "containers:inspect", "images:view",
 		"volumes:view", "volumes:inspect", "networks:view", "networks:inspect", "stacks:view", "environments:view",
 		"registries:view", "git:view", "schedules:view", "activity:view")
 	operatorPerms = set("containers:view", "containers:create", "containers:start", "containers:stop",

@@ -6,7 +6,7 @@ func (s *Server) inventoryRoutes() []route {
 		// Updates of an environment's containers: a check that records the
 		// pending updates, and updates of several containers through the
 		// auto-update's health-gated recreate.
-		{"POST", "/api/containers/check-updates", "containers:view", EnvQuery, "container.check_updates", false, s.checkUpdates},
+		{"POST", "/api/containers/check-updates", "containers:edit", EnvQuery, "container.check_updates", false, s.checkUpdates},
 		{"POST", "/api/containers/batch-update", "containers:create", EnvQuery, "container.batch_update", false, s.batchUpdate},
 		{"POST", "/api/containers/batch-update-stream", "containers:create", EnvQuery, "container.batch_update", false, s.batchUpdateStream},
 		// Dismisses the recorded pending updates: all of ?env, or one container's (?containerName=).

@@ -67,7 +67,9 @@ const (
 
 // BuiltinRoles returns the built-in roles: Admin may do everything; Operator
 // runs workloads (containers, images, volumes, networks, stacks, git,
-// schedules) but manages no users, settings or environments; Viewer only looks.
+// schedules) but manages no users, settings or environments; Viewer only
+// looks: it starts no work, so it lacks images:inspect, which scans need
+// (the spec's permission of scans), and with it image details.
 func BuiltinRoles() []store.Role {
 	all := map[string][]string{}
 	for res, actions := range Catalog {
@@ -82,7 +84,7 @@ func BuiltinRoles() []store.Role {
 	operator["notifications"] = []string{"view"}
 	operator["activity"] = []string{"view"}
 	viewer := map[string][]string{
-		"containers": {"view", "logs", "inspect"}, "images": {"view", "inspect"}, "volumes": {"view", "inspect"},
+		"containers": {"view", "logs", "inspect"}, "images": {"view"}, "volumes": {"view", "inspect"},
 		"networks": {"view", "inspect"}, "stacks": {"view"}, "environments": {"view"}, "registries": {"view"},
 		"git": {"view"}, "schedules": {"view"}, "activity": {"view"},
 	}

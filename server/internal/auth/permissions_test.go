@@ -62,6 +62,7 @@ func TestAccessCheck(t *testing.T) {
 		{"viewer views containers", viewer, "containers:view", env(1), Allowed},
 		{"viewer reads logs", viewer, "containers:logs", env(7), Allowed},
 		{"viewer cannot start containers", viewer, "containers:start", env(1), NoPermission},
+		{"viewer cannot scan images", viewer, "images:inspect", env(1), NoPermission},
 		{"viewer views environments globally", viewer, "environments:view", nil, Allowed},
 		{"viewer cannot view users", viewer, "users:view", nil, NoPermission},
 		{"malformed permission is denied", viewer, "containers", env(1), NoPermission},
