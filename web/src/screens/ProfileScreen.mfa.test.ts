@@ -96,8 +96,9 @@ describe('ProfileScreen two-factor authentication', () => {
     expect(mfa.disableMfa).not.toHaveBeenCalled();
     await fireEvent.click(within(section).getByRole('button', { name: 'Turn off' }));
     const again = await screen.findByRole('dialog', { name: 'Turn off two-factor authentication?' });
+    await fireEvent.input(within(again).getByLabelText('Your current password or a code from your app'), { target: { value: '123456' } });
     await fireEvent.click(within(again).getByRole('button', { name: 'Turn off' }));
-    expect(mfa.disableMfa).toHaveBeenCalledWith(4);
+    expect(mfa.disableMfa).toHaveBeenCalledWith(4, { password: '123456', token: '123456' });
     await waitFor(() => expect(within(section).getByText('Off')).toBeTruthy());
     expect(session.session?.user?.mfaEnabled).toBe(false);
   });

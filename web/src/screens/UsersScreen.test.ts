@@ -188,8 +188,9 @@ describe('UsersScreen', () => {
 
     vi.mocked(admin.listUsers).mockResolvedValue(structuredClone(withMfa.map((u) => (u.id === 2 ? { ...u, mfaEnabled: false } : u))));
     await fireEvent.click(screen.getByRole('button', { name: 'Disable MFA of alice' }));
+    await fireEvent.input(within(screen.getByRole('dialog')).getByLabelText('Your password'), { target: { value: 'admin-password-1' } });
     await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Disable MFA' }));
-    expect(mfa.disableMfa).toHaveBeenCalledWith(2);
+    expect(mfa.disableMfa).toHaveBeenCalledWith(2, { password: 'admin-password-1' });
     expect((await screen.findByRole('status')).textContent).toContain('Two-factor authentication disabled for alice.');
     await waitFor(() => expect(screen.queryByRole('button', { name: 'Disable MFA of alice' })).toBeNull());
     expect(within(rowOf('alice')).queryByText('MFA')).toBeNull();
