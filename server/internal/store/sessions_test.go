@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -209,6 +210,58 @@ func TestDeleteExpiredSessionsKeepsLiveOnes(t *testing.T) {
 		}
 		if n, err := s.DeleteExpiredSessions(ctx, clock); err != nil || n != 0 {
 			t.Errorf("second DeleteExpiredSessions = %d, %v; want 0, nil", n, err)
+		}
+	})
+}
+
+func TestRevokeUserCredentialsKeepsOneSessionAndOtherUsers(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		amy := createUser(t, s, "amy")
+		bob := createUser(t, s, "bob")
+		for _, sess := range []store.Session{
+			sessionAt("amy-1", amy.ID, time.Now(), time.Hour),
+			sessionAt("amy-2", amy.ID, time.Now(), time.Hour),
+			sessionAt("bob-1", bob.ID, time.Now(), time.Hour),
+		} {
+			if err := s.CreateSession(ctx, &sess); err != nil {
+				t.Fatalf("CreateSession(%q): %v", sess.ID, err)
+			}
+		}
+		for i, u := range []store.User{amy, amy, bob} {
+			tok := store.APIToken{UserID: u.ID, Name: "t", TokenHash: fmt.Sprintf("hash-%d", i), TokenPrefix: "bth_x"}
+			if err := s.CreateAPIToken(ctx, &tok); err != nil {
+				t.Fatalf("CreateAPIToken: %v", err)
+			}
+		}
+
+		if err := s.RevokeUserCredentials(ctx, amy.ID, "amy-2"); err != nil {
+			t.Fatalf("RevokeUserCredentials: %v", err)
+		}
+		got := map[string]bool{}
+		for _, id := range []string{"amy-1", "amy-2", "bob-1"} {
+			_, err := s.GetSession(ctx, id)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("GetSession(%q): %v", id, err)
+			}
+			got[id] = err == nil
+		}
+		if diff := cmp.Diff(map[string]bool{"amy-1": false, "amy-2": true, "bob-1": true}, got); diff != "" {
+			t.Errorf("sessions left (-want +got):\n%s", diff)
+		}
+		for _, c := range []struct {
+			user store.User
+			want int
+		}{{amy, 0}, {bob, 1}} {
+			if list, err := s.ListAPITokens(ctx, c.user.ID); err != nil || len(list) != c.want {
+				t.Errorf("tokens of %s = %d, %v; want %d", c.user.Username, len(list), err, c.want)
+			}
+		}
+		if err := s.RevokeUserCredentials(ctx, amy.ID, ""); err != nil {
+			t.Fatalf("RevokeUserCredentials keeping none: %v", err)
+		}
+		if _, err := s.GetSession(ctx, "amy-2"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("amy-2 after revoking with no session kept: %v, want ErrNotFound", err)
 		}
 	})
 }
