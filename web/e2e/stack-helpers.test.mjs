@@ -36,6 +36,9 @@ describe('stack editor helpers', { timeout: 120_000 }, () => {
     const envs = await h.api('GET', '/api/environments');
     env = envs.body[0]?.id;
     assert.ok(env, 'an environment exists');
+    // Stack files outside DATA_DIR/stacks live only under the external stack roots an admin lists.
+    const roots = await h.api('PUT', '/api/settings/stack-roots', { roots: [tmp] });
+    assert.equal(roots.status, 200);
     // A running stack with a named volume, deployed through the API (its answer is the deploy's event stream).
     const r = await h.api('POST', `/api/stacks?env=${env}`, { name: stackName, compose: composeOf(h.label) });
     assert.equal(r.status, 200);

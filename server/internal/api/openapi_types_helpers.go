@@ -32,6 +32,10 @@ var helperOps = map[string]apiOp{
 		Response: gitDeployResult{}, Header: "X-Job-Id"},
 	"POST /api/git/preview-env": {Summary: "The variables of a repository's compose and env files, before saving a git stack", Request: previewEnvInput{},
 		Response: gitops.EnvPreview{}},
+
+	"GET /api/settings/stack-roots": {Summary: "The external stack roots: directories outside DATA_DIR/stacks where stack files may live", Response: stackRoots{}},
+	"PUT /api/settings/stack-roots": {Summary: "Set the external stack roots (absolute, existing directories outside DATA_DIR)", Request: stackRoots{},
+		Response: stackRoots{}},
 }
 
 type basePathAnswer struct {

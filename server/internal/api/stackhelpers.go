@@ -57,13 +57,14 @@ func (s *Server) stackPathHints(c *gin.Context) error {
 // {valid, message?, directory, exists, writable, hasComposeFile,
 // composeFile?}: stack creation's rules (absolute, no "..", writable). A
 // path that breaks them is valid false with the reason, status 200; a
-// missing path is a 400.
+// missing path is a 400, and one outside the allowed stack roots the 403
+// of that rule (nothing about the place is told).
 func (s *Server) validateStackPath(c *gin.Context) error {
 	var req pathInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	out, err := stacks.CheckLocation(req.Path)
+	out, err := s.stacks.CheckLocation(c.Request.Context(), envOf(c), req.Path)
 	if err != nil {
 		return err
 	}

@@ -88,6 +88,7 @@ func TestStackPathHelpersApplyTheCreationRules(t *testing.T) {
 
 	// validate-path: the rules of stack creation.
 	root := t.TempDir()
+	h.allowStackRoots(root)
 	withCompose := filepath.Join(root, "existing")
 	if err := os.MkdirAll(withCompose, 0o755); err != nil {
 		t.Fatal(err)
@@ -394,7 +395,9 @@ func TestStackRelocateOfARunningStackKeepsItRunning(t *testing.T) {
 	before, _ := h.stackEntry(name)
 	slices.Sort(before.Containers)
 	oldDir, _ := filepath.Abs(filepath.Join(h.dataDir, "stacks", "1", name))
-	target := filepath.Join(t.TempDir(), "moved", name)
+	targetRoot := t.TempDir()
+	target := filepath.Join(targetRoot, "moved", name)
+	h.allowStackRoots(targetRoot)
 
 	var ch pathChange
 	h.must(200, "POST", "/api/stacks/"+name+"/check-path-change?env=1", map[string]string{"path": target}, &ch)
@@ -408,6 +411,7 @@ func TestStackRelocateOfARunningStackKeepsItRunning(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(taken, "compose.yaml"), []byte("services: {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	h.allowStackRoots(targetRoot, taken)
 	h.must(200, "POST", "/api/stacks/"+name+"/check-path-change?env=1", map[string]string{"path": taken}, &ch)
 	if ch.CanRelocate || !slices.Equal(ch.Conflicts, []string{filepath.Join(taken, "compose.yaml")}) {
 		t.Errorf("check of a taken directory = %+v", ch)

@@ -412,6 +412,7 @@ func TestExternalStackIsListedAdoptedAndDeletedWithoutItsFiles(t *testing.T) {
 	name := "ext-" + h.label
 	h.removeStackAtCleanup(name)
 	dir := t.TempDir()
+	h.allowStackRoots(dir)
 	composePath := filepath.Join(dir, "compose.yaml")
 	compose := fmt.Sprintf("services:\n  app:\n    image: %s\n    command: [\"sleep\", \"3600\"]\n", enginetest.Image())
 	if err := os.WriteFile(composePath, []byte(compose), 0o644); err != nil {

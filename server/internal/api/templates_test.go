@@ -274,6 +274,16 @@ func TestTemplateSourcesFileMalformedAndRefusals(t *testing.T) {
 	if err := os.WriteFile(outside, []byte(templateList(h.label)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A link inside the directory leading to Berth's own key, and a
+	// directory where a file is expected (issue 20: host paths).
+	keyLink := filepath.Join(dir, "key.json")
+	if err := os.Symlink(filepath.Join(h.dataDir, ".encryption_key"), keyLink); err != nil {
+		t.Fatal(err)
+	}
+	subdir := filepath.Join(dir, "sub.json")
+	if err := os.MkdirAll(subdir, 0o750); err != nil {
+		t.Fatal(err)
+	}
 	good := filepath.Join(dir, "good.json")
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(good, []byte(templateList(h.label)), 0o600); err != nil {
@@ -316,10 +326,14 @@ func TestTemplateSourcesFileMalformedAndRefusals(t *testing.T) {
 		{"source without name", "POST", "/api/templates/sources", map[string]any{"url": good}, 400, "Source name is required"},
 		{"source without url", "POST", "/api/templates/sources", map[string]any{"name": "x"}, 400, "Source URL or file path is required"},
 		{"source bad scheme", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": "ftp://h/x"}, 400, "Source must be an http(s) URL or an absolute file path"},
-		{"source outside the templates directory", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": outside}, 400, "A template file source must be a file in " + dir},
-		{"source file URL outside the templates directory", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": "file:///etc/passwd"}, 400, "A template file source must be a file in " + dir},
-		{"source climbing out of the templates directory", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": dir + "/../berth.db"}, 400, "A template file source must be a file in " + dir},
-		{"source moved outside the templates directory", "PUT", "/api/templates/sources?id=" + fmt.Sprint(broken.ID), map[string]any{"url": outside}, 400, "A template file source must be a file in " + dir},
+		{"source outside the templates directory", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": outside}, 403, "a template file source must be a file in " + dir},
+		{"source file URL outside the templates directory", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": "file:///etc/passwd"}, 403, "a template file source must be a file in " + dir},
+		{"source climbing out of the templates directory", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": dir + "/../berth.db"}, 400, "path traversal is not allowed"},
+		{"source that is Berth's database", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": filepath.Join(h.dataDir, "berth.db")}, 403, "a template file source must be a file in " + dir},
+		{"source linked to the encryption key", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": keyLink}, 403, "a template file source must be a file in " + dir},
+		{"source that is a directory", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": subdir}, 400, "it is a directory"},
+		{"source that is the directory itself", "POST", "/api/templates/sources", map[string]any{"name": "x", "url": dir}, 400, "it is a directory"},
+		{"source moved outside the templates directory", "PUT", "/api/templates/sources?id=" + fmt.Sprint(broken.ID), map[string]any{"url": outside}, 403, "a template file source must be a file in " + dir},
 		{"source duplicate", "POST", "/api/templates/sources", map[string]any{"name": "file", "url": good}, 409, "A template source named 'file' already exists"},
 		{"source wrong type", "POST", "/api/templates/sources", `{"name": 5}`, 400, "Invalid JSON body"},
 		{"update without id", "PUT", "/api/templates/sources", map[string]any{"name": "y"}, 400, "Source ID is required"},

@@ -34,7 +34,8 @@ func (s *Service) Create(ctx context.Context, env store.Environment, spec Create
 	if strings.TrimSpace(spec.Compose) == "" {
 		return store.Stack{}, errComposeRequired
 	}
-	if err := checkPaths(spec.ComposePath, spec.EnvPath); err != nil {
+	composePath, envPath, err := s.confineFiles(ctx, env.ID, spec.ComposePath, spec.EnvPath)
+	if err != nil {
 		return store.Stack{}, err
 	}
 	plain, secrets, err := splitVariables(spec.EnvVars)
@@ -46,19 +47,22 @@ func (s *Service) Create(ctx context.Context, env store.Environment, spec Create
 		envText = []byte(withoutKeys(*spec.RawEnvContent, secretKeys(secrets)))
 	}
 	st := store.Stack{EnvironmentID: env.ID, Name: spec.Name, SourceType: store.SourceInternal,
-		ComposePath: spec.ComposePath, EnvPath: spec.EnvPath}
+		ComposePath: composePath, EnvPath: envPath, CreatedFiles: []string{}}
 	err = s.CreateRecord(ctx, env, &st, func(st *store.Stack) error {
-		if err := s.validate(ctx, st.Name, spec.ComposePath, []byte(spec.Compose), envText, secrets); err != nil {
+		if err := s.validate(ctx, st.Name, composePath, []byte(spec.Compose), envText, secrets); err != nil {
 			return err
 		}
-		if err := writeFile(s.composePath(*st), []byte(spec.Compose)); err != nil {
+		var err error
+		if st.CreatedFiles, err = writeTracked(s.composePath(*st), []byte(spec.Compose), st.CreatedFiles, s.BasePath(env)); err != nil {
+			s.removeFiles(ctx, *st)
 			return err
 		}
-		if err := writeFile(s.envPath(*st), envText); err != nil {
+		if st.CreatedFiles, err = writeTracked(s.envPath(*st), envText, st.CreatedFiles, s.BasePath(env)); err != nil {
+			s.removeFiles(ctx, *st)
 			return err
 		}
 		if err := s.store.CreateStack(ctx, st, secrets); err != nil {
-			s.removeFiles(*st)
+			s.removeFiles(ctx, *st)
 			return err
 		}
 		return nil
@@ -155,12 +159,16 @@ func (s *Service) Compose(ctx context.Context, env store.Environment, name strin
 	if err != nil {
 		return ComposeFile{}, err
 	}
-	path := s.composePath(st)
+	files, err := s.files(ctx, st)
+	if err != nil {
+		return ComposeFile{}, err
+	}
+	path := files.compose
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return ComposeFile{}, errNoComposeFile(name, err)
 	}
-	return ComposeFile{Content: string(b), StackDir: filepath.Dir(path), ComposePath: path, EnvPath: s.envPath(st),
+	return ComposeFile{Content: string(b), StackDir: filepath.Dir(path), ComposePath: path, EnvPath: files.env,
 		SuggestedEnvPath: filepath.Join(filepath.Dir(path), EnvFile), SourceType: st.SourceType}, nil
 }
 
@@ -177,7 +185,8 @@ func (s *Service) UpdateCompose(ctx context.Context, env store.Environment, name
 	if strings.TrimSpace(spec.Content) == "" {
 		return errComposeRequired
 	}
-	if err := checkPaths(spec.ComposePath, spec.EnvPath); err != nil {
+	composePath, envPath, err := s.confineFiles(ctx, env.ID, spec.ComposePath, spec.EnvPath)
+	if err != nil {
 		return err
 	}
 	defer s.lock(env.ID, name)()
@@ -188,72 +197,27 @@ func (s *Service) UpdateCompose(ctx context.Context, env store.Environment, name
 	if st.SourceType == store.SourceGit {
 		return fault.New(fault.Invalid, fmt.Sprintf("Stack '%s' is deployed from git: change its compose file in the repository", name))
 	}
-	oldCompose, oldEnv := s.composePath(st), s.envPath(st)
+	src, err := s.source(ctx, st) // the stack's own files, confined
+	if err != nil {
+		return err
+	}
+	oldCompose := s.composePath(st)
 	if _, err := os.Stat(oldCompose); err != nil {
 		return errNoComposeFile(name, err)
 	}
 	moved := st
-	if spec.ComposePath != "" {
-		moved.ComposePath = spec.ComposePath
+	if composePath != "" {
+		moved.ComposePath = composePath
 	}
-	if spec.EnvPath != "" {
-		moved.EnvPath = spec.EnvPath
+	if envPath != "" {
+		moved.EnvPath = envPath
 	}
-	newCompose, newEnv := s.composePath(moved), s.envPath(moved)
-	src, err := s.source(ctx, st)
-	if err != nil {
-		return err
-	}
+	newCompose := s.composePath(moved)
 	src.composePath, src.content = newCompose, []byte(spec.Content)
 	if _, err := src.load(ctx); err != nil {
 		return err
 	}
-	if err := writeFile(newCompose, []byte(spec.Content)); err != nil {
-		return err
-	}
-	if newEnv != oldEnv {
-		envText, err := readOptional(oldEnv)
-		if err != nil {
-			return err
-		}
-		if err := writeFile(newEnv, envText); err != nil {
-			return err
-		}
-	}
-	if moved.ComposePath == st.ComposePath && moved.EnvPath == st.EnvPath {
-		return nil
-	}
-	if err := s.store.UpdateStackPaths(ctx, &moved); err != nil {
-		return err
-	}
-	if st.SourceType == store.SourceInternal {
-		if newCompose != oldCompose {
-			os.Remove(oldCompose)
-		}
-		if newEnv != oldEnv {
-			os.Remove(oldEnv)
-		}
-		s.removeDirIfEmpty(filepath.Dir(oldCompose))
-	}
-	return nil
-}
-
-// removeFiles removes an internal stack's files: its compose and env files
-// and its directory (the whole default directory, or a custom one only when
-// nothing else is left in it).
-func (s *Service) removeFiles(st store.Stack) {
-	def := s.stackDir(st.EnvironmentID, st.Name)
-	for _, p := range []string{s.composePath(st), s.envPath(st)} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			s.log.Warn("remove stack file", "stack", st.Name, "path", p, "err", err)
-		}
-		if filepath.Dir(p) != def {
-			s.removeDirIfEmpty(filepath.Dir(p))
-		}
-	}
-	if err := os.RemoveAll(def); err != nil {
-		s.log.Warn("remove stack directory", "stack", st.Name, "err", err)
-	}
+	return s.moveFiles(ctx, st, moved, []byte(spec.Content))
 }
 
 func (s *Service) removeDirIfEmpty(dir string) {

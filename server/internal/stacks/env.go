@@ -14,7 +14,11 @@ func (s *Service) Variables(ctx context.Context, env store.Environment, name str
 	if err != nil {
 		return nil, err
 	}
-	text, err := readOptional(s.envPath(st))
+	files, err := s.files(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	text, err := readOptional(files.env)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +55,11 @@ func (s *Service) SetVariables(ctx context.Context, env store.Environment, name 
 		return err
 	}
 	keepMasked(secrets, old)
-	if err := writeFile(s.envPath(st), renderEnv(plain)); err != nil {
+	files, err := s.files(ctx, st)
+	if err != nil {
+		return err
+	}
+	if err := writeFile(files.env, renderEnv(plain)); err != nil {
 		return err
 	}
 	return s.store.ReplaceStackSecrets(ctx, st.ID, secrets)
@@ -121,7 +129,11 @@ func (s *Service) RawEnv(ctx context.Context, env store.Environment, name string
 	if err != nil {
 		return "", err
 	}
-	b, err := readOptional(s.envPath(st))
+	files, err := s.files(ctx, st)
+	if err != nil {
+		return "", err
+	}
+	b, err := readOptional(files.env)
 	return string(b), err
 }
 
@@ -141,5 +153,9 @@ func (s *Service) SetRawEnv(ctx context.Context, env store.Environment, name, co
 	if err != nil {
 		return err
 	}
-	return writeFile(s.envPath(st), []byte(withoutKeys(content, secretKeys(secrets))))
+	files, err := s.files(ctx, st)
+	if err != nil {
+		return err
+	}
+	return writeFile(files.env, []byte(withoutKeys(content, secretKeys(secrets))))
 }

@@ -43,8 +43,12 @@ func (s *Service) Scan(ctx context.Context, env store.Environment) ([]Discovered
 			d.ConfigFiles = []string{}
 		}
 		if len(d.ConfigFiles) > 0 {
-			_, statErr := os.Stat(d.ConfigFiles[0])
-			d.Adoptable = statErr == nil
+			// Adoptable only under the allowed stack roots; nothing is
+			// looked at elsewhere.
+			if _, _, err := s.confineFiles(ctx, env.ID, d.ConfigFiles[0], ""); err == nil {
+				_, statErr := os.Stat(d.ConfigFiles[0])
+				d.Adoptable = statErr == nil
+			}
 		}
 		out = append(out, d)
 	}
@@ -66,11 +70,12 @@ func (s *Service) Adopt(ctx context.Context, env store.Environment, spec AdoptSp
 	if err := CheckName(spec.Name); err != nil {
 		return store.Stack{}, err
 	}
-	if err := checkPaths(spec.ComposePath, spec.EnvPath); err != nil {
+	composePath, envPath, err := s.confineFiles(ctx, env.ID, spec.ComposePath, spec.EnvPath)
+	if err != nil {
 		return store.Stack{}, err
 	}
-	st := store.Stack{EnvironmentID: env.ID, Name: spec.Name, SourceType: store.SourceExternal, EnvPath: spec.EnvPath}
-	err := s.CreateRecord(ctx, env, &st, func(st *store.Stack) error {
+	st := store.Stack{EnvironmentID: env.ID, Name: spec.Name, SourceType: store.SourceExternal, EnvPath: envPath}
+	err = s.CreateRecord(ctx, env, &st, func(st *store.Stack) error {
 		found, err := s.Scan(ctx, env)
 		if err != nil {
 			return err
@@ -79,15 +84,19 @@ func (s *Service) Adopt(ctx context.Context, env store.Environment, spec AdoptSp
 		if i < 0 {
 			return notFound(st.Name)
 		}
-		st.ComposePath = spec.ComposePath
+		st.ComposePath = composePath
 		if st.ComposePath == "" && len(found[i].ConfigFiles) > 0 {
-			st.ComposePath = found[i].ConfigFiles[0] // as the project's containers name it
+			// As the project's containers name it: confined like a path a
+			// user gives.
+			if st.ComposePath, _, err = s.confineFiles(ctx, env.ID, found[i].ConfigFiles[0], ""); err != nil {
+				return err
+			}
 		}
 		if st.ComposePath == "" {
 			return fault.Invalidf("The compose file of stack '%s' is unknown: give composePath", st.Name)
 		}
-		if err := checkPath("compose path", st.ComposePath); err != nil {
-			return err
+		if _, _, err := s.confineFiles(ctx, env.ID, "", s.envPath(*st)); err != nil {
+			return err // the default env file next to the compose file
 		}
 		if _, err := os.Stat(st.ComposePath); err != nil {
 			return fault.Invalidf("Compose file %s of stack '%s' cannot be read: %v", st.ComposePath, st.Name, err)

@@ -47,39 +47,14 @@ func CheckName(name string) error {
 	return nil
 }
 
-// checkPath validates a custom file location: absolute, and without any
-// ".." element, so that no request can reach outside the directory it names.
-func checkPath(what, p string) error {
-	if p == "" {
-		return nil
-	}
-	if !filepath.IsAbs(p) || strings.ContainsRune(p, 0) {
-		return fault.Invalidf("Invalid %s %q: an absolute path is required", what, p)
-	}
-	for _, el := range strings.Split(filepath.ToSlash(p), "/") {
-		if el == ".." {
-			return fault.Invalidf("Invalid %s %q: path traversal is not allowed", what, p)
-		}
-	}
-	return nil
-}
-
-// checkPaths validates the custom locations of a stack's two files.
-func checkPaths(composePath, envPath string) error {
-	if err := checkPath("compose path", composePath); err != nil {
-		return err
-	}
-	return checkPath("env path", envPath)
-}
-
 // errNoComposeFile is the 404 of a stack whose compose file is missing.
 func errNoComposeFile(name string, err error) error {
 	return fault.Wrap(fault.NotFound, fmt.Sprintf("Compose file of stack '%s' not found", name), err)
 }
 
-// stackDir is the default directory of a stack.
+// stackDir is the default directory of a stack, absolute.
 func (s *Service) stackDir(envID int64, name string) string {
-	return filepath.Join(s.dataDir, "stacks", fmt.Sprint(envID), name)
+	return absPath(filepath.Join(s.dataDir, "stacks", fmt.Sprint(envID), name))
 }
 
 // composePath is where the stack's compose file lives. A git stack's path

@@ -54,7 +54,11 @@ func (s *Service) find(ctx context.Context, c *engine.Client, env store.Environm
 	switch {
 	case err == nil:
 		t.record = st
-		if _, statErr := os.Stat(s.composePath(st)); statErr == nil {
+		// A record whose files are not under the allowed stack roots (one
+		// written before the rule) acts on its containers only.
+		if _, confErr := s.files(ctx, st); confErr != nil {
+			s.log.Warn("stack files refused", "stack", st.Name, "err", confErr)
+		} else if _, statErr := os.Stat(s.composePath(st)); statErr == nil {
 			if t.project, err = s.project(ctx, st); err != nil {
 				return target{}, err
 			}
@@ -144,6 +148,6 @@ func (s *Service) Delete(ctx context.Context, env store.Environment, name string
 	if err := s.store.DeleteStack(ctx, t.record.ID); err != nil {
 		return err
 	}
-	s.removeFiles(t.record)
+	s.removeFiles(ctx, t.record)
 	return nil
 }

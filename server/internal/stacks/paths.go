@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/berth-dev/berth/server/internal/hostpath"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -102,20 +103,45 @@ func isComposeFileName(p string) bool {
 	return ext == ".yaml" || ext == ".yml"
 }
 
-// CheckLocation applies the rules of stack creation to a location for a
-// stack's files: a directory, or a compose file path (ending in .yaml or
-// .yml). It must be absolute, without "..", and writable (its nearest
-// existing ancestor, when it does not exist yet: creation makes the
-// directories). An existing compose file is reported, not refused: the
-// message warns that it would be replaced.
-func CheckLocation(p string) (PathCheck, error) {
+// CheckLocation applies the rules of stack creation in env to a location
+// for a stack's files: a directory, or a compose file path (ending in .yaml
+// or .yml). It must be absolute, without ".." (else the answer is valid
+// false with the reason), under the allowed stack roots once links are
+// followed (else the 403 of the rule, before anything about the place is
+// looked at), and writable (its nearest existing ancestor, when it does not
+// exist yet: creation makes the directories). An existing compose file is
+// reported, not refused: the message warns that it would be replaced.
+func (s *Service) CheckLocation(ctx context.Context, env store.Environment, p string) (PathCheck, error) {
 	if strings.TrimSpace(p) == "" {
 		return PathCheck{}, errPathRequired
 	}
-	if err := checkPath("path", p); err != nil {
+	if err := hostpath.CheckForm("path", p); err != nil {
 		f, _ := fault.As(err)
 		return PathCheck{Valid: false, Message: f.Message}, nil
 	}
+	if err := s.confineLocation(ctx, env.ID, p, hostpath.Any); err != nil {
+		return PathCheck{}, err
+	}
+	return checkLocation(p), nil
+}
+
+// confineLocation checks a location for a stack's files (a directory, or
+// a compose file path) against the confinement of environment envID; kind
+// is hostpath.Any when what is there is judged by the caller.
+func (s *Service) confineLocation(ctx context.Context, envID int64, p string, kind hostpath.Kind) error {
+	pol, err := s.policy(ctx, envID)
+	if err != nil {
+		return err
+	}
+	if kind != hostpath.Any && isComposeFileName(p) {
+		kind = hostpath.File
+	}
+	_, err = pol.Confine("path", p, kind)
+	return err
+}
+
+// checkLocation is CheckLocation on a well-formed, allowed path.
+func checkLocation(p string) PathCheck {
 	p = filepath.Clean(p)
 	out := PathCheck{Directory: p}
 	composeFile := ""
@@ -126,12 +152,12 @@ func CheckLocation(p string) (PathCheck, error) {
 	switch {
 	case err == nil && !fi.IsDir():
 		out.Message = fmt.Sprintf("%s is a file, not a directory", out.Directory)
-		return out, nil
+		return out
 	case err == nil:
 		out.Exists = true
 	case !errors.Is(err, fs.ErrNotExist):
 		out.Message = fmt.Sprintf("%s cannot be read: %v", out.Directory, err)
-		return out, nil
+		return out
 	}
 	if composeFile != "" {
 		if fi, err := os.Stat(composeFile); err == nil && !fi.IsDir() {
@@ -146,7 +172,7 @@ func CheckLocation(p string) (PathCheck, error) {
 		if fi, err := os.Stat(ancestor); err == nil {
 			if !fi.IsDir() {
 				out.Message = fmt.Sprintf("%s is a file, not a directory", ancestor)
-				return out, nil
+				return out
 			}
 			break
 		}
@@ -166,7 +192,7 @@ func CheckLocation(p string) (PathCheck, error) {
 	default:
 		out.Valid = true
 	}
-	return out, nil
+	return out
 }
 
 // writable reports whether a file can be created in dir, by creating (and
@@ -205,21 +231,33 @@ type PathHints struct {
 // the directories of the stacks with custom locations, and compose files
 // found under the base path, those directories and the common places
 // compose projects live in (three levels). With prefix (an absolute path
-// being typed) the subdirectories completing it are added. Walks are
-// bounded in depth, visits and results; hidden directories are skipped.
+// being typed) the subdirectories completing it are added. Only what lies
+// under the allowed stack roots (once links are followed) is listed or
+// even walked: never DATA_DIR outside env's stack directory, nor the rest
+// of the host. Walks are bounded in depth, visits and results; hidden
+// directories are skipped.
 func (s *Service) Hints(ctx context.Context, env store.Environment, prefix string) (PathHints, error) {
 	base := s.BasePath(env)
 	out := PathHints{BasePath: base, Directories: []string{}, ComposeFiles: []string{}}
+	pol, err := s.policy(ctx, env.ID)
+	if err != nil {
+		return PathHints{}, err
+	}
+	allowed := func(p string) bool {
+		real, err := hostpath.Resolve(p)
+		return err == nil && pol.Allows(real)
+	}
 	dirs, files := newHintSet(), newHintSet()
-	if prefix != "" && checkPath("path", prefix) == nil {
+	if prefix != "" && hostpath.CheckForm("path", prefix) == nil {
 		dir, start := prefix, ""
 		if !strings.HasSuffix(prefix, "/") {
 			dir, start = filepath.Dir(prefix), filepath.Base(prefix)
 		}
-		if entries, err := os.ReadDir(dir); err == nil {
+		if entries, err := os.ReadDir(dir); err == nil && allowed(dir) {
 			for _, e := range entries {
-				if e.IsDir() && strings.HasPrefix(e.Name(), start) && !strings.HasPrefix(e.Name(), ".") {
-					dirs.add(filepath.Join(dir, e.Name()))
+				p := filepath.Join(dir, e.Name())
+				if e.IsDir() && strings.HasPrefix(e.Name(), start) && !strings.HasPrefix(e.Name(), ".") && allowed(p) {
+					dirs.add(p)
 				}
 			}
 		}
@@ -230,7 +268,7 @@ func (s *Service) Hints(ctx context.Context, env store.Environment, prefix strin
 		return PathHints{}, err
 	}
 	for _, r := range records {
-		if r.SourceType != store.SourceGit && r.ComposePath != "" {
+		if r.SourceType != store.SourceGit && r.ComposePath != "" && allowed(r.ComposePath) {
 			d := filepath.Dir(r.ComposePath)
 			dirs.add(d)
 			roots = append(roots, filepath.Dir(d))
@@ -243,8 +281,11 @@ func (s *Service) Hints(ctx context.Context, env store.Environment, prefix strin
 		}
 	})
 	for _, r := range append(roots, likelyComposeRoots...) {
+		if !allowed(r) {
+			continue
+		}
 		walk(r, hintComposeDepth, &visits, func(p string, d fs.DirEntry) {
-			if !d.IsDir() && isComposeName(d.Name()) {
+			if !d.IsDir() && isComposeName(d.Name()) && allowed(p) {
 				files.add(p)
 			}
 		})

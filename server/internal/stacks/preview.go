@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/berth-dev/berth/server/internal/hostpath"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 )
@@ -131,7 +132,7 @@ func (s *Service) DeletePreview(ctx context.Context, env store.Environment, name
 	}
 	if t.record.ID != 0 {
 		out.Records = true
-		s.previewFiles(t.record, &out)
+		s.previewFiles(ctx, t.record, &out)
 	}
 	switch {
 	case out.RequiresForce && !force:
@@ -189,19 +190,24 @@ func (s *Service) previewEngine(ctx context.Context, c *engine.Client, name stri
 
 // previewFiles fills in the files and directories removeFiles and the git
 // clone removal take.
-func (s *Service) previewFiles(st store.Stack, out *DeletePreview) {
+func (s *Service) previewFiles(ctx context.Context, st store.Stack, out *DeletePreview) {
 	def := s.stackDir(st.EnvironmentID, st.Name)
 	seen := map[string]bool{}
 	addFile := func(p string) {
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && !seen[p] && len(out.Files) < maxPreviewFiles {
+		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() && !seen[p] && len(out.Files) < maxPreviewFiles {
 			seen[p] = true
 			out.Files = append(out.Files, absPath(p))
 		}
 	}
-	if st.SourceType != store.SourceGit {
-		addFile(s.composePath(st))
+	// Only what Berth created, still under the allowed stack roots (see
+	// removeFiles).
+	if pol, err := s.policy(ctx, st.EnvironmentID); err == nil {
+		for _, p := range st.CreatedFiles {
+			if _, err := pol.Confine("path", filepath.Dir(p), hostpath.Dir); err == nil {
+				addFile(p)
+			}
+		}
 	}
-	addFile(s.envPath(st))
 	if fi, err := os.Stat(def); err == nil && fi.IsDir() {
 		out.Directories = append(out.Directories, absPath(def))
 		_ = filepath.WalkDir(def, func(p string, d fs.DirEntry, err error) error {

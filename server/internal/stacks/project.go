@@ -82,13 +82,15 @@ func (s *Service) source(ctx context.Context, st store.Stack) (projectSource, er
 	if err != nil {
 		return projectSource{}, err
 	}
-	src := projectSource{name: st.Name, composePath: s.composePath(st), secrets: secrets}
-	if st.SourceType == store.SourceGit {
-		if g, err := s.store.GetGitStackOfStack(ctx, st.ID); err == nil && g.EnvFilePath != "" {
-			src.envFiles = append(src.envFiles, filepath.Join(s.CloneDir(st.ID), filepath.FromSlash(g.EnvFilePath)))
-		}
+	files, err := s.files(ctx, st)
+	if err != nil {
+		return projectSource{}, err
 	}
-	src.envFiles = append(src.envFiles, s.envPath(st))
+	src := projectSource{name: st.Name, composePath: files.compose, secrets: secrets}
+	if files.gitEnv != "" {
+		src.envFiles = append(src.envFiles, files.gitEnv)
+	}
+	src.envFiles = append(src.envFiles, files.env)
 	return src, nil
 }
 

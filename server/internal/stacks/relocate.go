@@ -2,14 +2,14 @@ package stacks
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/berth-dev/berth/server/internal/hostpath"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -52,10 +52,16 @@ func (s *Service) plan(ctx context.Context, st store.Stack, dir string) (store.S
 	if strings.TrimSpace(dir) == "" {
 		return store.Stack{}, PathChange{}, errPathRequired
 	}
-	if err := checkPath("path", dir); err != nil {
+	if err := hostpath.CheckForm("path", dir); err != nil {
 		return store.Stack{}, PathChange{}, err
 	}
 	dir = filepath.Clean(dir)
+	if err := s.confineLocation(ctx, st.EnvironmentID, dir, hostpath.Dir); err != nil {
+		return store.Stack{}, PathChange{}, err
+	}
+	if _, err := s.files(ctx, st); err != nil {
+		return store.Stack{}, PathChange{}, err
+	}
 	oldCompose, oldEnv := s.composePath(st), s.envPath(st)
 	composeName := filepath.Base(oldCompose)
 	if isComposeFileName(dir) {
@@ -113,10 +119,7 @@ func (s *Service) plan(ctx context.Context, st store.Stack, dir string) (store.S
 		}
 	}
 	sort.Strings(ch.Warnings)
-	check, err := CheckLocation(dir)
-	if err != nil {
-		return store.Stack{}, PathChange{}, err
-	}
+	check := checkLocation(dir)
 	switch {
 	case !check.Valid:
 		ch.Warnings = append(ch.Warnings, check.Message)
@@ -160,12 +163,18 @@ func (s *Service) Relocate(ctx context.Context, env store.Environment, name, dir
 	if !ch.CanRelocate {
 		return ch, fault.New(fault.Invalid, fmt.Sprintf("Cannot relocate stack '%s': %s", name, strings.Join(ch.Warnings, "; ")))
 	}
-	var written []string
+	// The new copies are Berth's (none was there: a conflict is refused);
+	// the old files go when Berth created them, a file that was there
+	// before stays where it is.
+	created := moved.CreatedFiles
 	undo := func() {
-		for _, p := range written {
-			os.Remove(p)
+		var made []string
+		for _, p := range created {
+			if !slices.Contains(moved.CreatedFiles, p) {
+				made = append(made, p)
+			}
 		}
-		s.removeDirIfEmpty(ch.To)
+		s.removeCreated(store.Stack{Name: st.Name, CreatedFiles: created}, made)
 	}
 	for _, m := range ch.Files {
 		data, err := os.ReadFile(m.From)
@@ -173,21 +182,24 @@ func (s *Service) Relocate(ctx context.Context, env store.Environment, name, dir
 			undo()
 			return PathChange{}, err
 		}
-		if err := writeFile(m.To, data); err != nil {
+		if created, err = writeTracked(m.To, data, created, s.basePath(st)); err != nil {
 			undo()
 			return PathChange{}, err
 		}
-		written = append(written, m.To)
+	}
+	var gone []string
+	for _, m := range ch.Files {
+		if s.createdByBerth(st, m.From) {
+			gone = append(gone, m.From)
+		}
+	}
+	if st.CreatedFiles != nil {
+		moved.CreatedFiles = forget(created, gone...)
 	}
 	if err := s.store.UpdateStackPaths(ctx, &moved); err != nil {
 		undo()
 		return PathChange{}, err
 	}
-	for _, m := range ch.Files {
-		if err := os.Remove(m.From); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.log.Warn("remove relocated stack file", "stack", name, "path", m.From, "err", err)
-		}
-	}
-	s.removeDirIfEmpty(ch.From)
+	s.removeCreated(st, gone)
 	return ch, nil
 }

@@ -35,6 +35,9 @@ type Service struct {
 	notifier   Notifier   // nil: outcomes are not reported
 	dataDir    string
 	log        *slog.Logger
+	// defaultRoots are the external stack roots while an admin has saved
+	// none (see UseDefaultRoots).
+	defaultRoots []string
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // one per environment and stack name
@@ -49,7 +52,7 @@ func New(st *store.Store, engines *engine.Manager, registries Registries, dataDi
 // CloneDir is where the repository of the git stack with stack id stackID
 // is cloned.
 func (s *Service) CloneDir(stackID int64) string {
-	return filepath.Join(s.dataDir, "git", fmt.Sprintf("stack-%d", stackID))
+	return absPath(filepath.Join(s.dataDir, "git", fmt.Sprintf("stack-%d", stackID)))
 }
 
 // lock serializes operations on one stack: two deploys of the same stack

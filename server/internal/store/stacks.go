@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -18,7 +19,9 @@ const (
 // Stack is a compose stack Berth knows in one environment. ComposePath and
 // EnvPath are absolute paths of its files, empty meaning the default location
 // under the data directory; a git stack's ComposePath is relative to its
-// clone.
+// clone. CreatedFiles are the files and directories Berth created for the
+// stack (absolute paths), the only ones its deletion removes; nil for a
+// stack recorded before they were kept.
 type Stack struct {
 	ID            int64
 	EnvironmentID int64
@@ -26,6 +29,7 @@ type Stack struct {
 	SourceType    string
 	ComposePath   string
 	EnvPath       string
+	CreatedFiles  []string
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 }
@@ -45,6 +49,7 @@ type stackRow struct {
 	SourceType    string
 	ComposePath   string
 	EnvPath       string
+	CreatedFiles  *string // JSON list; NULL: not recorded
 	CreatedAt     dbTime
 	UpdatedAt     dbTime
 }
@@ -52,10 +57,25 @@ type stackRow struct {
 func (stackRow) TableName() string { return "stacks" }
 
 func (r stackRow) stack() Stack {
-	return Stack{
+	st := Stack{
 		ID: r.ID, EnvironmentID: r.EnvironmentID, Name: r.Name, SourceType: r.SourceType, ComposePath: r.ComposePath,
 		EnvPath: r.EnvPath, CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time,
 	}
+	if r.CreatedFiles != nil {
+		st.CreatedFiles = []string{}
+		_ = json.Unmarshal([]byte(*r.CreatedFiles), &st.CreatedFiles) // written by createdFiles only
+	}
+	return st
+}
+
+// createdFiles is the column value of a stack's created files (nil: NULL).
+func createdFiles(files []string) *string {
+	if files == nil {
+		return nil
+	}
+	b, _ := json.Marshal(files)
+	v := string(b)
+	return &v
 }
 
 // stackSecretRow is a row of the stack_secrets table, the value sealed.
@@ -113,7 +133,7 @@ func (s *Store) CreateStack(ctx context.Context, st *Stack, secrets []StackSecre
 func (s *Store) createStack(ctx context.Context, tx *gorm.DB, st *Stack, secrets []StackSecret) error {
 	t := now()
 	r := stackRow{EnvironmentID: st.EnvironmentID, Name: st.Name, SourceType: st.SourceType, ComposePath: st.ComposePath,
-		EnvPath: st.EnvPath, CreatedAt: timeValue(t), UpdatedAt: timeValue(t)}
+		EnvPath: st.EnvPath, CreatedFiles: createdFiles(st.CreatedFiles), CreatedAt: timeValue(t), UpdatedAt: timeValue(t)}
 	if err := tx.WithContext(ctx).Create(&r).Error; err != nil {
 		return err
 	}
@@ -121,11 +141,13 @@ func (s *Store) createStack(ctx context.Context, tx *gorm.DB, st *Stack, secrets
 	return s.writeSecrets(ctx, tx, st.ID, secrets)
 }
 
-// UpdateStackPaths records where a stack's files now live.
+// UpdateStackPaths records where a stack's files now live and which of
+// them Berth created.
 func (s *Store) UpdateStackPaths(ctx context.Context, st *Stack) error {
 	t := now()
 	res := s.db.WithContext(ctx).Model(&stackRow{}).Where("id = ?", st.ID).Updates(map[string]any{
-		"compose_path": st.ComposePath, "env_path": st.EnvPath, "updated_at": timeValue(t),
+		"compose_path": st.ComposePath, "env_path": st.EnvPath, "created_files": createdFiles(st.CreatedFiles),
+		"updated_at": timeValue(t),
 	})
 	if err := oneRow(res); err != nil {
 		return fmt.Errorf("store: update stack %d: %w", st.ID, err)

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/berth-dev/berth/server/internal/hostpath"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -174,16 +175,22 @@ func (s *Service) checkSource(name, raw string) error {
 }
 
 // inFileDir returns path, cleaned, when it names a file under the
-// directory of file sources, or the 400 that says where file sources must
-// be.
+// directory of file sources once symbolic links are followed (the host
+// path rule of docs/security.md): a malformed path (relative, "..") or a
+// directory is a 400, a path leading anywhere else the 403 that says where
+// file sources must be.
 func (s *Service) inFileDir(path string) (string, error) {
 	dir := s.filesDir()
 	if dir == "" {
 		return "", fault.Invalidf("File template sources are disabled on this server: use an http(s) URL")
 	}
-	path = filepath.Clean(path)
-	if !within(dir, path) {
-		return "", fault.Invalidf("A template file source must be a file in %s", dir)
+	pol := hostpath.Policy{Home: dir, Outside: "a template file source must be a file in " + dir}
+	path, err := pol.Confine("template file source", path, hostpath.File)
+	if err != nil {
+		return "", err
+	}
+	if path == filepath.Clean(dir) {
+		return "", fault.Invalidf("Invalid template file source %q: a file in %s is required, not the directory itself", path, dir)
 	}
 	return path, nil
 }

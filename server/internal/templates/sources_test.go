@@ -2,6 +2,7 @@ package templates
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -204,11 +205,11 @@ func TestSourceValidationAndLimits(t *testing.T) {
 	})
 }
 
-// File sources are read from the directory of file sources only: any
-// other path (or a file URL of one, or a path climbing out with "..") is a
-// 400 and is not stored; a symbolic link in the directory that leads out
-// of it is stored but not read. Without a directory, file sources are
-// refused; URL sources need http or https.
+// File sources are read from the directory of file sources only (the host
+// path rule): any other path, a file URL of one, or a symbolic link in the
+// directory that leads out of it is the 403 of the rule; a path climbing
+// out with ".." or naming a directory is a 400; none is stored. Without a
+// directory, file sources are refused; URL sources need http or https.
 func TestFileSourcesAreConfinedToTheirDirectory(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
@@ -231,21 +232,29 @@ func TestFileSourcesAreConfinedToTheirDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := New(Options{Store: st, Log: discardLog(), FileDir: dir + "/"})
-		inDir := "A template file source must be a file in " + dir
-		for _, sp := range []struct{ url, want string }{
-			{outside, inDir},
-			{"file://" + outside, inDir},
-			{"/etc/passwd", inDir},
-			{dir, inDir},
-			{dir + "/team/../../secret.json", inDir},
-			{"file:///etc/hostname", inDir},
-			{"gopher://example.test/x", "Source must be an http(s) URL or an absolute file path"},
-			{"file:relative.json", "Invalid source URL: a file URL needs an absolute path"},
-			{"http:///templates.json", "Invalid source URL: no host"},
+		inDir := func(p string) string {
+			return fmt.Sprintf("Invalid template file source %q: a template file source must be a file in %s", p, dir)
+		}
+		link := filepath.Join(dir, "link.json")
+		for _, sp := range []struct {
+			url  string
+			kind fault.Kind
+			want string
+		}{
+			{outside, fault.Forbidden, inDir(outside)},
+			{"file://" + outside, fault.Forbidden, inDir(outside)},
+			{"/etc/passwd", fault.Forbidden, inDir("/etc/passwd")},
+			{link, fault.Forbidden, inDir(link)},
+			{dir, fault.Invalid, fmt.Sprintf("Invalid template file source %q: it is a directory, a file path is required", dir)},
+			{dir + "/team/../../secret.json", fault.Invalid, fmt.Sprintf("Invalid template file source %q: path traversal is not allowed", dir+"/team/../../secret.json")},
+			{"file:///etc/hostname", fault.Forbidden, inDir("/etc/hostname")},
+			{"gopher://example.test/x", fault.Invalid, "Source must be an http(s) URL or an absolute file path"},
+			{"file:relative.json", fault.Invalid, "Invalid source URL: a file URL needs an absolute path"},
+			{"http:///templates.json", fault.Invalid, "Invalid source URL: no host"},
 		} {
 			_, err := s.CreateSource(ctx, SourceSpec{Name: "x", URL: sp.url})
-			if f, ok := fault.As(err); !ok || f.Kind != fault.Invalid || f.Message != sp.want {
-				t.Errorf("source %q: %v, want 400 %q", sp.url, err, sp.want)
+			if f, ok := fault.As(err); !ok || f.Kind != sp.kind || f.Message != sp.want {
+				t.Errorf("source %q: %v, want %v %q", sp.url, err, sp.kind, sp.want)
 			}
 		}
 		if srcs, _ := s.Sources(ctx); len(srcs) != 0 {
@@ -256,15 +265,8 @@ func TestFileSourcesAreConfinedToTheirDirectory(t *testing.T) {
 		if err != nil || nested.LastError != "" || nested.TemplateCount != 4 {
 			t.Fatalf("a file under the directory = %+v, %v", nested, err)
 		}
-		if _, err := s.UpdateSource(ctx, nested.ID, SourceSpec{URL: outside}); fault.KindOf(err) != fault.Invalid {
-			t.Errorf("moving a source outside the directory: %v, want 400", err)
-		}
-		link, err := s.CreateSource(ctx, SourceSpec{Name: "link", URL: filepath.Join(dir, "link.json")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := "cannot read file: it leads outside " + dir; link.LastError != want || link.TemplateCount != 0 {
-			t.Errorf("link out of the directory = %+v, want lastError %q and no templates", link, want)
+		if _, err := s.UpdateSource(ctx, nested.ID, SourceSpec{URL: outside}); fault.KindOf(err) != fault.Forbidden {
+			t.Errorf("moving a source outside the directory: %v, want 403", err)
 		}
 
 		// A source stored before the directory changed is no longer read.
