@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/files"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
 )
 
@@ -50,7 +52,16 @@ func errorResponse(err error) (int, errorBody) {
 		if !known {
 			status = http.StatusInternalServerError
 		}
+		if es, ok := engineStatus(err); ok && f.Kind == fault.Internal {
+			status = es
+		}
 		return status, errorBody{Error: f.Message, Details: f.Details}
+	}
+	if es, ok := engineStatus(err); ok {
+		if es == http.StatusGatewayTimeout {
+			return es, errorBody{Error: "The operation did not finish in time"}
+		}
+		return es, errorBody{Error: engine.Details(err)}
 	}
 	var tooBig *http.MaxBytesError
 	var tooLarge *files.TooLargeError
@@ -65,6 +76,25 @@ func errorResponse(err error) (int, errorBody) {
 		return http.StatusConflict, errorBody{Error: "Already exists"}
 	}
 	return http.StatusInternalServerError, errorBody{Error: "Internal server error"}
+}
+
+// engineStatus is the status of a failed engine operation by its cause, for
+// the errors domain packages report as failed operations (500): a reference
+// or request the engine refuses (400), a conflict with the object's state
+// (409: pausing a paused container), an engine that cannot be reached (503)
+// or that did not answer in time (504).
+func engineStatus(err error) (int, bool) {
+	switch {
+	case errors.Is(err, engine.ErrOffline), errors.Is(err, engine.ErrAgentAbsent):
+		return http.StatusServiceUnavailable, true
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout, true
+	case errors.Is(err, engine.ErrInvalid):
+		return http.StatusBadRequest, true
+	case errors.Is(err, engine.ErrWrongState):
+		return http.StatusConflict, true
+	}
+	return 0, false
 }
 
 // writeError answers with err's status and body; server errors are logged
