@@ -66,14 +66,6 @@ func CleanPath(p string) (string, error) {
 	return path.Clean("/" + p), nil
 }
 
-// inHelper is p (clean) as the helper sees it.
-func inHelper(p string) string {
-	if p == "/" {
-		return mountPath
-	}
-	return mountPath + p
-}
-
 // List returns the directory p (inside the volume) of volume on env.
 func (h *Helpers) List(ctx context.Context, env store.Environment, volume, p string) (Listing, error) {
 	clean, err := CleanPath(p)
