@@ -6,7 +6,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/berth-dev/berth/server/internal/images"
 	"github.com/berth-dev/berth/server/internal/jobs"
+	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
 )
 
@@ -31,6 +33,9 @@ func (s *Server) pullImage(c *gin.Context) error {
 	}
 	if req.Image == "" {
 		return fault.New(fault.Invalid, "Image name is required")
+	}
+	if err := engine.CheckImageName(images.PullReference(req.Image)); err != nil {
+		return fault.Wrap(fault.Invalid, "Invalid image reference", err).WithDetails(engine.Details(err))
 	}
 	scan := req.ScanAfterPull == nil || *req.ScanAfterPull
 	env := envOf(c)
