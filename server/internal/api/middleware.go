@@ -32,7 +32,8 @@ func (s *Server) logRequests(c *gin.Context) {
 			level = slog.LevelWarn
 		}
 		s.log.Log(r.Context(), level, "http", "method", r.Method, "path", r.URL.Path,
-			"status", status, "duration", time.Since(start).Round(time.Microsecond), "remote", r.RemoteAddr)
+			"status", status, "duration", time.Since(start).Round(time.Microsecond), "remote", r.RemoteAddr,
+			"client", s.clientIP(r))
 		s.sys.observeRequest(c, status, time.Since(start))
 	}()
 	c.Next()
