@@ -100,7 +100,7 @@ func (s *Server) routes() []route {
 		{"GET", "/api/environments/{id}", "environments:view", EnvPath, "", false, s.getEnvironment},
 		{"PUT", "/api/environments/{id}", "environments:edit", EnvPath, "environment.update", false, s.updateEnvironment},
 		{"DELETE", "/api/environments/{id}", "environments:delete", EnvPath, "environment.delete", false, s.deleteEnvironment},
-		{"POST", "/api/environments/{id}/test", "environments:view", EnvPath, Quiet, false, s.testEnvironment},
+		{"POST", "/api/environments/{id}/test", "environments:edit", EnvPath, Quiet, false, s.testEnvironment},
 		{"POST", "/api/environments/{id}/agent-token", "environments:edit", EnvPath, "environment.agent_token", false, s.issueAgentToken},
 		{"GET", "/api/environments/{id}/agent-status", "environments:view", EnvPath, "", false, s.agentStatus},
 		{"GET", "/api/environments/{id}/update-check", "environments:view", EnvPath, "", false, s.getUpdateCheck},
@@ -161,7 +161,7 @@ func (s *Server) routes() []route {
 
 		{"GET", "/api/stacks", "stacks:view", EnvQuery, "", false, s.listStacks},
 		{"POST", "/api/stacks", "stacks:create", EnvQuery, "stack.create", false, s.createStack},
-		{"POST", "/api/stacks/scan", "stacks:view", EnvQuery, Quiet, false, s.scanStacks},
+		{"POST", "/api/stacks/scan", "stacks:create", EnvQuery, Quiet, false, s.scanStacks},
 		{"POST", "/api/stacks/adopt", "stacks:create", EnvQuery, "stack.adopt", false, s.adoptStack},
 		{"GET", "/api/stacks/{name}/compose", "stacks:view", EnvQuery, "", false, s.getStackCompose},
 		{"PUT", "/api/stacks/{name}/compose", "stacks:edit", EnvQuery, "stack.update", false, s.updateStackCompose},
