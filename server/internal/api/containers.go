@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/server/internal/containers"
+	"github.com/berth-dev/berth/server/internal/policy"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -77,10 +78,26 @@ func (req createContainerRequest) spec() containers.CreateSpec {
 	return sp
 }
 
+// workload is what the container asks of the host: a volume whose source
+// is a path (not a volume name) is a bind mount of that host path.
+func (req createContainerRequest) workload() policy.Workload {
+	w := policy.Workload{Privileged: req.Privileged, NetworkMode: req.NetworkMode, CapAdd: req.CapAdd}
+	for _, v := range req.Volumes {
+		src, _, ok := strings.Cut(v, ":")
+		if ok && (strings.ContainsAny(src, "/\\") || strings.HasPrefix(src, ".") || strings.HasPrefix(src, "~")) {
+			w.Binds = append(w.Binds, src)
+		}
+	}
+	return w
+}
+
 func (s *Server) createContainer(c *gin.Context) error {
 	env := envOf(c)
 	var req createContainerRequest
 	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := s.policy().Check(c.Request.Context(), env, req.workload()); err != nil {
 		return err
 	}
 	id, err := s.containers.Create(c.Request.Context(), env, req.spec())

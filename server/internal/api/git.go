@@ -276,7 +276,7 @@ func (s *Server) createGitStack(c *gin.Context) error {
 	s.schedulesChanged(c) // its auto-sync
 	out := toGitStackJSON(g)
 	if req.DeployNow {
-		out.JobID = s.jobs.Start(ownerOf(c), s.gitDeployJob(env, g.ID, false)).ID
+		out.JobID = s.startJob(c, s.gitDeployJob(env, g.ID, false)).ID
 	}
 	return writeJSON(c, http.StatusCreated, out)
 }

@@ -134,7 +134,7 @@ func (s *Server) batchUpdate(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeResult(c, s.jobs.Start(ownerOf(c), fn))
+	return writeResult(c, s.startJob(c, fn))
 }
 
 // batchUpdateStream is batchUpdate answered as an event stream of its

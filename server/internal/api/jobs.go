@@ -1,12 +1,14 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/server/internal/jobs"
+	"github.com/berth-dev/berth/server/internal/policy"
 	"github.com/berth-dev/berth/shared/fault"
 )
 
@@ -21,7 +23,7 @@ func wantsJSON(c *gin.Context) bool {
 // once, or, when the client wants JSON, waits and answers the final payload.
 // Leaving never cancels the job.
 func (s *Server) runJob(c *gin.Context, fn jobs.Func) error {
-	j := s.jobs.Start(ownerOf(c), fn)
+	j := s.startJob(c, fn)
 	if !wantsJSON(c) {
 		return writeJSON(c, http.StatusOK, map[string]string{"jobId": j.ID})
 	}
@@ -68,7 +70,7 @@ func (s *Server) getJob(c *gin.Context) error {
 // X-Job-Id header, so that a client that leaves can follow it again at
 // /api/jobs/{jobId}; leaving never cancels the job.
 func (s *Server) streamJob(c *gin.Context, fn jobs.Func) error {
-	j := s.jobs.Start(ownerOf(c), fn)
+	j := s.startJob(c, fn)
 	c.Header("X-Job-Id", j.ID)
 	if wantsJSON(c) {
 		return writeResult(c, j)
@@ -76,6 +78,16 @@ func (s *Server) streamJob(c *gin.Context, fn jobs.Func) error {
 	es := startEvents(c)
 	defer es.Close()
 	return j.Follow(c.Request.Context(), func(e jobs.Event) error { return es.Send(e.Name, e.Data) })
+}
+
+// startJob starts fn as a job of the request's user, acting as the
+// request's actor (the security settings of package policy apply to it as
+// they would to the request).
+func (s *Server) startJob(c *gin.Context, fn jobs.Func) *jobs.Job {
+	actor := policy.ActorFrom(c.Request.Context())
+	return s.jobs.Start(ownerOf(c), func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
+		return fn(policy.WithActor(ctx, actor), emit)
+	})
 }
 
 // ownerOf is the user a job started by the request belongs to (0: anonymous).

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/berth-dev/berth/server/internal/policy"
 	"github.com/berth-dev/berth/server/internal/volumes"
 )
 
@@ -32,6 +33,11 @@ func (s *Server) createVolume(c *gin.Context) error {
 	var req createVolumeRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
+	}
+	if dev, ok := policy.HostDevice(req.Driver, req.DriverOpts); ok { // a bind mount in disguise
+		if err := s.policy().Check(c.Request.Context(), envOf(c), policy.Workload{Binds: []string{dev}}); err != nil {
+			return err
+		}
 	}
 	v, err := s.volumeService().Create(c.Request.Context(), envOf(c), volumes.CreateSpec{
 		Name: req.Name, Driver: req.Driver, DriverOpts: req.DriverOpts, Labels: req.Labels,

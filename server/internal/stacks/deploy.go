@@ -49,7 +49,7 @@ func (s *Service) Create(ctx context.Context, env store.Environment, spec Create
 	st := store.Stack{EnvironmentID: env.ID, Name: spec.Name, SourceType: store.SourceInternal,
 		ComposePath: composePath, EnvPath: envPath, CreatedFiles: []string{}}
 	err = s.CreateRecord(ctx, env, &st, func(st *store.Stack) error {
-		if err := s.validate(ctx, st.Name, composePath, []byte(spec.Compose), envText, secrets); err != nil {
+		if err := s.validate(ctx, env, st.Name, composePath, []byte(spec.Compose), envText, secrets); err != nil {
 			return err
 		}
 		var err error
@@ -75,7 +75,7 @@ func (s *Service) Create(ctx context.Context, env store.Environment, spec Create
 // parsed from a temporary directory holding its env file, so that
 // "env_file: .env" resolves as it will; a custom location is parsed in
 // place (customPath), where its neighbours already are.
-func (s *Service) validate(ctx context.Context, name, customPath string, compose, envText []byte, secrets []store.StackSecret) error {
+func (s *Service) validate(ctx context.Context, env store.Environment, name, customPath string, compose, envText []byte, secrets []store.StackSecret) error {
 	dir, err := os.MkdirTemp("", "berth-validate-")
 	if err != nil {
 		return err
@@ -89,8 +89,11 @@ func (s *Service) validate(ctx context.Context, name, customPath string, compose
 	if composePath == "" {
 		composePath = filepath.Join(dir, ComposeFileName)
 	}
-	_, err = projectSource{name: name, composePath: composePath, content: compose, envFiles: []string{envFile}, secrets: secrets}.load(ctx)
-	return err
+	p, err := projectSource{name: name, composePath: composePath, content: compose, envFiles: []string{envFile}, secrets: secrets}.load(ctx)
+	if err != nil {
+		return err
+	}
+	return s.checkPolicy(ctx, env, p)
 }
 
 func secretKeys(secrets []store.StackSecret) map[string]bool {
@@ -118,6 +121,9 @@ func (s *Service) Up(ctx context.Context, env store.Environment, name string, fo
 func (s *Service) deploy(ctx context.Context, env store.Environment, st store.Stack, force bool, progress engine.ComposeProgress) error {
 	p, err := s.project(ctx, st)
 	if err != nil {
+		return err
+	}
+	if err := s.checkPolicy(ctx, env, p); err != nil {
 		return err
 	}
 	op := fmt.Sprintf("deploy stack '%s'", st.Name)
@@ -214,7 +220,11 @@ func (s *Service) UpdateCompose(ctx context.Context, env store.Environment, name
 	}
 	newCompose := s.composePath(moved)
 	src.composePath, src.content = newCompose, []byte(spec.Content)
-	if _, err := src.load(ctx); err != nil {
+	p, err := src.load(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.checkPolicy(ctx, env, p); err != nil {
 		return err
 	}
 	return s.moveFiles(ctx, st, moved, []byte(spec.Content))

@@ -93,6 +93,9 @@ func (s *Service) Run(ctx context.Context, env store.Environment, name string, a
 	switch a {
 	case Start:
 		if !t.exists && t.project != nil { // never created (deployed with start false): bring it up
+			if err := s.checkPolicy(ctx, env, t.project); err != nil {
+				return err
+			}
 			err = s.up(ctx, c, t.project, false, progress)
 		} else {
 			err = c.ComposeStart(ctx, name, t.project, progress)
