@@ -118,7 +118,7 @@ func TestEdgeAgentAbsentAnswersTheSpecsMessages(t *testing.T) {
 	status, body := h.do("POST", fmt.Sprintf("/api/containers/abc/start?env=%d", e.ID), nil)
 	var eb struct{ Error, Details string }
 	_ = json.Unmarshal(body, &eb)
-	if status != 500 || eb.Error != "Failed to start container" || eb.Details != "Edge agent not connected" {
+	if status != 503 || eb.Error != "Failed to start container" || eb.Details != "Edge agent not connected" {
 		t.Errorf("start through an absent agent: %d %s", status, body)
 	}
 }

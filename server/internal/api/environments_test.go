@@ -244,8 +244,8 @@ func TestOfflineEnvironmentsAnswerFastAndEmpty(t *testing.T) {
 			t.Errorf("stats stream of offline env %d ended with %+v, want done", env, last)
 		}
 		status, body := h.do("POST", fmt.Sprintf("/api/containers/x/start?env=%d", env), nil)
-		if status != 500 || !strings.Contains(string(body), "offline") {
-			t.Errorf("start on offline env = %d %s, want 500 naming offline", status, body)
+		if status != 503 || !strings.Contains(string(body), "offline") {
+			t.Errorf("start on offline env = %d %s, want 503 naming offline", status, body)
 		}
 	}
 	// The stuck engine was dialled once; the breaker answered the rest.

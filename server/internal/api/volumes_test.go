@@ -308,7 +308,7 @@ func TestOfflineEnvironmentListsNoVolumesOrNetworks(t *testing.T) {
 			}
 		}
 		var e errorJSON
-		h.must(500, "POST", fmt.Sprintf("/api/volumes?env=%d", env), map[string]any{"name": "berth-off-" + h.label}, &e)
+		h.must(503, "POST", fmt.Sprintf("/api/volumes?env=%d", env), map[string]any{"name": "berth-off-" + h.label}, &e)
 		if e.Error != "Failed to create volume" || e.Details != "Environment is offline" {
 			t.Errorf("create on an offline environment = %+v", e)
 		}
