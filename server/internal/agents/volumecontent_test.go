@@ -8,9 +8,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/berth-dev/berth/server/internal/helperimage/helperimagetest"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
 
@@ -30,8 +32,22 @@ func onEngine2(t *testing.T, socket string, args ...string) string {
 // volume of the remote engine through both kinds of agent environment (the
 // helper's exec goes through the agent's exec operation, the archive and
 // container calls through its raw Engine pipe), and exports an image.
+// Berth's helper image is loaded onto the remote engine through the agent
+// when that engine lacks it, and every helper there runs it, by its id.
 func TestVolumeContentThroughAgents(t *testing.T) {
 	h, socket, envs, _ := agentEnvironments(t)
+	helperImages, err := helperimagetest.Set()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := helperImages.ID(runtime.GOARCH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not there yet: the first browse loads it through the agent.
+	rmi := exec.Command("docker", "rmi", "-f", want)
+	rmi.Env = append(os.Environ(), "DOCKER_HOST=unix://"+socket)
+	_ = rmi.Run()
 	for _, typ := range []string{"agent-standard", "agent-edge"} {
 		env := envs[typ]
 		t.Run(typ, func(t *testing.T) {
@@ -45,6 +61,7 @@ func TestVolumeContentThroughAgents(t *testing.T) {
 					}
 				}
 			})
+			created := enginetest.WatchCreates(t, socket, "berth.helper.volume="+vol)
 			onEngine2(t, socket, "volume", "create", "--label", enginetest.Label+"="+h.label, vol)
 			onEngine2(t, socket, "run", "--rm", "--label", enginetest.Label+"="+h.label, "-v", vol+":/d", enginetest.Image(),
 				"sh", "-c", "mkdir /d/dir && echo remote > /d/dir/r.txt")
@@ -83,6 +100,15 @@ func TestVolumeContentThroughAgents(t *testing.T) {
 			}
 			if left := onEngine2(t, socket, "ps", "-aq", "--filter", "label=berth.helper.volume="+vol); left != "" {
 				t.Errorf("helpers left on the remote engine: %s", left)
+			}
+			images := created()
+			if len(images) != 3 {
+				t.Errorf("helpers created on the remote engine: %v, want 3 (browse, export, clone)", images)
+			}
+			for id, img := range images {
+				if img != want {
+					t.Errorf("remote helper %.12s was created from %q, want Berth's helper image %s", id, img, want)
+				}
 			}
 		})
 	}
