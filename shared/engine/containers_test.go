@@ -249,7 +249,10 @@ func TestMissingObjectsAreNotFound(t *testing.T) {
 			_, err := c.CreateExec(ctx, missing, engine.ExecSpec{Cmd: []string{"true"}})
 			return err
 		}},
-		{"inspect exec", func(ctx context.Context) error { _, err := c.InspectExec(ctx, missing); return err }},
+		{"inspect exec", func(ctx context.Context) error { // a well-formed exec id no exec has
+			_, err := c.InspectExec(ctx, strings.Repeat("0", 64))
+			return err
+		}},
 		{"create with missing image", func(ctx context.Context) error {
 			_, err := c.CreateContainer(ctx, engine.CreateSpec{Name: missing, Image: "berth-test/missing:" + missing[len(missing)-6:]})
 			return err
