@@ -14,8 +14,9 @@ import (
 )
 
 // HelperSpec is a short-lived helper container of Berth's that mounts
-// volumes (to browse, export or copy them). It is created from an image the
-// engine already has: nothing is pulled.
+// volumes (to browse, export or copy them). Image is the id of Berth's
+// helper image on the engine (server/internal/helperimage): nothing is
+// pulled, and no image is picked by name.
 type HelperSpec struct {
 	Image  string
 	Cmd    []string
@@ -87,26 +88,6 @@ func (c *Client) ContainersLabelled(ctx context.Context, labels map[string]strin
 		ids = append(ids, ct.ID)
 	}
 	return ids, nil
-}
-
-// ImageTags returns the tags of the engine's images (for picking a helper
-// image that is present).
-func (c *Client) ImageTags(ctx context.Context) ([]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, listTimeout)
-	defer cancel()
-	res, err := c.cli.ImageList(ctx, client.ImageListOptions{})
-	if err != nil {
-		return nil, c.fail(err)
-	}
-	var tags []string
-	for _, im := range res.Items {
-		for _, t := range im.RepoTags {
-			if t != "<none>:<none>" {
-				tags = append(tags, t)
-			}
-		}
-	}
-	return tags, nil
 }
 
 // ErrOutputTooLarge is returned by ExecOutput when a process prints more
