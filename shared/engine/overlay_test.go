@@ -121,7 +121,7 @@ func TestRemoveFilesHelpersRemovesLeftovers(t *testing.T) {
 	c := localClient(t)
 	label := newObjectLabel(t)
 	target := "leftover-" + label // only this test's helper is swept
-	id, err := c.CreateHelper(t.Context(), engine.HelperSpec{Image: enginetest.Image(), Cmd: []string{"true"},
+	id, err := c.CreateHelper(t.Context(), engine.HelperSpec{Image: enginetest.ImageID(t, enginetest.Image()), Cmd: []string{"true"},
 		Labels: map[string]string{engine.HelperLabel: "container-files", engine.HelperLabel + ".container": target,
 			enginetest.Label: label}})
 	if err != nil {

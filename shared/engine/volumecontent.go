@@ -35,8 +35,12 @@ type VolumeMount struct {
 }
 
 // CreateHelper creates (and with spec.Start starts) a helper container and
-// returns its id. A helper that fails to start is removed.
+// returns its id; spec.Image must be an image id. A helper that fails to
+// start is removed.
 func (c *Client) CreateHelper(ctx context.Context, spec HelperSpec) (string, error) {
+	if !isImageID(spec.Image) {
+		return "", fmt.Errorf("%w: the helper image %q is not an image id", ErrInvalid, spec.Image)
+	}
 	if err := CheckImage(spec.Image); err != nil {
 		return "", err
 	}

@@ -31,8 +31,14 @@ func TestHelperReadsAVolumeCreatedAndRunning(t *testing.T) {
 		t.Fatalf("fill: %v %+v", err, out)
 	}
 	mount := engine.VolumeMount{Volume: vol, Target: "/volume", ReadOnly: true}
+	img := enginetest.ImageID(t, enginetest.Image())
+	// Helpers run an image given by id, never by a name.
+	if _, err := c.CreateHelper(t.Context(), engine.HelperSpec{Image: enginetest.Image(), Cmd: []string{"true"},
+		Mounts: []engine.VolumeMount{mount}, Labels: labels}); !errors.Is(err, engine.ErrInvalid) {
+		t.Fatalf("a helper of an image by name: %v, want ErrInvalid", err)
+	}
 
-	created, err := c.CreateHelper(t.Context(), engine.HelperSpec{Image: enginetest.Image(), Cmd: []string{"true"},
+	created, err := c.CreateHelper(t.Context(), engine.HelperSpec{Image: img, Cmd: []string{"true"},
 		Mounts: []engine.VolumeMount{mount}, Labels: labels})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +57,7 @@ func TestHelperReadsAVolumeCreatedAndRunning(t *testing.T) {
 		t.Errorf("archive of a created helper: %q %v, want x\\0y", data, err)
 	}
 
-	running, err := c.CreateHelper(t.Context(), engine.HelperSpec{Image: enginetest.Image(), Cmd: []string{"sleep", "600"},
+	running, err := c.CreateHelper(t.Context(), engine.HelperSpec{Image: img, Cmd: []string{"sleep", "600"},
 		Mounts: []engine.VolumeMount{mount}, Labels: labels, Start: true})
 	if err != nil {
 		t.Fatal(err)

@@ -73,7 +73,7 @@ func TestHelpersAreReapedSweptAndClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk := func(owner string) string {
-		id, err := c.CreateHelper(ctx, engine.HelperSpec{Image: enginetest.Image(), Cmd: []string{"true"},
+		id, err := c.CreateHelper(ctx, engine.HelperSpec{Image: enginetest.ImageID(t, enginetest.Image()), Cmd: []string{"true"},
 			Labels: map[string]string{HelperLabel: "volume-browse", HelperVolumeLabel: vol, HelperOwnerLabel: owner}})
 		if err != nil {
 			t.Fatal(err)
