@@ -272,6 +272,37 @@ export function agentStatus(id: number): Promise<AgentStatus> {
   return request('GET', `/api/environments/${id}/agent-status`);
 }
 
+// ---------------------------------------------------------------- security settings
+
+/**
+ * What non-administrators may ask of an environment's host (GET|PUT
+ * /api/environments/{id}/security; server/internal/policy). berthHost: the
+ * engine runs on Berth's own host, where Berth's data directory is never
+ * bound by non-administrators whatever the settings.
+ */
+export interface EnvironmentSecurity {
+  allowBindMounts: boolean;
+  /** With bind mounts allowed: when not empty, only under these host directories. */
+  allowedBindPaths: string[];
+  allowPrivileged: boolean;
+  allowHostNetwork: boolean;
+  allowHostPID: boolean;
+  allowHostIPC: boolean;
+  allowDevices: boolean;
+  allowCapAdd: boolean;
+  allowSecurityOpt: boolean;
+  berthHost?: boolean;
+}
+
+export function getEnvironmentSecurity(id: number): Promise<EnvironmentSecurity> {
+  return request('GET', `/api/environments/${id}/security`);
+}
+
+/** Saves the settings (administrators only); the answer is what is stored. */
+export function setEnvironmentSecurity(id: number, s: Omit<EnvironmentSecurity, 'berthHost'>): Promise<EnvironmentSecurity> {
+  return request('PUT', `/api/environments/${id}/security`, { body: s });
+}
+
 // ---------------------------------------------------------------- live figures and events
 
 /** One running container's sample within a pass over all of them. */

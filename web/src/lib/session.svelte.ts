@@ -15,6 +15,11 @@ class SessionStore {
     return !!this.session && (this.session.authenticated || !this.session.authEnabled);
   }
 
+  /** Whether the caller is an administrator (everyone is while authentication is off). */
+  get isAdmin(): boolean {
+    return !!this.session && (!this.session.authEnabled || !!this.session.user?.isAdmin);
+  }
+
   get currentEnvironment(): api.Environment | undefined {
     return this.environments.find((e) => e.id === this.envId);
   }

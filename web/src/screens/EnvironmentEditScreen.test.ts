@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as api from '../lib/api';
 import * as infra from '../lib/api-infra';
 import { router } from '../lib/router.svelte';
+import { session } from '../lib/session.svelte';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import EnvironmentEditScreen from './EnvironmentEditScreen.svelte';
 
@@ -22,6 +23,8 @@ vi.mock('../lib/api-infra', async (importOriginal) => {
     testEnvironmentSettings: vi.fn(),
     issueAgentToken: vi.fn(),
     agentStatus: vi.fn(),
+    getEnvironmentSecurity: vi.fn(),
+    setEnvironmentSecurity: vi.fn(),
   };
 });
 
@@ -42,6 +45,19 @@ const edge: infra.EnvironmentDetail = {
   labels: ['prod'],
 };
 
+const openSecurity: infra.EnvironmentSecurity = {
+  allowBindMounts: true,
+  allowedBindPaths: [],
+  allowPrivileged: true,
+  allowHostNetwork: true,
+  allowHostPID: true,
+  allowHostIPC: true,
+  allowDevices: true,
+  allowCapAdd: true,
+  allowSecurityOpt: true,
+  berthHost: false,
+};
+
 beforeEach(() => {
   vi.mocked(api.listEnvironments).mockResolvedValue([]);
   vi.mocked(infra.getEnvironment).mockResolvedValue(structuredClone(edge));
@@ -52,6 +68,8 @@ beforeEach(() => {
   vi.mocked(infra.testEnvironmentSettings).mockResolvedValue({ success: true, info: { serverVersion: '27.3.1', containers: 1, images: 2 } });
   vi.mocked(infra.issueAgentToken).mockResolvedValue(install('bae_first'));
   vi.mocked(infra.agentStatus).mockResolvedValue({ connected: false });
+  vi.mocked(infra.getEnvironmentSecurity).mockResolvedValue(structuredClone(openSecurity));
+  vi.mocked(infra.setEnvironmentSecurity).mockImplementation(async (_id, s) => ({ ...s, berthHost: false }));
   vi.spyOn(router, 'navigate').mockImplementation(() => {});
 });
 afterEach(() => {
@@ -427,5 +445,47 @@ describe('EnvironmentEditScreen, agents', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Save' }));
     await waitFor(() => expect(infra.updateEnvironment).toHaveBeenCalled());
     expect('agentToken' in vi.mocked(infra.updateEnvironment).mock.calls[0][1]).toBe(false);
+  });
+});
+
+describe('EnvironmentEditScreen, security settings', () => {
+  afterEach(() => {
+    session.session = null;
+  });
+
+  it('lets an admin turn off bind mounts and list allowed directories', async () => {
+    session.session = { authenticated: true, authEnabled: true, user: { id: 1, username: 'root', isAdmin: true } };
+    render(EnvironmentEditScreen, { route: editRoute });
+    const section = await screen.findByRole('region', { name: 'Security' });
+    const binds = await within(section).findByRole('checkbox', { name: /Bind mounts/ });
+    expect((binds as HTMLInputElement).checked).toBe(true);
+    await fireEvent.input(within(section).getByLabelText('Allowed directories for bind mounts'), { target: { value: 'srv/data' } });
+    await fireEvent.click(within(section).getByRole('button', { name: 'Save security settings' }));
+    expect(within(section).getByRole('alert').textContent).toContain('srv/data is not an absolute path');
+    expect(infra.setEnvironmentSecurity).not.toHaveBeenCalled();
+
+    await fireEvent.input(within(section).getByLabelText('Allowed directories for bind mounts'), { target: { value: '/srv/data\n\n/opt/apps ' } });
+    await fireEvent.click(within(section).getByRole('checkbox', { name: /Privileged mode/ }));
+    await fireEvent.click(within(section).getByRole('button', { name: 'Save security settings' }));
+    await waitFor(() => expect(infra.setEnvironmentSecurity).toHaveBeenCalled());
+    const [id, sent] = vi.mocked(infra.setEnvironmentSecurity).mock.calls[0];
+    expect(id).toBe(2);
+    expect(sent.allowPrivileged).toBe(false);
+    expect(sent.allowBindMounts).toBe(true);
+    expect(sent.allowedBindPaths).toEqual(['/srv/data', '/opt/apps']);
+    expect((await within(section).findByRole('status')).textContent).toBe('Security settings saved.');
+  });
+
+  it('shows the settings read-only to a non-admin, with the rule of Berth\'s own host', async () => {
+    session.session = { authenticated: true, authEnabled: true, user: { id: 2, username: 'olga', isAdmin: false } };
+    vi.mocked(infra.getEnvironmentSecurity).mockResolvedValue({ ...openSecurity, allowBindMounts: false, berthHost: true });
+    render(EnvironmentEditScreen, { route: editRoute });
+    const section = await screen.findByRole('region', { name: 'Security' });
+    const binds = (await within(section).findByRole('checkbox', { name: /Bind mounts/ })) as HTMLInputElement;
+    expect(binds.checked).toBe(false);
+    expect(binds.matches(':disabled')).toBe(true);
+    expect(within(section).queryByRole('button', { name: 'Save security settings' })).toBeNull();
+    expect(within(section).getByText(/Only administrators change these settings/)).toBeTruthy();
+    expect(within(section).getByText(/Berth's data directory/)).toBeTruthy();
   });
 });
