@@ -27,11 +27,11 @@ func invalidRef(kind, s, why string) error {
 
 // shorten keeps a refused value short enough to quote in a message.
 func shorten(s string) string {
-	const max = 80
-	if len(s) <= max {
+	const limit = 80
+	if len(s) <= limit {
 		return s
 	}
-	cut := max
+	cut := limit
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
