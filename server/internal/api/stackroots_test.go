@@ -251,7 +251,9 @@ func TestGitStackComposeFileLinkedOutOfItsRepositoryIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := h.gitFixture(t, map[string]string{"README": "x"})
-	if err := os.Symlink(target, filepath.Join(f.g.work, "compose.yaml")); err != nil {
+	// Relative, as a repository can hold it: from the clone in
+	// DATA_DIR/git/stack-<id> it leads to DATA_DIR/leak.yaml.
+	if err := os.Symlink("../../leak.yaml", filepath.Join(f.g.work, "compose.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	f.g.commit("main", map[string]string{"README": "linked"})
