@@ -131,6 +131,16 @@ func (s *Server) patchLDAP(c *gin.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
+	if req.ServerURL != nil {
+		old, err := s.auth.LDAPConfig(c.Request.Context(), id)
+		if err != nil {
+			return err
+		}
+		stored := req.BindPassword.change() == nil && old.BindPassword != ""
+		if err := secretStays("bind password", old.ServerURL, *req.ServerURL, stored); err != nil {
+			return err
+		}
+	}
 	cfg, err := s.auth.UpdateLDAPConfig(c.Request.Context(), id, req.patch())
 	if err != nil {
 		return err

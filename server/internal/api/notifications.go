@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/server/internal/notify"
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -87,7 +88,11 @@ func (req notificationRequest) apply(ch *store.NotificationChannel) (notify.Conf
 	if len(raw) == 0 {
 		raw = ch.Config
 	}
-	cfg, err := notify.ParseConfig(ch.Type, withSecrets(raw, stored, ch.Type))
+	raw, err := withSecrets(raw, stored, ch.Type)
+	if err != nil {
+		return notify.Config{}, err
+	}
+	cfg, err := notify.ParseConfig(ch.Type, raw)
 	if err != nil {
 		return notify.Config{}, err
 	}
@@ -100,18 +105,21 @@ func (req notificationRequest) apply(ch *store.NotificationChannel) (notify.Conf
 }
 
 // withSecrets is raw with masked secrets replaced by the stored ones, before
-// validation (a masked URL is not a valid URL).
-func withSecrets(raw json.RawMessage, stored notify.Config, typ string) json.RawMessage {
+// validation (a masked URL is not a valid URL). Stored secrets are kept
+// only for the destination they were saved for (403 otherwise).
+func withSecrets(raw json.RawMessage, stored notify.Config, typ string) (json.RawMessage, error) {
 	var c notify.Config
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return raw // ParseConfig reports it
+		return raw, nil // ParseConfig reports it
 	}
-	c.KeepSecrets(stored)
+	if err := c.KeepSecrets(stored, typ); err != nil {
+		return nil, err
+	}
 	b, err := json.Marshal(c)
 	if err != nil {
-		return raw
+		return raw, nil
 	}
-	return b
+	return b, nil
 }
 
 func (s *Server) listNotifications(c *gin.Context) error {
@@ -196,8 +204,12 @@ func (s *Server) deleteNotification(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, success)
 }
 
-// testOutcome answers a test: {success: true} or {success: false, error}.
+// testOutcome answers a test: {success: true} or {success: false, error};
+// a refusal of the outbound policy is the request's error (403).
 func testOutcome(c *gin.Context, err error) error {
+	if _, refused := outbound.Refused(err); refused {
+		return err
+	}
 	if err != nil {
 		return writeJSON(c, http.StatusOK, map[string]any{"success": false, "error": err.Error()})
 	}
@@ -213,7 +225,11 @@ func (s *Server) testNotification(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	return testOutcome(c, notify.Test(c.Request.Context(), ch.Type, cfg, ch.Name))
+	ctx, err := s.outbound.Context(c.Request.Context())
+	if err != nil {
+		return err
+	}
+	return testOutcome(c, notify.Test(ctx, ch.Type, cfg, ch.Name))
 }
 
 // testNewNotification tests unsaved settings; with an id, the saved
@@ -242,7 +258,11 @@ func (s *Server) testNewNotification(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	return testOutcome(c, notify.Test(c.Request.Context(), ch.Type, cfg, ch.Name))
+	ctx, err := s.outbound.Context(c.Request.Context())
+	if err != nil {
+		return err
+	}
+	return testOutcome(c, notify.Test(ctx, ch.Type, cfg, ch.Name))
 }
 
 // notificationCatalogue lists the channel types and event ids.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -137,7 +138,11 @@ func (s *Server) patchOIDC(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	issuer := p.IssuerURL
 	req.apply(&p)
+	if err := secretStays("client secret", issuer, p.IssuerURL, req.ClientSecret.change() == nil && p.ClientSecret != ""); err != nil {
+		return err
+	}
 	if err := s.auth.SaveOIDC(c.Request.Context(), &p); err != nil {
 		return err
 	}
@@ -164,6 +169,9 @@ func (s *Server) testOIDC(c *gin.Context) error {
 	}
 	ep, err := s.auth.TestOIDC(c.Request.Context(), id)
 	if err != nil {
+		if _, refused := outbound.Refused(err); refused {
+			return err // the outbound policy's 403
+		}
 		if f, ok := fault.As(err); ok && f.Kind != fault.NotFound {
 			return writeJSON(c, http.StatusOK, map[string]any{"success": false, "error": f.Message, "details": f.Details})
 		}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -85,12 +86,31 @@ func (s *Server) updateRegistry(c *gin.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
+	old, err := s.images.Registry(c.Request.Context(), id)
+	if err != nil {
+		return err
+	}
+	// The stored password goes only to the registry it was saved for.
+	kept := req.Password.change() == nil && old.Password != "" && strings.TrimSpace(req.URL) != ""
+	if err := secretStays("registry password", registryURL(old.URL), registryURL(req.URL), kept); err != nil {
+		return err
+	}
 	reg, err := s.images.SaveRegistry(c.Request.Context(), id, req.spec())
 	if err != nil {
 		return err
 	}
 	noteAudit(c, "", reg.Name)
 	return writeJSON(c, http.StatusOK, toRegistryJSON(reg))
+}
+
+// registryURL is a registry's URL with a scheme (https when it names none),
+// so that its origin can be told.
+func registryURL(u string) string {
+	u = strings.TrimSpace(u)
+	if u != "" && !strings.Contains(u, "://") {
+		return "https://" + u
+	}
+	return u
 }
 
 func (s *Server) deleteRegistry(c *gin.Context) error {

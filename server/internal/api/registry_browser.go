@@ -12,7 +12,9 @@ import (
 )
 
 // registryBrowser is the registry browser (stateless: one per request).
-func (s *Server) registryBrowser() *registry.Service { return registry.New(s.store, s.log) }
+func (s *Server) registryBrowser() *registry.Service {
+	return registry.New(s.store, s.log, s.outbound)
+}
 
 // registryParam reads the registry query parameter: the id of a
 // configured registry.

@@ -28,6 +28,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/license"
 	"github.com/berth-dev/berth/server/internal/notify"
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/stacks"
@@ -72,6 +73,8 @@ type Server struct {
 	tpl templatesState
 	// bounds are the trust-boundary defaults of the configuration.
 	bounds Boundaries
+	// outbound is the outbound policy in force (routes_outbound.go).
+	outbound *outbound.Settings
 }
 
 // Deps are what the Server needs.
@@ -132,6 +135,13 @@ func New(d Deps) *Server {
 	imgs := images.New(d.Engines, d.Store, d.Log, scanner)
 	stk := stacks.New(d.Store, d.Engines, imgs, d.DataDir, d.Log)
 	git := gitops.New(d.Store, stk, d.Log)
+	// Requests made on a user's behalf follow the admin's outbound policy,
+	// OUTBOUND_ALLOW until one is saved.
+	ob := outbound.NewSettings(d.Store, outbound.PolicyOf(d.Boundaries.OutboundAllow))
+	git.UseOutbound(ob)
+	if d.Auth != nil {
+		d.Auth.UseOutbound(ob)
+	}
 	if d.Console == nil {
 		d.Console = webui.New()
 	}
@@ -156,7 +166,7 @@ func New(d Deps) *Server {
 	git.UseRecorder(sched) // webhook deploys are git_stack_sync executions
 	act := activity.New(activity.Options{Store: d.Store, Engines: d.Engines, Log: d.Log})
 	nopts := notify.Options{Store: d.Store, Engines: d.Engines, Relay: events.NewRelay(d.Engines, d.Log), Log: d.Log,
-		Node: d.Node}
+		Node: d.Node, Outbound: ob}
 	if d.License != nil {
 		nopts.License = d.License // license_expiring
 	}
@@ -169,6 +179,7 @@ func New(d Deps) *Server {
 	imgs.UseNotifier(notifier)
 	return &Server{
 		bounds:     d.Boundaries,
+		outbound:   ob,
 		dataDir:    d.DataDir,
 		log:        d.Log,
 		store:      d.Store,

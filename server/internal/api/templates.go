@@ -29,7 +29,7 @@ type templatesState struct {
 // setup fills the state once.
 func (st *templatesState) setup(s *Server) {
 	st.once.Do(func() {
-		st.catalog = templates.New(templates.Options{Store: s.store, Log: s.log})
+		st.catalog = templates.New(templates.Options{Store: s.store, Log: s.log, Outbound: s.outbound})
 		st.sets = templates.NewConfigSets(s.store)
 	})
 }

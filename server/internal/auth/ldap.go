@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/go-ldap/ldap/v3"
 
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -126,6 +126,10 @@ func (s *Service) ldapConfigsFor(ctx context.Context, provider string) ([]store.
 // when the password is wrong or the name ambiguous, and a *DirectoryError
 // when the directory cannot be used.
 func (s *Service) authenticateLDAP(ctx context.Context, cfg store.LDAPConfig, username, password string) (ldapIdentity, error) {
+	ctx, err := s.outbound.Context(ctx)
+	if err != nil {
+		return ldapIdentity{}, err
+	}
 	d, err := openDirectory(ctx, cfg)
 	if err != nil {
 		return ldapIdentity{}, err
@@ -260,7 +264,13 @@ func (s *Service) TestLDAP(ctx context.Context, id int64) (userCount int, err er
 	if err != nil {
 		return 0, err
 	}
+	if ctx, err = s.outbound.Context(ctx); err != nil {
+		return 0, err
+	}
 	d, err := openDirectory(ctx, cfg)
+	if f, ok := outbound.Refused(err); ok {
+		return 0, f
+	}
 	if err != nil {
 		return 0, ldapUnavailable(err)
 	}
@@ -310,7 +320,9 @@ type directory struct {
 }
 
 // openDirectory connects to cfg's server (TLS as configured) and binds as
-// the service account. Failures are *DirectoryError.
+// the service account, within the outbound policy ctx carries. Failures
+// are *DirectoryError (a refusal of the policy among them: see
+// outbound.Refused).
 func openDirectory(ctx context.Context, cfg store.LDAPConfig) (*directory, error) {
 	op := "connect to " + cfg.ServerURL
 	u, err := url.Parse(cfg.ServerURL)
@@ -325,7 +337,11 @@ func openDirectory(ctx context.Context, cfg store.LDAPConfig) (*directory, error
 		}
 		tc.RootCAs = pool
 	}
-	dialer := &net.Dialer{Timeout: ldapTimeout}
+	if err := outbound.CheckName(u.Hostname()); err != nil {
+		return nil, &DirectoryError{Op: op, Err: err}
+	}
+	dialer := outbound.FromContext(ctx).Dialer(u.Hostname())
+	dialer.Timeout = ldapTimeout
 	if dl, ok := ctx.Deadline(); ok {
 		dialer.Deadline = dl
 	}

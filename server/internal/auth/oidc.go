@@ -15,6 +15,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -106,11 +107,30 @@ func validateRedirect(raw string) error {
 	return bad
 }
 
-// discover fetches the provider's discovery document.
+// UseOutbound makes OIDC and LDAP requests follow the outbound policy in
+// force (nil: outbound.Open). Call it before serving.
+func (s *Service) UseOutbound(o *outbound.Settings) { s.outbound = o }
+
+// outboundContext is ctx carrying the outbound policy in force and, for
+// go-oidc and oauth2, an HTTP client that follows it (discovery, token,
+// keys and userinfo requests alike).
+func (s *Service) outboundContext(ctx context.Context) (context.Context, error) {
+	ctx, err := s.outbound.Context(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	return oidc.ClientContext(ctx, outbound.FromContext(ctx).Client()), nil
+}
+
+// discover fetches the provider's discovery document (ctx from
+// outboundContext).
 func (s *Service) discover(ctx context.Context, p store.OIDCProvider) (*oidc.Provider, error) {
 	ctx, cancel := context.WithTimeout(ctx, oidcHTTPWait)
 	defer cancel()
 	prov, err := oidc.NewProvider(ctx, p.IssuerURL)
+	if f, ok := outbound.Refused(err); ok {
+		return nil, f
+	}
 	if err != nil {
 		return nil, errDiscovery.WithDetails(err.Error())
 	}
@@ -129,6 +149,9 @@ type OIDCEndpoints struct {
 func (s *Service) TestOIDC(ctx context.Context, id int64) (OIDCEndpoints, error) {
 	p, err := s.oidcProvider(ctx, id)
 	if err != nil {
+		return OIDCEndpoints{}, err
+	}
+	if ctx, err = s.outboundContext(ctx); err != nil {
 		return OIDCEndpoints{}, err
 	}
 	prov, err := s.discover(ctx, p)
@@ -169,6 +192,9 @@ func (s *Service) OIDCInitiate(ctx context.Context, id int64, redirectTo string)
 	}
 	if !p.Enabled {
 		return "", errOIDCDisabled
+	}
+	if ctx, err = s.outboundContext(ctx); err != nil {
+		return "", err
 	}
 	prov, err := s.discover(ctx, p)
 	if err != nil {
@@ -240,6 +266,9 @@ func (s *Service) OIDCCallback(ctx context.Context, state, code, ip, userAgent s
 	}
 	p, err := s.oidcProvider(ctx, flow.providerID)
 	if err != nil {
+		return Identity{}, Session{}, "", err
+	}
+	if ctx, err = s.outboundContext(ctx); err != nil {
 		return Identity{}, Session{}, "", err
 	}
 	prov, err := s.discover(ctx, p)

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/atomicfile"
 	"github.com/berth-dev/berth/shared/fault"
@@ -63,6 +64,8 @@ type Service struct {
 
 	oidcMu    sync.Mutex
 	oidcFlows map[string]oidcFlow // pending OIDC sign-ins by state
+
+	outbound *outbound.Settings // the policy OIDC and LDAP requests follow (nil: outbound.Open)
 }
 
 // settingsTTL bounds how long other replicas' changes of the settings take

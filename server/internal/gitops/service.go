@@ -180,7 +180,7 @@ func setCredentialHost(c *store.GitCredential, sp CredentialSpec) error {
 	}
 	resent := sp.Password != nil && *sp.Password != "" || sp.SSHPrivateKey != nil && *sp.SSHPrivateKey != ""
 	if c.ID != 0 && c.AuthType != AuthNone && !resent {
-		return fault.New(fault.Invalid, fmt.Sprintf("Changing the host of credential '%s' needs its password or key again", c.Name))
+		return fault.New(fault.Forbidden, fmt.Sprintf("Changing the host of credential '%s' needs its password or key again", c.Name))
 	}
 	c.Host = host
 	return nil

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/shared/fault"
 )
 
@@ -153,19 +154,57 @@ func maskHeaders(h map[string]string) map[string]string {
 	return out
 }
 
-// KeepSecrets puts the stored secrets back where c carries Mask.
-func (c *Config) KeepSecrets(stored Config) {
+// KeepSecrets puts the stored secrets back where c carries Mask. Stored
+// secrets go only where they were saved for: when c sends them to another
+// destination (scheme, host and port) than stored of type typ does, it
+// refuses (403) and c must carry them again.
+func (c *Config) KeepSecrets(stored Config, typ string) error {
+	kept := false
 	old := stored.secretFields()
 	for name, f := range c.secretFields() {
 		if *f == Mask {
 			*f = *old[name]
+			kept = kept || *f != ""
 		}
 	}
 	for k, v := range c.Headers {
 		if v == Mask {
 			c.Headers[k] = stored.Headers[k]
+			kept = kept || c.Headers[k] != ""
 		}
 	}
+	if have, want := stored.Destination(typ), c.Destination(typ); kept && have != want {
+		return fault.New(fault.Forbidden, fmt.Sprintf("The stored secrets of this channel are saved for %s, not for %s: enter them again",
+			have, orNone(want)))
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no destination"
+	}
+	return s
+}
+
+// Destination is the origin (scheme://host:port) a channel of type typ
+// sends to; "" when c names none.
+func (c Config) Destination(typ string) string {
+	switch typ {
+	case "smtp":
+		if c.Host == "" {
+			return ""
+		}
+		return "smtp://" + net.JoinHostPort(strings.ToLower(c.Host), strconv.Itoa(c.Port))
+	case "telegram":
+		if c.APIURL == "" {
+			return outbound.OriginOf("https://api.telegram.org")
+		}
+		return outbound.OriginOf(c.APIURL)
+	case "pushover":
+		return outbound.OriginOf("https://api.pushover.net")
+	}
+	return outbound.OriginOf(c.URL)
 }
 
 // Message is what a channel sends.
@@ -192,7 +231,8 @@ func (m Message) text() string {
 // sendTimeout bounds one delivery attempt.
 const sendTimeout = 20 * time.Second
 
-// Send delivers m through a channel of type typ once.
+// Send delivers m through a channel of type typ once, within the outbound
+// policy ctx carries (outbound.WithPolicy; none: outbound.Open).
 func Send(ctx context.Context, typ string, c Config, m Message) error {
 	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
@@ -238,9 +278,13 @@ func postJSON(ctx context.Context, u string, headers map[string]string, body any
 	return post(ctx, u, "application/json", headers, b)
 }
 
-// httpClient sends webhook-style notifications; redirects are not followed
-// (a URL carrying a token must not be replayed elsewhere).
-var httpClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+// httpClient sends webhook-style notifications under policy p; redirects
+// are not followed (a URL carrying a token must not be replayed elsewhere).
+func httpClient(p outbound.Policy) *http.Client {
+	c := p.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return c
+}
 
 // post sends body to u. Errors never carry u, which may hold a token.
 func post(ctx context.Context, u, contentType string, headers map[string]string, body []byte) error {
@@ -253,8 +297,11 @@ func post(ctx context.Context, u, contentType string, headers map[string]string,
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	res, err := httpClient.Do(req)
+	res, err := httpClient(outbound.FromContext(ctx)).Do(req)
 	if err != nil {
+		if f, ok := outbound.Refused(err); ok {
+			return f
+		}
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
 			err = uerr.Err // without the URL
@@ -273,13 +320,19 @@ func post(ctx context.Context, u, contentType string, headers map[string]string,
 func sendMail(ctx context.Context, c Config, m Message) error {
 	addr := net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
 	tlsConf := &tls.Config{ServerName: c.Host, InsecureSkipVerify: c.SkipTLSVerify} //nolint:gosec // the user's choice
-	d := &net.Dialer{}
+	if err := outbound.CheckName(c.Host); err != nil {
+		return err
+	}
+	d := outbound.FromContext(ctx).Dialer(c.Host)
 	var conn net.Conn
 	var err error
 	if c.Secure {
 		conn, err = (&tls.Dialer{NetDialer: d, Config: tlsConf}).DialContext(ctx, "tcp", addr)
 	} else {
 		conn, err = d.DialContext(ctx, "tcp", addr)
+	}
+	if f, ok := outbound.Refused(err); ok {
+		return f
 	}
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", addr, err)

@@ -112,7 +112,10 @@ func (s *Service) send(e store.OutboxEntry) {
 		settle("failed", s.o.Store.FailNotification(rctx, e.ID, s.o.Node, "unreadable event: "+err.Error()))
 		return
 	}
-	err = Send(s.ctx, ch.Type, cfg, Message{Event: ev})
+	sctx, err := s.o.Outbound.Context(s.ctx)
+	if err == nil {
+		err = Send(sctx, ch.Type, cfg, Message{Event: ev})
+	}
 	switch {
 	case err == nil:
 		settle("sent", s.o.Store.MarkNotificationSent(rctx, e.ID, s.o.Node))

@@ -26,6 +26,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/store/storetest"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/enginetest"
+	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/shared/testwait"
 )
 
@@ -133,11 +134,48 @@ func TestMaskedHidesSecretsAndKeepSecretsRestoresThem(t *testing.T) {
 	}
 	back := notify.Config{Host: "mail2", Password: notify.Mask, URL: notify.Mask, Token: "new", BotToken: notify.Mask,
 		Headers: map[string]string{"Authorization": notify.Mask}}
-	back.KeepSecrets(stored)
+	if err := back.KeepSecrets(stored, "webhook"); err != nil {
+		t.Fatalf("KeepSecrets to the same URL: %v", err)
+	}
 	wantBack := notify.Config{Host: "mail2", Password: "p4ss", URL: "https://hooks.example/T0k3n", Token: "new",
 		BotToken: "1:abc", Headers: map[string]string{"Authorization": "Bearer x"}}
 	if diff := cmp.Diff(wantBack, back); diff != "" {
 		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+}
+
+// A stored secret is sent only where it was saved for: settings that keep
+// it masked while naming another destination are refused.
+func TestKeepSecretsRefusesAnotherDestination(t *testing.T) {
+	cases := []struct {
+		typ          string
+		stored, sent notify.Config
+		refused      bool
+	}{
+		{"webhook", notify.Config{URL: "https://hooks.example/x", Headers: map[string]string{"Authorization": "Bearer x"}},
+			notify.Config{URL: "http://169.254.169.254/x", Headers: map[string]string{"Authorization": notify.Mask}}, true},
+		{"webhook", notify.Config{URL: "https://hooks.example/x", Headers: map[string]string{"Authorization": "Bearer x"}},
+			notify.Config{URL: "https://hooks.example:8443/x", Headers: map[string]string{"Authorization": notify.Mask}}, true},
+		{"webhook", notify.Config{URL: "https://hooks.example/x", Headers: map[string]string{"Authorization": "Bearer x"}},
+			notify.Config{URL: "https://hooks.example/other", Headers: map[string]string{"Authorization": notify.Mask}}, false},
+		{"webhook", notify.Config{URL: "https://hooks.example/x", Headers: map[string]string{"Authorization": "Bearer x"}},
+			notify.Config{URL: "https://elsewhere.example/x", Headers: map[string]string{"Authorization": "Bearer new"}}, false},
+		{"smtp", notify.Config{Host: "mail.example", Port: 587, Password: "p4ss"},
+			notify.Config{Host: "evil.example", Port: 587, Password: notify.Mask}, true},
+		{"smtp", notify.Config{Host: "mail.example", Port: 587, Password: "p4ss"},
+			notify.Config{Host: "mail.example", Port: 25, Password: notify.Mask}, true},
+		{"telegram", notify.Config{BotToken: "1:abc"}, notify.Config{APIURL: "http://10.0.0.1", BotToken: notify.Mask}, true},
+		{"gotify", notify.Config{URL: "https://push.example", Token: "t"}, notify.Config{URL: "https://push.example", Token: notify.Mask}, false},
+	}
+	for i, c := range cases {
+		err := c.sent.KeepSecrets(c.stored, c.typ)
+		f, ok := fault.As(err)
+		if c.refused && (!ok || f.Kind != fault.Forbidden || !strings.Contains(f.Message, "saved for")) {
+			t.Errorf("case %d (%s): %v, want a 403", i, c.typ, err)
+		}
+		if !c.refused && err != nil {
+			t.Errorf("case %d (%s): %v, want kept", i, c.typ, err)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/events"
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 )
@@ -44,6 +45,9 @@ type Options struct {
 	// License, when set, is the installed license whose coming expiry is
 	// notified (license_expiring, system-wide).
 	License LicenseExpiry
+	// Outbound is the outbound policy deliveries follow (nil:
+	// outbound.Open).
+	Outbound *outbound.Settings
 }
 
 // Service dispatches events to channels and delivers them in the
@@ -274,7 +278,8 @@ func randomKey() string {
 }
 
 // Test sends a test message through a channel (saved or not) at once and
-// reports the outcome; nothing is retried or recorded.
+// reports the outcome; nothing is retried or recorded. ctx carries the
+// outbound policy (outbound.WithPolicy; none: outbound.Open).
 func Test(ctx context.Context, typ string, cfg Config, name string) error {
 	return Send(ctx, typ, cfg, Message{Event: Event{Type: "test", Title: "Berth test notification",
 		Message: fmt.Sprintf("This is a test of the notification channel %q.", strings.TrimSpace(name)), Time: time.Now()}})

@@ -135,13 +135,19 @@ func OriginOf(raw string) string {
 	return Origin(u)
 }
 
-// Refused reports whether err is (or wraps) a refusal of this package or
-// another 403, returning it: callers that turn connection errors into
-// messages keep refusals as errors.
+// Refused reports whether err is (or wraps, however deep) a refusal of this
+// package or another 403, returning it: callers that turn connection
+// errors into messages keep refusals as errors.
 func Refused(err error) (*fault.Error, bool) {
-	var f *fault.Error
-	if errors.As(err, &f) && f.Kind == fault.Forbidden {
-		return f, true
+	for err != nil {
+		var f *fault.Error
+		if !errors.As(err, &f) {
+			return nil, false
+		}
+		if f.Kind == fault.Forbidden {
+			return f, true
+		}
+		err = f.Unwrap()
 	}
 	return nil, false
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/shared/fault"
 )
 
@@ -49,12 +50,12 @@ func (s *Service) Catalog(ctx context.Context, id int64, n int, last string) (Pa
 
 // catalogClient is an HTTP client authorised for the registry's catalog.
 func (t target) catalogClient(ctx context.Context) (*http.Client, error) {
-	rt, err := transport.NewWithContext(ctx, t.reg, t.auth, baseTransport,
+	rt, err := transport.NewWithContext(ctx, t.reg, t.auth, t.rt,
 		[]string{t.reg.Scope(transport.CatalogScope)})
 	if err != nil {
 		return nil, err
 	}
-	return &http.Client{Transport: rt}, nil
+	return &http.Client{Transport: rt, CheckRedirect: outbound.CheckRedirect}, nil
 }
 
 // namespacePage reads a page of at most n repository names of the

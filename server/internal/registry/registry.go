@@ -35,6 +35,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -76,13 +77,16 @@ var baseTransport = remote.DefaultTransport
 
 // Service browses registries.
 type Service struct {
-	store *store.Store
-	log   *slog.Logger
+	store    *store.Store
+	log      *slog.Logger
+	outbound *outbound.Settings
 }
 
-// New returns a Service.
-func New(st *store.Store, log *slog.Logger) *Service {
-	return &Service{store: st, log: log}
+// New returns a Service whose requests follow the outbound policy ob (nil:
+// outbound.Open): a registry at a refused address is refused, whatever its
+// name resolves to, and so is every redirect to one.
+func New(st *store.Store, log *slog.Logger, ob *outbound.Settings) *Service {
+	return &Service{store: st, log: log, outbound: ob}
 }
 
 // Repository is one entry of a catalog or a search.
@@ -117,6 +121,8 @@ type target struct {
 	// namespace is the path of the registry's URL ("team/apps"; "" for
 	// none): the repositories browsed are those under it.
 	namespace string
+	// rt carries the requests, within the outbound policy.
+	rt http.RoundTripper
 }
 
 // Registry returns the configured registry id, or the spec's 404.
@@ -133,7 +139,16 @@ func (s *Service) target(ctx context.Context, id int64) (target, error) {
 	if err != nil {
 		return target{}, err
 	}
-	return resolve(r)
+	t, err := resolve(r)
+	if err != nil {
+		return target{}, err
+	}
+	p, err := s.outbound.Policy(ctx)
+	if err != nil {
+		return target{}, err
+	}
+	t.rt = p.Transport()
+	return t, nil
 }
 
 // resolve turns a stored registry into what the client library needs.
@@ -194,7 +209,7 @@ var pathComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`
 // options are the client library's options for one operation: the
 // registry's credentials, no retries (a failure is reported at once).
 func (t target) options(ctx context.Context) []remote.Option {
-	return []remote.Option{remote.WithContext(ctx), remote.WithAuth(t.auth), remote.WithTransport(baseTransport),
+	return []remote.Option{remote.WithContext(ctx), remote.WithAuth(t.auth), remote.WithTransport(t.rt),
 		remote.WithRetryBackoff(remote.Backoff{Steps: 1}), remote.WithUserAgent("berth")}
 }
 

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/berth-dev/berth/server/internal/hostpath"
+	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -48,9 +49,13 @@ type Options struct {
 	// size (0: DefaultMaxBytes).
 	Timeout  time.Duration
 	MaxBytes int64
-	// Client fetches URL sources (nil: a client of its own).
+	// Client fetches URL sources (nil: one following Outbound).
 	Client *http.Client
-	Now    func() time.Time
+	// Outbound is the outbound policy URL sources are fetched under (nil:
+	// outbound.Open): a source at a refused address is refused when saved
+	// and, whatever it resolves to later, when fetched.
+	Outbound *outbound.Settings
+	Now      func() time.Time
 	// FileDir is the one directory (with those under it) that file sources
 	// (an absolute path or a file:// URL) are read from, so that editing the
 	// settings never reads another file of the server; "" refuses file
@@ -219,6 +224,20 @@ func errSourceNotFound(id int64) error {
 	return fault.New(fault.NotFound, fmt.Sprintf("Template source %d not found", id))
 }
 
+// checkDestination refuses (403) an http(s) source whose host the outbound
+// policy refuses.
+func (s *Service) checkDestination(ctx context.Context, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil
+	}
+	p, err := s.o.Outbound.Policy(ctx)
+	if err != nil {
+		return err
+	}
+	return p.CheckHost(ctx, u.Hostname())
+}
+
 func errSourceExists(name string) error {
 	return fault.New(fault.Conflict, fmt.Sprintf("A template source named '%s' already exists", name))
 }
@@ -228,6 +247,9 @@ func errSourceExists(name string) error {
 func (s *Service) CreateSource(ctx context.Context, sp SourceSpec) (store.TemplateSource, error) {
 	sp.Name, sp.URL = strings.TrimSpace(sp.Name), strings.TrimSpace(sp.URL)
 	if err := s.checkSource(sp.Name, sp.URL); err != nil {
+		return store.TemplateSource{}, err
+	}
+	if err := s.checkDestination(ctx, sp.URL); err != nil {
 		return store.TemplateSource{}, err
 	}
 	src := store.TemplateSource{Name: sp.Name, URL: sp.URL, Enabled: sp.Enabled == nil || *sp.Enabled}
@@ -257,6 +279,9 @@ func (s *Service) UpdateSource(ctx context.Context, id int64, sp SourceSpec) (st
 		src.Enabled = *sp.Enabled
 	}
 	if err := s.checkSource(src.Name, src.URL); err != nil {
+		return store.TemplateSource{}, err
+	}
+	if err := s.checkDestination(ctx, src.URL); err != nil {
 		return store.TemplateSource{}, err
 	}
 	if err := s.o.Store.UpdateTemplateSource(ctx, &src); err != nil {
@@ -357,7 +382,18 @@ func (s *Service) read(ctx context.Context, location string) ([]byte, error) {
 			return nil, err
 		}
 		req.Header.Set("Accept", "application/json")
-		resp, err := s.o.Client.Do(req)
+		client := s.o.Client
+		if client == nil {
+			p, err := s.o.Outbound.Policy(ctx)
+			if err != nil {
+				return nil, err
+			}
+			client = p.Client()
+		}
+		resp, err := client.Do(req)
+		if f, ok := outbound.Refused(err); ok {
+			return nil, f
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("fetch timed out after %s", s.o.Timeout)
