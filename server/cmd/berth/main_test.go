@@ -143,7 +143,9 @@ func startServer(t *testing.T, bin, name string, env ...string) (string, int, *a
 	port := freePort(t)
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOST=127.0.0.1", "PORT=" + strconv.Itoa(port),
-		"AGENT_PORT=" + strconv.Itoa(freePort(t))}, env...)
+		"AGENT_PORT=" + strconv.Itoa(freePort(t)),
+		// The test services (webhook receivers, git, registry) listen on loopback.
+		"OUTBOUND_ALLOW=private,loopback"}, env...)
 	log := &apitest.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {

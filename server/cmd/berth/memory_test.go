@@ -34,7 +34,11 @@ const (
 func TestMemoryStaysBoundedIdleAndThroughParallelLogins(t *testing.T) {
 	bin := buildServer(t)
 	dataDir := t.TempDir()
-	base, pid, _ := startServer(t, bin, "server", "DATA_DIR="+dataDir, "DOCKER_SOCKET=/nonexistent", "LOG_LEVEL=warn", "GOMAXPROCS=2")
+	// The logins come through a trusted proxy (loopback), each from an address
+	// of its own, so that the per-address sign-in limit (20 failures) is not
+	// what answers them.
+	base, pid, _ := startServer(t, bin, "server", "DATA_DIR="+dataDir, "DOCKER_SOCKET=/nonexistent", "LOG_LEVEL=warn", "GOMAXPROCS=2",
+		"TRUSTED_PROXIES=127.0.0.1")
 
 	idle := procStatus(t, pid)
 	t.Logf("idle after start: VmRSS %d MiB (RssAnon %d MiB, RssFile %d MiB)",
@@ -73,7 +77,14 @@ func TestMemoryStaysBoundedIdleAndThroughParallelLogins(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, a := range attempts {
 		wg.Go(func() {
-			resp, err := http.Post(base+"/api/auth/login", "application/json", strings.NewReader(a.body))
+			req, err := http.NewRequest("POST", base+"/api/auth/login", strings.NewReader(a.body))
+			if err != nil {
+				t.Errorf("login %d: %v", i, err)
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.9.%d.%d", i/256, i%256))
+			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Errorf("login %d: %v", i, err)
 				return
