@@ -160,7 +160,7 @@ func TestAccessSummaryIsTheSortedUnionOfGrants(t *testing.T) {
 	acc := Access{grants: []grant{{role: builtin(t, RoleViewer)}, {role: custom, envID: env(2)}}}
 	want := Permissions{
 		"containers":   {"inspect", "logs", "start", "view"},
-		"images":       {"inspect", "view"},
+		"images":       {"view"}, // not inspect: a Viewer may not start scans (issue 20)
 		"volumes":      {"inspect", "view"},
 		"networks":     {"inspect", "view"},
 		"stacks":       {"view"},
