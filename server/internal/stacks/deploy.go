@@ -230,12 +230,6 @@ func (s *Service) UpdateCompose(ctx context.Context, env store.Environment, name
 	return s.moveFiles(ctx, st, moved, []byte(spec.Content))
 }
 
-func (s *Service) removeDirIfEmpty(dir string) {
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) == 0 {
-		os.Remove(dir)
-	}
-}
-
 // CreateRecord records a stack whose files come from elsewhere (a git
 // clone), under the stack's lock: create runs the store writes, and a name
 // already taken in the environment is refused.
