@@ -72,9 +72,6 @@ var dockerHubHosts = map[string]bool{
 	"hub.docker.com": true,
 }
 
-// baseTransport is shared by every request, so that connections are reused.
-var baseTransport = remote.DefaultTransport
-
 // Service browses registries.
 type Service struct {
 	store    *store.Store
