@@ -17,7 +17,7 @@ import (
 
 // The messages of the host path rule (docs/security.md, "Host paths").
 const (
-	outsideRoots = "outside the allowed stack roots (DATA_DIR/stacks and the external stack roots an admin listed in Settings)"
+	outsideRoots = "outside the allowed stack roots (DATA_DIR/stacks and the external stack roots an admin listed: EXTERNAL_STACK_ROOTS or PUT /api/settings/stack-roots)"
 	ownFiles     = "inside Berth's data directory"
 )
 

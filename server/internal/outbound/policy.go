@@ -53,8 +53,8 @@ func PolicyOf(allow []string) Policy {
 const (
 	ruleNever    = "link-local and cloud metadata addresses are never allowed"
 	ruleSpecial  = "unspecified, broadcast and multicast addresses are never allowed"
-	rulePrivate  = "private addresses are not allowed; an admin can allow them in Settings → Security"
-	ruleLoopback = "loopback addresses are not allowed; an admin can allow them in Settings → Security"
+	rulePrivate  = "private addresses are not allowed; an admin can allow them with OUTBOUND_ALLOW or PUT /api/settings/outbound"
+	ruleLoopback = "loopback addresses are not allowed; an admin can allow them with OUTBOUND_ALLOW or PUT /api/settings/outbound"
 )
 
 // metadataNames are the names cloud providers give their instance metadata

@@ -20,7 +20,7 @@ const RootsSetting = "security.external_stack_roots"
 
 // The messages of the confinement rule (docs/security.md, "Host paths").
 const (
-	msgOutsideRoots = "Path is outside the allowed stack roots (DATA_DIR/stacks and the external stack roots an admin listed in Settings)"
+	msgOutsideRoots = "Path is outside the allowed stack roots (DATA_DIR/stacks and the external stack roots an admin listed: EXTERNAL_STACK_ROOTS or PUT /api/settings/stack-roots)"
 	msgOwnFiles     = "Path is inside Berth's data directory, where only DATA_DIR/stacks/%d holds this environment's stack files (Berth's own files are never stack files)"
 	msgOutsideClone = "Path leads outside the stack's repository"
 )
