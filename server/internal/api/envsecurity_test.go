@@ -38,28 +38,8 @@ func (h *harness) withOperator() (admin, operator *http.Cookie) {
 	user, pw := h.setupAdmin()
 	admin = h.login(user, pw)
 	h.as(admin)
-	h.newUserWithRole("olga", "Operator")
+	h.userWithRole("olga", "Operator")
 	return admin, h.login("olga", "olga-password-1")
-}
-
-// newUserWithRole creates user name (password name-password-1) holding
-// the role called role on every environment.
-func (h *harness) newUserWithRole(name, role string) {
-	h.t.Helper()
-	var u struct{ ID int64 }
-	h.must(201, "POST", "/api/users", map[string]any{"username": name, "password": name + "-password-1"}, &u)
-	var roles []struct {
-		ID   int64
-		Name string
-	}
-	h.must(200, "GET", "/api/roles", nil, &roles)
-	for _, r := range roles {
-		if r.Name == role {
-			h.must(201, "POST", fmt.Sprintf("/api/users/%d/roles", u.ID), map[string]any{"roleId": r.ID}, nil)
-			return
-		}
-	}
-	h.t.Fatalf("no role %s", role)
 }
 
 // containerBody is a labelled container that is created, not started.
@@ -133,7 +113,7 @@ func TestEnvironmentSecuritySettingsAreReadByViewersAndChangedByAdminsOnly(t *te
 	h.must(200, "POST", "/api/license", map[string]string{"license": lic}, nil)
 	h.must(201, "POST", "/api/roles", map[string]any{"name": "EnvEditor",
 		"permissions": map[string][]string{"environments": {"view", "edit"}, "containers": {"view", "create"}}}, nil)
-	h.newUserWithRole("eddie", "EnvEditor")
+	h.userWithRole("eddie", "EnvEditor")
 	h.as(h.login("eddie", "eddie-password-1"))
 	h.expectRefusals([]refusal{{"environments:edit without admin", "PUT", "/api/environments/1/security",
 		map[string]any{"allowPrivileged": true}, 403, "Only administrators change the security settings of an environment"}})

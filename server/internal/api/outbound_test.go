@@ -48,18 +48,7 @@ func (r *authRecorder) seen() (hits int, auths []string) {
 // harness in as them (the harness is signed in as an admin).
 func (h *harness) signInWithRole(name, role string) {
 	h.t.Helper()
-	var u struct{ ID int64 }
-	h.must(201, "POST", "/api/users", map[string]any{"username": name, "password": name + "-password-1"}, &u)
-	var roles []struct {
-		ID   int64
-		Name string
-	}
-	h.must(200, "GET", "/api/roles", nil, &roles)
-	for _, r := range roles {
-		if r.Name == role {
-			h.must(201, "POST", fmt.Sprintf("/api/users/%d/roles", u.ID), map[string]any{"roleId": r.ID}, nil)
-		}
-	}
+	h.userWithRole(name, role)
 	h.as(h.login(name, name+"-password-1"))
 }
 
