@@ -77,7 +77,10 @@ export async function startConsole(opts = {}) {
   const base = `http://127.0.0.1:${port}`;
   let serverLog = '';
   const server = spawn(berthBin, ['serve'], {
-    env: { ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: '', ...opts.env },
+    // The test services (LDAP, the OpenID provider, git, the registry) listen on loopback, which Berth's outbound
+    // policy refuses by default.
+    env: { ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: '',
+      OUTBOUND_ALLOW: 'private,loopback', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   server.stdout.on('data', (d) => (serverLog += d));
