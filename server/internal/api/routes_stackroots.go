@@ -9,13 +9,9 @@ import (
 // stackRootsRoutes are the routes of the external stack roots (issue 20):
 // the directories outside DATA_DIR/stacks where stack files may live (see
 // docs/security.md, "Host paths"). They are console settings: read with
-// settings:view, changed with settings:edit. Building them gives the stacks
-// the default of the setting, EXTERNAL_STACK_ROOTS (a Server without stacks
-// only describes the API).
+// settings:view, changed with settings:edit. The setting's default,
+// EXTERNAL_STACK_ROOTS, is given to the stacks by New.
 func (s *Server) stackRootsRoutes() []route {
-	if s.stacks != nil {
-		s.stacks.UseDefaultRoots(s.bounds.ExternalStackRoots)
-	}
 	return []route{
 		{"GET", "/api/settings/stack-roots", "settings:view", NoEnv, "", false, s.getStackRoots},
 		{"PUT", "/api/settings/stack-roots", "settings:edit", NoEnv, "settings.stack_roots", false, s.putStackRoots},

@@ -133,7 +133,7 @@ func New(d Deps) *Server {
 		helperImg = helperimage.Embedded()
 	}
 	imgs := images.New(d.Engines, d.Store, d.Log, scanner)
-	stk := stacks.New(d.Store, d.Engines, imgs, d.DataDir, d.Log)
+	stk := stacks.New(d.Store, d.Engines, imgs, d.DataDir, d.Log).UseDefaultRoots(d.Boundaries.ExternalStackRoots)
 	git := gitops.New(d.Store, stk, d.Log)
 	// Requests made on a user's behalf follow the admin's outbound policy,
 	// OUTBOUND_ALLOW until one is saved.
