@@ -15,7 +15,7 @@ import (
 
 func (s *Server) listContainers(c *gin.Context) error {
 	env := envOf(c)
-	all, err := queryBool(c, "all", false)
+	all, err := queryBool(c, "all", true) // the reference's default: stopped ones too
 	if err != nil {
 		return err
 	}

@@ -38,10 +38,20 @@ func TestContainerLifecycle(t *testing.T) {
 	if !found {
 		t.Fatalf("created container %s not listed with all=true", id)
 	}
+	// Like the reference, the list holds every container unless all=false:
+	// clients that never send all keep the stopped ones.
 	h.must(200, "GET", "/api/containers?env=1", nil, &list)
+	found = false
+	for _, c := range list {
+		found = found || c.ID == id
+	}
+	if !found {
+		t.Fatalf("created container %s not listed without all (the default is all)", id)
+	}
+	h.must(200, "GET", "/api/containers?env=1&all=false", nil, &list)
 	for _, c := range list {
 		if c.ID == id {
-			t.Fatalf("created (not running) container listed without all=true")
+			t.Fatalf("created (not running) container listed with all=false")
 		}
 	}
 

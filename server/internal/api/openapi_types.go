@@ -101,7 +101,7 @@ var coreOps = map[string]apiOp{
 
 	// Containers.
 	"GET /api/containers": {Summary: "List containers", Response: []engine.Container{},
-		Query: []queryParam{{"all", "boolean", "include stopped containers"}}},
+		Query: []queryParam{{"all", "boolean", "include stopped containers (default true; false: running ones only)"}}},
 	"POST /api/containers":                     {Summary: "Create a container", Request: createContainerRequest{}, Response: idAnswer{}},
 	"GET /api/containers/stats/stream":         {Summary: "Every container's stats, live", Content: mediaSSE},
 	"DELETE /api/containers/{id}":              {Summary: "Remove a container", Response: successAnswer{}, Query: []queryParam{{"force", "boolean", "remove even when running"}}},
