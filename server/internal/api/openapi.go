@@ -181,9 +181,10 @@ func requestBody(r *openapi.Reflector, op apiOp) map[string]any {
 	return map[string]any{"required": true, "content": content}
 }
 
-// routeTag is the first path segment after /api.
+// routeTag is the first path segment after /api (or the first segment of
+// a path outside /api: /metrics).
 func routeTag(p string) string {
-	seg, _, _ := strings.Cut(strings.TrimPrefix(p, "/api/"), "/")
+	seg, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(p, "/api"), "/"), "/")
 	return seg
 }
 

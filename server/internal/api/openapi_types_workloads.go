@@ -111,6 +111,7 @@ var workloadOps = map[string]apiOp{
 	"GET /api/logs/merged": {Summary: "Several containers' logs merged, live", Content: mediaSSE,
 		Query: []queryParam{{"containers", "string", "comma-separated container ids or names"}, {"tail", "string", "lines of history per container"}}},
 	"GET /api/metrics": {Summary: "Prometheus metrics", Content: "text/plain", Delegated: true},
+	"GET /metrics":     {Summary: "Prometheus metrics (the same as /api/metrics, at Prometheus' default path)", Content: "text/plain", Delegated: true},
 }
 
 var logQuery = []queryParam{{"tail", "string", "lines of history (a number or all)"}, {"timestamps", "boolean", "prefix each line with its time"}}

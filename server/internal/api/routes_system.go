@@ -13,6 +13,9 @@ func (s *Server) systemRoutes() []route {
 	return []route{
 		// Prometheus: for a scraper holding an API token of a user with settings:view.
 		{"GET", "/api/metrics", "settings:view", NoEnv, "", false, s.prometheusMetrics},
+		// Where Prometheus looks by default, and where the reference serves
+		// them: scrape configs written for it work unchanged.
+		{"GET", "/metrics", "settings:view", NoEnv, "", false, s.prometheusMetrics},
 
 		{"GET", "/api/system", "settings:view", NoEnv, "", false, s.getSystem},
 		{"GET", "/api/health/database", "settings:view", NoEnv, "", false, s.databaseHealth},

@@ -149,9 +149,15 @@ func TestMetricsNeedSettingsViewAndAcceptAnAPIToken(t *testing.T) {
 	if fams := h.scrape(); fams["berth_environment_up"] == nil {
 		t.Error("metrics by token: no berth_environment_up")
 	}
+	// Prometheus' default path (the reference's) serves the same exposition.
+	if status, body := h.do("GET", "/metrics", nil); status != 200 || !strings.Contains(string(body), "berth_environment_up") {
+		t.Errorf("GET /metrics by token = %d %.200s", status, body)
+	}
 	h.as(h.login("viewer", "viewer-password-1"))
-	if status, body := h.do("GET", "/api/metrics", nil); status != 403 || !strings.Contains(string(body), "Permission denied") {
-		t.Errorf("metrics of a user without settings:view = %d %s", status, body)
+	for _, p := range []string{"/api/metrics", "/metrics"} {
+		if status, body := h.do("GET", p, nil); status != 403 || !strings.Contains(string(body), "Permission denied") {
+			t.Errorf("%s of a user without settings:view = %d %s", p, status, body)
+		}
 	}
 }
 
