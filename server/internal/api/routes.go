@@ -238,7 +238,8 @@ func (s *Server) routes() []route {
 	// Areas whose routes live beside their handlers (routes_*.go).
 	for _, area := range [][]route{s.mfaRoutes(), s.notificationRoutes(), s.systemRoutes(), s.activityRoutes(),
 		s.containerFilesRoutes(), s.volumeContentRoutes(), s.registryBrowserRoutes(), s.stackHelpersRoutes(),
-		s.templatesRoutes(), s.openAPIRoutes(), s.inventoryRoutes(), s.envSecurityRoutes(), s.stackRootsRoutes(), s.outboundRoutes()} {
+		s.templatesRoutes(), s.openAPIRoutes(), s.inventoryRoutes(), s.envSecurityRoutes(), s.stackRootsRoutes(), s.outboundRoutes(),
+		s.navigationRoutes(), s.aboutRoutes()} {
 		table = append(table, area...)
 	}
 	return table

@@ -33,6 +33,9 @@ var viewerMayChange = map[string]string{
 	"POST /api/preferences/favorite-groups":   "one's own preferences",
 	"POST /api/preferences/grid":              "one's own preferences",
 	"DELETE /api/preferences/grid":            "one's own preferences",
+	"POST /api/preferences/sidebar":           "one's own preferences",
+	"DELETE /api/preferences/sidebar":         "one's own preferences",
+	"PUT /api/settings/navigation":            "scope=user is one's own; the global scope needs settings:edit, checked by the handler (asserted in navigation_test.go)",
 	"POST /api/volumes/{name}/browse/release": "ends a volume browse helper, which browsing (volumes:inspect) started",
 	"POST /api/batch":                         "each action's own permission is checked by the handler (asserted below)",
 }
