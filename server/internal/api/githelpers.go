@@ -193,11 +193,10 @@ func (s *Server) testGitStack(m *gitops.Mirrors) handler {
 
 // gitStackEnvFiles serves /api/git/stacks/{id}/env-files. GET lists the
 // env files of the repository at the branch head (.env, .env.*, *.env;
-// those next to the compose file first): {commit, composePath,
-// envFilePath, envFiles, truncated}. POST {path} reads the variables of
-// one of them without deploying or saving anything: {commit, path,
-// variables: [{key, value, isSecret: false}]}; a file not in the
-// repository is a 404.
+// those next to the compose file first): {files, commit, composePath,
+// envFilePath, truncated}. POST {path} reads the variables of one of them
+// without deploying or saving anything: {vars: {name: value}, commit,
+// path} (the reference's shapes); a file not in the repository is a 404.
 func (s *Server) gitStackEnvFiles(m *gitops.Mirrors) handler {
 	return func(c *gin.Context) error {
 		g, _, err := s.gitStackOf(c, "stacks:view")

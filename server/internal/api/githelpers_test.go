@@ -196,21 +196,18 @@ func TestGitRepositorySyncAndStackFileHelpersReadTheBranchHead(t *testing.T) {
 	// Env files: those next to the compose file first; never a link out.
 	var ef struct {
 		Commit   string   `json:"commit"`
-		EnvFiles []string `json:"envFiles"`
+		EnvFiles []string `json:"files"`
 	}
 	h.must(200, "GET", fmt.Sprintf("/api/git/stacks/%d/env-files", gs.ID), nil, &ef)
 	if want := []string{"deploy/.env.example", "deploy/app.env", "other/prod.env"}; !slices.Equal(ef.EnvFiles, want) || ef.Commit != f.head {
 		t.Errorf("env files = %+v, want %v", ef, want)
 	}
 	var vars struct {
-		Path      string `json:"path"`
-		Variables []struct {
-			Key   string `json:"key"`
-			Value string `json:"value"`
-		} `json:"variables"`
+		Path string            `json:"path"`
+		Vars map[string]string `json:"vars"`
 	}
 	h.must(200, "POST", fmt.Sprintf("/api/git/stacks/%d/env-files", gs.ID), map[string]string{"path": "other/prod.env"}, &vars)
-	if vars.Path != "other/prod.env" || len(vars.Variables) != 1 || vars.Variables[0].Key != "REGION" || vars.Variables[0].Value != "us" {
+	if vars.Path != "other/prod.env" || len(vars.Vars) != 1 || vars.Vars["REGION"] != "us" {
 		t.Errorf("variables of other/prod.env = %+v", vars)
 	}
 	for _, tt := range []struct {

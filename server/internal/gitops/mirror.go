@@ -242,7 +242,7 @@ type EnvFiles struct {
 	Commit      string   `json:"commit"`
 	ComposePath string   `json:"composePath"`
 	EnvFilePath string   `json:"envFilePath"` // the one the stack uses ("" none)
-	EnvFiles    []string `json:"envFiles"`    // those next to the compose file first
+	Files       []string `json:"files"`       // those next to the compose file first
 	Truncated   bool     `json:"truncated"`
 }
 
@@ -253,10 +253,10 @@ func (m *Mirrors) EnvFiles(ctx context.Context, id int64) (EnvFiles, error) {
 	if err != nil {
 		return EnvFiles{}, err
 	}
-	out := EnvFiles{ComposePath: g.ComposePath, EnvFilePath: g.EnvFilePath, EnvFiles: []string{}}
+	out := EnvFiles{ComposePath: g.ComposePath, EnvFilePath: g.EnvFilePath, Files: []string{}}
 	err = m.with(ctx, r, func(dir, commit string) error {
 		out.Commit = commit
-		out.EnvFiles, out.Truncated = envCandidates(dir, path.Dir(g.ComposePath))
+		out.Files, out.Truncated = envCandidates(dir, path.Dir(g.ComposePath))
 		return nil
 	})
 	return out, err
@@ -307,11 +307,13 @@ func envCandidates(dir, composeDir string) ([]string, bool) {
 	return append(append([]string{}, near...), far...), truncated
 }
 
-// EnvFileVariables are the variables of one env file of a repository.
+// EnvFileVariables are the variables of one env file of a repository, as
+// the reference answers them: a map of name to value (a name the file sets
+// twice has its last value).
 type EnvFileVariables struct {
-	Commit    string            `json:"commit"`
-	Path      string            `json:"path"`
-	Variables []stacks.Variable `json:"variables"`
+	Commit string            `json:"commit"`
+	Path   string            `json:"path"`
+	Vars   map[string]string `json:"vars"`
 }
 
 // ReadEnvFile reads the variables of env file rel of git stack id's
@@ -328,11 +330,13 @@ func (m *Mirrors) ReadEnvFile(ctx context.Context, id int64, rel string) (EnvFil
 	if err != nil {
 		return EnvFileVariables{}, err
 	}
-	out := EnvFileVariables{Path: clean}
+	out := EnvFileVariables{Path: clean, Vars: map[string]string{}}
 	err = m.with(ctx, r, func(dir, commit string) error {
 		out.Commit = commit
 		vars, err := readRepoEnv(dir, clean)
-		out.Variables = vars
+		for _, v := range vars {
+			out.Vars[v.Key] = v.Value
+		}
 		return err
 	})
 	return out, err

@@ -275,16 +275,16 @@ export interface GitEnvFiles {
   commit: string;
   composePath: string;
   envFilePath: string;
-  envFiles: string[];
+  files: string[];
   truncated: boolean;
 }
 
 export async function listEnvFiles(id: number): Promise<GitEnvFiles> {
   const r = await request<GitEnvFiles>('GET', `/api/git/stacks/${id}/env-files`);
-  return { ...r, envFiles: arr(r?.envFiles) };
+  return { ...r, files: arr(r?.files) };
 }
 
-export function readEnvFile(id: number, p: string): Promise<{ commit: string; path: string; variables: StackVariable[] }> {
+export function readEnvFile(id: number, p: string): Promise<{ commit: string; path: string; vars: Record<string, string> }> {
   return request('POST', `/api/git/stacks/${id}/env-files`, { body: { path: p } });
 }
 
