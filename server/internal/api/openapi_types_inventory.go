@@ -15,7 +15,9 @@ var inventoryOps = map[string]apiOp{
 	"GET /api/templates": {Summary: "The template catalogue", Response: []templates.Template{}, Query: []queryParam{
 		{"category", "string", "only this category"}, {"q", "string", "search words"},
 		{"type", "integer", "1 (container), 2 (swarm stack) or 3 (compose stack)"}, {"refresh", "boolean", "fetch the sources again"}}},
-	"POST /api/templates/compose": {Summary: "Deploy a compose template as a stack: its job's events, ending with the result", Request: deployTemplateRequest{},
+	"POST /api/templates/compose": {Summary: "The compose file of a template (generated, inline, or fetched from its repository); deploys nothing",
+		Request: templateComposeRequest{}, Response: templateComposeAnswer{}},
+	"POST /api/templates/deploy": {Summary: "Deploy a template as a stack: its job's events, ending with the result", Request: deployTemplateRequest{},
 		Content: mediaSSE, AlsoJSON: true, Response: templateDeployResult{}, Header: "X-Job-Id"},
 	"GET /api/templates/sources":  {Summary: "Template sources", Response: []templateSourceJSON{}},
 	"POST /api/templates/sources": {Summary: "Add a template source", Request: templateSourceRequest{}, Response: templateSourceJSON{}, Status: 201},

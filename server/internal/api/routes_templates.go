@@ -6,7 +6,9 @@ import "path/filepath"
 //
 // Permissions: the catalogue is read with stacks:view in some environment
 // and deployed with stacks:create in the target environment (checked by the
-// handler, which reads the environment from the body); template sources are
+// handler, which reads the environment from the body); a template's compose
+// file (which may fetch a repository) needs stacks:create in some
+// environment; template sources are
 // console settings (settings:view / settings:edit). Config sets are read by
 // the container create form (containers:create in some environment) and
 // changed with settings:edit. Labels are read with environments:view and
@@ -18,7 +20,8 @@ func (s *Server) templatesRoutes() []route {
 	}
 	return []route{
 		{"GET", "/api/templates", "stacks:view", AnyEnv, "", false, s.listTemplates},
-		{"POST", "/api/templates/compose", "stacks:create", AnyEnv, "template.deploy", false, s.deployTemplate},
+		{"POST", "/api/templates/compose", "stacks:create", AnyEnv, Quiet, false, s.templateCompose},
+		{"POST", "/api/templates/deploy", "stacks:create", AnyEnv, "template.deploy", false, s.deployTemplate},
 		{"GET", "/api/templates/sources", "settings:view", NoEnv, "", false, s.listTemplateSources},
 		{"POST", "/api/templates/sources", "settings:edit", NoEnv, "template_source.create", false, s.createTemplateSource},
 		{"PUT", "/api/templates/sources", "settings:edit", NoEnv, "template_source.update", false, s.updateTemplateSource},

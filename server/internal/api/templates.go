@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -79,7 +80,87 @@ func (s *Server) listTemplates(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, list)
 }
 
-// deployTemplateRequest is the body of POST /api/templates/compose.
+// templateComposeRequest is the body of POST /api/templates/compose: the
+// reference's {template} (an object as GET /api/templates answers it, or
+// the reference's {id, type, title, image, repository}); templateId names
+// a catalogue template instead. stackName is read to refuse it: deploying
+// a template is POST /api/templates/deploy.
+type templateComposeRequest struct {
+	Template   json.RawMessage   `json:"template"`
+	TemplateID string            `json:"templateId"`
+	Env        map[string]string `json:"env"`
+	StackName  string            `json:"stackName"`
+}
+
+// templateComposeAnswer is the answer of POST /api/templates/compose.
+type templateComposeAnswer struct {
+	Compose string `json:"compose"`
+}
+
+// templateCompose answers POST /api/templates/compose with {compose}: the
+// compose file of a template, generated for a container template, the
+// template's own for a compose template, fetched from the repository's
+// default branch for a repository stack template. A template whose id is
+// in the catalogue is the catalogue's (its repository is the source's, not
+// the client's); any other is the client's object, whose repository must
+// be reached over http(s), ssh or git. Variables are left as ${NAME}
+// references (env, when given, checks select values). Nothing is
+// deployed or saved.
+func (s *Server) templateCompose(c *gin.Context) error {
+	var req templateComposeRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.StackName) != "" {
+		return fault.Invalidf("POST /api/templates/compose only answers a template's compose file; deploy a template with POST /api/templates/deploy")
+	}
+	ctx := c.Request.Context()
+	given := len(req.Template) > 0 && string(req.Template) != "null"
+	id := strings.TrimSpace(req.TemplateID)
+	if given {
+		var named struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(req.Template, &named)
+		id = strings.TrimSpace(named.ID)
+	} else if id == "" {
+		return fault.Invalidf("Template is required")
+	}
+	var t templates.Template
+	found := false
+	if id != "" {
+		var err error
+		t, err = s.tpl.catalog.Template(ctx, id)
+		if f, ok := fault.As(err); err != nil && (!given || !ok || f.Kind != fault.NotFound) {
+			return err
+		}
+		found = err == nil
+	}
+	if !found {
+		var err error
+		if t, err = templates.Decode(req.Template); err != nil {
+			return err
+		}
+	}
+	if t.AdministratorOnly && !isAdmin(c) {
+		return errPermission
+	}
+	if t.Type != templates.TypeContainer && t.Repository != nil && strings.TrimSpace(t.Compose) == "" {
+		compose, err := s.git.ReadComposeAtHead(ctx, t.Repository.URL, t.Repository.StackFile)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, templateComposeAnswer{Compose: compose})
+	}
+	r, err := templates.Render(t, req.Env, nil)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, templateComposeAnswer{Compose: r.Compose})
+}
+
+// deployTemplateRequest is the body of POST /api/templates/deploy (Berth's
+// deploy-from-template; until issue 21 it was POST /api/templates/compose).
 type deployTemplateRequest struct {
 	TemplateID    string            `json:"templateId"`
 	StackName     string            `json:"stackName"`

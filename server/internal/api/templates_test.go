@@ -141,7 +141,7 @@ func TestRepositoryTemplateDeploysAGitStack(t *testing.T) {
 
 	name := "tplgit-" + h.label
 	h.removeStackAtCleanup(name)
-	status, _, res := h.streamStack("POST", "/api/templates/compose", map[string]any{
+	status, _, res := h.streamStack("POST", "/api/templates/deploy", map[string]any{
 		"templateId": tp.ID, "stackName": name, "environmentId": 1,
 		"env": map[string]string{"REGION": "eu", "TOKEN": "tok-" + h.label},
 	})
@@ -156,7 +156,7 @@ func TestRepositoryTemplateDeploysAGitStack(t *testing.T) {
 		t.Errorf("container env = %v, want VERSION from the repository, REGION and TOKEN from the deploy", env)
 	}
 
-	h.fbMustFail(400, "Compose file 'stacks/none/docker-compose.yml' not found", "POST", "/api/templates/compose",
+	h.fbMustFail(400, "Compose file 'stacks/none/docker-compose.yml' not found", "POST", "/api/templates/deploy",
 		map[string]any{"templateId": missing.ID, "stackName": "tplgit2-" + h.label})
 	if _, ok := h.stackEntry("tplgit2-" + h.label); ok {
 		t.Error("a refused repository template left a stack")
@@ -185,7 +185,7 @@ func TestTemplateFromAURLSourceDeploysARunningStack(t *testing.T) {
 
 	name := "tpl-" + h.label
 	h.removeStackAtCleanup(name)
-	status, _, res := h.streamStack("POST", "/api/templates/compose", map[string]any{
+	status, _, res := h.streamStack("POST", "/api/templates/deploy", map[string]any{
 		"templateId": tp.ID, "stackName": name, "environmentId": 1,
 		"env": map[string]string{"API_TOKEN": "tok-" + h.label},
 	})
@@ -227,7 +227,7 @@ func TestTemplateFromAURLSourceDeploysARunningStack(t *testing.T) {
 		t.Errorf("compose = %s", compose.Content)
 	}
 	// A second deploy under the same name is the stacks' 409.
-	if code, body := h.do("POST", "/api/templates/compose", map[string]any{"templateId": tp.ID, "stackName": name}); code != 409 {
+	if code, body := h.do("POST", "/api/templates/deploy", map[string]any{"templateId": tp.ID, "stackName": name}); code != 409 {
 		t.Errorf("duplicate = %d %s", code, body)
 	}
 
@@ -239,7 +239,7 @@ func TestTemplateFromAURLSourceDeploysARunningStack(t *testing.T) {
 	name2 := "tpl2-" + h.label
 	h.removeStackAtCleanup(name2)
 	req, _ := json.Marshal(map[string]any{"templateId": inline.ID, "stackName": name2, "env": map[string]string{"COLOR": "red"}})
-	hr, _ := http.NewRequest("POST", h.url+"/api/templates/compose?env=1", strings.NewReader(string(req)))
+	hr, _ := http.NewRequest("POST", h.url+"/api/templates/deploy?env=1", strings.NewReader(string(req)))
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json")
 	resp, err := h.http.Do(hr)
@@ -340,14 +340,14 @@ func TestTemplateSourcesFileMalformedAndRefusals(t *testing.T) {
 		{"update unknown", "PUT", "/api/templates/sources", map[string]any{"id": 9999, "name": "y"}, 404, "Template source 9999 not found"},
 		{"delete unknown", "DELETE", "/api/templates/sources?id=9999", nil, 404, "Template source 9999 not found"},
 		{"bad type filter", "GET", "/api/templates?type=7", nil, 400, "Query parameter type must be 1 (container), 2 (swarm stack) or 3 (compose stack)"},
-		{"deploy without template", "POST", "/api/templates/compose", map[string]any{"stackName": "x"}, 400, "Template ID is required"},
-		{"deploy without name", "POST", "/api/templates/compose", map[string]any{"templateId": "builtin:nginx"}, 400, "Stack name is required"},
-		{"deploy bad name", "POST", "/api/templates/compose", map[string]any{"templateId": "builtin:nginx", "stackName": "../x"}, 400, "Invalid stack name"},
-		{"deploy unknown template", "POST", "/api/templates/compose", map[string]any{"templateId": "nope:1", "stackName": "x-" + h.label}, 404, "Template 'nope:1' not found"},
-		{"deploy unknown environment", "POST", "/api/templates/compose", map[string]any{"templateId": "builtin:nginx", "stackName": "x-" + h.label, "environmentId": 999}, 404, "Environment not found"},
-		{"deploy repository template of an unreachable repository", "POST", "/api/templates/compose", map[string]any{"templateId": repo.ID, "stackName": "x-" + h.label}, 400, "Cannot read the repository http://127.0.0.1:1/none.git"},
-		{"deploy select outside options", "POST", "/api/templates/compose", map[string]any{"templateId": fmt.Sprintf("%d:0", file.ID), "stackName": "x-" + h.label, "env": map[string]string{"LEVEL": "max"}}, 400, "Invalid value for LEVEL: choose one of the template's options"},
-		{"deploy bad variable name", "POST", "/api/templates/compose", map[string]any{"templateId": fmt.Sprintf("%d:0", file.ID), "stackName": "x-" + h.label, "env": map[string]string{"1BAD": "v"}}, 400, "Invalid variable name"},
+		{"deploy without template", "POST", "/api/templates/deploy", map[string]any{"stackName": "x"}, 400, "Template ID is required"},
+		{"deploy without name", "POST", "/api/templates/deploy", map[string]any{"templateId": "builtin:nginx"}, 400, "Stack name is required"},
+		{"deploy bad name", "POST", "/api/templates/deploy", map[string]any{"templateId": "builtin:nginx", "stackName": "../x"}, 400, "Invalid stack name"},
+		{"deploy unknown template", "POST", "/api/templates/deploy", map[string]any{"templateId": "nope:1", "stackName": "x-" + h.label}, 404, "Template 'nope:1' not found"},
+		{"deploy unknown environment", "POST", "/api/templates/deploy", map[string]any{"templateId": "builtin:nginx", "stackName": "x-" + h.label, "environmentId": 999}, 404, "Environment not found"},
+		{"deploy repository template of an unreachable repository", "POST", "/api/templates/deploy", map[string]any{"templateId": repo.ID, "stackName": "x-" + h.label}, 400, "Cannot read the repository http://127.0.0.1:1/none.git"},
+		{"deploy select outside options", "POST", "/api/templates/deploy", map[string]any{"templateId": fmt.Sprintf("%d:0", file.ID), "stackName": "x-" + h.label, "env": map[string]string{"LEVEL": "max"}}, 400, "Invalid value for LEVEL: choose one of the template's options"},
+		{"deploy bad variable name", "POST", "/api/templates/deploy", map[string]any{"templateId": fmt.Sprintf("%d:0", file.ID), "stackName": "x-" + h.label, "env": map[string]string{"1BAD": "v"}}, 400, "Invalid variable name"},
 	}
 	h.expectRefusals(cases)
 	if _, ok := h.stackEntry("x-" + h.label); ok {
@@ -508,6 +508,75 @@ func TestLabelsListDefinedAndEnvironmentLabelsWithCounts(t *testing.T) {
 		_ = json.Unmarshal(body, &e)
 		if code != tt.status || !strings.Contains(e.Error, tt.message) {
 			t.Errorf("%v = %d %s, want %d %q", tt.body, code, body, tt.status, tt.message)
+		}
+	}
+}
+
+// TestTemplateComposeAnswersTheComposeFileOnly checks POST
+// /api/templates/compose {template} as the reference answers it: {compose}
+// and nothing else, for a catalogue template (by id), a container template
+// the client describes, and a repository stack template read from a real
+// git server; no stack is made. Deploying moved to POST
+// /api/templates/deploy, which the old body is pointed to.
+func TestTemplateComposeAnswersTheComposeFileOnly(t *testing.T) {
+	h := newHarness(t)
+	var src sourceJSON
+	h.must(201, "POST", "/api/templates/sources", map[string]any{"name": "compose " + h.label, "url": serveTemplates(t, templateList(h.label))}, &src)
+	sleeper, ok := findTemplate(h.templates("?refresh=true"), "Sleeper "+h.label)
+	if !ok {
+		t.Fatal("the source's container template is not in the catalogue")
+	}
+	compose := func(body any) string {
+		t.Helper()
+		var out map[string]any
+		h.must(200, "POST", "/api/templates/compose", body, &out)
+		c, _ := out["compose"].(string)
+		if len(out) != 1 || c == "" {
+			t.Fatalf("POST /api/templates/compose %v = %v, want only {compose}", body, out)
+		}
+		return c
+	}
+	if c := compose(map[string]any{"template": map[string]any{"id": sleeper.ID}}); !strings.Contains(c, enginetest.Image()) ||
+		!strings.Contains(c, "${GREETING}") {
+		t.Errorf("compose of the catalogue template =\n%s", c)
+	}
+	if c := compose(map[string]any{"templateId": sleeper.ID}); !strings.Contains(c, enginetest.Image()) {
+		t.Errorf("compose by templateId =\n%s", c)
+	}
+	if c := compose(map[string]any{"template": map[string]any{"id": "a1b2c3", "type": "container", "title": "Nginx", "image": "nginx:latest"}}); !strings.Contains(c, "nginx:latest") {
+		t.Errorf("compose of the reference's container template =\n%s", c)
+	}
+	g := newPublicGitServer(t)
+	want := gitCompose(h.label, "3")
+	g.commit("main", map[string]string{"stacks/app/docker-compose.yml": want})
+	if c := compose(map[string]any{"template": map[string]any{"type": "stack", "title": "Git app",
+		"repository": map[string]string{"url": g.URL, "stackfile": "stacks/app/docker-compose.yml"}}}); c != want {
+		t.Errorf("compose of the repository template = %q, want %q", c, want)
+	}
+	var list []map[string]any
+	h.must(200, "GET", "/api/stacks?env=1", nil, &list)
+	for _, st := range list {
+		if n, _ := st["name"].(string); strings.Contains(n, "sleeper") || strings.Contains(n, "nginx") {
+			t.Errorf("POST /api/templates/compose made a stack: %v", st)
+		}
+	}
+	for _, tt := range []struct {
+		name   string
+		body   any
+		status int
+		msg    string
+	}{
+		{"no template", map[string]any{}, 400, "Template is required"},
+		{"old deploy body", map[string]any{"templateId": sleeper.ID, "stackName": "x"}, 400, "POST /api/templates/deploy"},
+		{"container without image", map[string]any{"template": map[string]any{"type": "container", "title": "x"}}, 400, "needs an image"},
+		{"file repository", map[string]any{"template": map[string]any{"type": "stack", "title": "x",
+			"repository": map[string]string{"url": "file:///etc", "stackfile": "passwd"}}}, 400, "use https, ssh or git"},
+		{"stack file climbing out", map[string]any{"template": map[string]any{"type": "stack", "title": "x",
+			"repository": map[string]string{"url": g.URL, "stackfile": "../x.yml"}}}, 400, "a path inside the repository is required"},
+		{"unknown id without a template", map[string]any{"templateId": "nope:1"}, 404, "Template 'nope:1' not found"},
+	} {
+		if code, body := h.do("POST", "/api/templates/compose", tt.body); code != tt.status || !strings.Contains(shErrorOf(body), tt.msg) {
+			t.Errorf("%s: %d %s, want %d %q", tt.name, code, body, tt.status, tt.msg)
 		}
 	}
 }

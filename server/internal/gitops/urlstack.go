@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -83,35 +84,97 @@ func (s *Service) CreateStackFromURL(ctx context.Context, sp URLStackSpec) (stor
 // a temporary directory, checks that it holds composePath and returns the
 // branch.
 func checkComposeAtHead(ctx context.Context, u, composePath string) (string, error) {
+	branch, _, err := composeAtHead(ctx, u, composePath, false)
+	return branch, err
+}
+
+// maxTemplateCompose bounds the compose file ReadComposeAtHead reads.
+const maxTemplateCompose = 4 << 20
+
+// ReadComposeAtHead returns the content of the compose file composePath
+// ("" is DefaultTemplateStackFile) at the head of the default branch of
+// the repository at u, read from a temporary clone removed afterwards (a
+// repository stack template's compose file). Only http(s), ssh and git://
+// remotes are read: u may come from a client, and a file:// remote or a
+// local path would read Berth's own host.
+func (s *Service) ReadComposeAtHead(ctx context.Context, u, composePath string) (string, error) {
+	u = strings.TrimSpace(u)
+	if err := checkURL(u); err != nil {
+		return "", err
+	}
+	if strings.HasPrefix(strings.ToLower(u), "file:") {
+		return "", fault.Invalidf("Invalid repository URL %q: use https, ssh or git", u)
+	}
+	rel, err := checkRelPath("compose path", composePath)
+	if err != nil {
+		return "", err
+	}
+	if rel == "" {
+		rel = DefaultTemplateStackFile
+	}
+	ctx, err = s.remoteContext(ctx)
+	if err != nil {
+		return "", err
+	}
+	_, content, err := composeAtHead(ctx, u, rel, true)
+	return content, err
+}
+
+// composeAtHead clones the default branch of the repository at u into a
+// temporary directory and checks that it holds composePath; with read it
+// also returns the file's content.
+func composeAtHead(ctx context.Context, u, composePath string, read bool) (string, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
 	if err := guardRemote(ctx, u); err != nil {
-		return "", err
+		return "", "", err
 	}
 	branch, err := defaultBranch(ctx, u, nil)
 	if f, ok := outbound.Refused(err); ok {
-		return "", f
+		return "", "", f
 	}
 	if err != nil {
-		return "", fault.Wrap(fault.Invalid, fmt.Sprintf("Cannot read the repository %s: %s", redactURL(u), gitReason(err)), err)
+		return "", "", fault.Wrap(fault.Invalid, fmt.Sprintf("Cannot read the repository %s: %s", redactURL(u), gitReason(err)), err)
 	}
 	tmp, err := os.MkdirTemp("", "berth-template-")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "repo")
 	if _, err := clone(ctx, dir, u, plumbing.NewBranchReferenceName(branch), nil); err != nil {
 		if f, ok := outbound.Refused(err); ok {
-			return "", f
+			return "", "", f
 		}
-		return "", fault.Wrap(fault.Invalid, fmt.Sprintf("Cannot read the repository %s: %s", redactURL(u), gitReason(err)), err)
+		return "", "", fault.Wrap(fault.Invalid, fmt.Sprintf("Cannot read the repository %s: %s", redactURL(u), gitReason(err)), err)
 	}
-	if err := fileInside(dir, composePath); err != nil {
-		return "", fault.Wrap(fault.Invalid, fmt.Sprintf("Compose file '%s' not found in the repository %s (branch %s)",
+	notFound := func(err error) error {
+		return fault.Wrap(fault.Invalid, fmt.Sprintf("Compose file '%s' not found in the repository %s (branch %s)",
 			composePath, redactURL(u), branch), err)
 	}
-	return branch, nil
+	if err := fileInside(dir, composePath); err != nil {
+		return "", "", notFound(err)
+	}
+	if !read {
+		return branch, "", nil
+	}
+	p, err := insidePath(dir, composePath)
+	if err != nil {
+		return "", "", notFound(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxTemplateCompose+1))
+	if err != nil {
+		return "", "", err
+	}
+	if len(b) > maxTemplateCompose {
+		return "", "", fault.Invalidf("Compose file '%s' of the repository %s is larger than %d MiB", composePath, redactURL(u), maxTemplateCompose>>20)
+	}
+	return branch, string(b), nil
 }
 
 // defaultBranch is the branch the repository's HEAD names, else main or

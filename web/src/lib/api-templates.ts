@@ -88,7 +88,7 @@ export interface DeployTemplateBody {
 
 /** Renders a template into a stack and deploys it, streaming compose's output. */
 export function deployTemplate(body: DeployTemplateBody, onLine: OnLine, signal?: AbortSignal): Promise<DeployResult> {
-  return runStreamed('POST', '/api/templates/compose', { query: { env: body.environmentId }, body, signal }, onLine);
+  return runStreamed('POST', '/api/templates/deploy', { query: { env: body.environmentId }, body, signal }, onLine);
 }
 
 /** The initial value of a template variable: its select's default option, else its default. */
