@@ -1,6 +1,7 @@
 package api
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -178,16 +179,29 @@ func (h *fileHandlers) download(c *gin.Context) error {
 	if c.Query("path") == "" {
 		return fault.New(fault.Invalid, "Path is required")
 	}
+	// format is the reference's: "tar" (the default) or "tar.gz".
+	format := c.DefaultQuery("format", "tar")
+	if format != "tar" && format != "tar.gz" {
+		return fault.New(fault.Invalid, `format must be "tar" or "tar.gz"`)
+	}
 	rc, name, err := h.svc.Download(c.Request.Context(), envOf(c), c.Param("id"), c.Query("path"))
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	c.Header("Content-Type", "application/x-tar")
+	var w io.Writer = c.Writer
+	if format == "tar.gz" {
+		gz := gzip.NewWriter(c.Writer)
+		defer gz.Close()
+		w, name = gz, name+".gz"
+		c.Header("Content-Type", "application/gzip")
+	} else {
+		c.Header("Content-Type", "application/x-tar")
+	}
 	c.Header("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
 	c.Status(http.StatusOK)
 	// The status is sent: a failure from here on can only cut the stream.
-	_, _ = io.Copy(c.Writer, rc)
+	_, _ = io.Copy(w, rc)
 	return nil
 }
 

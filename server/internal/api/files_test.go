@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,17 +106,42 @@ func (h *harness) fbUpload(id, dir string, files map[string][]byte) (int, []byte
 // directories (name → content; directories end in "/").
 func (h *harness) fbDownload(id, p string) map[string]string {
 	h.t.Helper()
-	resp, err := h.http.Get(h.url + fbURL(id, "download", "path", p))
+	return h.fbDownloadAs(id, p, "")
+}
+
+// fbDownloadAs is fbDownload in an archive format ("" for the default,
+// "tar" or "tar.gz").
+func (h *harness) fbDownloadAs(id, p, format string) map[string]string {
+	h.t.Helper()
+	u, media := h.url+fbURL(id, "download", "path", p), "application/x-tar"
+	if format != "" {
+		u += "&format=" + format
+	}
+	if format == "tar.gz" {
+		media = "application/gzip"
+	}
+	resp, err := h.http.Get(u)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-tar" {
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != media {
 		b, _ := io.ReadAll(resp.Body)
-		h.t.Fatalf("download %s = %d %s %s", p, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		h.t.Fatalf("download %s as %q = %d %s %s", p, format, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	var body io.Reader = resp.Body
+	if format == "tar.gz" {
+		if !strings.Contains(resp.Header.Get("Content-Disposition"), ".tar.gz") {
+			h.t.Errorf("download as tar.gz: Content-Disposition %q", resp.Header.Get("Content-Disposition"))
+		}
+		gz, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			h.t.Fatalf("download as tar.gz is not gzip: %v", err)
+		}
+		body = gz
 	}
 	out := map[string]string{}
-	tr := tar.NewReader(resp.Body)
+	tr := tar.NewReader(body)
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -242,6 +268,14 @@ func TestContainerFilesRoundTripOnRunningAndStoppedContainers(t *testing.T) {
 			if got := h.fbDownload(id, dir+"/up1.txt"); got["up1.txt"] != "one" || len(got) != 1 {
 				t.Fatalf("download of a file = %v", got)
 			}
+			// The reference's format parameter: tar (the default) or tar.gz.
+			if gz := h.fbDownloadAs(id, dir, "tar.gz"); cmp.Diff(want, gz) != "" {
+				t.Fatalf("download as tar.gz (-want +got):\n%s", cmp.Diff(want, gz))
+			}
+			if got := h.fbDownloadAs(id, dir+"/up1.txt", "tar"); got["up1.txt"] != "one" {
+				t.Fatalf("download as tar = %v", got)
+			}
+			h.fbMustFail(400, "format", "GET", fbURL(id, "download", "path", dir)+"&format=zip", nil)
 			h.fbMustFail(400, "binary", "GET", fbURL(id, "content", "path", dir+"/up2.bin"), nil)
 
 			// Rename and delete: rm and mv in a running container; in a
