@@ -127,7 +127,24 @@ func (s *Server) listPendingUpdates(c *gin.Context) error {
 func (s *Server) clearPendingUpdates(c *gin.Context) error {
 	ctx, env := c.Request.Context(), envOf(c)
 	var deleted int64
-	if name := strings.TrimSpace(c.Query("containerName")); name != "" {
+	name := strings.TrimSpace(c.Query("containerName"))
+	if id := strings.TrimSpace(c.Query("containerId")); id != "" && name == "" {
+		// The reference's clients name the container by its id (from GET
+		// /api/containers): its pending update is found by that id, and
+		// no other is touched when none has it.
+		list, err := s.store.ListPendingUpdates(ctx, env.ID)
+		if err != nil {
+			return err
+		}
+		name = "\x00" // matches no container: nothing is deleted
+		for _, p := range list {
+			if p.ContainerID == id || (len(id) >= 12 && strings.HasPrefix(p.ContainerID, id)) {
+				name = p.ContainerName
+				break
+			}
+		}
+	}
+	if name != "" {
 		one, err := s.store.DeletePendingUpdate(ctx, env.ID, name)
 		if err != nil {
 			return err

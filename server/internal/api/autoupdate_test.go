@@ -403,6 +403,21 @@ func TestUpdateCheckRecordsPendingUpdates(t *testing.T) {
 	if stats.Containers.PendingUpdates < 1 || stats.Containers.PendingUpdates > len(pending.PendingUpdates) {
 		t.Errorf("dashboard pendingUpdates = %d, want 1..%d", stats.Containers.PendingUpdates, len(pending.PendingUpdates))
 	}
+	// The reference's clients dismiss one by containerId: an id no pending
+	// update has deletes nothing (it once cleared them all), the
+	// container's own id deletes exactly its own.
+	var gone struct{ Deleted int }
+	h.must(200, "DELETE", "/api/containers/pending-updates?env=1&containerId="+strings.Repeat("0", 64), nil, &gone)
+	if gone.Deleted != 0 || !hasPending(h, name) {
+		t.Fatalf("dismissing an unknown containerId deleted %d (ours still there: %v)", gone.Deleted, hasPending(h, name))
+	}
+	h.must(200, "DELETE", "/api/containers/pending-updates?env=1&containerId="+ct.ID, nil, &gone)
+	if gone.Deleted != 1 || hasPending(h, name) {
+		t.Fatalf("dismissing by containerId deleted %d (ours still there: %v)", gone.Deleted, hasPending(h, name))
+	}
+	if e := h.runSchedule("env_update_check", 1); e.Status != "success" || !hasPending(h, name) {
+		t.Fatalf("the next check did not find the update again: %+v", e)
+	}
 	// Deleting the container forgets its pending update.
 	h.must(200, "DELETE", "/api/containers/"+name+"?env=1&force=true", nil, nil)
 	h.must(200, "GET", "/api/containers/pending-updates?env=1", nil, &pending)
@@ -411,4 +426,20 @@ func TestUpdateCheckRecordsPendingUpdates(t *testing.T) {
 			t.Error("pending update survived its container")
 		}
 	}
+}
+
+// hasPending says whether container name has a pending update on
+// environment 1.
+func hasPending(h *harness, name string) bool {
+	h.t.Helper()
+	var pending struct {
+		PendingUpdates []struct{ ContainerName string }
+	}
+	h.must(200, "GET", "/api/containers/pending-updates?env=1", nil, &pending)
+	for _, p := range pending.PendingUpdates {
+		if p.ContainerName == name {
+			return true
+		}
+	}
+	return false
 }
