@@ -239,7 +239,7 @@ func (s *Server) routes() []route {
 	for _, area := range [][]route{s.mfaRoutes(), s.notificationRoutes(), s.systemRoutes(), s.activityRoutes(),
 		s.containerFilesRoutes(), s.volumeContentRoutes(), s.registryBrowserRoutes(), s.stackHelpersRoutes(),
 		s.templatesRoutes(), s.openAPIRoutes(), s.inventoryRoutes(), s.envSecurityRoutes(), s.stackRootsRoutes(), s.outboundRoutes(),
-		s.navigationRoutes(), s.aboutRoutes()} {
+		s.navigationRoutes(), s.aboutRoutes(), s.hostFilesRoutes()} {
 		table = append(table, area...)
 	}
 	return table

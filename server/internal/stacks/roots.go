@@ -114,6 +114,12 @@ func (s *Service) policy(ctx context.Context, envID int64) (hostpath.Policy, err
 		Outside: msgOutsideRoots, OwnFiles: fmt.Sprintf(msgOwnFiles, envID)}, nil
 }
 
+// Policy is the confinement of environment envID's stack files, for
+// callers that browse them (the path pickers' file browser).
+func (s *Service) Policy(ctx context.Context, envID int64) (hostpath.Policy, error) {
+	return s.policy(ctx, envID)
+}
+
 // confineFiles checks the compose and env paths a request names (either
 // may be empty: the default) for environment envID, and returns them
 // cleaned.
