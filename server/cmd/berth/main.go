@@ -128,7 +128,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	apiSrv := api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Agents: agentSvc, Jobs: jobReg,
 		Scan: scan.Config{GrypePath: cfg.GrypePath, TrivyPath: cfg.TrivyPath, GrypeDBDir: cfg.GrypeDBDir,
 			TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}, DataDir: cfg.DataDir,
-		Console: console, Node: nodeName(cfg), UpdateGrace: cfg.AutoUpdateGrace,
+		Console: console, Node: nodeName(cfg), UpdateGrace: cfg.AutoUpdateGrace, DockerHubIndex: cfg.DockerHubIndexURL,
 		Boundaries: api.Boundaries{TrustedProxies: cfg.TrustedProxies, ExternalStackRoots: cfg.ExternalStackRoots,
 			OutboundAllow: cfg.OutboundAllow}})
 	defer apiSrv.StopNotifications() // the notifier runs from api.New until Berth stops

@@ -47,12 +47,14 @@ var contentOps = map[string]apiOp{
 
 	"GET /api/registry/catalog": {Summary: "A page of a registry's repositories", Response: catalogJSON{}, Query: append([]queryParam{
 		{"n", "integer", "page size"}, {"last", "string", "the last repository of the previous page"}}, registryQuery...)},
-	"GET /api/registry/search": {Summary: "Search a registry's repositories", Response: repositoriesAnswer{},
-		Query: append([]queryParam{{"q", "string", "the search words"}}, registryQuery...)},
-	"GET /api/registry/tags": {Summary: "A repository's tags", Response: tagsAnswer{},
-		Query: append([]queryParam{{"repository", "string", "the repository"}}, registryQuery...)},
+	"GET /api/registry/search": {Summary: "Search a registry's repositories (without registry: Docker Hub's)", Response: []registry.SearchResult{},
+		Query: append([]queryParam{{"term", "string", "the search words (q: the same)"}, {"q", "string", "term's older name"},
+			{"limit", "integer", "at most this many results (default 25)"}}, registryQuery...)},
+	"GET /api/registry/tags": {Summary: "A page of a repository's tags (without registry: Docker Hub's)", Response: registryTagsJSON{},
+		Query: append([]queryParam{{"image", "string", "the repository"}, {"repository", "string", "image's older name"},
+			{"page", "integer", "the page, from 1"}, {"pageSize", "integer", "tags a page (a registry's: all unless sent; Docker Hub's: 20)"}}, registryQuery...)},
 	"DELETE /api/registry/image": {Summary: "Delete a tag's manifest from a registry", Response: digestAnswer{},
-		Query: append([]queryParam{{"repository", "string", "the repository"}, {"tag", "string", "the tag"}}, registryQuery...)},
+		Query: append([]queryParam{{"image", "string", "the repository"}, {"repository", "string", "image's older name"}, {"tag", "string", "the tag"}}, registryQuery...)},
 	"POST /api/registries/{id}/default": {Summary: "Make a registry the default", Response: registryJSON{}},
 }
 
@@ -123,16 +125,8 @@ type cloneAnswer struct {
 	Source  string `json:"source"`
 }
 
-type repositoriesAnswer struct {
-	Repositories []registry.Repository `json:"repositories"`
-}
-
-type tagsAnswer struct {
-	Repository string         `json:"repository"`
-	Tags       []registry.Tag `json:"tags"`
-}
-
 type digestAnswer struct {
 	Success bool   `json:"success"`
 	Digest  string `json:"digest"`
+	Message string `json:"message"`
 }

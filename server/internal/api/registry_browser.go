@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,7 +14,28 @@ import (
 
 // registryBrowser is the registry browser (stateless: one per request).
 func (s *Server) registryBrowser() *registry.Service {
-	return registry.New(s.store, s.log, s.outbound)
+	return registry.New(s.store, s.log, s.outbound).UseHubIndex(s.hubIndex)
+}
+
+// optionalRegistryParam reads the registry query parameter where it may be
+// absent (Docker Hub, then): ok is false without it.
+func optionalRegistryParam(c *gin.Context) (id int64, ok bool, err error) {
+	if strings.TrimSpace(c.Query("registry")) == "" {
+		return 0, false, nil
+	}
+	id, err = registryParam(c)
+	return id, err == nil, err
+}
+
+// imageParam reads the repository a registry request names: image (the
+// reference's name) or repository (Berth's, kept for its console and
+// scripts). Both, different, is refused.
+func imageParam(c *gin.Context) (string, error) {
+	image, repo := strings.TrimSpace(c.Query("image")), strings.TrimSpace(c.Query("repository"))
+	if image != "" && repo != "" && image != repo {
+		return "", fault.New(fault.Invalid, "image and repository name different repositories; send one of them")
+	}
+	return cmp.Or(image, repo), nil
 }
 
 // registryParam reads the registry query parameter: the id of a
@@ -72,31 +94,101 @@ func (s *Server) registryCatalog(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, out)
 }
 
-// registrySearch answers the repositories whose names contain q.
+// registrySearch answers the repositories whose names contain term (q:
+// Berth's older name), of the registry named, else of Docker Hub, in Docker
+// Hub's search shape (a list).
 func (s *Server) registrySearch(c *gin.Context) error {
-	id, err := registryParam(c)
+	id, ok, err := optionalRegistryParam(c)
 	if err != nil {
 		return err
 	}
-	repos, err := s.registryBrowser().Search(c.Request.Context(), id, c.Query("q"))
+	limit, err := queryInt(c, "limit", 0)
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, map[string]any{"repositories": repos})
+	term := cmp.Or(c.Query("term"), c.Query("q"))
+	var found []registry.SearchResult
+	if ok {
+		found, err = s.registryBrowser().Search(c.Request.Context(), id, term, limit)
+	} else {
+		found, err = s.registryBrowser().HubSearch(c.Request.Context(), term, limit)
+	}
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, found)
 }
 
-// registryTags answers the tags of a repository.
+// registryTagsJSON is a page of a repository's tags.
+type registryTagsJSON struct {
+	Tags       []registry.Tag `json:"tags"`
+	Total      int            `json:"total"`
+	Page       int            `json:"page"`
+	PageSize   int            `json:"pageSize"`
+	HasNext    bool           `json:"hasNext"`
+	HasPrev    bool           `json:"hasPrev"`
+	Repository string         `json:"repository"` // the repository asked for (Berth's answer had it)
+}
+
+// registryTags answers a page of the tags of a repository (image, or
+// repository) of the registry named, else of Docker Hub: page and pageSize
+// page them (a registry's come all in one page unless pageSize is sent;
+// Docker Hub's 20 a page by default).
 func (s *Server) registryTags(c *gin.Context) error {
-	id, err := registryParam(c)
+	id, ok, err := optionalRegistryParam(c)
 	if err != nil {
 		return err
 	}
-	repo := strings.TrimSpace(c.Query("repository"))
-	tags, err := s.registryBrowser().Tags(c.Request.Context(), id, repo)
+	repo, err := imageParam(c)
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, map[string]any{"repository": repo, "tags": tags})
+	page, err := queryInt(c, "page", 0)
+	if err != nil {
+		return err
+	}
+	pageSize, err := queryInt(c, "pageSize", 0)
+	if err != nil {
+		return err
+	}
+	var tags registry.TagPage
+	if ok {
+		tags, err = s.registryBrowser().Tags(c.Request.Context(), id, repo, page, pageSize)
+	} else {
+		tags, err = s.registryBrowser().HubTags(c.Request.Context(), repo, page, pageSize)
+	}
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, registryTagsJSON{Tags: tags.Tags, Total: tags.Total, Page: tags.Page,
+		PageSize: tags.PageSize, HasNext: tags.HasNext, HasPrev: tags.HasPrev, Repository: repo})
+}
+
+// registryTagInfo answers one tag's digest, size, creation time and
+// platforms, read from its manifest; details the registry would not give
+// are missing, with the reason. Without a registry (Docker Hub, whose tag
+// lists carry these) nothing is read.
+func (s *Server) registryTagInfo(c *gin.Context) error {
+	id, ok, err := optionalRegistryParam(c)
+	if err != nil {
+		return err
+	}
+	repo, err := imageParam(c)
+	if err != nil {
+		return err
+	}
+	tag := strings.TrimSpace(c.Query("tag"))
+	if repo == "" || tag == "" {
+		return fault.New(fault.Invalid, "image and tag are required")
+	}
+	if !ok {
+		return writeJSON(c, http.StatusOK, registry.TagInfo{Platforms: []registry.Platform{}, Reason: "Not supported without a registry"})
+	}
+	info, err := s.registryBrowser().TagInfo(c.Request.Context(), id, repo, tag)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, info)
 }
 
 // deleteRegistryImage deletes a tag's manifest from the registry.
@@ -105,13 +197,17 @@ func (s *Server) deleteRegistryImage(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	repo, tag := strings.TrimSpace(c.Query("repository")), strings.TrimSpace(c.Query("tag"))
+	repo, err := imageParam(c)
+	if err != nil {
+		return err
+	}
+	tag := strings.TrimSpace(c.Query("tag"))
 	digest, err := s.registryBrowser().DeleteImage(c.Request.Context(), id, repo, tag)
 	if err != nil {
 		return err
 	}
 	noteAudit(c, digest, repo+":"+tag)
-	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "digest": digest})
+	return writeJSON(c, http.StatusOK, digestAnswer{Success: true, Digest: digest, Message: "Deleted " + repo + ":" + tag})
 }
 
 // setDefaultRegistry makes a registry the default one.

@@ -6,12 +6,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/apitest"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/server/internal/store/storetest"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
 
@@ -22,6 +25,24 @@ type registryTag struct {
 	MediaType string     `json:"mediaType"`
 	Size      int64      `json:"size"`
 	Created   *time.Time `json:"created"`
+}
+
+// registryTagPage is a page of tags as GET /api/registry/tags answers it.
+type registryTagPage struct {
+	Repository       string
+	Tags             []registryTag
+	Total, Page      int
+	PageSize         int
+	HasNext, HasPrev bool
+}
+
+// searchResult is an entry of GET /api/registry/search.
+type searchResult struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	StarCount   int    `json:"star_count"`
+	IsOfficial  bool   `json:"is_official"`
+	IsAutomated bool   `json:"is_automated"`
 }
 
 // addRegistry configures a registry and returns its id.
@@ -36,13 +57,10 @@ func (h *harness) addRegistry(name, u, user, password string) int64 {
 // registryTags lists the tags of repo in registry id.
 func (h *harness) registryTags(id int64, repo string) map[string]registryTag {
 	h.t.Helper()
-	var out struct {
-		Repository string
-		Tags       []registryTag
-	}
-	h.must(200, "GET", fmt.Sprintf("/api/registry/tags?registry=%d&repository=%s", id, url.QueryEscape(repo)), nil, &out)
-	if out.Repository != repo {
-		h.t.Errorf("tags answer names repository %q, want %q", out.Repository, repo)
+	var out registryTagPage
+	h.must(200, "GET", fmt.Sprintf("/api/registry/tags?registry=%d&image=%s", id, url.QueryEscape(repo)), nil, &out)
+	if out.Repository != repo || out.Total != len(out.Tags) || out.Page != 1 || out.PageSize != len(out.Tags) || out.HasNext || out.HasPrev {
+		h.t.Errorf("tags of %s = %+v, want every tag in one page", repo, out)
 	}
 	tags := map[string]registryTag{}
 	for _, t := range out.Tags {
@@ -129,10 +147,15 @@ func TestRegistryBrowserAgainstARealRegistry(t *testing.T) {
 	}
 
 	// Search: a substring of the name, case-insensitive.
-	var search struct{ Repositories []struct{ Name string } }
-	h.must(200, "GET", fmt.Sprintf("/api/registry/search?registry=%d&q=%s", regID, strings.ToUpper("browse-"+h.label)), nil, &search)
-	if len(search.Repositories) != 1 || search.Repositories[0].Name != repo {
-		t.Errorf("search = %+v, want only %s", search.Repositories, repo)
+	var search []searchResult
+	h.must(200, "GET", fmt.Sprintf("/api/registry/search?registry=%d&term=%s", regID, strings.ToUpper("browse-"+h.label)), nil, &search)
+	if len(search) != 1 || search[0] != (searchResult{Name: repo}) {
+		t.Errorf("search = %+v, want only %s", search, repo)
+	}
+	// q, Berth's older name of term, still works.
+	h.must(200, "GET", fmt.Sprintf("/api/registry/search?registry=%d&q=%s", regID, "browse-"+h.label), nil, &search)
+	if len(search) != 1 || search[0].Name != repo {
+		t.Errorf("search with q = %+v, want only %s", search, repo)
 	}
 
 	// Tags, with the digests the pushes produced.
@@ -162,7 +185,7 @@ func TestRegistryBrowserAgainstARealRegistry(t *testing.T) {
 	}
 	h.wantError(404, "DELETE", fmt.Sprintf("/api/registry/image?registry=%d&repository=%s&tag=v1", regID, url.QueryEscape(repo)),
 		"Repository or tag not found")
-	h.wantError(404, "GET", fmt.Sprintf("/api/registry/tags?registry=%d&repository=%s", regID, url.QueryEscape(repo+"-none")),
+	h.wantError(404, "GET", fmt.Sprintf("/api/registry/tags?registry=%d&image=%s", regID, url.QueryEscape(repo+"-none")),
 		"Repository or tag not found")
 
 	// Bad input: nothing asked of the registry.
@@ -171,6 +194,9 @@ func TestRegistryBrowserAgainstARealRegistry(t *testing.T) {
 	h.wantError(404, "GET", "/api/registry/tags?registry=999999&repository=x", "Registry not found")
 	h.wantError(404, "DELETE", "/api/registry/image?registry=999999&repository=x&tag=y", "Registry not found")
 	h.wantError(400, "GET", fmt.Sprintf("/api/registry/tags?registry=%d", regID), "Repository is required")
+	h.wantError(400, "GET", fmt.Sprintf("/api/registry/search?registry=%d", regID), "Search term is required")
+	h.wantError(400, "GET", fmt.Sprintf("/api/registry/tags?registry=%d&image=a&repository=b", regID),
+		"image and repository name different repositories; send one of them")
 	h.wantError(400, "DELETE", fmt.Sprintf("/api/registry/image?registry=%d&repository=%s", regID, url.QueryEscape(repo)), "Tag is required")
 	h.wantError(400, "GET", fmt.Sprintf("/api/registry/tags?registry=%d&repository=Bad%%20Name", regID), "Invalid repository name")
 	h.wantError(400, "GET", fmt.Sprintf("/api/registry/catalog?registry=%d&n=5000", regID), "Page size must be at most 1000")
@@ -210,7 +236,6 @@ func TestRegistryBrowserCredentialAndConnectionFailures(t *testing.T) {
 	h.wantError(503, "GET", fmt.Sprintf("/api/registry/tags?registry=%d&repository=a/b", closed), "Could not connect to the registry")
 
 	hub := h.addRegistry("hub", "docker.io", "", "")
-	h.wantError(400, "GET", fmt.Sprintf("/api/registry/search?registry=%d&q=nginx", hub), "Search is not supported by this registry")
 	h.wantError(400, "GET", fmt.Sprintf("/api/registry/catalog?registry=%d", hub), "Docker Hub does not support catalog listing")
 
 	// The benchmark image is still there for the right credentials.
@@ -359,18 +384,18 @@ func TestRegistryBrowserURLPathIsANamespace(t *testing.T) {
 			t.Errorf("catalog of the namespace by pages of %d = %q, want [a b/c]", n, got)
 		}
 	}
-	var search struct{ Repositories []struct{ Name string } }
-	h.must(200, "GET", fmt.Sprintf("/api/registry/search?registry=%d&q=C", scoped), nil, &search)
-	if len(search.Repositories) != 1 || search.Repositories[0].Name != "b/c" {
-		t.Errorf("search of the namespace = %+v, want only b/c", search.Repositories)
+	var search []searchResult
+	h.must(200, "GET", fmt.Sprintf("/api/registry/search?registry=%d&term=C", scoped), nil, &search)
+	if len(search) != 1 || search[0].Name != "b/c" {
+		t.Errorf("search of the namespace = %+v, want only b/c", search)
 	}
-	h.must(200, "GET", fmt.Sprintf("/api/registry/search?registry=%d&q=outer", scoped), nil, &search)
-	if len(search.Repositories) != 0 {
-		t.Errorf("search of the namespace found %+v outside it", search.Repositories)
+	h.must(200, "GET", fmt.Sprintf("/api/registry/search?registry=%d&term=outer", scoped), nil, &search)
+	if len(search) != 0 {
+		t.Errorf("search of the namespace found %+v outside it", search)
 	}
-	h.must(200, "GET", fmt.Sprintf("/api/registry/search?registry=%d&q=ns-%s", whole, h.label), nil, &search)
-	if len(search.Repositories) != 3 || search.Repositories[0].Name != ns+"/a" {
-		t.Errorf("search without the namespace = %+v, want the three full names", search.Repositories)
+	h.must(200, "GET", fmt.Sprintf("/api/registry/search?registry=%d&term=ns-%s", whole, h.label), nil, &search)
+	if len(search) != 3 || search[0].Name != ns+"/a" {
+		t.Errorf("search without the namespace = %+v, want the three full names", search)
 	}
 
 	for _, repo := range []string{"a", "b/c"} {
@@ -396,4 +421,122 @@ func TestRegistryBrowserURLPathIsANamespace(t *testing.T) {
 	bad := h.addRegistry("bad", reg.host+"/Team", reg.user, reg.password)
 	h.wantError(400, "GET", fmt.Sprintf("/api/registry/catalog?registry=%d", bad),
 		"Registry URL path 'Team' is not a valid repository namespace (lowercase letters, digits and separators)")
+}
+
+// Without a registry, tags and search are Docker Hub's, through the
+// configured index: here the local registry stands in for it (as a mirror
+// would), with the credentials of the registry saved for its host. One-part
+// names are library/ images; tags come in pages of pageSize; a saved
+// Docker Hub registry goes the same way.
+func TestRegistryBrowserDockerHubThroughTheIndex(t *testing.T) {
+	t.Parallel()
+	reg := requireRegistry(t)
+	enginetest.Require(t)
+	h := startHarnessWith(t, apitest.Options{DBPath: filepath.Join(t.TempDir(), "berth.db"), Box: storetest.Box(t),
+		DockerHubIndex: "http://" + reg.host})
+	name := "hub-" + h.label
+	var ids [3]string
+	enginetest.RemoveImages(t, h.label, &ids[0], &ids[1], &ids[2])
+	digests := map[string]string{}
+	for i, tag := range []string{"a1", "b2", "c3"} {
+		ref := reg.host + "/library/" + name + ":" + tag
+		ids[i] = enginetest.BuildImage(t, enginetest.Image(), ref, h.label, "LABEL berth.hub="+tag)
+		digests[tag] = enginetest.Push(t, ref, reg.user, reg.password)
+	}
+
+	// Before the registry's credentials are saved, the index refuses.
+	h.wantError(400, "GET", "/api/registry/tags?image="+name, "Authentication failed. Check registry credentials.")
+	h.addRegistry("mirror", reg.host, reg.user, reg.password)
+
+	var page registryTagPage
+	h.must(200, "GET", "/api/registry/tags?image="+name+"&pageSize=2", nil, &page)
+	if page.Total != 3 || page.Page != 1 || page.PageSize != 2 || !page.HasNext || page.HasPrev || len(page.Tags) != 2 ||
+		page.Tags[0].Name != "a1" || page.Tags[1].Name != "b2" || page.Tags[0].Digest != digests["a1"] || page.Tags[0].Size <= 0 {
+		t.Errorf("page 1 = %+v, want a1 and b2 of 3 with digests and sizes", page)
+	}
+	h.must(200, "GET", "/api/registry/tags?image=library/"+name+"&pageSize=2&page=2", nil, &page)
+	if page.Total != 3 || page.Page != 2 || page.HasNext || !page.HasPrev || len(page.Tags) != 1 || page.Tags[0].Name != "c3" ||
+		page.Tags[0].Digest != digests["c3"] {
+		t.Errorf("page 2 = %+v, want c3 alone", page)
+	}
+	// Docker Hub's default page is 20 tags.
+	h.must(200, "GET", "/api/registry/tags?repository="+name, nil, &page)
+	if page.PageSize != 20 || page.Total != 3 || len(page.Tags) != 3 || page.HasNext {
+		t.Errorf("default page = %+v, want the 3 tags in a page of 20", page)
+	}
+	h.wantError(404, "GET", "/api/registry/tags?image="+name+"-none", "Repository or tag not found")
+	h.wantError(400, "GET", "/api/registry/tags", "Image name is required")
+
+	var found []searchResult
+	h.must(200, "GET", "/api/registry/search?term="+name, nil, &found)
+	if len(found) != 1 || found[0] != (searchResult{Name: "library/" + name}) {
+		t.Errorf("search = %+v, want library/%s", found, name)
+	}
+	h.wantError(400, "GET", "/api/registry/search", "Search term is required")
+
+	// A saved Docker Hub registry is browsed through the index too.
+	hub := h.addRegistry("hub", "docker.io", "", "")
+	h.must(200, "GET", fmt.Sprintf("/api/registry/search?registry=%d&term=%s&limit=5", hub, name), nil, &found)
+	if len(found) != 1 || found[0].Name != "library/"+name {
+		t.Errorf("search of the saved Docker Hub registry = %+v, want library/%s", found, name)
+	}
+	h.must(200, "GET", fmt.Sprintf("/api/registry/tags?registry=%d&image=%s", hub, name), nil, &page)
+	if page.Total != 3 {
+		t.Errorf("tags of the saved Docker Hub registry = %+v, want 3", page)
+	}
+}
+
+// tag-info reads one tag's manifest and configuration with the saved
+// registry's credentials: digest, size, creation time, platform. Failures
+// the registry answers are a reason, not an error (the reference's rule);
+// a missing registry or parameter is.
+func TestRegistryTagInfo(t *testing.T) {
+	t.Parallel()
+	reg := requireRegistry(t)
+	h := newHarness(t)
+	repo := "berth-test/taginfo-" + h.label
+	var id string
+	enginetest.RemoveImages(t, h.label, &id)
+	id = enginetest.BuildImage(t, enginetest.Image(), reg.host+"/"+repo+":v1", h.label, "LABEL berth.taginfo=v1")
+	digest := enginetest.Push(t, reg.host+"/"+repo+":v1", reg.user, reg.password)
+	regID := h.addRegistry("local", reg.host, reg.user, reg.password)
+
+	type platform struct{ OS, Architecture, Digest string }
+	var info struct {
+		Digest      string
+		Size        *int64
+		LastUpdated *time.Time
+		Created     *time.Time
+		Platforms   []platform
+		Reason      *string
+	}
+	h.must(200, "GET", fmt.Sprintf("/api/registry/tag-info?registry=%d&image=%s&tag=v1", regID, url.QueryEscape(repo)), nil, &info)
+	if info.Digest != digest || info.Size == nil || *info.Size <= 0 || info.Created == nil || info.LastUpdated == nil ||
+		!info.LastUpdated.Equal(*info.Created) || info.Reason != nil || len(info.Platforms) != 1 ||
+		info.Platforms[0].OS != "linux" || info.Platforms[0].Architecture == "" || info.Platforms[0].Digest != digest {
+		t.Errorf("tag-info = %+v, want digest %s, size, created and one linux platform", info, digest)
+	}
+	// By digest, the same.
+	h.must(200, "GET", fmt.Sprintf("/api/registry/tag-info?registry=%d&repository=%s&tag=%s", regID, url.QueryEscape(repo), digest), nil, &info)
+	if info.Digest != digest || info.Size == nil {
+		t.Errorf("tag-info by digest = %+v", info)
+	}
+	info.Reason = nil
+	h.must(200, "GET", fmt.Sprintf("/api/registry/tag-info?registry=%d&image=%s&tag=none", regID, url.QueryEscape(repo)), nil, &info)
+	if info.Reason == nil || *info.Reason != "Manifest not found" || info.Size != nil {
+		t.Errorf("tag-info of a missing tag = %+v, want reason Manifest not found", info)
+	}
+	wrong := h.addRegistry("wrong", reg.host, reg.user, "not-the-password-"+h.label)
+	info.Reason = nil
+	h.must(200, "GET", fmt.Sprintf("/api/registry/tag-info?registry=%d&image=%s&tag=v1", wrong, url.QueryEscape(repo)), nil, &info)
+	if info.Reason == nil || *info.Reason != "Authentication required" {
+		t.Errorf("tag-info with wrong credentials = %+v, want reason Authentication required", info)
+	}
+	info.Reason = nil
+	h.must(200, "GET", "/api/registry/tag-info?image=nginx&tag=latest", nil, &info)
+	if info.Reason == nil || *info.Reason != "Not supported without a registry" {
+		t.Errorf("tag-info without a registry = %+v", info)
+	}
+	h.wantError(400, "GET", fmt.Sprintf("/api/registry/tag-info?registry=%d&image=%s", regID, url.QueryEscape(repo)), "image and tag are required")
+	h.wantError(404, "GET", "/api/registry/tag-info?registry=999999&image=a&tag=b", "Registry not found")
 }

@@ -75,6 +75,9 @@ type Server struct {
 	bounds Boundaries
 	// outbound is the outbound policy in force (routes_outbound.go).
 	outbound *outbound.Settings
+	// hubIndex is where Docker Hub's searches and tag lists go ("": Docker
+	// Hub; registry.UseHubIndex).
+	hubIndex string
 }
 
 // Deps are what the Server needs.
@@ -113,6 +116,9 @@ type Deps struct {
 	// HelperImage is the image Berth's helper containers run (nil: the
 	// one embedded in the binary by the Makefile).
 	HelperImage *helperimage.Set
+	// DockerHubIndex is DOCKER_HUB_INDEX_URL: where Docker Hub's searches and
+	// tag lists go ("": Docker Hub itself).
+	DockerHubIndex string
 }
 
 // Boundaries are the trust-boundary defaults of the configuration.
@@ -179,6 +185,7 @@ func New(d Deps) *Server {
 	imgs.UseNotifier(notifier)
 	return &Server{
 		bounds:     d.Boundaries,
+		hubIndex:   d.DockerHubIndex,
 		outbound:   ob,
 		dataDir:    d.DataDir,
 		log:        d.Log,

@@ -88,6 +88,9 @@ type Options struct {
 	// test server may reach private and loopback destinations: the test
 	// services (git, registry, SMTP, the OpenID provider) are on loopback.
 	Boundaries api.Boundaries
+	// DockerHubIndex is where Docker Hub's searches and tag lists go (the
+	// tests point it at the local registry); "": Docker Hub.
+	DockerHubIndex string
 }
 
 // boundaries are o.Boundaries with the tests' outbound default.
@@ -179,7 +182,8 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	}
 	apiSrv := api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
 		Engines: engines, Agents: agentSvc, Jobs: jobReg, Scan: o.Scan, DataDir: filepath.Dir(o.DBPath),
-		Node: o.Node, UpdateGrace: o.UpdateGrace, Boundaries: o.boundaries(), HelperImage: helperImg})
+		Node: o.Node, UpdateGrace: o.UpdateGrace, Boundaries: o.boundaries(), HelperImage: helperImg,
+		DockerHubIndex: o.DockerHubIndex})
 	sctx, stopSchedules := context.WithCancel(context.Background())
 	schedulesDone := make(chan struct{})
 	activityDone := make(chan struct{}) // the activity collector runs and stops with the schedules

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,6 +32,11 @@ type Config struct {
 	TrivyCacheDir     string     // TRIVY_CACHE_DIR: Trivy's cache (database) directory
 	ScannerOffline    bool       // SCANNER_OFFLINE=true: never update the scanners' databases
 	WebDir            string     // WEB_DIR: serve the console from this directory (a `vite build` output) instead of the embedded one
+	// DOCKER_HUB_INDEX_URL: where the registry browser's Docker Hub searches
+	// and tag lists go; default https://hub.docker.com (Docker Hub's API).
+	// Another URL is a registry (API v2) standing in for Docker Hub, e.g. a
+	// mirror.
+	DockerHubIndexURL string
 
 	// AUTO_UPDATE_GRACE: how long a container recreated by an auto-update must
 	// stay up (running, not unhealthy) before the old one is removed; default 30s.
@@ -115,6 +121,13 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.GrypeDBDir, c.TrivyCacheDir = getenv("GRYPE_DB_DIR"), getenv("TRIVY_CACHE_DIR")
 	c.ScannerOffline = getenv("SCANNER_OFFLINE") == "true"
 	c.WebDir = getenv("WEB_DIR")
+	if v := strings.TrimSpace(getenv("DOCKER_HUB_INDEX_URL")); v != "" {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return Config{}, fmt.Errorf("DOCKER_HUB_INDEX_URL: %q is not an http(s) URL", v)
+		}
+		c.DockerHubIndexURL = v
+	}
 	level := getenv("LOG_LEVEL")
 	c.AgentHost = getenv("AGENT_HOST")
 	if v := getenv("AGENT_PORT"); v != "" {

@@ -136,26 +136,17 @@ func nextLast(links []string) string {
 	return ""
 }
 
-// Search returns the registry's repositories (of its namespace, named
-// relative to it) whose names contain q (case insensitive), in catalog
-// order: at most searchResults of them, from at most searchPages catalog
-// pages. Docker Hub, whose search API is not the registry API, is refused.
-func (s *Service) Search(ctx context.Context, id int64, q string) ([]Repository, error) {
-	t, err := s.target(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if t.hub {
-		return nil, errSearchHub
-	}
+// catalogSearch returns the repositories of the registry (of its
+// namespace, named relative to it) whose names contain q (case
+// insensitive), in catalog order: at most limit of them, from at most
+// searchPages catalog pages.
+func (t target) catalogSearch(ctx context.Context, q string, limit int) ([]string, error) {
 	q = strings.ToLower(strings.TrimSpace(q))
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	client, err := t.catalogClient(ctx)
 	if err != nil {
 		return nil, classify(err, "Failed to search the registry")
 	}
-	out := []Repository{}
+	out := []string{}
 	last := ""
 	for range searchPages {
 		repos, next, err := t.namespacePage(ctx, client, MaxPageSize, last)
@@ -164,8 +155,8 @@ func (s *Service) Search(ctx context.Context, id int64, q string) ([]Repository,
 		}
 		for _, r := range repos {
 			if strings.Contains(strings.ToLower(r), q) {
-				out = append(out, Repository{Name: r})
-				if len(out) == searchResults {
+				out = append(out, r)
+				if len(out) == limit {
 					return out, nil
 				}
 			}

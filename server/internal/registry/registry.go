@@ -25,9 +25,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -77,13 +75,25 @@ type Service struct {
 	store    *store.Store
 	log      *slog.Logger
 	outbound *outbound.Settings
+	// hubIndex is where Docker Hub's searches and tag lists go (DefaultHubIndex
+	// unless UseHubIndex changed it).
+	hubIndex string
 }
 
 // New returns a Service whose requests follow the outbound policy ob (nil:
 // outbound.Open): a registry at a refused address is refused, whatever its
 // name resolves to, and so is every redirect to one.
 func New(st *store.Store, log *slog.Logger, ob *outbound.Settings) *Service {
-	return &Service{store: st, log: log, outbound: ob}
+	return &Service{store: st, log: log, outbound: ob, hubIndex: DefaultHubIndex}
+}
+
+// UseHubIndex sends Docker Hub's searches and tag lists to index (""
+// keeps DefaultHubIndex); see hub.go.
+func (s *Service) UseHubIndex(index string) *Service {
+	if index = strings.TrimRight(strings.TrimSpace(index), "/"); index != "" {
+		s.hubIndex = index
+	}
+	return s
 }
 
 // Repository is one entry of a catalog or a search.
@@ -101,13 +111,27 @@ type Page struct {
 }
 
 // Tag is a tag of a repository. Digest, MediaType, Size and Created are
-// set when read (the first DetailedTags tags, when the registry answers).
+// set when read (at most DetailedTags tags of a page, when the registry
+// answers). LastUpdated is the reference's name of the same time: Created
+// for a registry, the last push on Docker Hub.
 type Tag struct {
-	Name      string     `json:"name"`
-	Digest    string     `json:"digest,omitempty"`
-	MediaType string     `json:"mediaType,omitempty"`
-	Size      int64      `json:"size,omitempty"`    // config and layers, compressed; 0 for an index
-	Created   *time.Time `json:"created,omitempty"` // from the image configuration
+	Name        string     `json:"name"`
+	Digest      string     `json:"digest,omitempty"`
+	MediaType   string     `json:"mediaType,omitempty"`
+	Size        int64      `json:"size,omitempty"`        // config and layers, compressed; 0 for an index
+	Created     *time.Time `json:"created,omitempty"`     // from the image configuration
+	LastUpdated *time.Time `json:"lastUpdated,omitempty"` // Created, or Docker Hub's last push
+}
+
+// TagPage is a page of a repository's tags: Page (from 1) of PageSize
+// tags, of Total.
+type TagPage struct {
+	Tags     []Tag `json:"tags"`
+	Total    int   `json:"total"`
+	Page     int   `json:"page"`
+	PageSize int   `json:"pageSize"`
+	HasNext  bool  `json:"hasNext"`
+	HasPrev  bool  `json:"hasPrev"`
 }
 
 // target is a registry resolved for the client library.
@@ -235,54 +259,8 @@ func (t target) full(rel string) string {
 	return t.namespace + "/" + rel
 }
 
-// Tags lists the tags of a repository, sorted by name, the first
-// DetailedTags of them with digest, media type, size and creation time
-// (read with at most detailJobs requests at a time; a tag whose details
-// cannot be read is listed by name only).
-func (s *Service) Tags(ctx context.Context, id int64, repository string) ([]Tag, error) {
-	t, err := s.target(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	repo, err := t.repository(repository)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	puller, err := remote.NewPuller(t.options(ctx)...)
-	if err != nil {
-		return nil, err
-	}
-	names, err := puller.List(ctx, repo)
-	if err != nil {
-		return nil, classifyRepo(err, "Failed to list tags")
-	}
-	sort.Strings(names)
-	tags := make([]Tag, len(names))
-	for i, n := range names {
-		tags[i].Name = n
-	}
-	detailed := tags[:min(len(tags), DetailedTags)]
-	sem := make(chan struct{}, detailJobs)
-	var wg sync.WaitGroup
-	for i := range detailed {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(tag *Tag) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := details(ctx, puller, repo.Tag(tag.Name), tag); err != nil {
-				s.log.Debug("registry tag details", "repository", repo.String(), "tag", tag.Name, "err", err)
-			}
-		}(&detailed[i])
-	}
-	wg.Wait()
-	return tags, nil
-}
-
 // details reads a tag's manifest (and an image's configuration) into tag.
-func details(ctx context.Context, p *remote.Puller, ref name.Tag, tag *Tag) error {
+func details(ctx context.Context, p *remote.Puller, ref name.Reference, tag *Tag) error {
 	desc, err := p.Get(ctx, ref)
 	if err != nil {
 		return err
@@ -310,7 +288,7 @@ func details(ctx context.Context, p *remote.Puller, ref name.Tag, tag *Tag) erro
 	}
 	if !cfg.Created.IsZero() {
 		created := cfg.Created.UTC()
-		tag.Created = &created
+		tag.Created, tag.LastUpdated = &created, &created
 	}
 	return nil
 }

@@ -24,6 +24,8 @@ export interface RegistryTag {
   size?: number;
   /** RFC 3339. */
   created?: string;
+  /** RFC 3339: created, or Docker Hub's last push. */
+  lastUpdated?: string;
 }
 
 export function getRegistry(id: number): Promise<Registry> {
@@ -34,12 +36,40 @@ export function registryCatalog(registry: number, opts: { n?: number; last?: str
   return request('GET', '/api/registry/catalog', { query: { registry, n: opts.n, last: opts.last } });
 }
 
-export function searchRegistry(registry: number, q: string): Promise<{ repositories: RegistryRepository[] }> {
-  return request('GET', '/api/registry/search', { query: { registry, q } });
+/** A search result, in Docker Hub's search shape (a registry knows only the name). */
+export interface SearchResult {
+  name: string;
+  description: string;
+  star_count: number;
+  is_official: boolean;
+  is_automated: boolean;
 }
 
-export function registryTags(registry: number, repository: string): Promise<{ repository: string; tags: RegistryTag[] }> {
-  return request('GET', '/api/registry/tags', { query: { registry, repository } });
+/** The most results a search may ask for. */
+export const maxSearchResults = 500;
+
+/** Repositories whose names contain term (registry undefined: Docker Hub's). */
+export function searchRegistry(registry: number | undefined, term: string, limit = maxSearchResults): Promise<SearchResult[]> {
+  return request('GET', '/api/registry/search', { query: { registry, term, limit } });
+}
+
+/** A page of a repository's tags; a registry's come all in one page unless pageSize is sent. */
+export interface TagPage {
+  repository: string;
+  tags: RegistryTag[];
+  total: number;
+  page: number;
+  pageSize: number;
+  hasNext: boolean;
+  hasPrev: boolean;
+}
+
+export function registryTags(
+  registry: number | undefined,
+  image: string,
+  opts: { page?: number; pageSize?: number } = {},
+): Promise<TagPage> {
+  return request('GET', '/api/registry/tags', { query: { registry, image, page: opts.page, pageSize: opts.pageSize } });
 }
 
 /** Deletes the image a tag names (by its digest: every tag of that image goes). */
@@ -47,8 +77,8 @@ export function deleteRegistryImage(
   registry: number,
   repository: string,
   tag: string,
-): Promise<{ success: boolean; digest: string }> {
-  return request('DELETE', '/api/registry/image', { query: { registry, repository, tag } });
+): Promise<{ success: boolean; digest: string; message: string }> {
+  return request('DELETE', '/api/registry/image', { query: { registry, image: repository, tag } });
 }
 
 export function setDefaultRegistry(id: number): Promise<Registry> {

@@ -24,6 +24,9 @@ const registry = { id: 2, name: 'local', url: 'http://127.0.0.1:5000', username:
 const d1 = 'sha256:1111111111111111111111111111111111111111111111111111111111111111';
 const d2 = 'sha256:2222222222222222222222222222222222222222222222222222222222222222';
 
+/** Every tag in one page, as a registry answers. */
+const onePage = (n: number) => ({ total: n, page: 1, pageSize: n, hasNext: false, hasPrev: false });
+
 beforeEach(() => {
   vi.mocked(reg.getRegistry).mockResolvedValue({ ...registry });
   vi.mocked(reg.registryCatalog).mockImplementation(async (_id, opts) =>
@@ -34,7 +37,8 @@ beforeEach(() => {
           pagination: { pageSize: 100, hasMore: true, nextLast: 'tools/cli' },
         },
   );
-  vi.mocked(reg.searchRegistry).mockResolvedValue({ repositories: [{ name: 'team/app' }, { name: 'team/worker' }] });
+  const hit = { description: '', star_count: 0, is_official: false, is_automated: false };
+  vi.mocked(reg.searchRegistry).mockResolvedValue([{ name: 'team/app', ...hit }, { name: 'team/worker', ...hit }]);
   vi.mocked(reg.registryTags).mockResolvedValue({
     repository: 'team/app',
     tags: [
@@ -42,8 +46,9 @@ beforeEach(() => {
       { name: 'latest', digest: d1, size: 2_500_000, created: '2026-01-02T03:04:05Z' },
       { name: '0.9', digest: d2 },
     ],
+    ...onePage(3),
   });
-  vi.mocked(reg.deleteRegistryImage).mockResolvedValue({ success: true, digest: d1 });
+  vi.mocked(reg.deleteRegistryImage).mockResolvedValue({ success: true, digest: d1, message: 'Deleted team/app:1.0' });
   vi.mocked(reg.setDefaultRegistry).mockResolvedValue({ ...registry, isDefault: true });
 });
 afterEach(() => {
@@ -109,7 +114,7 @@ describe('RegistryBrowserScreen', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Delete team/app:0.9' }));
     dialog = screen.getByRole('dialog', { name: 'Delete team/app:0.9?' });
     expect(dialog.textContent).not.toContain('deleted too');
-    vi.mocked(reg.registryTags).mockResolvedValueOnce({ repository: 'team/app', tags: [{ name: '1.0', digest: d1 }] });
+    vi.mocked(reg.registryTags).mockResolvedValueOnce({ repository: 'team/app', tags: [{ name: '1.0', digest: d1 }], ...onePage(1) });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Delete' }));
     await waitFor(() => expect(screen.getByRole('status').textContent).toContain('Deleted team/app:0.9.'));
     expect(reg.deleteRegistryImage).toHaveBeenCalledWith(2, 'team/app', '0.9');
