@@ -353,6 +353,24 @@ func TestAutoUpdateBlockedByVulnerabilityCriteria(t *testing.T) {
 	if enginetest.ImageID(t, ref) != v2 {
 		t.Error("the tag moved although the update was blocked")
 	}
+
+	// A batch update's vulnerabilityCriteria replaces the container's own
+	// for that batch: critical_high blocks v3 as well, never lets it through.
+	type batchAnswer struct {
+		Success bool
+		Results []struct{ Status, Error string }
+	}
+	var blocked, through batchAnswer
+	h.must(200, "POST", "/api/containers/batch-update?env=1", map[string]any{"containers": []string{name},
+		"vulnerabilityCriteria": "critical_high"}, &blocked)
+	if len(blocked.Results) != 1 || blocked.Results[0].Status != "skipped" || inspect(t, name).Image != v2 {
+		t.Fatalf("batch with criteria critical_high = %+v", blocked)
+	}
+	h.must(200, "POST", "/api/containers/batch-update?env=1", map[string]any{"containers": []string{name},
+		"vulnerabilityCriteria": "never"}, &through)
+	if len(through.Results) != 1 || through.Results[0].Status != "updated" || inspect(t, name).Image != v3 {
+		t.Fatalf("batch with criteria never = %+v", through)
+	}
 }
 
 // An update check records pending updates without touching the containers.

@@ -62,6 +62,10 @@ type batchUpdateRequest struct {
 	Containers     []string `json:"containers"`
 	ContainerNames []string `json:"containerNames"`
 	IDs            []string `json:"ids"`
+	// VulnerabilityCriteria, when set, replaces each container's own
+	// auto-update criteria for this batch (never, any, critical_high,
+	// critical, more_than_current).
+	VulnerabilityCriteria string `json:"vulnerabilityCriteria"`
 }
 
 // refs returns the containers asked, trimmed and without duplicates, or
@@ -101,10 +105,16 @@ func (s *Server) batchJob(c *gin.Context) (jobs.Func, error) {
 	if err != nil {
 		return nil, err
 	}
+	criteria := ""
+	if req.VulnerabilityCriteria != "" {
+		if criteria, err = autoupdate.CheckCriteria(req.VulnerabilityCriteria); err != nil {
+			return nil, err
+		}
+	}
 	env := envOf(c)
 	noteAudit(c, "", strings.Join(refs, ", "))
 	return func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
-		rep := s.autoupdate.UpdateMany(ctx, env, refs, batchEvents{emit})
+		rep := s.autoupdate.UpdateMany(ctx, env, refs, criteria, batchEvents{emit})
 		return "complete", map[string]any{"success": rep.Summary.Failed == 0, "results": rep.Results, "summary": rep.Summary},
 			rep.Summary.Failed == rep.Summary.Total
 	}, nil

@@ -260,6 +260,7 @@ func TestBatchUpdateRefusesBadRequests(t *testing.T) {
 		{map[string]any{"containerIds": []string{" "}}, "Container ids must not be empty"},
 		{map[string]any{"containerIds": many}, "At most 200 containers per batch"},
 		{`{"containerIds": "x"}`, ""},
+		{map[string]any{"containerIds": []string{"c1"}, "vulnerabilityCriteria": "some"}, "Invalid vulnerabilityCriteria"},
 		{`{`, ""},
 	} {
 		for _, path := range []string{"/api/containers/batch-update?env=1", "/api/containers/batch-update-stream?env=1"} {

@@ -63,7 +63,11 @@ type BatchProgress interface {
 //
 // A batch update is not a schedule execution: a server that stops in the
 // middle of a recreate leaves it for a person to put right.
-func (s *Service) UpdateMany(ctx context.Context, env store.Environment, refs []string, p BatchProgress) BatchReport {
+//
+// criteria, when not "", replaces each container's own vulnerability
+// criteria for this batch (the reference's batch-update-stream
+// vulnerabilityCriteria); it must be a value CheckCriteria accepts.
+func (s *Service) UpdateMany(ctx context.Context, env store.Environment, refs []string, criteria string, p BatchProgress) BatchReport {
 	rep := BatchReport{Results: make([]BatchResult, 0, len(refs)), Summary: BatchSummary{Total: len(refs)}}
 	for i, ref := range refs {
 		if ctx.Err() != nil {
@@ -73,7 +77,7 @@ func (s *Service) UpdateMany(ctx context.Context, env store.Environment, refs []
 			continue
 		}
 		p.Start(i, len(refs), ref)
-		r := s.updateOne(ctx, env, ref, p)
+		r := s.updateOne(ctx, env, ref, criteria, p)
 		rep.add(r)
 		p.Done(i, len(refs), r)
 	}
@@ -96,7 +100,7 @@ func (rep *BatchReport) add(r BatchResult) {
 }
 
 // updateOne updates one container of a batch.
-func (s *Service) updateOne(ctx context.Context, env store.Environment, ref string, bp BatchProgress) BatchResult {
+func (s *Service) updateOne(ctx context.Context, env store.Environment, ref, override string, bp BatchProgress) BatchResult {
 	r := BatchResult{Container: ref}
 	name := strings.TrimPrefix(strings.TrimSpace(ref), "/")
 	if name == "" {
@@ -113,6 +117,9 @@ func (s *Service) updateOne(ctx context.Context, env store.Environment, ref stri
 				criteria = a.VulnerabilityCriteria
 			}
 		}
+	}
+	if override != "" {
+		criteria = override
 	}
 	out, err := s.Update(ctx, env, name, criteria, &lineProgress{container: ref, p: bp})
 	switch {
