@@ -29,7 +29,8 @@ var apiOps = mergeOps(opGroups...)
 // opGroups are the registry's parts, one per area; a route is in one.
 var opGroups = []map[string]apiOp{coreOps, authOps, workloadOps, systemOps, contentOps, helperOps, inventoryOps, envSecurityOps, outboundOps,
 	navigationOps, aboutOps, hostFilesOps,
-	registryBrowserOps}
+	registryBrowserOps,
+	containersOps}
 
 // mergeOps joins groups (a key in two is a mistake that
 // TestOpenAPIOpGroupsDoNotOverlap reports; the later one wins).

@@ -239,7 +239,8 @@ func (s *Server) routes() []route {
 	for _, area := range [][]route{s.mfaRoutes(), s.notificationRoutes(), s.systemRoutes(), s.activityRoutes(),
 		s.containerFilesRoutes(), s.volumeContentRoutes(), s.registryBrowserRoutes(), s.stackHelpersRoutes(),
 		s.templatesRoutes(), s.openAPIRoutes(), s.inventoryRoutes(), s.envSecurityRoutes(), s.stackRootsRoutes(), s.outboundRoutes(),
-		s.navigationRoutes(), s.aboutRoutes(), s.hostFilesRoutes()} {
+		s.navigationRoutes(), s.aboutRoutes(), s.hostFilesRoutes(),
+		s.containersRoutes()} {
 		table = append(table, area...)
 	}
 	return table
