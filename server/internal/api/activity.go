@@ -46,12 +46,15 @@ func toActivityJSON(e store.ActivityEvent, names map[int64]string) activityJSON 
 
 // activityFilter reads the filters of the activity endpoints and narrows
 // them to the environments the caller may see with perm: env (or
-// environmentId) for one environment, container (name or id), type, action,
-// since and until (RFC 3339), limit and offset. It also returns the names of
-// the environments.
+// environmentId, environment_id) for one environment, labels (environments
+// bearing any of them), container (name or id), containerId, containerName,
+// type, action, actions (any of them), since and until (RFC 3339), fromDate
+// and toDate (ISO 8601, inclusive), limit and offset. It also returns the
+// names of the environments.
 func (s *Server) activityFilter(c *gin.Context, perm string) (store.ActivityFilter, map[int64]string, error) {
 	q := c.Request.URL.Query()
-	f := store.ActivityFilter{Container: q.Get("container"), Type: q.Get("type"), Action: q.Get("action")}
+	f := store.ActivityFilter{Container: q.Get("container"), Type: q.Get("type"), Action: q.Get("action"),
+		ContainerID: q.Get("containerId"), ContainerName: q.Get("containerName"), Actions: splitList(c.QueryArray("actions"))}
 	for _, name := range []string{"since", "until"} {
 		v := q.Get(name)
 		if v == "" {
@@ -67,7 +70,11 @@ func (s *Server) activityFilter(c *gin.Context, perm string) (store.ActivityFilt
 			f.Until = &t
 		}
 	}
-	var err error
+	from, to, err := dateRange(c.Query("fromDate"), c.Query("toDate"))
+	if err != nil {
+		return f, nil, err
+	}
+	narrowRange(&f.Since, &f.Until, from, to)
 	if f.Limit, err = queryInt(c, "limit", 0); err != nil {
 		return f, nil, err
 	}
@@ -85,9 +92,15 @@ func (s *Server) activityFilter(c *gin.Context, perm string) (store.ActivityFilt
 	for _, e := range envs {
 		names[e.ID] = e.Name
 	}
+	var labelled []int64 // nil: no labels filter
+	if labels := splitList(c.QueryArray("labels")); labels != nil {
+		labelled = labelledEnvironments(envs, labels)
+	}
 	param := "env"
-	if c.Query(param) == "" && c.Query("environmentId") != "" {
-		param = "environmentId"
+	for _, alias := range []string{"environmentId", "environment_id"} { // the reference's names
+		if c.Query(param) == "" && c.Query(alias) != "" {
+			param = alias
+		}
 	}
 	if c.Query(param) != "" {
 		env, err := s.environment(c, param)
@@ -97,7 +110,7 @@ func (s *Server) activityFilter(c *gin.Context, perm string) (store.ActivityFilt
 		if err := mayReach(c, perm, &env.ID); err != nil {
 			return f, nil, err
 		}
-		f.EnvironmentIDs = []int64{env.ID}
+		f.EnvironmentIDs = intersectIDs([]int64{env.ID}, labelled)
 		return f, names, nil
 	}
 	if ident := identityOf(c); ident != nil && !ident.Access.Admin {
@@ -108,6 +121,7 @@ func (s *Server) activityFilter(c *gin.Context, perm string) (store.ActivityFilt
 			}
 		}
 	}
+	f.EnvironmentIDs = intersectIDs(f.EnvironmentIDs, labelled)
 	return f, names, nil
 }
 

@@ -35,11 +35,23 @@ func toAuditJSON(e store.AuditEntry) auditJSON {
 }
 
 // auditFilter reads the listing's filters: userId, username, environmentId,
-// action (a trailing * matches a prefix), entityType, since, until (RFC 3339),
-// limit (default 100, at most 1000; exports: all, up to 100000) and offset.
-func auditFilter(c *gin.Context) (store.AuditFilter, error) {
+// action (a trailing * matches a prefix), entityType, the reference's
+// multi-valued usernames, actions and entityTypes (comma-separated, any of
+// them) and labels (environments bearing any of them), since, until
+// (RFC 3339), limit (default 100, at most 1000; exports: all, up to 100000)
+// and offset. (The list reads fromDate and toDate besides.)
+func (s *Server) auditFilter(c *gin.Context) (store.AuditFilter, error) {
 	q := c.Request.URL.Query()
-	f := store.AuditFilter{Username: q.Get("username"), Action: q.Get("action"), EntityType: q.Get("entityType")}
+	f := store.AuditFilter{Username: q.Get("username"), Action: q.Get("action"), EntityType: q.Get("entityType"),
+		Usernames: splitList(c.QueryArray("usernames")), Actions: splitList(c.QueryArray("actions")),
+		EntityTypes: splitList(c.QueryArray("entityTypes"))}
+	if labels := splitList(c.QueryArray("labels")); labels != nil {
+		envs, err := s.store.ListEnvironments(c.Request.Context())
+		if err != nil {
+			return f, err
+		}
+		f.EnvironmentIDs = labelledEnvironments(envs, labels)
+	}
 	intParam := func(name string) (*int64, error) {
 		v := q.Get(name)
 		if v == "" {
@@ -102,10 +114,15 @@ func (s *Server) listAudit(c *gin.Context) error {
 	if format != "" && format != "json" && format != "csv" {
 		return fault.New(fault.Invalid, "format must be json or csv")
 	}
-	f, err := auditFilter(c)
+	f, err := s.auditFilter(c)
 	if err != nil {
 		return err
 	}
+	from, to, err := dateRange(c.Query("fromDate"), c.Query("toDate")) // ISO 8601, inclusive
+	if err != nil {
+		return err
+	}
+	narrowRange(&f.Since, &f.Until, from, to)
 	var (
 		entries []store.AuditEntry
 		total   int

@@ -20,7 +20,7 @@ func (s *Server) streamAudit(c *gin.Context) error {
 	if err := s.auth.RequireEnterprise(); err != nil {
 		return err
 	}
-	f, err := auditFilter(c)
+	f, err := s.auditFilter(c)
 	if err != nil {
 		return err
 	}

@@ -80,7 +80,11 @@ var pruneQuery = []queryParam{{"label", "string", "only objects with this label 
 
 var activityQuery = []queryParam{{"environmentId", "integer", "a synonym of env"}, {"container", "string", "only this container's (id or name)"}, {"action", "string", "only this action"}, {"type", "string", "only this type"},
 	{"since", "string", "from this time (RFC 3339)"}, {"until", "string", "until this time (RFC 3339)"},
-	{"limit", "integer", "page size"}, {"offset", "integer", "page start"}}
+	{"limit", "integer", "page size"}, {"offset", "integer", "page start"},
+	{"environment_id", "integer", "a synonym of env"}, {"containerId", "string", "only this container's (id or id prefix)"},
+	{"containerName", "string", "only this container's (exact name)"}, {"actions", "string", "only these actions (comma-separated)"},
+	{"labels", "string", "only environments bearing one of these labels (comma-separated)"},
+	{"fromDate", "string", "from this date or time (ISO 8601)"}, {"toDate", "string", "until this date or time, inclusive (ISO 8601)"}}
 
 // jsonObject is a JSON object the console stores and reads back as is.
 type jsonObject map[string]json.RawMessage

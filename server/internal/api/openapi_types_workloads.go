@@ -122,10 +122,17 @@ var webhookQuery = []queryParam{{"secret", "string", "the webhook secret (instea
 var auditQuery = []queryParam{{"userId", "integer", "only this user's"}, {"username", "string", "only this user's"},
 	{"environmentId", "integer", "only this environment's"}, {"action", "string", "only this action (a trailing * matches a prefix)"},
 	{"entityType", "string", "only this kind of entity"}, {"since", "string", "from this time (RFC 3339)"},
-	{"until", "string", "until this time (RFC 3339)"}, {"limit", "integer", "page size (default 100)"}, {"offset", "integer", "page start"}}
+	{"until", "string", "until this time (RFC 3339)"}, {"limit", "integer", "page size (default 100)"}, {"offset", "integer", "page start"},
+	{"usernames", "string", "only these users' (comma-separated)"}, {"actions", "string", "only these actions (comma-separated)"},
+	{"entityTypes", "string", "only these kinds of entity (comma-separated)"},
+	{"labels", "string", "only environments bearing one of these labels (comma-separated)"},
+	{"fromDate", "string", "from this date or time (ISO 8601)"}, {"toDate", "string", "until this date or time, inclusive (ISO 8601)"}}
 
 var auditStreamQuery = []queryParam{{"username", "string", "only this user's"}, {"action", "string", "only this action (a trailing * matches a prefix)"},
-	{"entityType", "string", "only this kind of entity"}}
+	{"entityType", "string", "only this kind of entity"},
+	{"usernames", "string", "only these users' (comma-separated)"}, {"actions", "string", "only these actions (comma-separated)"},
+	{"entityTypes", "string", "only these kinds of entity (comma-separated)"},
+	{"labels", "string", "only environments bearing one of these labels (comma-separated)"}}
 
 // anyOf is a Response of several possible shapes (by query or Accept).
 type anyOf []any

@@ -31,13 +31,18 @@ type ActivityFilter struct {
 	// Container is a container's name, full id, or an id prefix of at
 	// least 12 characters.
 	Container string
-	Type      string
-	Action    string
-	Since     *time.Time // inclusive
-	Until     *time.Time // exclusive
-	AfterID   int64      // only events with a greater id (live streams)
-	Limit     int        // 0 (or less): 100; at most 1000
-	Offset    int
+	// ContainerID is a full id or an id prefix of at least 12 characters;
+	// ContainerName an exact name.
+	ContainerID   string
+	ContainerName string
+	Type          string
+	Action        string
+	Actions       []string   // any of these actions (with Action, both must hold)
+	Since         *time.Time // inclusive
+	Until         *time.Time // exclusive
+	AfterID       int64      // only events with a greater id (live streams)
+	Limit         int        // 0 (or less): 100; at most 1000
+	Offset        int
 }
 
 // Page sizes of ListActivity.
@@ -296,11 +301,24 @@ func activityWhere(q *gorm.DB, f ActivityFilter) *gorm.DB {
 			q = q.Where("(actor_name = ? OR actor_id = ?)", c, c)
 		}
 	}
+	if id := f.ContainerID; id != "" {
+		if n := utf8.RuneCountInString(id); n >= minActivityIDPrefix {
+			q = q.Where("substr(actor_id, 1, ?) = ?", n, id)
+		} else {
+			q = q.Where("actor_id = ?", id)
+		}
+	}
+	if f.ContainerName != "" {
+		q = q.Where("actor_name = ?", f.ContainerName)
+	}
 	if f.Type != "" {
 		q = q.Where("type = ?", f.Type)
 	}
 	if f.Action != "" {
 		q = q.Where("action = ?", f.Action)
+	}
+	if len(f.Actions) > 0 {
+		q = q.Where("action IN ?", f.Actions)
 	}
 	if f.Since != nil {
 		q = q.Where("occurred_at >= ?", timeValue(*f.Since))

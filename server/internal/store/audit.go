@@ -34,10 +34,18 @@ type AuditFilter struct {
 	EnvironmentID *int64
 	Action        string // exact, or a prefix when it ends with "*" ("container.*")
 	EntityType    string
-	Since         *time.Time // inclusive
-	Until         *time.Time // exclusive
-	Limit         int        // 0 (or less): 100; at most 1000
-	Offset        int
+	// Usernames, Actions and EntityTypes select entries with any of the
+	// values given (exact); with the single-valued fields, both must hold.
+	Usernames   []string
+	Actions     []string
+	EntityTypes []string
+	// EnvironmentIDs restricts the entries to these environments; nil
+	// means any (and entries of none), an empty slice none.
+	EnvironmentIDs []int64
+	Since          *time.Time // inclusive
+	Until          *time.Time // exclusive
+	Limit          int        // 0 (or less): 100; at most 1000
+	Offset         int
 }
 
 // Page sizes of ListAudit.
@@ -138,6 +146,21 @@ func auditWhere(q *gorm.DB, f AuditFilter) *gorm.DB {
 	}
 	if f.EntityType != "" {
 		q = q.Where("entity_type = ?", f.EntityType)
+	}
+	if len(f.Usernames) > 0 {
+		q = q.Where("username IN ?", f.Usernames)
+	}
+	if len(f.Actions) > 0 {
+		q = q.Where("action IN ?", f.Actions)
+	}
+	if len(f.EntityTypes) > 0 {
+		q = q.Where("entity_type IN ?", f.EntityTypes)
+	}
+	if f.EnvironmentIDs != nil {
+		if len(f.EnvironmentIDs) == 0 {
+			return q.Where("1 = 0")
+		}
+		q = q.Where("environment_id IN ?", f.EnvironmentIDs)
 	}
 	if f.Since != nil {
 		q = q.Where("created_at >= ?", timeValue(*f.Since))

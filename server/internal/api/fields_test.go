@@ -1,0 +1,164 @@
+package api_test
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/apitest"
+	"github.com/berth-dev/berth/server/internal/license"
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/server/internal/store/storetest"
+	"github.com/berth-dev/berth/shared/enginetest"
+)
+
+// labelledEnvs creates two (unreachable) environments labelled "prod" and
+// "dev" and answers their ids.
+func labelledEnvs(t *testing.T, h *harness) (prod, dev int64) {
+	t.Helper()
+	var ids []int64
+	for _, l := range []string{"prod", "dev"} {
+		e := store.Environment{Name: l + "-" + h.label, ConnectionType: "direct", Host: "203.0.113.1", Port: 2375,
+			Protocol: "http", Labels: []string{l}}
+		if err := h.store.CreateEnvironment(t.Context(), &e); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, e.ID)
+	}
+	return ids[0], ids[1]
+}
+
+// The reference's activity filters: actions (several), containerId,
+// containerName, labels (of the environments), fromDate/toDate (ISO 8601,
+// inclusive), and environment_id for the stats and containers.
+func TestActivityTakesTheReferenceFilters(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	prod, dev := labelledEnvs(t, h)
+	// Yesterday noon, within the retention (a prune could remove older ones).
+	day := time.Now().UTC().Truncate(24 * time.Hour).Add(-12 * time.Hour)
+	d0, d1 := day.Format(time.DateOnly), day.AddDate(0, 0, 1).Format(time.DateOnly)
+	add := func(env int64, id, name, action string, at time.Time) {
+		e := store.ActivityEvent{EnvironmentID: env, Type: "container", Action: action, ActorID: id, ActorName: name, Time: at}
+		if _, err := h.store.AddActivity(t.Context(), &e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idA, idB := "aaaaaaaaaaaa"+h.label+"0000", "bbbbbbbbbbbb"+h.label+"0000"
+	add(prod, idA, "web", "start", day)
+	add(prod, idA, "web", "die", day.Add(time.Hour))
+	add(prod, idA, "web", "restart", day.AddDate(0, 0, 1))
+	add(dev, idB, "db", "start", day)
+	var page struct {
+		Events []activityEvent
+		Total  int
+	}
+	list := func(query string) []string {
+		t.Helper()
+		h.must(200, "GET", "/api/activity?"+query, nil, &page)
+		var out []string
+		for _, e := range page.Events {
+			out = append(out, e.ContainerName+":"+e.Action)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for query, want := range map[string][]string{
+		"actions=start,die":                                   {"db:start", "web:die", "web:start"},
+		"actions=start&actions=restart":                       {"db:start", "web:restart", "web:start"},
+		"containerId=" + idA[:12]:                             {"web:die", "web:restart", "web:start"},
+		"containerId=" + idB:                                  {"db:start"},
+		"containerName=db":                                    {"db:start"},
+		"labels=prod&actions=start":                           {"web:start"},
+		"labels=dev,prod&actions=start":                       {"db:start", "web:start"},
+		"labels=nowhere":                                      nil,
+		"fromDate=" + d0 + "&toDate=" + d0:                    {"db:start", "web:die", "web:start"},
+		"fromDate=" + d1:                                      {"web:restart"},
+		"toDate=" + url.QueryEscape(day.Format(time.RFC3339)): {"db:start", "web:start"},
+		fmt.Sprintf("environmentId=%d&fromDate=%sT12:30:00Z", prod, d0): {"web:die", "web:restart"},
+	} {
+		if got := list(query); !slices.Equal(got, want) {
+			t.Errorf("GET /api/activity?%s = %v, want %v", query, got, want)
+		}
+	}
+	h.must(400, "GET", "/api/activity?fromDate=yesterday", nil, nil)
+
+	var stats struct{ Total int64 }
+	h.must(200, "GET", fmt.Sprintf("/api/activity/stats?environment_id=%d&fromDate=%s", dev, d0), nil, &stats)
+	if stats.Total != 1 {
+		t.Errorf("stats of environment_id=%d = %+v, want 1 event", dev, stats)
+	}
+	var seen struct {
+		Containers []struct{ ContainerName string }
+	}
+	h.must(200, "GET", fmt.Sprintf("/api/activity/containers?environment_id=%d", dev), nil, &seen)
+	if len(seen.Containers) != 1 || seen.Containers[0].ContainerName != "db" {
+		t.Errorf("containers of environment_id=%d = %+v", dev, seen)
+	}
+}
+
+// The reference's audit filters: usernames, entityTypes, actions (several),
+// labels, fromDate/toDate, on the list and the export.
+func TestAuditTakesTheReferenceFilters(t *testing.T) {
+	t.Parallel()
+	enginetest.Require(t)
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	h := startHarnessWith(t, apitest.Options{DBPath: filepath.Join(t.TempDir(), "berth.db"), Box: storetest.Box(t),
+		LicenseKeys: []ed25519.PublicKey{pub}})
+	doc, err := license.Sign(license.License{ID: "L-1", Customer: "Test", Edition: "enterprise",
+		IssuedAt: time.Now().Add(-time.Hour)}, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.must(200, "POST", "/api/license", map[string]string{"license": doc, "key": doc, "name": "Test"}, nil)
+	prod, dev := labelledEnvs(t, h)
+	day := time.Now().UTC().Truncate(24 * time.Hour).Add(-36 * time.Hour) // noon two days ago
+	d0, d1, d2 := day.Format(time.DateOnly), day.AddDate(0, 0, 1).Format(time.DateOnly), day.AddDate(0, 0, 2).Format(time.DateOnly)
+	add := func(user string, env int64, action, entity string, at time.Time) {
+		e := store.AuditEntry{CreatedAt: at, Username: user, EnvironmentID: &env, Action: action, EntityType: entity,
+			EntityName: user + "-" + action}
+		if err := h.store.AddAudit(t.Context(), &e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("ann", prod, "container.start", "container", day)
+	add("bob", dev, "image.pull", "image", day.Add(time.Hour))
+	add("cat", dev, "stack.deploy", "stack", day.AddDate(0, 0, 2))
+	names := func(path string) []string {
+		t.Helper()
+		var page struct{ Entries []struct{ EntityName string } }
+		h.must(200, "GET", path, nil, &page)
+		var out []string
+		for _, e := range page.Entries {
+			if e.EntityName != "" && e.EntityName != "Test" {
+				out = append(out, e.EntityName)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	for query, want := range map[string][]string{
+		"usernames=ann,bob":                    {"ann-container.start", "bob-image.pull"},
+		"entityTypes=image&entityTypes=stack":  {"bob-image.pull", "cat-stack.deploy"},
+		"actions=container.start,stack.deploy": {"ann-container.start", "cat-stack.deploy"},
+		"labels=dev":                           {"bob-image.pull", "cat-stack.deploy"},
+		"labels=prod&usernames=bob":            nil,
+		"fromDate=" + d0 + "&toDate=" + d0:     {"ann-container.start", "bob-image.pull"},
+		"fromDate=" + d1 + "T00:00:00Z":        {"cat-stack.deploy"},
+	} {
+		if got := names("/api/audit?" + query); !slices.Equal(got, want) {
+			t.Errorf("GET /api/audit?%s = %v, want %v", query, got, want)
+		}
+	}
+	var exported []struct{ EntityName string }
+	h.must(200, "GET", "/api/audit/export?format=json&usernames=ann,cat&fromDate="+d2+"&toDate="+d2, nil, &exported)
+	if len(exported) != 1 || exported[0].EntityName != "cat-stack.deploy" {
+		t.Errorf("export of %s = %+v", d2, exported)
+	}
+	h.must(400, "GET", "/api/audit?toDate=03/10/2025", nil, nil)
+}
