@@ -259,3 +259,35 @@ func pathID(c *gin.Context, what string) (int64, error) {
 	}
 	return id, nil
 }
+
+// bodyEnvironment honours an environment named in a request's body (the
+// reference's clients send {envId} where Berth reads ?env=): when the query
+// names none, the body's environment becomes the request's, after the
+// same permission check the route made on the default one; when both name
+// one, they must agree. id 0 (absent) keeps the route's environment.
+func (s *Server) bodyEnvironment(c *gin.Context, perm Perm, id int64) (store.Environment, error) {
+	env := envOf(c)
+	switch {
+	case id == 0 || id == env.ID:
+		return env, nil
+	case id < 0:
+		return store.Environment{}, fault.New(fault.Invalid, "Invalid environment ID: envId must be a positive integer")
+	case c.Query("env") != "":
+		return store.Environment{}, fault.New(fault.Invalid, "envId and env name different environments")
+	}
+	other, err := s.environmentByID(c.Request.Context(), id)
+	if err != nil {
+		return store.Environment{}, err
+	}
+	st, err := s.auth.Settings(c.Request.Context())
+	if err != nil {
+		return store.Environment{}, err
+	}
+	if ident := identityOf(c); st.AuthEnabled && ident != nil {
+		if err := decide(ident.Access, route{Perm: perm, Env: EnvQuery}, other); err != nil {
+			return store.Environment{}, err
+		}
+	}
+	c.Set(envKey{}, other)
+	return other, nil
+}

@@ -33,7 +33,8 @@ var workloadOps = map[string]apiOp{
 		Response: anyOf{jobStartAnswer{}, scanJobResult{}}},
 	"GET /api/images/scan": {Summary: "The newest stored scan of an image ({found: false} when none)", Response: scanResultAnswer{},
 		Query: []queryParam{{"image", "string", "the image's name"}, {"scanner", "string", "grype or trivy (absent: any)"}}},
-	"GET /api/settings/scanner":  {Summary: "The environment's vulnerability scanner and the scanners available", Response: scannerAnswer{}},
+	"GET /api/settings/scanner": {Summary: "The environment's vulnerability scanner and the scanners available", Response: scannerAnswer{},
+		Query: []queryParam{{"settingsOnly", "boolean", "true: the setting only, without the scanners' availability"}}},
 	"POST /api/settings/scanner": {Summary: "Choose the environment's vulnerability scanner", Request: scannerInput{}, Response: scannerAnswer{}},
 	"GET /api/images/{id}":       {Summary: "Inspect an image (the engine's inspect document)", Response: imageInspectDoc{}},
 	"DELETE /api/images/{id}": {Summary: "Remove an image", Response: removedImagesAnswer{},
@@ -235,6 +236,15 @@ type scannerAnswer struct {
 
 type scannerInput struct {
 	Scanner string `json:"scanner"`
+	// EnvID is the reference's way to name the environment (Berth's is
+	// ?env=); both may be sent when they agree.
+	EnvID int64 `json:"envId"`
+	// GrypeArgs and TrivyArgs are the reference's custom scanner command
+	// lines: Berth runs its pinned scanners with fixed arguments (an
+	// argument such as --output would write where the scanner may), so a
+	// non-empty value is refused.
+	GrypeArgs string `json:"grypeArgs"`
+	TrivyArgs string `json:"trivyArgs"`
 }
 
 type removedImagesAnswer struct {

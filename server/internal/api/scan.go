@@ -3,10 +3,12 @@ package api
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/server/internal/jobs"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // scanImage starts a scan job ({jobId}), or with Accept: application/json
@@ -45,6 +47,9 @@ func (s *Server) getScannerSetting(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.Query("settingsOnly") == "true" { // the reference's: the setting without the scanners' availability
+		return writeJSON(c, http.StatusOK, map[string]any{"scanner": v})
+	}
 	return writeJSON(c, http.StatusOK, map[string]any{"scanner": v, "available": s.scan.Availability()})
 }
 
@@ -53,7 +58,14 @@ func (s *Server) setScannerSetting(c *gin.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := s.scan.SetSetting(c.Request.Context(), envOf(c).ID, req.Scanner); err != nil {
+	if strings.TrimSpace(req.GrypeArgs) != "" || strings.TrimSpace(req.TrivyArgs) != "" {
+		return fault.New(fault.Invalid, "Custom scanner arguments are not supported: Berth runs its scanners with fixed arguments")
+	}
+	env, err := s.bodyEnvironment(c, "settings:edit", req.EnvID)
+	if err != nil {
+		return err
+	}
+	if err := s.scan.SetSetting(c.Request.Context(), env.ID, req.Scanner); err != nil {
 		return err
 	}
 	noteAudit(c, "", req.Scanner)

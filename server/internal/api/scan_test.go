@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -258,5 +259,46 @@ func TestPullScansWhenTheEnvironmentAsksForIt(t *testing.T) {
 		if strings.HasPrefix(d.Status, "scan") {
 			t.Errorf("a scan ran although scanAfterPull was false: %s", e.Data)
 		}
+	}
+}
+
+// The reference's clients name the environment of a scanner setting in the
+// body (envId) and may ask for the setting only; custom scanner arguments
+// are refused, not ignored.
+func TestScannerSettingReadsTheReferenceFields(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var env2 struct{ ID int64 }
+	h.must(201, "POST", "/api/environments", map[string]any{"name": "scan-" + h.label, "socketPath": "/x.sock"}, &env2)
+	h.must(200, "POST", "/api/settings/scanner", map[string]any{"scanner": "scanner_b", "envId": env2.ID}, nil)
+	var one, two struct {
+		Scanner   string
+		Available map[string]string
+	}
+	h.must(200, "GET", "/api/settings/scanner?env=1&settingsOnly=true", nil, &one)
+	h.must(200, "GET", fmt.Sprintf("/api/settings/scanner?env=%d", env2.ID), nil, &two)
+	if one.Scanner == "scanner_b" || two.Scanner != "scanner_b" {
+		t.Errorf("after envId %d: env 1 = %q, env %d = %q", env2.ID, one.Scanner, env2.ID, two.Scanner)
+	}
+	if one.Available != nil || two.Available == nil {
+		t.Errorf("settingsOnly: available = %v; without it: %v", one.Available, two.Available)
+	}
+	for _, tc := range []struct {
+		path string
+		body map[string]any
+		msg  string
+	}{
+		{"/api/settings/scanner?env=1", map[string]any{"scanner": "both", "envId": env2.ID}, "envId and env name different environments"},
+		{"/api/settings/scanner", map[string]any{"scanner": "both", "envId": 999999}, "Environment not found"},
+		{"/api/settings/scanner", map[string]any{"scanner": "both", "trivyArgs": "--output /tmp/x"}, "Custom scanner arguments are not supported"},
+	} {
+		status, body := h.do("POST", tc.path, tc.body)
+		if status/100 != 4 || !strings.Contains(string(body), tc.msg) {
+			t.Errorf("POST %s %v = %d %s, want %q", tc.path, tc.body, status, body, tc.msg)
+		}
+	}
+	h.must(200, "GET", fmt.Sprintf("/api/settings/scanner?env=%d", env2.ID), nil, &two)
+	if two.Scanner != "scanner_b" {
+		t.Errorf("a refused change changed the setting: %q", two.Scanner)
 	}
 }
