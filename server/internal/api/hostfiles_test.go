@@ -137,7 +137,7 @@ func TestHostFileBrowserIsConfinedToTheStackRoots(t *testing.T) {
 		h.expectRefusals([]refusal{
 			{name + " lists", "GET", "/api/system/files?path=" + q(root), nil, 403, "Permission denied"},
 			{name + " reads", "GET", "/api/system/files/content?path=" + q(filepath.Join(root, "compose.yaml")), nil, 403, "Permission denied"},
-			{name + " creates", "POST", "/api/system/files", map[string]string{"path": filepath.Join(root, "by-" + name)}, 403, "Permission denied"},
+			{name + " creates", "POST", "/api/system/files", map[string]string{"path": filepath.Join(root, "by-"+name)}, 403, "Permission denied"},
 		})
 		h.as(admin)
 	}
