@@ -30,7 +30,8 @@ var apiOps = mergeOps(opGroups...)
 var opGroups = []map[string]apiOp{coreOps, authOps, workloadOps, systemOps, contentOps, helperOps, inventoryOps, envSecurityOps, outboundOps,
 	navigationOps, aboutOps, hostFilesOps,
 	registryBrowserOps,
-	containersOps}
+	containersOps,
+	scannerCacheOps}
 
 // mergeOps joins groups (a key in two is a mistake that
 // TestOpenAPIOpGroupsDoNotOverlap reports; the later one wins).

@@ -240,7 +240,8 @@ func (s *Server) routes() []route {
 		s.containerFilesRoutes(), s.volumeContentRoutes(), s.registryBrowserRoutes(), s.stackHelpersRoutes(),
 		s.templatesRoutes(), s.openAPIRoutes(), s.inventoryRoutes(), s.envSecurityRoutes(), s.stackRootsRoutes(), s.outboundRoutes(),
 		s.navigationRoutes(), s.aboutRoutes(), s.hostFilesRoutes(),
-		s.containersRoutes()} {
+		s.containersRoutes(),
+		s.scannerCacheRoutes()} {
 		table = append(table, area...)
 	}
 	return table

@@ -25,6 +25,10 @@ type Config struct {
 	TrivyImage    string // default aquasec/trivy:0.74.0
 	Timeout       time.Duration
 	WorkDir       string // temporary image tarballs ("" the system's temp directory)
+	// VolumePrefix starts the names of the volumes caching the scanners'
+	// databases on the engines ("" for "berth-": berth-grype-db,
+	// berth-trivy-db).
+	VolumePrefix string
 }
 
 // Default container images and limits.
@@ -148,7 +152,7 @@ func (cfg Config) runContainer(ctx context.Context, c *engine.Client, t tool, im
 		return nil, err
 	}
 	cache := "/root/.cache"
-	volume := "berth-" + strings.ToLower(t.label) + "-db"
+	volume := cfg.cacheVolume(t)
 	out, err := c.Run(ctx, engine.RunSpec{
 		Image: t.image, Cmd: t.ctrArgs(imageRef), Env: t.env,
 		Binds:  []string{engine.DefaultSocket + ":/var/run/docker.sock", volume + ":" + cache},
@@ -161,6 +165,11 @@ func (cfg Config) runContainer(ctx context.Context, c *engine.Client, t tool, im
 		return nil, fmt.Errorf("%s exited with %d: %s", t.label, out.ExitCode, lastLine(string(out.Stderr)))
 	}
 	return out.Stdout, nil
+}
+
+// cacheVolume is the volume caching t's database on an engine.
+func (cfg Config) cacheVolume(t tool) string {
+	return or(cfg.VolumePrefix, "berth-") + strings.ToLower(t.label) + "-db"
 }
 
 // lastLine is the last non-empty line of a tool's error output.
