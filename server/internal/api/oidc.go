@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/gin-gonic/gin"
 
@@ -220,7 +222,11 @@ func (s *Server) oidcCallback(c *gin.Context) error {
 		return nil
 	}
 	if e := q.Get("error"); e != "" { // the provider refused (e.g. access_denied)
-		return fail("The identity provider answered " + e)
+		msg := "The identity provider answered " + printable(e, 64)
+		if d := printable(q.Get("error_description"), 200); d != "" { // its words for the person signing in
+			msg += ": " + d
+		}
+		return fail(msg)
 	}
 	ident, sess, to, err := s.auth.OIDCCallback(c.Request.Context(), q.Get("state"), q.Get("code"), s.clientIP(c.Request), c.Request.UserAgent())
 	if err != nil {
@@ -236,4 +242,19 @@ func (s *Server) oidcCallback(c *gin.Context) error {
 		EntityID: strconv.FormatInt(uid, 10), EntityName: ident.User.Username, Description: "signed in with oidc"})
 	c.Redirect(http.StatusFound, to)
 	return nil
+}
+
+// printable is s without control characters, cut to at most n runes: a
+// value another party sent, fit to show in a message.
+func printable(s string, n int) string {
+	out := make([]rune, 0, min(len(s), n))
+	for _, r := range s {
+		if len(out) == n {
+			break
+		}
+		if unicode.IsPrint(r) {
+			out = append(out, r)
+		}
+	}
+	return strings.TrimSpace(string(out))
 }

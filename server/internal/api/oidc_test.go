@@ -228,6 +228,21 @@ func TestOIDCSignInAgainstARealProvider(t *testing.T) {
 		}
 	})
 
+	t.Run("the provider's refusal is shown with its description", func(t *testing.T) {
+		c := browser(t)
+		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		resp, err := c.Get(callback + "?error=access_denied&error_description=" + url.QueryEscape("The user cancelled\n the sign-in"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		if got := loc.Query().Get("error"); resp.StatusCode != 302 || loc.Path != "/login" ||
+			got != "The identity provider answered access_denied: The user cancelled the sign-in" {
+			t.Errorf("refusal = %d → %s (error %q)", resp.StatusCode, loc, got)
+		}
+	})
+
 	t.Run("a wrong nonce fails", func(t *testing.T) {
 		c := browser(t)
 		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

@@ -29,7 +29,8 @@ var authOps = map[string]apiOp{
 	"POST /api/auth/oidc/{id}/initiate": {Summary: "Start an OIDC sign-in: the provider's address to go to", Request: oidcInitiateInput{}, Response: urlAnswer{},
 		Query: []queryParam{{"redirect", "string", "where to go after signing in (the body's redirect wins)"}}},
 	"GET /api/auth/oidc/callback": {Summary: "The provider's return: signs in, then redirects (to /login?error= on failure)", Status: 302,
-		Query: []queryParam{{"code", "string", "the authorization code"}, {"state", "string", "the state of the sign-in"}, {"error", "string", "the provider's refusal"}}},
+		Query: []queryParam{{"code", "string", "the authorization code"}, {"state", "string", "the state of the sign-in"}, {"error", "string", "the provider's refusal"},
+			{"error_description", "string", "the provider's words on its refusal, shown with it"}}},
 
 	"GET /api/license":    {Summary: "The installed license and edition", Response: licenseAnswer{}},
 	"POST /api/license":   {Summary: "Install a license", Request: licenseInput{}, Response: licenseAnswer{}},
