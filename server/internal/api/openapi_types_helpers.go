@@ -12,9 +12,9 @@ var helperOps = map[string]apiOp{
 	"GET /api/stacks/default-path":   {Summary: "Where a new stack's files would go", Response: stacks.DefaultPath{}, Query: []queryParam{{"name", "string", "the stack's name"}}},
 	"GET /api/stacks/path-hints":     {Summary: "Directories to suggest for a stack's files", Response: stacks.PathHints{}, Query: []queryParam{{"prefix", "string", "what was typed so far"}}},
 	"POST /api/stacks/validate-path": {Summary: "Check a directory for a stack's files", Request: pathInput{}, Response: stacks.PathCheck{}},
-	"POST /api/stacks/{name}/check-path-change": {Summary: "What moving a stack's files to a directory would do", Request: pathInput{},
+	"POST /api/stacks/{name}/check-path-change": {Summary: "What moving a stack's files to a directory would do", Request: pathChangeInput{},
 		Response: stacks.PathChange{}},
-	"POST /api/stacks/{name}/relocate":     {Summary: "Move a stack's files to a directory", Request: pathInput{}, Response: relocateAnswer{}},
+	"POST /api/stacks/{name}/relocate":     {Summary: "Move a stack's files to a directory", Request: pathChangeInput{}, Response: relocateAnswer{}},
 	"POST /api/stacks/{name}/env/validate": {Summary: "Check variables (or .env content) against the stack's compose file", Request: envValidateInput{}, Response: stacks.EnvReport{}},
 	"GET /api/stacks/{name}/delete-preview": {Summary: "What deleting a stack would remove", Response: stacks.DeletePreview{},
 		Query: []queryParam{{"force", "boolean", "as a forced delete would"}}},
@@ -41,16 +41,6 @@ var helperOps = map[string]apiOp{
 type basePathAnswer struct {
 	BasePath      string `json:"basePath"`
 	EnvironmentID int64  `json:"environmentId"`
-}
-
-type relocateAnswer struct {
-	Success  bool              `json:"success"`
-	Name     string            `json:"name"`
-	From     string            `json:"from"`
-	To       string            `json:"to"`
-	Files    []stacks.FileMove `json:"files"`
-	Left     []string          `json:"left"`
-	Warnings []string          `json:"warnings"`
 }
 
 type envValidateInput struct {

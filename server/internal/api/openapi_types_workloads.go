@@ -59,7 +59,8 @@ var workloadOps = map[string]apiOp{
 	"PUT /api/stacks/{name}/env":     {Summary: "Save a stack's variables", Request: stackVariables{}, Response: countAnswer{}},
 	"PUT /api/stacks/{name}/env/raw": {Summary: "Save a stack's .env file", Request: contentBody{}, Response: successAnswer{}},
 	"POST /api/stacks/scan":          {Summary: "Compose projects on the engine that Berth does not manage", Response: scanStacksAnswer{}},
-	"POST /api/stacks/adopt":         {Summary: "Adopt a discovered compose project as a stack", Request: adoptInput{}, Response: adoptAnswer{}},
+	"POST /api/stacks/adopt": {Summary: "Adopt discovered compose projects as stacks ({stacks: [...]}: per stack; {name}: one)", Request: adoptInput{},
+		Response: anyOf{adoptListAnswer{}, adoptAnswer{}}},
 
 	"POST /api/git/credentials":         {Summary: "Add a git credential", Request: gitCredentialInput{}, Response: gitCredentialJSON{}, Status: 201},
 	"PUT /api/git/credentials/{id}":     {Summary: "Update a git credential", Request: gitCredentialInput{}, Response: gitCredentialJSON{}},
@@ -299,11 +300,32 @@ type scanStacksAnswer struct {
 	Stacks []stacks.Discovered `json:"stacks"`
 }
 
+// adoptInput is the reference's {environmentId, stacks} or Berth's single
+// stack {name | stackName, composePath, envPath}.
 type adoptInput struct {
+	EnvironmentID int64       `json:"environmentId"`
+	Stacks        []adoptItem `json:"stacks"`
+	Name          string      `json:"name"`
+	StackName     string      `json:"stackName"` // a synonym of name
+	ComposePath   string      `json:"composePath"`
+	EnvPath       string      `json:"envPath"`
+}
+
+type adoptItem struct {
 	Name        string `json:"name"`
-	StackName   string `json:"stackName"` // a synonym of name
 	ComposePath string `json:"composePath"`
 	EnvPath     string `json:"envPath"`
+}
+
+// adoptListAnswer is the answer of the reference's form: per stack.
+type adoptListAnswer struct {
+	Adopted []string       `json:"adopted"`
+	Failed  []adoptFailure `json:"failed"`
+}
+
+type adoptFailure struct {
+	Name  string `json:"name"`
+	Error string `json:"error"`
 }
 
 type adoptAnswer struct {

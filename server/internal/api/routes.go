@@ -162,7 +162,8 @@ func (s *Server) routes() []route {
 		{"GET", "/api/stacks", "stacks:view", EnvQuery, "", false, s.listStacks},
 		{"POST", "/api/stacks", "stacks:create", EnvQuery, "stack.create", false, s.createStack},
 		{"POST", "/api/stacks/scan", "stacks:create", EnvQuery, Quiet, false, s.scanStacks},
-		{"POST", "/api/stacks/adopt", "stacks:create", EnvQuery, "stack.adopt", false, s.adoptStack},
+		// The handler checks stacks:create in the body's environmentId (else ?env).
+		{"POST", "/api/stacks/adopt", "stacks:create", AnyEnv, "stack.adopt", false, s.adoptStack},
 		{"GET", "/api/stacks/{name}/compose", "stacks:view", EnvQuery, "", false, s.getStackCompose},
 		{"PUT", "/api/stacks/{name}/compose", "stacks:edit", EnvQuery, "stack.update", false, s.updateStackCompose},
 		{"DELETE", "/api/stacks/{name}", "stacks:remove", EnvQuery, "stack.delete", false, s.deleteStack},

@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+	"path/filepath"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -71,40 +73,94 @@ func (s *Server) validateStackPath(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, out)
 }
 
+// pathChangeInput is the body of check-path-change and relocate: the
+// reference's {oldDir?, newComposePath, newEnvPath?}; path (Berth's first
+// name, which the console sends) is the new directory or compose file.
+type pathChangeInput struct {
+	Path           string `json:"path"`
+	OldDir         string `json:"oldDir"`
+	NewComposePath string `json:"newComposePath"`
+	NewEnvPath     string `json:"newEnvPath"`
+}
+
+// target is where the body moves the stack's files; newComposePath wins
+// over path.
+func (r pathChangeInput) target() stacks.Target {
+	p := r.NewComposePath
+	if strings.TrimSpace(p) == "" {
+		p = r.Path
+	}
+	return stacks.Target{Path: p, EnvPath: r.NewEnvPath, OldDir: r.OldDir}
+}
+
 // checkStackPathChange answers POST /api/stacks/{name}/check-path-change
-// {path} with what relocating the stack there would do, changing nothing:
-// {name, from, to, files: [{from, to, conflict}], conflicts, left,
-// warnings, canRelocate}. Git and adopted stacks are a 400.
+// {newComposePath | path, newEnvPath?} with what relocating the stack there
+// would do, changing nothing: the reference's {hasChanges, oldDir, newDir,
+// fileCount, currentComposePath} and Berth's {name, from, to, files:
+// [{from, to, conflict}], conflicts, left, warnings, canRelocate}. Git and
+// adopted stacks are a 400.
 func (s *Server) checkStackPathChange(c *gin.Context) error {
-	var req pathInput
+	var req pathChangeInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	out, err := s.stacks.CheckPathChange(c.Request.Context(), envOf(c), c.Param("name"), req.Path)
+	out, err := s.stacks.CheckPathChange(c.Request.Context(), envOf(c), c.Param("name"), req.target())
 	if err != nil {
 		return err
 	}
 	return writeJSON(c, http.StatusOK, out)
 }
 
-// relocateStack answers POST /api/stacks/{name}/relocate {path}: the
-// stack's compose and env files move to the directory (see
-// stacks.Service.Relocate); the answer is {success: true} with the change
-// as check-path-change describes it. A target file already there is a 409
-// and nothing moves.
+// relocateAnswer is the answer of a relocation: the reference's {success,
+// movedFiles (names), composeContent, rawEnvContent, envVars} with the
+// change as check-path-change describes it.
+type relocateAnswer struct {
+	Success        bool              `json:"success"`
+	MovedFiles     []string          `json:"movedFiles"`
+	ComposeContent string            `json:"composeContent"`
+	RawEnvContent  string            `json:"rawEnvContent"`
+	EnvVars        []stacks.Variable `json:"envVars"`
+	Name           string            `json:"name"`
+	From           string            `json:"from"`
+	To             string            `json:"to"`
+	Files          []stacks.FileMove `json:"files"`
+	Left           []string          `json:"left"`
+	Warnings       []string          `json:"warnings"`
+}
+
+// relocateStack answers POST /api/stacks/{name}/relocate {oldDir?,
+// newComposePath | path, newEnvPath?}: the stack's compose and env files
+// move (see stacks.Service.Relocate; every path confined to the stack
+// roots). A target file already there is a 409 and nothing moves; an
+// oldDir that is not the stack's directory is a 400.
 func (s *Server) relocateStack(c *gin.Context) error {
-	var req pathInput
+	var req pathChangeInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	name := c.Param("name")
-	ch, err := s.stacks.Relocate(c.Request.Context(), envOf(c), name, req.Path)
+	ctx, env, name := c.Request.Context(), envOf(c), c.Param("name")
+	ch, err := s.stacks.Relocate(ctx, env, name, req.target())
 	if err != nil {
 		return err
 	}
 	noteAudit(c, name, name)
-	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "name": ch.Name, "from": ch.From, "to": ch.To,
-		"files": ch.Files, "left": ch.Left, "warnings": ch.Warnings})
+	out := relocateAnswer{Success: true, MovedFiles: []string{}, EnvVars: []stacks.Variable{}, Name: ch.Name, From: ch.From,
+		To: ch.To, Files: ch.Files, Left: ch.Left, Warnings: ch.Warnings}
+	for _, m := range ch.Files {
+		out.MovedFiles = append(out.MovedFiles, filepath.Base(m.From))
+	}
+	// The files as the editor shows them after the move; the move itself
+	// succeeded, so a file that cannot be read now leaves its part empty.
+	if f, err := s.stacks.Compose(ctx, env, name); err == nil {
+		out.ComposeContent = f.Content
+	}
+	if raw, err := s.stacks.RawEnv(ctx, env, name); err == nil {
+		out.RawEnvContent = raw
+	}
+	if vars, err := s.stacks.Variables(ctx, env, name); err == nil && vars != nil {
+		out.EnvVars = vars
+	}
+	return writeJSON(c, http.StatusOK, out)
 }
 
 // validateStackEnv answers POST /api/stacks/{name}/env/validate with an

@@ -443,8 +443,54 @@ func TestStackRelocateOfARunningStackKeepsItRunning(t *testing.T) {
 		t.Errorf("relocate of an unknown stack = %d, want 404", code)
 	}
 
-	// The move.
-	h.must(200, "POST", "/api/stacks/"+name+"/relocate?env=1", map[string]string{"path": target}, nil)
+	// The reference's names: newComposePath (a compose file path), oldDir
+	// checked against the stack's directory, hasChanges false in place.
+	var refCh struct {
+		HasChanges         bool   `json:"hasChanges"`
+		OldDir             string `json:"oldDir"`
+		NewDir             string `json:"newDir"`
+		FileCount          int    `json:"fileCount"`
+		CurrentComposePath string `json:"currentComposePath"`
+	}
+	h.must(200, "POST", "/api/stacks/"+name+"/check-path-change?env=1", map[string]string{"newComposePath": filepath.Join(target, "compose.yaml")}, &refCh)
+	if !refCh.HasChanges || refCh.OldDir != oldDir || refCh.NewDir != target || refCh.FileCount != 2 ||
+		refCh.CurrentComposePath != filepath.Join(oldDir, "compose.yaml") {
+		t.Errorf("check with newComposePath = %+v", refCh)
+	}
+	h.must(200, "POST", "/api/stacks/"+name+"/check-path-change?env=1", map[string]string{"newComposePath": filepath.Join(oldDir, "compose.yaml")}, &refCh)
+	if refCh.HasChanges {
+		t.Errorf("check of the current place = %+v, want hasChanges false", refCh)
+	}
+	for _, tt := range []struct {
+		body   map[string]string
+		status int
+		msg    string
+	}{
+		{map[string]string{"oldDir": targetRoot, "newComposePath": filepath.Join(target, "compose.yaml")}, 400, "is not the directory of stack"},
+		{map[string]string{"newComposePath": filepath.Join(target, "compose.yaml"), "newEnvPath": "/etc/x/.env"}, 403, ""},
+		{map[string]string{"newComposePath": filepath.Join(target, "compose.yaml"), "newEnvPath": "rel/.env"}, 400, "absolute path"},
+	} {
+		if code, body := h.do("POST", "/api/stacks/"+name+"/relocate?env=1", tt.body); code != tt.status || !strings.Contains(shErrorOf(body), tt.msg) {
+			t.Errorf("relocate %v = %d %s, want %d %q", tt.body, code, body, tt.status, tt.msg)
+		}
+	}
+
+	// The move, as the reference asks for it.
+	var moved struct {
+		Success        bool     `json:"success"`
+		MovedFiles     []string `json:"movedFiles"`
+		ComposeContent string   `json:"composeContent"`
+		RawEnvContent  string   `json:"rawEnvContent"`
+		EnvVars        []struct {
+			Key string `json:"key"`
+		} `json:"envVars"`
+	}
+	h.must(200, "POST", "/api/stacks/"+name+"/relocate?env=1", map[string]string{"oldDir": oldDir,
+		"newComposePath": filepath.Join(target, "compose.yaml"), "newEnvPath": filepath.Join(target, ".env")}, &moved)
+	if !moved.Success || !slices.Equal(moved.MovedFiles, []string{"compose.yaml", ".env"}) || moved.ComposeContent != stackCompose(h.label) ||
+		!strings.Contains(moved.RawEnvContent, "GREETING=moved") || len(moved.EnvVars) == 0 {
+		t.Errorf("relocate answer = %+v", moved)
+	}
 	if _, err := os.Stat(oldDir); !os.IsNotExist(err) {
 		t.Errorf("old directory after relocate: %v", err)
 	}

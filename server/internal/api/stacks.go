@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -11,6 +12,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // listStacks answers env's stacks; without env the answer is [] (spec).
@@ -220,25 +222,75 @@ func (s *Server) scanStacks(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, map[string]any{"stacks": found})
 }
 
-// adoptStack makes a discovered compose project a stack of Berth's.
+// adoptStack makes discovered compose projects stacks of Berth's. The
+// reference's body {environmentId, stacks: [{name, composePath}]} adopts
+// each (composePath, when missing, is the one the project's containers
+// name; every path confined to the stack roots) and answers per stack:
+// {adopted: [names], failed: [{name, error}]}. Berth's single form {name |
+// stackName, composePath?, envPath?} answers {success, name, sourceType,
+// composePath} or the error. The environment is environmentId, else ?env=,
+// else 1; the user needs stacks:create in it.
 func (s *Server) adoptStack(c *gin.Context) error {
-	var req struct {
-		Name        string `json:"name"`
-		StackName   string `json:"stackName"`
-		ComposePath string `json:"composePath"`
-		EnvPath     string `json:"envPath"`
-	}
+	var req adoptInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	if req.Name == "" {
-		req.Name = req.StackName
-	}
-	st, err := s.stacks.Adopt(c.Request.Context(), envOf(c), stacks.AdoptSpec{Name: req.Name, ComposePath: req.ComposePath, EnvPath: req.EnvPath})
+	env, err := s.chosenEnvironment(c, req.EnvironmentID, "stacks:create")
 	if err != nil {
 		return err
 	}
-	noteAudit(c, st.Name, st.Name)
-	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "name": st.Name, "sourceType": st.SourceType,
-		"composePath": st.ComposePath})
+	ctx := c.Request.Context()
+	if req.Stacks == nil {
+		if req.Name == "" {
+			req.Name = req.StackName
+		}
+		st, err := s.stacks.Adopt(ctx, env, stacks.AdoptSpec{Name: req.Name, ComposePath: req.ComposePath, EnvPath: req.EnvPath})
+		if err != nil {
+			return err
+		}
+		noteAudit(c, st.Name, st.Name)
+		return writeJSON(c, http.StatusOK, adoptAnswer{Success: true, Name: st.Name, SourceType: st.SourceType, ComposePath: st.ComposePath})
+	}
+	if len(req.Stacks) == 0 {
+		return fault.Invalidf("No stacks provided")
+	}
+	for _, it := range req.Stacks {
+		if strings.TrimSpace(it.Name) == "" {
+			return fault.Invalidf("Each stack needs a name")
+		}
+	}
+	out := adoptListAnswer{Adopted: []string{}, Failed: []adoptFailure{}}
+	for _, it := range req.Stacks {
+		st, err := s.stacks.Adopt(ctx, env, stacks.AdoptSpec{Name: it.Name, ComposePath: it.ComposePath, EnvPath: it.EnvPath})
+		if err != nil {
+			status, body := errorResponse(err)
+			if status >= 500 {
+				s.log.Error("adopt stack", "env", env.ID, "stack", it.Name, "err", err)
+			}
+			out.Failed = append(out.Failed, adoptFailure{Name: it.Name, Error: body.Error})
+			continue
+		}
+		out.Adopted = append(out.Adopted, st.Name)
+	}
+	if len(out.Adopted) > 0 {
+		noteAudit(c, strings.Join(out.Adopted, ","), strings.Join(out.Adopted, ", "))
+	}
+	return writeJSON(c, http.StatusOK, out)
+}
+
+// chosenEnvironment is the environment a request names in its body (id),
+// else in ?env=, else environment 1, once the user is known to hold perm
+// in it.
+func (s *Server) chosenEnvironment(c *gin.Context, id int64, perm string) (store.Environment, error) {
+	if id == 0 {
+		id = 1
+		if q := c.Query("env"); q != "" {
+			n, err := strconv.ParseInt(q, 10, 64)
+			if err != nil || n <= 0 {
+				return store.Environment{}, errEnvNotFound
+			}
+			id = n
+		}
+	}
+	return s.environmentFor(c, id, perm)
 }

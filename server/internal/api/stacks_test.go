@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -476,6 +477,40 @@ func TestExternalStackIsListedAdoptedAndDeletedWithoutItsFiles(t *testing.T) {
 	if code, _ := h.do("GET", "/api/stacks/"+name+"/compose?env=1", nil); code != 404 {
 		t.Errorf("compose after delete = %d, want 404 (no record)", code)
 	}
+
+	// The reference's form: a list in the body's environment, answered per
+	// stack (an unknown project fails alone).
+	var res struct {
+		Adopted []string `json:"adopted"`
+		Failed  []struct {
+			Name  string `json:"name"`
+			Error string `json:"error"`
+		} `json:"failed"`
+	}
+	h.must(200, "POST", "/api/stacks/adopt", map[string]any{"environmentId": 1, "stacks": []map[string]string{
+		{"name": name, "composePath": composePath}, {"name": "nope-" + h.label, "composePath": composePath}}}, &res)
+	if !slices.Equal(res.Adopted, []string{name}) || len(res.Failed) != 1 || res.Failed[0].Name != "nope-"+h.label ||
+		!strings.Contains(res.Failed[0].Error, "not found") {
+		t.Errorf("adopt of a list = %+v", res)
+	}
+	h.must(200, "GET", "/api/stacks/"+name+"/compose?env=1", nil, &file)
+	if file.ComposePath != composePath {
+		t.Errorf("compose of the stack adopted from a list = %+v", file)
+	}
+	for _, tt := range []struct {
+		body   any
+		status int
+		msg    string
+	}{
+		{map[string]any{"environmentId": 1, "stacks": []any{}}, 400, "No stacks provided"},
+		{map[string]any{"environmentId": 1, "stacks": []map[string]string{{"composePath": composePath}}}, 400, "Each stack needs a name"},
+		{map[string]any{"environmentId": 999, "stacks": []map[string]string{{"name": name}}}, 404, "Environment not found"},
+	} {
+		if code, body := h.do("POST", "/api/stacks/adopt", tt.body); code != tt.status || !strings.Contains(shErrorOf(body), tt.msg) {
+			t.Errorf("adopt %v = %d %s, want %d %q", tt.body, code, body, tt.status, tt.msg)
+		}
+	}
+	h.must(200, "DELETE", "/api/stacks/"+name+"?env=1", nil, nil)
 }
 
 func TestStackDeployFailureEndsTheStreamWithTheEngineError(t *testing.T) {

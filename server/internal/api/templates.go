@@ -190,18 +190,7 @@ func (s *Server) deployTemplate(c *gin.Context) error {
 	if err := stacks.CheckName(req.StackName); err != nil {
 		return err
 	}
-	envID := req.EnvironmentID
-	if envID == 0 {
-		envID = 1
-		if q := c.Query("env"); q != "" {
-			n, err := strconv.ParseInt(q, 10, 64)
-			if err != nil || n <= 0 {
-				return errEnvNotFound
-			}
-			envID = n
-		}
-	}
-	env, err := s.environmentFor(c, envID, "stacks:create")
+	env, err := s.chosenEnvironment(c, req.EnvironmentID, "stacks:create")
 	if err != nil {
 		return err
 	}

@@ -38,11 +38,35 @@ type PathChange struct {
 	Warnings []string `json:"warnings"`
 	// CanRelocate is true when nothing stands in the way.
 	CanRelocate bool `json:"canRelocate"`
+
+	// The reference's names: HasChanges is false when the files are
+	// already there; OldDir and NewDir are From and To; FileCount is the
+	// number of entries in the old directory; CurrentComposePath is where
+	// the compose file is now.
+	HasChanges         bool   `json:"hasChanges"`
+	OldDir             string `json:"oldDir"`
+	NewDir             string `json:"newDir"`
+	FileCount          int    `json:"fileCount"`
+	CurrentComposePath string `json:"currentComposePath"`
 }
 
-// plan works out the relocation of stack st to dir: the stack record with
-// its new paths, and the change.
-func (s *Service) plan(ctx context.Context, st store.Stack, dir string) (store.Stack, PathChange, error) {
+// Target is where a relocation moves a stack's files.
+type Target struct {
+	// Path is the new directory, or the new compose file's path (ending in
+	// .yaml or .yml).
+	Path string
+	// EnvPath, when set, is the env file's new path; else the env file keeps
+	// its name beside the compose file.
+	EnvPath string
+	// OldDir, when set, must be the directory the compose file is in now
+	// (a client's view of the stack that is out of date is refused).
+	OldDir string
+}
+
+// plan works out the relocation of stack st to target: the stack record
+// with its new paths, and the change.
+func (s *Service) plan(ctx context.Context, st store.Stack, target Target) (store.Stack, PathChange, error) {
+	dir := target.Path
 	switch st.SourceType {
 	case store.SourceGit:
 		return store.Stack{}, PathChange{}, fault.New(fault.Invalid, fmt.Sprintf("Stack '%s' is deployed from git: its files live in its repository", st.Name))
@@ -73,22 +97,45 @@ func (s *Service) plan(ctx context.Context, st store.Stack, dir string) (store.S
 	if _, err := os.Stat(oldCompose); err != nil {
 		return store.Stack{}, PathChange{}, errNoComposeFile(st.Name, err)
 	}
+	if old := strings.TrimSpace(target.OldDir); old != "" {
+		if err := hostpath.CheckForm("oldDir", old); err != nil {
+			return store.Stack{}, PathChange{}, err
+		}
+		if absPath(filepath.Clean(old)) != absPath(filepath.Dir(oldCompose)) {
+			return store.Stack{}, PathChange{}, fault.Invalidf("oldDir %s is not the directory of stack '%s' (%s)", old, st.Name, filepath.Dir(oldCompose))
+		}
+	}
 	newCompose, newEnv := filepath.Join(dir, composeName), filepath.Join(dir, filepath.Base(oldEnv))
-	if absPath(newCompose) == absPath(oldCompose) {
-		return store.Stack{}, PathChange{}, fault.Invalidf("Stack '%s' is already in %s", st.Name, dir)
+	if e := strings.TrimSpace(target.EnvPath); e != "" {
+		if err := hostpath.CheckForm("newEnvPath", e); err != nil {
+			return store.Stack{}, PathChange{}, err
+		}
+		newEnv = filepath.Clean(e)
+		if err := s.confineLocation(ctx, st.EnvironmentID, filepath.Dir(newEnv), hostpath.Dir); err != nil {
+			return store.Stack{}, PathChange{}, err
+		}
+	}
+	if absPath(newCompose) == absPath(oldCompose) && absPath(newEnv) == absPath(oldEnv) {
+		dirNow := filepath.Dir(oldCompose)
+		return st, PathChange{Name: st.Name, From: dirNow, To: dirNow, Files: []FileMove{}, Conflicts: []string{}, Left: []string{},
+			Warnings: []string{}, OldDir: dirNow, NewDir: dirNow, FileCount: entriesIn(dirNow), CurrentComposePath: oldCompose}, nil
 	}
 	moved := st
 	moved.ComposePath, moved.EnvPath = newCompose, ""
-	if filepath.Base(newEnv) != EnvFile {
+	if filepath.Base(newEnv) != EnvFile || filepath.Dir(newEnv) != dir {
 		moved.EnvPath = newEnv
 	}
 	if absPath(dir) == absPath(s.stackDir(st.EnvironmentID, st.Name)) && composeName == ComposeFileName && moved.EnvPath == "" {
 		moved.ComposePath = "" // back to the default location
 	}
 	ch := PathChange{Name: st.Name, From: filepath.Dir(oldCompose), To: dir, Files: []FileMove{}, Conflicts: []string{},
-		Left: []string{}, Warnings: []string{}}
-	moves := [][2]string{{oldCompose, newCompose}}
-	if _, err := os.Stat(oldEnv); err == nil {
+		Left: []string{}, Warnings: []string{}, HasChanges: true, OldDir: filepath.Dir(oldCompose), NewDir: dir,
+		FileCount: entriesIn(filepath.Dir(oldCompose)), CurrentComposePath: oldCompose}
+	var moves [][2]string
+	if absPath(newCompose) != absPath(oldCompose) {
+		moves = append(moves, [2]string{oldCompose, newCompose})
+	}
+	if _, err := os.Stat(oldEnv); err == nil && absPath(newEnv) != absPath(oldEnv) {
 		moves = append(moves, [2]string{oldEnv, newEnv})
 	}
 	for _, m := range moves {
@@ -129,15 +176,24 @@ func (s *Service) plan(ctx context.Context, st store.Stack, dir string) (store.S
 	return moved, ch, nil
 }
 
-// CheckPathChange answers what relocating stack name to dir would do,
-// changing nothing.
-func (s *Service) CheckPathChange(ctx context.Context, env store.Environment, name, dir string) (PathChange, error) {
+// CheckPathChange answers what relocating stack name to target would do,
+// changing nothing (HasChanges false when the files are already there).
+func (s *Service) CheckPathChange(ctx context.Context, env store.Environment, name string, target Target) (PathChange, error) {
 	st, err := s.get(ctx, env, name)
 	if err != nil {
 		return PathChange{}, err
 	}
-	_, ch, err := s.plan(ctx, st, dir)
+	_, ch, err := s.plan(ctx, st, target)
 	return ch, err
+}
+
+// entriesIn counts the entries of directory dir (0 when it cannot be read).
+func entriesIn(dir string) int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	return len(entries)
 }
 
 // Relocate moves an internal stack's compose and env files to dir: each is
@@ -147,15 +203,18 @@ func (s *Service) CheckPathChange(ctx context.Context, env store.Environment, na
 // A failure before the record changes removes the new copies, so the stack
 // stays whole where it was. Containers are not touched: a running stack
 // keeps running, and its project name stays.
-func (s *Service) Relocate(ctx context.Context, env store.Environment, name, dir string) (PathChange, error) {
+func (s *Service) Relocate(ctx context.Context, env store.Environment, name string, target Target) (PathChange, error) {
 	defer s.lock(env.ID, name)()
 	st, err := s.get(ctx, env, name)
 	if err != nil {
 		return PathChange{}, err
 	}
-	moved, ch, err := s.plan(ctx, st, dir)
+	moved, ch, err := s.plan(ctx, st, target)
 	if err != nil {
 		return PathChange{}, err
+	}
+	if !ch.HasChanges {
+		return PathChange{}, fault.Invalidf("Stack '%s' is already in %s", st.Name, ch.To)
 	}
 	if len(ch.Conflicts) > 0 {
 		return ch, fault.New(fault.Conflict, fmt.Sprintf("Cannot relocate stack '%s': %s already exists", name, strings.Join(ch.Conflicts, ", ")))
