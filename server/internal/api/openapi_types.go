@@ -31,7 +31,8 @@ var opGroups = []map[string]apiOp{coreOps, authOps, workloadOps, systemOps, cont
 	navigationOps, aboutOps, hostFilesOps,
 	registryBrowserOps,
 	containersOps,
-	scannerCacheOps}
+	scannerCacheOps,
+	imageScanOps}
 
 // mergeOps joins groups (a key in two is a mistake that
 // TestOpenAPIOpGroupsDoNotOverlap reports; the later one wins).

@@ -242,7 +242,8 @@ func (s *Server) routes() []route {
 		s.templatesRoutes(), s.openAPIRoutes(), s.inventoryRoutes(), s.envSecurityRoutes(), s.stackRootsRoutes(), s.outboundRoutes(),
 		s.navigationRoutes(), s.aboutRoutes(), s.hostFilesRoutes(),
 		s.containersRoutes(),
-		s.scannerCacheRoutes()} {
+		s.scannerCacheRoutes(),
+		s.imageScanRoutes()} {
 		table = append(table, area...)
 	}
 	return table

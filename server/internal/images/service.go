@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 
@@ -327,4 +328,22 @@ func (s *Service) Prune(ctx context.Context, env store.Environment, all bool) (e
 		return engine.PruneReport{}, imageFault("prune images", err)
 	}
 	return rep, nil
+}
+
+// MaxLoadSize bounds an image tarball loaded through the API.
+const MaxLoadSize = 16 << 30
+
+// Load loads the images of tarball (a "docker save" archive, possibly
+// gzipped) into env's engine (through an agent too) and returns the
+// engine's report ("Loaded image: alpine:3.20").
+func (s *Service) Load(ctx context.Context, env store.Environment, tarball io.Reader) (string, error) {
+	c, err := s.engines.Client(ctx, env.Endpoint())
+	if err != nil {
+		return "", err
+	}
+	report, err := c.LoadImageReport(ctx, tarball)
+	if err != nil {
+		return "", imageFault("load the image", err)
+	}
+	return report, nil
 }

@@ -314,3 +314,70 @@ func (s *Service) Stored(ctx context.Context, env store.Environment, image strin
 	}
 	return out, nil
 }
+
+// ScanAllResult is the final payload of a scan of several images.
+type ScanAllResult struct {
+	Stage   string          `json:"stage"` // complete, or error when no image could be scanned
+	Message string          `json:"message"`
+	Total   int             `json:"total"`
+	Scanned int             `json:"scanned"`
+	Failed  []ScanAllFailed `json:"failed"`
+	Summary Summary         `json:"summary"` // of the newest results of the images scanned, every scanner's
+}
+
+// ScanAllFailed is an image a scan of several could not scan.
+type ScanAllFailed struct {
+	Image string `json:"image"`
+	Error string `json:"error"`
+}
+
+// ScanImages scans images on env one after the other with the
+// environment's scanners (both when its setting is none), emitting a
+// progress event per image ({stage, image, index, total, progress}) and
+// ending with a ScanAllResult. A failed image is reported and the others
+// scanned; the job fails only when every image failed.
+func (s *Service) ScanImages(ctx context.Context, env store.Environment, images []string, emit jobs.Emit) (string, any, bool) {
+	names, err := s.scannersFor(ctx, env.ID, "")
+	if err != nil {
+		return "result", ScanAllResult{Stage: "error", Message: err.Error(), Failed: []ScanAllFailed{}}, true
+	}
+	if len(names) == 0 {
+		names = []string{ScannerA, ScannerB}
+	}
+	out := ScanAllResult{Stage: "complete", Total: len(images), Failed: []ScanAllFailed{}}
+	for i, image := range images {
+		if ctx.Err() != nil {
+			out.Failed = append(out.Failed, ScanAllFailed{Image: image, Error: ctx.Err().Error()})
+			continue
+		}
+		emit("progress", map[string]any{"stage": "scanning", "image": image, "index": i + 1, "total": len(images),
+			"progress": 100 * i / max(len(images), 1), "message": fmt.Sprintf("Scanning %s (%d of %d)", image, i+1, len(images))})
+		results, err := s.scanAll(ctx, env, image, names, func(int, string) {})
+		if err != nil {
+			out.Failed = append(out.Failed, ScanAllFailed{Image: image, Error: err.Error()})
+			emit("progress", map[string]any{"stage": "image-error", "image": image, "index": i + 1, "total": len(images),
+				"error": err.Error()})
+			continue
+		}
+		out.Scanned++
+		var all []Vulnerability
+		for _, r := range results {
+			all = append(all, r.Vulnerabilities...)
+		}
+		sm := summarize(all)
+		out.Summary = addSummary(out.Summary, sm)
+		emit("progress", map[string]any{"stage": "image-complete", "image": image, "index": i + 1, "total": len(images),
+			"progress": 100 * (i + 1) / max(len(images), 1), "summary": sm})
+	}
+	out.Message = fmt.Sprintf("Scanned %d of %d images", out.Scanned, out.Total)
+	failed := out.Scanned == 0 && out.Total > 0
+	if failed {
+		out.Stage = "error"
+	}
+	return "result", out, failed
+}
+
+func addSummary(a, b Summary) Summary {
+	return Summary{Critical: a.Critical + b.Critical, High: a.High + b.High, Medium: a.Medium + b.Medium,
+		Low: a.Low + b.Low, Negligible: a.Negligible + b.Negligible, Unknown: a.Unknown + b.Unknown}
+}

@@ -55,3 +55,23 @@ func (s *Store) LatestScanResult(ctx context.Context, envID int64, image, scanne
 	return ScanRecord{ID: r.ID, EnvironmentID: r.EnvironmentID, ImageID: r.ImageID, ImageName: r.ImageName,
 		Scanner: r.Scanner, ScannedAt: r.ScannedAt.Time, Result: r.Result}, nil
 }
+
+// LatestScanResults returns the newest result of each image and scanner on
+// an environment (ordered by image id, then scanner).
+func (s *Store) LatestScanResults(ctx context.Context, envID int64) ([]ScanRecord, error) {
+	var rows []scanResultRow
+	err := s.db.WithContext(ctx).Where("environment_id = ?", envID).
+		Order("image_id, scanner, scanned_at DESC, id DESC").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: scan results of environment %d: %w", envID, translate(err))
+	}
+	var out []ScanRecord
+	for i, r := range rows {
+		if i > 0 && rows[i-1].ImageID == r.ImageID && rows[i-1].Scanner == r.Scanner {
+			continue // an older result of the same image and scanner
+		}
+		out = append(out, ScanRecord{ID: r.ID, EnvironmentID: r.EnvironmentID, ImageID: r.ImageID, ImageName: r.ImageName,
+			Scanner: r.Scanner, ScannedAt: r.ScannedAt.Time, Result: r.Result})
+	}
+	return out, nil
+}
