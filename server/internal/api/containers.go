@@ -172,8 +172,18 @@ func (s *Server) containerStats(c *gin.Context) error {
 }
 
 // allContainerStats answers one pass over the running containers as an array.
+//
+// With ?debug=<container> (the reference's) it answers that one
+// container's sample, raw as the engine reported it and as computed.
 func (s *Server) allContainerStats(c *gin.Context) error {
 	env := envOf(c)
+	if name := c.Query("debug"); name != "" {
+		d, err := s.containers.Debug(c.Request.Context(), env, name)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, d)
+	}
 	out := []containers.Stat{}
 	err := s.containers.StatsAll(c.Request.Context(), env, func(st containers.Stat) error {
 		out = append(out, st)

@@ -352,6 +352,23 @@ func TestStatsStreamSendsEachRunningContainerThenDone(t *testing.T) {
 	if n != len(ids) {
 		t.Errorf("GET /api/containers/stats has %d of our %d containers", n, len(ids))
 	}
+
+	// The reference's debug=<name>: one container's sample, raw and computed.
+	for id := range ids {
+		var d struct {
+			Container string
+			Raw       struct{ MemoryUsage, MemoryLimit uint64 }
+			Computed  struct{ MemoryLimit uint64 }
+		}
+		h.must(200, "GET", "/api/containers/stats?env=1&debug="+id, nil, &d)
+		if d.Container != id || d.Raw.MemoryUsage == 0 || d.Raw.MemoryLimit == 0 || d.Computed.MemoryLimit != d.Raw.MemoryLimit {
+			t.Errorf("stats debug of %s = %+v", id, d)
+		}
+		break
+	}
+	if status, body := h.do("GET", "/api/containers/stats?env=1&debug=no-such-"+h.label, nil); status != 404 {
+		t.Errorf("stats debug of an unknown container = %d %s, want 404", status, body)
+	}
 }
 
 func TestEventsStreamShowsContainerStart(t *testing.T) {

@@ -11,9 +11,11 @@ import (
 // workloadOps: what coreOps left untyped of containers, images, stacks, git
 // stacks, schedules, auto-update and the audit log.
 var workloadOps = map[string]apiOp{
-	"GET /api/containers/{id}":            {Summary: "Inspect a container (the engine's inspect document)", Response: containerInspectDoc{}},
-	"GET /api/containers/{id}/inspect":    {Summary: "Inspect a container (the engine's inspect document)", Response: containerInspectDoc{}},
-	"GET /api/containers/stats":           {Summary: "Every running container's stats, once", Response: []containers.Stat{}},
+	"GET /api/containers/{id}":         {Summary: "Inspect a container (the engine's inspect document)", Response: containerInspectDoc{}},
+	"GET /api/containers/{id}/inspect": {Summary: "Inspect a container (the engine's inspect document)", Response: containerInspectDoc{}},
+	"GET /api/containers/stats": {Summary: "Every running container's stats, once (with debug=<container>: that one's sample, raw and computed)",
+		Response: anyOf{[]containers.Stat{}, containers.StatsDebug{}},
+		Query:    []queryParam{{"debug", "string", "a running container's id or name: its sample as the engine reported it and as computed"}}},
 	"GET /api/containers/pending-updates": {Summary: "Updates found by the last checks, not applied yet", Response: pendingUpdatesAnswer{}},
 	"DELETE /api/containers/pending-updates": {Summary: "Dismiss one container's pending update (?containerName= or ?containerId=) or all of the environment's", Response: deletedCountAnswer{},
 		Query: []queryParam{{"containerName", "string", "only this container's (absent, and no containerId: all)"},

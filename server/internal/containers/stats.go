@@ -104,6 +104,31 @@ func (s *Service) Stats(ctx context.Context, env store.Environment, id string) (
 	return TimedSnapshot{Snapshot: Compute(raw), Timestamp: s.now().UnixMilli()}, nil
 }
 
+// StatsDebug is one container's sample as the engine reported it beside
+// what Berth computes from it, for finding out why a figure looks wrong.
+type StatsDebug struct {
+	Container string       `json:"container"`
+	Raw       engine.Stats `json:"raw"`
+	Computed  Snapshot     `json:"computed"`
+	Timestamp int64        `json:"timestamp"` // Unix milliseconds
+}
+
+// Debug takes one sample of running container id (an id or a name) and
+// answers it raw and computed.
+func (s *Service) Debug(ctx context.Context, env store.Environment, id string) (StatsDebug, error) {
+	c, err := s.client(ctx, env, "get container stats")
+	if err != nil {
+		return StatsDebug{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, snapshotSampleTimeout)
+	defer cancel()
+	raw, err := c.ContainerStats(ctx, id)
+	if err != nil {
+		return StatsDebug{}, opFault("get container stats", err)
+	}
+	return StatsDebug{Container: id, Raw: raw, Computed: Compute(raw), Timestamp: s.now().UnixMilli()}, nil
+}
+
 // StatsAll takes one snapshot of every running container of env and calls
 // emit (never concurrently) as each arrives. Containers whose sample fails or
 // takes longer than StatsPerContainer are skipped. An offline environment has
