@@ -36,12 +36,19 @@ func (s *Service) CreateToken(ctx context.Context, user store.User, name, passwo
 		return NewToken{}, fault.New(fault.Invalid, "expiresAt must be in the future")
 	}
 	if user.PasswordHash != "" {
+		// A local user confirms with their password; LDAP and OIDC users
+		// (no local password) are confirmed by their session alone. A wrong
+		// password is 403, not 401: a 401 tells cookie clients their session
+		// ended.
+		if password == "" {
+			return NewToken{}, fault.New(fault.Invalid, "Password is required")
+		}
 		ok, err := VerifyPassword(ctx, password, user.PasswordHash)
 		if err != nil && ctx.Err() != nil {
 			return NewToken{}, err
 		}
 		if err != nil || !ok {
-			return NewToken{}, fault.New(fault.Unauthorized, "Invalid password")
+			return NewToken{}, fault.New(fault.Forbidden, "Invalid password")
 		}
 	}
 	tok := TokenPrefix + randomToken(32)

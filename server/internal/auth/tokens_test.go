@@ -25,9 +25,11 @@ func TestCreateTokenRequiresThePassword(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		f := newFixture(t, st)
 		alice := f.user(t, "alice", false)
-		for _, pw := range []string{"", "wrong-password", "ALICE-PASSWORD"} {
+		_, err := f.svc.CreateToken(t.Context(), alice, "ci", "", nil)
+		wantFault(t, err, fault.Invalid, "Password is required")
+		for _, pw := range []string{"wrong-password", "ALICE-PASSWORD"} {
 			_, err := f.svc.CreateToken(t.Context(), alice, "ci", pw, nil)
-			wantFault(t, err, fault.Unauthorized, "Invalid password")
+			wantFault(t, err, fault.Forbidden, "Invalid password")
 		}
 		if toks, err := st.ListAPITokens(t.Context(), alice.ID); err != nil || len(toks) != 0 {
 			t.Errorf("tokens after refused creations = %v, %v; want none", toks, err)

@@ -93,7 +93,7 @@ describe('ProfileScreen', () => {
   });
 
   it('shows the server refusal of a token', async () => {
-    vi.mocked(admin.createToken).mockRejectedValue(new ApiError(401, 'Invalid password'));
+    vi.mocked(admin.createToken).mockRejectedValue(new ApiError(403, 'Invalid password'));
     render(ProfileScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'New token' }));
