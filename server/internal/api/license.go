@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -30,10 +31,16 @@ func (s *Server) installLicense(c *gin.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	if req.License == "" {
-		return fault.New(fault.Invalid, "license is required")
+	// The reference's {name, key}; Berth's {license} (the document alone)
+	// stays an alias.
+	doc := strings.TrimSpace(req.Key)
+	if doc == "" {
+		doc = strings.TrimSpace(req.License)
 	}
-	if _, err := s.license.Install(c.Request.Context(), req.License); err != nil {
+	if doc == "" || (req.Key != "" && strings.TrimSpace(req.Name) == "") {
+		return fault.New(fault.Invalid, "Name and key are required")
+	}
+	if _, err := s.license.Install(c.Request.Context(), doc, req.Name); err != nil {
 		return err
 	}
 	out := s.licenseState()

@@ -53,6 +53,18 @@ func TestEnterpriseFeaturesNeedAValidLicenseAndTheAuditLogRecordsChanges(t *test
 		}
 	}
 	future := time.Now().Add(24 * time.Hour)
+	// The reference's {name, key}: both are required and the name must be
+	// the one the license is issued to; Berth's {license} stays an alias.
+	for _, body := range []map[string]string{
+		{"key": doc(testPriv, &future)}, {"name": "Test"}, {"name": "Other", "key": doc(testPriv, &future)}} {
+		if status, answer := h.do("POST", "/api/license", body); status != 400 {
+			t.Errorf("license %v = %d %s, want 400", body, status, answer)
+		}
+	}
+	h.must(200, "POST", "/api/license", map[string]string{"name": "Test", "key": doc(testPriv, &future)}, &state)
+	if state["edition"] != "enterprise" {
+		t.Fatalf("after install by name and key: %v", state)
+	}
 	h.must(200, "POST", "/api/license", map[string]string{"license": doc(testPriv, &future)}, &state)
 	if state["edition"] != "enterprise" {
 		t.Fatalf("after install: %v", state)

@@ -96,7 +96,9 @@ type licenseAnswer struct {
 }
 
 type licenseInput struct {
-	License string `json:"license"`
+	Name    string `json:"name"`    // the name the license is issued to
+	Key     string `json:"key"`     // the license document
+	License string `json:"license"` // Berth's alias of key (without name)
 }
 
 type mfaInput struct {

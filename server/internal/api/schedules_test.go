@@ -95,7 +95,6 @@ func TestAutoUpdateStateTableAndCronValidation(t *testing.T) {
 	for _, cron := range []string{"", "* * * *", "60 * * * *", "* * * * 8", "@daily", "0 0 * * MON", "*/0 * * * *", "1-10/2 * * * *"} {
 		wantError(t, h, "POST", path, map[string]any{"enabled": true, "cronExpression": cron}, 400, "Invalid cron expression")
 	}
-	wantError(t, h, "POST", path, map[string]any{"cronExpression": "0 3 * * *"}, 400, "enabled is required")
 	wantError(t, h, "POST", path, map[string]any{"enabled": true, "cronExpression": "0 3 * * *", "vulnerabilityCriteria": "some"}, 400,
 		`Invalid vulnerabilityCriteria "some": use never, any, critical_high, critical or more_than_current`)
 
@@ -173,6 +172,16 @@ func TestAutoUpdateStateTableAndCronValidation(t *testing.T) {
 	if a.ID == first {
 		t.Errorf("re-enabled configuration kept id %d", a.ID)
 	}
+	// A missing enabled is false, as in the reference: deleted, 200.
+	del = nil
+	h.must(200, "POST", path, map[string]any{"cronExpression": "0 3 * * *"}, &del)
+	if del["success"] != true || del["deleted"] != true {
+		t.Fatalf("save without enabled = %v, want {success, deleted}", del)
+	}
+	if _, ok := h.schedules()[fmt.Sprintf("container_update/%d", a.ID)]; ok {
+		t.Error("configuration saved without enabled still scheduled")
+	}
+	h.must(200, "POST", path, map[string]any{"enabled": true, "cronExpression": "0 3 * * *"}, &a)
 	// DELETE of the schedule removes it too; of the container's configuration, answers whether there was one.
 	h.must(200, "DELETE", fmt.Sprintf("/api/schedules/container_update/%d", a.ID), nil, nil)
 	var gone struct{ Success bool }

@@ -30,10 +30,9 @@ func (s *Service) Configure(ctx context.Context, env store.Environment, name str
 	if !engine.ValidName(name) {
 		return store.AutoUpdate{}, false, fault.Invalidf("Invalid container name %q", name)
 	}
-	if req.Enabled == nil {
-		return store.AutoUpdate{}, false, fault.New(fault.Invalid, "enabled is required")
-	}
-	if !*req.Enabled {
+	// A missing enabled is false, as in the reference: the configuration
+	// is deleted.
+	if req.Enabled == nil || !*req.Enabled {
 		if _, err := s.store.DeleteAutoUpdate(ctx, &env.ID, name); err != nil {
 			return store.AutoUpdate{}, false, err
 		}

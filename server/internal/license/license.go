@@ -110,11 +110,16 @@ func (m *Manager) verify(doc string) (License, error) {
 	return l, nil
 }
 
-// Install verifies doc and makes it the instance's license.
-func (m *Manager) Install(ctx context.Context, doc string) (License, error) {
+// Install verifies doc and makes it the instance's license. A non-empty
+// customer must be the name the license is issued to (the reference
+// activates a license by name and key).
+func (m *Manager) Install(ctx context.Context, doc, customer string) (License, error) {
 	l, err := m.verify(doc)
 	if err != nil {
 		return License{}, err
+	}
+	if customer = strings.TrimSpace(customer); customer != "" && customer != l.Customer {
+		return License{}, errInvalid.WithDetails("the license is issued to another name")
 	}
 	if l.ExpiresAt != nil && !m.now().Before(*l.ExpiresAt) {
 		return License{}, errInvalid.WithDetails("the license has expired")

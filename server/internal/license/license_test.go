@@ -57,14 +57,14 @@ func TestInstallVerifiesSignatureEditionAndExpiry(t *testing.T) {
 			"flipped signature bit": payload + "." + base64.RawURLEncoding.EncodeToString(rawSig),
 			"no signature":          payload, "empty": "", "garbage": "x.y",
 		} {
-			if _, err := m.Install(ctx, doc); fault.KindOf(err) != fault.Invalid {
+			if _, err := m.Install(ctx, doc, ""); fault.KindOf(err) != fault.Invalid {
 				t.Errorf("%s: Install = %v, want an Invalid fault", name, err)
 			}
 		}
 		if m.Enterprise() {
 			t.Fatal("a refused license unlocked enterprise features")
 		}
-		if _, err := m.Install(ctx, valid); err != nil {
+		if _, err := m.Install(ctx, valid, ""); err != nil {
 			t.Fatal(err)
 		}
 		if !m.Enterprise() {

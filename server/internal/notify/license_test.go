@@ -36,7 +36,7 @@ func installLicense(t *testing.T, st *store.Store, expires time.Time) *license.M
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Install(context.Background(), doc); err != nil {
+	if _, err := m.Install(context.Background(), doc, ""); err != nil {
 		t.Fatal(err)
 	}
 	return m
