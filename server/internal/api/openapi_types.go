@@ -32,7 +32,8 @@ var opGroups = []map[string]apiOp{coreOps, authOps, workloadOps, systemOps, cont
 	registryBrowserOps,
 	containersOps,
 	scannerCacheOps,
-	imageScanOps}
+	imageScanOps,
+	jobsOps}
 
 // mergeOps joins groups (a key in two is a mistake that
 // TestOpenAPIOpGroupsDoNotOverlap reports; the later one wins).

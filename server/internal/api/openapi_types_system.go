@@ -43,7 +43,6 @@ var systemOps = map[string]apiOp{
 		Request: pruneInput{}, Response: anyOf{jobStartAnswer{}, pruneAnswer{}}, Query: pruneQuery},
 	"POST /api/prune/all": {Summary: "Prune containers, networks, images (and volumes): a job ({jobId}; with Accept: application/json, its result)",
 		Request: pruneInput{}, Response: anyOf{jobStartAnswer{}, pruneAllAnswer{}}, Query: pruneQuery},
-	"POST /api/batch": {Summary: "One action on several containers", Request: batchInput{}, Response: batchAnswer{}},
 
 	"PUT /api/profile":               {Summary: "Update the caller's profile (a new password needs the current one)", Request: profileInput{}, Response: userJSON{}},
 	"GET /api/profile/preferences":   {Summary: "The caller's console preferences ({} when none)", Response: jsonObject{}},
@@ -208,19 +207,6 @@ type pruneAllAnswer struct {
 	Status         string         `json:"status,omitempty"`
 	Error          string         `json:"error,omitempty"`
 	Details        any            `json:"details,omitempty"`
-}
-
-type batchInput struct {
-	Action     string   `json:"action"`
-	Containers []string `json:"containers"`
-	IDs        []string `json:"ids"` // a synonym of containers
-	Force      bool     `json:"force"`
-}
-
-type batchAnswer struct {
-	Success bool          `json:"success"`
-	Action  string        `json:"action"`
-	Results []batchResult `json:"results"`
 }
 
 type profileInput struct {

@@ -243,7 +243,8 @@ func (s *Server) routes() []route {
 		s.navigationRoutes(), s.aboutRoutes(), s.hostFilesRoutes(),
 		s.containersRoutes(),
 		s.scannerCacheRoutes(),
-		s.imageScanRoutes()} {
+		s.imageScanRoutes(),
+		s.jobsRoutes()} {
 		table = append(table, area...)
 	}
 	return table

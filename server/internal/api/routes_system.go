@@ -5,7 +5,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/system"
 )
 
-// systemRoutes are the routes of system, host, disk, database health, prune, merged logs, batch actions, Prometheus metrics, audit streams and export, profile and preferences.
+// systemRoutes are the routes of system, host, disk, database health, prune, merged logs, Prometheus metrics, audit streams and export, profile and preferences.
 // Building them also sets up the area's state (once): the server's start
 // time, the engine-wide operations and the Prometheus collectors.
 func (s *Server) systemRoutes() []route {
@@ -30,8 +30,6 @@ func (s *Server) systemRoutes() []route {
 		{"POST", "/api/prune/all", "images:remove", EnvQuery, "system.prune", false, s.prune(system.All)},
 
 		{"GET", "/api/logs/merged", "containers:logs", EnvQuery, "", false, s.mergedLogs},
-		// The handler checks the permission of the action asked.
-		{"POST", "/api/batch", "containers:view", EnvQuery, "container.batch", false, s.batch},
 
 		{"GET", "/api/audit/events", "audit_logs:view", NoEnv, "", false, s.streamAudit},
 		{"GET", "/api/audit/users", "audit_logs:view", NoEnv, "", false, s.auditUsers},

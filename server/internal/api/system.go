@@ -4,17 +4,13 @@ import (
 	"context"
 	"net/http"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"golang.org/x/sync/errgroup"
 
-	"github.com/berth-dev/berth/server/internal/containers"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/system"
-	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/shared/version"
 )
 
@@ -239,87 +235,4 @@ func (s *Server) prune(kind system.Kind) handler {
 			return "result", out, false
 		})
 	}
-}
-
-// batchPerms are the permissions of the batch actions.
-var batchPerms = map[string]string{
-	"start": "containers:start", "stop": "containers:stop", "restart": "containers:restart",
-	"pause": "containers:stop", "unpause": "containers:start", "remove": "containers:remove",
-}
-
-// maxBatch bounds the containers of one batch.
-const maxBatch = 200
-
-// batchResult is the outcome of a batch action on one container.
-type batchResult struct {
-	ID      string `json:"id"`
-	Success bool   `json:"success"`
-	Error   string `json:"error,omitempty"`
-	Details string `json:"details,omitempty"`
-}
-
-// batch runs one lifecycle action (start, stop, restart, pause, unpause,
-// remove with force) over many containers of the environment, a few at a
-// time, and answers each one's outcome in the order asked. It succeeds as a
-// request even when some containers fail; success says whether all did.
-func (s *Server) batch(c *gin.Context) error {
-	var req struct {
-		Action     string   `json:"action"`
-		Containers []string `json:"containers"`
-		IDs        []string `json:"ids"`
-		Force      bool     `json:"force"`
-	}
-	if err := bindJSON(c, &req); err != nil {
-		return err
-	}
-	ids := append(req.Containers, req.IDs...)
-	perm, ok := batchPerms[req.Action]
-	switch {
-	case !ok:
-		return fault.New(fault.Invalid, "action must be one of start, stop, restart, pause, unpause, remove")
-	case len(ids) == 0:
-		return fault.New(fault.Invalid, "containers must name at least one container")
-	case len(ids) > maxBatch:
-		return fault.Invalidf("At most %d containers per batch", maxBatch)
-	}
-	for _, id := range ids {
-		if strings.TrimSpace(id) == "" {
-			return fault.New(fault.Invalid, "containers must not contain an empty id")
-		}
-	}
-	env := envOf(c)
-	if ident := identityOf(c); ident != nil {
-		if err := denial(ident.Access.Check(perm, &env.ID)); err != nil {
-			return err
-		}
-	}
-	ctx := c.Request.Context()
-	results := make([]batchResult, len(ids))
-	var g errgroup.Group
-	g.SetLimit(4)
-	for i, id := range ids {
-		g.Go(func() error {
-			var err error
-			if req.Action == "remove" {
-				err = s.containers.Remove(ctx, env, id, req.Force)
-			} else {
-				err = s.containers.Do(ctx, env, id, containers.Action(req.Action))
-			}
-			results[i] = batchResult{ID: id, Success: err == nil}
-			if err != nil {
-				_, body := errorResponse(err)
-				results[i].Error, results[i].Details = body.Error, body.Details
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
-	all := true
-	for _, r := range results {
-		all = all && r.Success
-	}
-	if req.Action == "remove" {
-		s.schedulesChanged(c)
-	}
-	return writeJSON(c, http.StatusOK, map[string]any{"success": all, "action": req.Action, "results": results})
 }

@@ -38,6 +38,7 @@ var viewerMayChange = map[string]string{
 	"PUT /api/settings/navigation":            "scope=user is one's own; the global scope needs settings:edit, checked by the handler (asserted in navigation_test.go)",
 	"POST /api/volumes/{name}/browse/release": "ends a volume browse helper, which browsing (volumes:inspect) started",
 	"POST /api/batch":                         "each action's own permission is checked by the handler (asserted below)",
+	"DELETE /api/jobs/{jobId}":                "cancels one's own job (another user's is not found)",
 }
 
 var pathParam = regexp.MustCompile(`\{[^}]+\}`)

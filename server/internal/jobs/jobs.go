@@ -48,6 +48,7 @@ type Job struct {
 	status   Status
 	finished time.Time
 	changed  chan struct{} // closed and replaced on every change
+	cancel   context.CancelFunc
 }
 
 // Snapshot is a job's state as clients read it.
@@ -80,7 +81,8 @@ func NewRegistry(ctx context.Context, timeout time.Duration, now func() time.Tim
 
 // Start runs fn in the background and returns its job at once.
 func (r *Registry) Start(owner int64, fn Func) *Job {
-	j := &Job{ID: uuid.NewString(), Owner: owner, status: Running, changed: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
+	j := &Job{ID: uuid.NewString(), Owner: owner, status: Running, changed: make(chan struct{}), cancel: cancel}
 	r.mu.Lock()
 	r.sweepLocked()
 	r.jobs[j.ID] = j
@@ -89,7 +91,6 @@ func (r *Registry) Start(owner int64, fn Func) *Job {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
 		defer cancel()
 		event, result, failed := fn(ctx, j.emit)
 		j.finish(event, result, failed, r.now())
@@ -108,6 +109,25 @@ func (r *Registry) Get(id string) (*Job, bool) {
 	r.sweepLocked()
 	j, ok := r.jobs[id]
 	return j, ok
+}
+
+// Cancel ends job id: a running job's context is cancelled (the operation
+// stops at its next check and finishes as it reports), and the job is
+// forgotten at once. cancelled says whether it was still running; ok is
+// false when there is no such job.
+func (r *Registry) Cancel(id string) (cancelled, ok bool) {
+	r.mu.Lock()
+	j, ok := r.jobs[id]
+	delete(r.jobs, id)
+	r.mu.Unlock()
+	if !ok {
+		return false, false
+	}
+	j.mu.Lock()
+	running := j.status == Running
+	j.mu.Unlock()
+	j.cancel()
+	return running, true
 }
 
 // sweepLocked forgets jobs finished more than Retention ago. r.mu is held.

@@ -115,3 +115,33 @@ func TestFinishedJobsAreKeptForTheRetentionOnly(t *testing.T) {
 		t.Fatal("unknown job found")
 	}
 }
+
+func TestCancelStopsARunningJobAndForgetsIt(t *testing.T) {
+	r := NewRegistry(context.Background(), time.Minute, nil)
+	j := r.Start(1, func(ctx context.Context, emit Emit) (string, any, bool) {
+		<-ctx.Done()
+		return "result", map[string]string{"status": "error", "error": ctx.Err().Error()}, true
+	})
+	cancelled, ok := r.Cancel(j.ID)
+	if !cancelled || !ok {
+		t.Fatalf("Cancel(running) = %v, %v; want true, true", cancelled, ok)
+	}
+	if _, ok := r.Get(j.ID); ok {
+		t.Error("a cancelled job is still listed")
+	}
+	s, err := j.Wait(context.Background())
+	if err != nil || s.Status != Error {
+		t.Errorf("cancelled job ended %+v, %v; want status error", s, err)
+	}
+	if cancelled, ok := r.Cancel(j.ID); cancelled || ok {
+		t.Errorf("Cancel(forgotten) = %v, %v; want false, false", cancelled, ok)
+	}
+
+	done := r.Start(1, func(context.Context, Emit) (string, any, bool) { return "result", nil, false })
+	if _, err := done.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if cancelled, ok := r.Cancel(done.ID); cancelled || !ok {
+		t.Errorf("Cancel(finished) = %v, %v; want false, true", cancelled, ok)
+	}
+}

@@ -47,6 +47,8 @@ export const AUDIT_ACTIONS = [
   'container.rename',
   'container.remove',
   'container.exec',
+  'batch.run',
+  'job.cancel',
   'image.pull',
   'image.push',
   'image.tag',
