@@ -13,6 +13,7 @@ export const routeTable = [
   { name: 'container', pattern: '/containers/:id', parent: 'containers' },
   { name: 'images', pattern: '/images', nav: { label: 'Images', group: 'Docker' } },
   { name: 'image', pattern: '/images/:id', parent: 'images' },
+  { name: 'vulnerabilities', pattern: '/vulnerabilities', nav: { label: 'Vulnerabilities', group: 'Docker' } },
   { name: 'volumes', pattern: '/volumes', nav: { label: 'Volumes', group: 'Docker' } },
   { name: 'volume', pattern: '/volumes/:name', parent: 'volumes' },
   { name: 'networks', pattern: '/networks', nav: { label: 'Networks', group: 'Docker' } },

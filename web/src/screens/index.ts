@@ -14,6 +14,7 @@ export const screens: Record<RouteName, () => Promise<ScreenModule>> = {
   container: () => import('./ContainerDetailScreen.svelte'),
   images: () => import('./ImagesScreen.svelte'),
   image: () => import('./ImageDetailScreen.svelte'),
+  vulnerabilities: () => import('./VulnerabilitiesScreen.svelte'),
   volumes: () => import('./VolumesScreen.svelte'),
   volume: () => import('./VolumeDetailScreen.svelte'),
   networks: () => import('./NetworksScreen.svelte'),
