@@ -17,7 +17,8 @@ type LogOptions struct {
 	Tail       string // number of lines from the end, or "all"
 	Follow     bool
 	Timestamps bool
-	Since      string
+	Since      string // as the engine takes it: Unix time, RFC 3339 or a duration back from now
+	Until      string // the same
 }
 
 // LogLine is one line of container output.
@@ -43,7 +44,7 @@ func (c *Client) Logs(ctx context.Context, id string, tty bool, o LogOptions, fn
 		defer cancel()
 	}
 	rc, err := c.cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{
-		ShowStdout: true, ShowStderr: true, Follow: o.Follow, Tail: o.Tail, Timestamps: o.Timestamps, Since: o.Since,
+		ShowStdout: true, ShowStderr: true, Follow: o.Follow, Tail: o.Tail, Timestamps: o.Timestamps, Since: o.Since, Until: o.Until,
 	})
 	if err != nil {
 		return c.fail(err)

@@ -218,7 +218,8 @@ func (s *Server) containerLogs(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	logs, err := s.containers.Logs(c.Request.Context(), env, c.Param("id"), c.Query("tail"), ts)
+	logs, err := s.containers.Logs(c.Request.Context(), env, c.Param("id"), containers.LogQuery{Tail: c.Query("tail"),
+		Timestamps: ts, Since: c.Query("since"), Until: c.Query("until")})
 	if err != nil {
 		return err
 	}
@@ -235,7 +236,8 @@ func (s *Server) streamContainerLogs(c *gin.Context) error {
 	}
 	id := c.Param("id")
 	var es *eventStream
-	err = s.containers.FollowLogs(c.Request.Context(), env, id, c.Query("tail"), ts,
+	q := containers.LogQuery{Tail: c.Query("tail"), Timestamps: ts, Since: c.Query("since"), Until: c.Query("until")}
+	err = s.containers.FollowLogs(c.Request.Context(), env, id, q,
 		func() error {
 			es = startEvents(c)
 			return es.Send("connected", map[string]string{"containerId": id})

@@ -1,12 +1,15 @@
 package api_test
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,4 +164,143 @@ func TestAuditTakesTheReferenceFilters(t *testing.T) {
 		t.Errorf("export of %s = %+v", d2, exported)
 	}
 	h.must(400, "GET", "/api/audit?toDate=03/10/2025", nil, nil)
+}
+
+// since and until bound a container's logs (list, stream) and the merged
+// logs, as the reference passes them to the engine.
+func TestLogsTakeSinceAndUntil(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.createContainer("logs-range-"+h.label, true, "sh", "-c", "echo early; sleep 3; echo late; sleep 300")
+	var out struct{ Logs string }
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(out.Logs, "late") && time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+		h.must(200, "GET", "/api/containers/"+id+"/logs?env=1&timestamps=true", nil, &out)
+	}
+	var times []time.Time
+	for _, line := range strings.Split(strings.TrimSpace(out.Logs), "\n") {
+		ts, _, _ := strings.Cut(line, " ")
+		at, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		times = append(times, at)
+	}
+	if len(times) != 2 {
+		t.Fatalf("logs = %q", out.Logs)
+	}
+	mid := url.QueryEscape(times[0].Add(times[1].Sub(times[0]) / 2).Format(time.RFC3339Nano))
+	for query, want := range map[string]string{"since=" + mid: "late\n", "until=" + mid: "early\n",
+		fmt.Sprintf("since=%d", times[1].Unix()+10): ""} {
+		h.must(200, "GET", "/api/containers/"+id+"/logs?env=1&"+query, nil, &out)
+		if out.Logs != want {
+			t.Errorf("logs?%s = %q, want %q", query, out.Logs, want)
+		}
+	}
+	h.must(400, "GET", "/api/containers/"+id+"/logs?env=1&since=yesterday", nil, nil)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	lines := func(path string, field string) []string {
+		events, resp := h.openEvents(ctx, path)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s = %d", path, resp.StatusCode)
+		}
+		var got []string
+		for ev := range events {
+			if ev.Name == "end" || ev.Name == "error" {
+				break
+			}
+			if ev.Name == "log" {
+				var l map[string]any
+				_ = json.Unmarshal([]byte(ev.Data), &l)
+				got = append(got, fmt.Sprint(l[field]))
+			}
+		}
+		return got
+	}
+	// until in the past ends the live streams once the lines before it are sent.
+	if got := lines("/api/containers/"+id+"/logs/stream?env=1&until="+mid, "text"); !slices.Equal(got, []string{"early"}) {
+		t.Errorf("stream until the middle = %v", got)
+	}
+	if got := lines("/api/logs/merged?env=1&containers="+id+"&until="+mid, "text"); !slices.Equal(got, []string{"early"}) {
+		t.Errorf("merged until the middle = %v", got)
+	}
+	h.must(400, "GET", "/api/logs/merged?env=1&containers="+id+"&until=soon", nil, nil)
+}
+
+// statuses, fromDate and toDate filter the schedule executions.
+func TestScheduleExecutionsTakeStatusesAndDates(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	day := time.Now().UTC().Truncate(24 * time.Hour).Add(-36 * time.Hour)
+	for i, st := range []string{"success", "failed", "skipped"} {
+		e := store.Execution{ScheduleType: "system_cleanup", ScheduleID: 9000 + int64(i), EntityName: st + "-" + h.label,
+			TriggeredBy: "manual", TriggeredAt: day.AddDate(0, 0, i), Status: st}
+		if err := h.store.AddExecution(t.Context(), &e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func(query string) []string {
+		t.Helper()
+		var page struct{ Executions []struct{ EntityName string } }
+		h.must(200, "GET", "/api/schedules/executions?"+query, nil, &page)
+		var out []string
+		for _, e := range page.Executions {
+			if name, ok := strings.CutSuffix(e.EntityName, "-"+h.label); ok {
+				out = append(out, name)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	d0, d1 := day.Format(time.DateOnly), day.AddDate(0, 0, 1).Format(time.DateOnly)
+	for query, want := range map[string][]string{
+		"statuses=success,skipped":                       {"skipped", "success"},
+		"statuses=failed&statuses=skipped":               {"failed", "skipped"},
+		"fromDate=" + d1:                                 {"failed", "skipped"},
+		"fromDate=" + d0 + "&toDate=" + d1:               {"failed", "success"},
+		"toDate=" + d0 + "&statuses=failed":              nil,
+		"statuses=success&fromDate=" + d0 + "T00:00:00Z": {"success"},
+	} {
+		if got := names(query); !slices.Equal(got, want) {
+			t.Errorf("executions?%s = %v, want %v", query, got, want)
+		}
+	}
+	h.must(400, "GET", "/api/schedules/executions?fromDate=last-week", nil, nil)
+}
+
+// event_types is the reference's name of eventTypes; trigger-test's
+// payload is the text the channels get.
+func TestNotificationsTakeEventTypesSnakeAndTestPayload(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rcv := newHookReceiver(t, nil)
+	var ch notificationOut
+	h.must(201, "POST", "/api/notifications", map[string]any{"name": "snake-" + h.label, "type": "webhook",
+		"config": map[string]any{"url": rcv.URL}, "event_types": []string{"container_oom"}}, &ch)
+	if !slices.Equal(ch.EventTypes, []string{"container_oom"}) {
+		t.Errorf("created with event_types: %+v", ch)
+	}
+	h.must(200, "PUT", fmt.Sprintf("/api/notifications/%d", ch.ID), map[string]any{"event_types": []string{"container_started"}}, &ch)
+	if !slices.Equal(ch.EventTypes, []string{"container_started"}) {
+		t.Errorf("updated with event_types: %+v", ch)
+	}
+	h.must(201, "POST", "/api/environments/1/notifications", map[string]any{"notificationId": ch.ID}, nil)
+	h.must(200, "POST", "/api/notifications/trigger-test", map[string]any{"environmentId": 1, "eventType": "container_started",
+		"payload": map[string]any{"title": "Custom title", "message": "web-1 started", "type": "warning"}}, nil)
+	deadline := time.Now().Add(time.Minute)
+	for len(rcv.received()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := rcv.received()
+	if len(got) != 1 || got[0]["message"] != "web-1 started" || !strings.Contains(fmt.Sprint(got[0]["title"]), "Custom title") ||
+		!strings.Contains(fmt.Sprint(got[0]["title"]), "Warning") {
+		t.Errorf("the channel got %v", got)
+	}
+	h.must(400, "POST", "/api/notifications/trigger-test", map[string]any{"eventType": "container_started",
+		"payload": map[string]any{"title": "t", "message": "m", "type": "shout"}}, nil)
+	h.must(400, "POST", "/api/notifications/trigger-test", map[string]any{"eventType": "container_started",
+		"payload": map[string]any{"title": "only a title"}}, nil)
 }

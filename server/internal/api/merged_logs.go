@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/berth-dev/berth/server/internal/containers"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -41,7 +42,8 @@ func splitTimestamp(text string) (time.Time, string) {
 }
 
 // mergedLogs streams the logs of several containers of one environment
-// (query containers=a,b,… by id or name; tail, default 100 lines each) as
+// (query containers=a,b,… by id or name; tail, default 100 lines each;
+// since and until bound the lines by time, as for one container) as
 // one SSE stream: "connected" {containers}, then the last lines of every
 // container interleaved by timestamp, then new lines as they come, each a
 // "log" event {containerId, stream?, text, timestamp}; "end"
@@ -61,6 +63,7 @@ func (s *Server) mergedLogs(c *gin.Context) error {
 		return fault.Invalidf("At most %d containers per merged log", maxMergedContainers)
 	}
 	tail := c.DefaultQuery("tail", "100")
+	since, until := c.Query("since"), c.Query("until") // bound every container's lines
 	env := envOf(c)
 	ctx := c.Request.Context()
 
@@ -71,7 +74,7 @@ func (s *Server) mergedLogs(c *gin.Context) error {
 	g.SetLimit(4)
 	for i, id := range ids {
 		g.Go(func() error {
-			text, err := s.containers.Logs(ctx, env, id, tail, true)
+			text, err := s.containers.Logs(ctx, env, id, containers.LogQuery{Tail: tail, Timestamps: true, Since: since, Until: until})
 			if err != nil {
 				return err
 			}
@@ -126,7 +129,8 @@ func (s *Server) mergedLogs(c *gin.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := s.containers.FollowLogs(fctx, env, id, followTail, true, func() error { return nil },
+			q := containers.LogQuery{Tail: followTail, Timestamps: true, Since: since, Until: until}
+			err := s.containers.FollowLogs(fctx, env, id, q, func() error { return nil },
 				func(l engine.LogLine) error {
 					t, rest := splitTimestamp(l.Text)
 					if !t.IsZero() && !t.After(last[i]) {

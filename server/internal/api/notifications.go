@@ -49,6 +49,9 @@ type notificationRequest struct {
 	Enabled    *bool           `json:"enabled"`
 	Config     json.RawMessage `json:"config"`
 	EventTypes *[]string       `json:"eventTypes"`
+	// EventTypesSnake is the reference's other name of EventTypes
+	// (eventTypes wins when both are sent).
+	EventTypesSnake *[]string `json:"event_types"`
 }
 
 // apply merges req into ch (the stored channel, or a zero one) and checks
@@ -66,6 +69,8 @@ func (req notificationRequest) apply(ch *store.NotificationChannel) (notify.Conf
 	}
 	if req.EventTypes != nil {
 		ch.EventTypes = *req.EventTypes
+	} else if req.EventTypesSnake != nil {
+		ch.EventTypes = *req.EventTypesSnake
 	}
 	if ch.EventTypes == nil {
 		ch.EventTypes = []string{}
@@ -271,8 +276,9 @@ func (s *Server) notificationCatalogue(c *gin.Context) error {
 }
 
 // triggerTestNotification dispatches a test event through the subscriptions,
-// as a real event would go: {environmentId?, eventType?} (default
-// container_started; without an environment, to every channel taking it).
+// as a real event would go: {environmentId?, eventType?, payload?} (default
+// container_started; without an environment, to every channel taking it;
+// payload {title, message, type?} replaces the test text).
 func (s *Server) triggerTestNotification(c *gin.Context) error {
 	var req triggerTestInput
 	if err := bindJSON(c, &req); err != nil {
@@ -286,6 +292,19 @@ func (s *Server) triggerTestNotification(c *gin.Context) error {
 	}
 	ev := notify.Event{Type: req.EventType, Title: "Berth test notification (" + req.EventType + ")",
 		Message: "This is a test event sent through the notification subscriptions."}
+	if p := req.Payload; p != nil {
+		if strings.TrimSpace(p.Title) == "" || strings.TrimSpace(p.Message) == "" {
+			return fault.New(fault.Invalid, "payload needs a title and a message")
+		}
+		ev.Title, ev.Message = p.Title, p.Message
+		switch p.Type {
+		case "", "info":
+		case "success", "warning", "error":
+			ev.Title = "[" + strings.ToUpper(p.Type[:1]) + p.Type[1:] + "] " + p.Title
+		default:
+			return fault.Invalidf("payload.type must be info, success, warning or error, not %q", p.Type)
+		}
+	}
 	if req.EnvironmentID > 0 {
 		env, err := s.store.GetEnvironment(c.Request.Context(), req.EnvironmentID)
 		if err != nil {

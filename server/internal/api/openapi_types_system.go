@@ -107,6 +107,16 @@ type notificationCatalogueAnswer struct {
 type triggerTestInput struct {
 	EnvironmentID int64  `json:"environmentId"`
 	EventType     string `json:"eventType"`
+	// Payload replaces the test event's text: {title, message, type?}
+	// (type info, success, warning or error marks the title).
+	Payload *triggerTestPayload `json:"payload"`
+}
+
+// triggerTestPayload is the text of a test event (the reference's payload).
+type triggerTestPayload struct {
+	Title   string `json:"title"`
+	Message string `json:"message"`
+	Type    string `json:"type"`
 }
 
 type triggerTestAnswer struct {

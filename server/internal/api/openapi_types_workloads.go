@@ -93,7 +93,10 @@ var workloadOps = map[string]apiOp{
 	"GET /api/schedules/executions": {Summary: "Schedule executions", Response: executionsAnswer{}, Query: []queryParam{
 		{"limit", "integer", "page size"}, {"offset", "integer", "page start"}, {"scheduleType", "string", "only this type"},
 		{"status", "string", "only this status"}, {"triggeredBy", "string", "only this trigger"},
-		{"scheduleId", "integer", "only this schedule's"}, {"environmentId", "integer", "only this environment's"}}},
+		{"scheduleId", "integer", "only this schedule's"}, {"environmentId", "integer", "only this environment's"},
+		{"statuses", "string", "only these statuses (comma-separated)"},
+		{"fromDate", "string", "triggered from this date or time (ISO 8601)"},
+		{"toDate", "string", "triggered until this date or time, inclusive (ISO 8601)"}}},
 	"GET /api/schedules/stream": {Summary: "Schedules and executions, live", Content: mediaSSE,
 		Query: []queryParam{{"environmentId", "integer", "only this environment's"}}},
 	"GET /api/schedules/settings": {Summary: "Retention of executions and events", Response: schedule.Retention{}},
@@ -114,12 +117,16 @@ var workloadOps = map[string]apiOp{
 	"GET /api/audit/export": {Summary: "Export the audit log (format=json or csv)", Content: "text/csv", AlsoJSON: true, Response: []auditJSON{},
 		Query: append([]queryParam{{"format", "string", "json (default) or csv"}}, auditQuery...)},
 	"GET /api/logs/merged": {Summary: "Several containers' logs merged, live", Content: mediaSSE,
-		Query: []queryParam{{"containers", "string", "comma-separated container ids or names"}, {"tail", "string", "lines of history per container"}}},
+		Query: []queryParam{{"containers", "string", "comma-separated container ids or names"}, {"tail", "string", "lines of history per container"},
+			{"since", "string", "only lines from this time (Unix time, RFC 3339, or a duration such as 10m)"},
+			{"until", "string", "only lines before this time (the same forms)"}}},
 	"GET /api/metrics": {Summary: "Prometheus metrics", Content: "text/plain", Delegated: true},
 	"GET /metrics":     {Summary: "Prometheus metrics (the same as /api/metrics, at Prometheus' default path)", Content: "text/plain", Delegated: true},
 }
 
-var logQuery = []queryParam{{"tail", "string", "lines of history (a number or all)"}, {"timestamps", "boolean", "prefix each line with its time"}}
+var logQuery = []queryParam{{"tail", "string", "lines of history (a number or all)"}, {"timestamps", "boolean", "prefix each line with its time"},
+	{"since", "string", "only lines from this time (Unix time, RFC 3339, or a duration back from now such as 10m)"},
+	{"until", "string", "only lines before this time (the same forms)"}}
 
 var webhookQuery = []queryParam{{"secret", "string", "the webhook secret (instead of a signature header)"}}
 

@@ -191,7 +191,10 @@ func (s *Server) listExecutions(c *gin.Context) error {
 		return err
 	}
 	f := store.ExecutionFilter{ScheduleType: c.Query("scheduleType"), Status: c.Query("status"),
-		TriggeredBy: c.Query("triggeredBy"), Limit: limit, Offset: offset}
+		TriggeredBy: c.Query("triggeredBy"), Statuses: splitList(c.QueryArray("statuses")), Limit: limit, Offset: offset}
+	if f.Since, f.Until, err = dateRange(c.Query("fromDate"), c.Query("toDate")); err != nil {
+		return err
+	}
 	if f.ScheduleType != "" {
 		if _, err := schedule.ParseType(f.ScheduleType); err != nil {
 			return err

@@ -240,6 +240,8 @@ type ExecutionFilter struct {
 	EnvironmentID  int64
 	EnvironmentIDs []int64
 	Status         string
+	Statuses       []string   // any of these statuses (with Status, both must hold)
+	Since, Until   *time.Time // triggered in [Since, Until)
 	TriggeredBy    string
 	AfterID        int64   // only executions with a greater id
 	IDs            []int64 // only these executions (nil: any)
@@ -271,6 +273,15 @@ func (s *Store) ListExecutions(ctx context.Context, f ExecutionFilter) ([]Execut
 	}
 	if f.TriggeredBy != "" {
 		q = q.Where("triggered_by = ?", f.TriggeredBy)
+	}
+	if len(f.Statuses) > 0 {
+		q = q.Where("status IN ?", f.Statuses)
+	}
+	if f.Since != nil {
+		q = q.Where("triggered_at >= ?", timeValue(*f.Since))
+	}
+	if f.Until != nil {
+		q = q.Where("triggered_at < ?", timeValue(*f.Until))
 	}
 	if f.AfterID != 0 {
 		q = q.Where("id > ?", f.AfterID)
