@@ -161,14 +161,50 @@ func (s *Server) stackAction(a stacks.Action) handler {
 	}
 }
 
+// stackDownRequest is the body of POST /api/stacks/{name}/down (optional).
+type stackDownRequest struct {
+	RemoveVolumes bool `json:"removeVolumes"`
+}
+
+// stackDown takes a stack down (docker compose down); with removeVolumes
+// its named volumes go too (down -v). The answer is {success, output}.
+func (s *Server) stackDown(c *gin.Context) error {
+	var req stackDownRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	a := stacks.Down
+	if req.RemoveVolumes {
+		a = stacks.DownVolumes
+	}
+	return s.stackAction(a)(c)
+}
+
+// stackDeployRequest is the body of POST /api/stacks/{name}/deploy
+// (optional): the reference's {pull, build, forceRecreate}.
+type stackDeployRequest struct {
+	Pull          bool `json:"pull"`
+	Build         bool `json:"build"`
+	ForceRecreate bool `json:"forceRecreate"`
+}
+
 // deployStack brings a stack up again from its files (event stream, or the
-// final payload as JSON).
+// final payload as JSON); forceRecreate recreates every container even
+// when nothing changed. pull and build are refused (400) rather than
+// ignored: Berth does not pull or build on this route yet.
 func (s *Server) deployStack(c *gin.Context) error {
+	var req stackDeployRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.Pull || req.Build {
+		return fault.Invalidf("pull and build are not supported by this deploy yet: pull the images first (POST /api/images/pull), then deploy")
+	}
 	env, name := envOf(c), c.Param("name")
 	if _, err := s.stacks.Compose(c.Request.Context(), env, name); err != nil {
 		return err
 	}
-	return s.streamJob(c, s.upJob(env, name, false, true))
+	return s.streamJob(c, s.upJob(env, name, req.ForceRecreate, true))
 }
 
 func (s *Server) getStackEnv(c *gin.Context) error {

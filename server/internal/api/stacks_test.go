@@ -583,3 +583,43 @@ func TestStackDeployPullsWithTheConfiguredRegistryOnly(t *testing.T) {
 		t.Errorf("after the pull: %+v", e)
 	}
 }
+
+// TestStackDownRemoveVolumesAndDeployForceRecreate checks issue 21 item 7
+// on the real engine: down keeps the named volumes unless removeVolumes,
+// which removes them; deploy with forceRecreate makes new containers even
+// when nothing changed, and pull or build are refused, not ignored.
+func TestStackDownRemoveVolumesAndDeployForceRecreate(t *testing.T) {
+	h := newHarness(t)
+	name := "dv-" + h.label
+	h.removeStackAtCleanup(name)
+	status, _, res := h.streamStack("POST", "/api/stacks?env=1", map[string]any{"name": name, "compose": stackCompose(h.label),
+		"envVars": []map[string]any{{"key": "GREETING", "value": "hi"}, {"key": "API_TOKEN", "value": "t", "isSecret": true}}})
+	if status != 200 || !res.Success {
+		t.Fatalf("deploy: %+v", res)
+	}
+	before, _ := h.stackEntry(name)
+	status, _, res = h.streamStack("POST", "/api/stacks/"+name+"/deploy?env=1", map[string]any{"forceRecreate": true})
+	if status != 200 || !res.Success {
+		t.Fatalf("deploy with forceRecreate: %d %+v", status, res)
+	}
+	after, _ := h.stackEntry(name)
+	if len(after.Containers) != len(before.Containers) || slices.ContainsFunc(after.Containers, func(id string) bool { return slices.Contains(before.Containers, id) }) {
+		t.Errorf("containers after forceRecreate = %v, before %v: want all new", after.Containers, before.Containers)
+	}
+	if code, body := h.do("POST", "/api/stacks/"+name+"/deploy?env=1", map[string]any{"pull": true}); code != 400 || !strings.Contains(shErrorOf(body), "not supported") {
+		t.Errorf("deploy with pull = %d %s, want 400", code, body)
+	}
+	volume := name + "_data"
+	h.must(200, "POST", "/api/stacks/"+name+"/down?env=1", map[string]any{"removeVolumes": false}, nil)
+	if !engineHas(t, "volumes", volume) {
+		t.Fatalf("volume %s removed by a down without removeVolumes", volume)
+	}
+	status, _, res = h.streamStack("POST", "/api/stacks/"+name+"/deploy?env=1", nil)
+	if status != 200 || !res.Success {
+		t.Fatalf("deploy again: %+v", res)
+	}
+	h.must(200, "POST", "/api/stacks/"+name+"/down?env=1", map[string]any{"removeVolumes": true}, nil)
+	if engineHas(t, "volumes", volume) {
+		t.Errorf("volume %s survived a down with removeVolumes", volume)
+	}
+}

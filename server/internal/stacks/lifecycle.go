@@ -22,6 +22,8 @@ const (
 	Stop    Action = "stop"
 	Restart Action = "restart"
 	Down    Action = "down"
+	// DownVolumes takes the stack down and removes its named volumes too.
+	DownVolumes Action = "down-volumes"
 )
 
 // target is a stack an operation acts on: Berth's record (ID 0 for a compose
@@ -104,10 +106,13 @@ func (s *Service) Run(ctx context.Context, env store.Environment, name string, a
 		err = c.ComposeStop(ctx, name, t.project, progress)
 	case Restart:
 		err = c.ComposeRestart(ctx, name, t.project, progress)
-	case Down:
-		err = c.ComposeDown(ctx, name, t.project, false, progress)
+	case Down, DownVolumes:
+		err = c.ComposeDown(ctx, name, t.project, a == DownVolumes, progress)
 	default:
 		return fault.Invalidf("Unknown stack action %q", a)
+	}
+	if a == DownVolumes {
+		a = Down
 	}
 	s.notifyAction(env.ID, name, a, err)
 	if err != nil {
