@@ -96,6 +96,8 @@ type CreateSpec struct {
 	NanoCPUs      int64
 	CapAdd        []string
 	Binds         []string
+	// Options are the other settings, applied over the fields above.
+	Options Settings
 }
 
 // HostPort is one host side of a port binding.
@@ -289,13 +291,32 @@ func (c *Client) CreateContainer(ctx context.Context, spec CreateSpec) (string, 
 			}
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	res, err := c.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: spec.Name, Config: cfg, HostConfig: hc})
-	if err != nil {
-		return "", c.fail(err)
+	o := spec.Options
+	if err := o.apply(cfg, hc); err != nil {
+		return "", err
 	}
-	return res.ID, nil
+	var nets map[string]*network.EndpointSettings
+	if o.Networks != nil || o.NetworkAliases != nil || o.IPv4Address != nil || o.IPv6Address != nil || o.GwPriority != nil || o.MacAddress != nil {
+		var err error
+		if nets, err = o.applyNetworks(string(hc.NetworkMode), nil); err != nil {
+			return "", err
+		}
+	}
+	return c.createConnected(ctx, spec.Name, cfg, hc, nets)
+}
+
+// CheckCreate checks what CreateContainer would refuse of spec before any
+// engine is asked, and tells what the container would ask of its host.
+func CheckCreate(spec CreateSpec) (HostNeeds, error) {
+	cfg, hc := &container.Config{}, &container.HostConfig{NetworkMode: container.NetworkMode(spec.NetworkMode),
+		Privileged: spec.Privileged, CapAdd: spec.CapAdd, Binds: spec.Binds}
+	if err := spec.Options.apply(cfg, hc); err != nil {
+		return HostNeeds{}, err
+	}
+	if _, err := spec.Options.applyNetworks(string(hc.NetworkMode), nil); err != nil {
+		return HostNeeds{}, err
+	}
+	return needs(hc), nil
 }
 
 func restartPolicy(s string) (container.RestartPolicy, error) {

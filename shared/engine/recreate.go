@@ -50,8 +50,9 @@ type ContainerConfig struct {
 	Running bool
 	Labels  map[string]string
 
-	inspect container.InspectResponse
-	image   *dockerspec.DockerOCIImageConfig
+	inspect  container.InspectResponse
+	image    *dockerspec.DockerOCIImageConfig
+	settings *Settings // set by With
 }
 
 // InspectConfig returns the configuration of container id (or name).
@@ -82,12 +83,34 @@ func (c *Client) InspectConfig(ctx context.Context, id string) (ContainerConfig,
 	return cc, nil
 }
 
+// With returns cfg with settings s over it: CreateLike makes the copy with
+// them, and Needs tells what the result asks of the host.
+func (cfg ContainerConfig) With(s Settings) ContainerConfig {
+	cfg.settings = &s
+	if s.Image != "" {
+		cfg.Image = s.Image
+	}
+	return cfg
+}
+
+// Needs is what a copy made by CreateLike would ask of the host.
+func (cfg ContainerConfig) Needs() (HostNeeds, error) {
+	conf, hc := *cfg.inspect.Config, *cfg.inspect.HostConfig
+	if cfg.settings != nil {
+		if err := cfg.settings.apply(&conf, &hc); err != nil {
+			return HostNeeds{}, err
+		}
+	}
+	return needs(&hc), nil
+}
+
 // CreateLike creates a container named name with cfg's configuration on the
 // image cfg.Image names now, and connects it to cfg's networks. Settings that
 // came from the old image (its command, entrypoint, environment, labels,
 // ports, volumes, working directory, user, health check) are left to the new
 // image; what the container set itself is kept. Anonymous volumes are
-// mounted again by name, so their data stays. The container is not started.
+// mounted again by name, so their data stays. The settings given With are
+// applied over it all. The container is not started.
 func (c *Client) CreateLike(ctx context.Context, cfg ContainerConfig, name string) (string, error) {
 	if name != "" {
 		n, err := checkContainer(name)
@@ -108,32 +131,45 @@ func (c *Client) CreateLike(ctx context.Context, cfg ContainerConfig, name strin
 	hc.Mounts = append(slices.Clone(in.HostConfig.Mounts), anonymousVolumes(in)...)
 
 	nets := map[string]*network.EndpointSettings{}
-	if in.NetworkSettings != nil {
-		nets = in.NetworkSettings.Networks
+	for n, ep := range networksOf(in) {
+		nets[n] = endpointLike(ep, n, in.ID)
 	}
-	mode := string(hc.NetworkMode)
-	first := ""
-	switch {
-	case mode == "host" || mode == "none" || strings.HasPrefix(mode, "container:"):
-		nets = nil // the namespace is shared, not joined
-	case mode == "" || mode == "default":
-		first = "bridge"
-	default:
-		first = mode
+	if s := cfg.settings; s != nil {
+		if err := s.apply(&conf, &hc); err != nil {
+			return "", err
+		}
+		var err error
+		if nets, err = s.applyNetworks(string(hc.NetworkMode), nets); err != nil {
+			return "", err
+		}
 	}
+	return c.createConnected(ctx, name, &conf, &hc, nets)
+}
+
+// networksOf are the endpoints of in, none when it shares a namespace.
+func networksOf(in container.InspectResponse) map[string]*network.EndpointSettings {
+	if in.NetworkSettings == nil || primaryNetwork(string(in.HostConfig.NetworkMode)) == "" {
+		return nil
+	}
+	return in.NetworkSettings.Networks
+}
+
+// createConnected creates a container and connects it to nets: the primary
+// network (its network mode's) at creation, the others (engines before API
+// 1.44 take one network at creation) before it starts. A failed connection
+// removes the container again.
+func (c *Client) createConnected(ctx context.Context, name string, conf *container.Config, hc *container.HostConfig, nets map[string]*network.EndpointSettings) (string, error) {
+	first := primaryNetwork(string(hc.NetworkMode))
 	var nc *network.NetworkingConfig
 	if ep, ok := nets[first]; ok && ep != nil {
-		nc = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{first: endpointLike(ep, first, in.ID)}}
+		nc = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{first: ep}}
 	}
-
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	res, err := c.cli.ContainerCreate(cctx, client.ContainerCreateOptions{Name: name, Config: &conf, HostConfig: &hc, NetworkingConfig: nc})
+	res, err := c.cli.ContainerCreate(cctx, client.ContainerCreateOptions{Name: name, Config: conf, HostConfig: hc, NetworkingConfig: nc})
 	if err != nil {
 		return "", c.fail(err)
 	}
-	// Engines before API 1.44 take one network at creation: the others are
-	// connected before the container starts.
 	names := make([]string, 0, len(nets))
 	for n := range nets {
 		if n != first {
@@ -142,7 +178,7 @@ func (c *Client) CreateLike(ctx context.Context, cfg ContainerConfig, name strin
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		_, err := c.cli.NetworkConnect(cctx, n, client.NetworkConnectOptions{Container: res.ID, EndpointConfig: endpointLike(nets[n], n, in.ID)})
+		_, err := c.cli.NetworkConnect(cctx, n, client.NetworkConnectOptions{Container: res.ID, EndpointConfig: nets[n]})
 		if err != nil {
 			_, _ = c.cli.ContainerRemove(context.WithoutCancel(ctx), res.ID, client.ContainerRemoveOptions{Force: true})
 			return "", fmt.Errorf("connect to network %s: %w", n, c.fail(err))

@@ -7,7 +7,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/berth-dev/berth/server/internal/autoupdate"
 	"github.com/berth-dev/berth/server/internal/files"
+	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
 )
 
@@ -27,6 +29,7 @@ type updateContainerRequest struct {
 	PidsLimit         *int64        `json:"pidsLimit"`
 	RestartPolicy     restartPolicy `json:"restartPolicy"`
 	MaxRetryCount     *int          `json:"maximumRetryCount"`
+	RestartMaxRetries *int          `json:"restartMaxRetries"` // the reference's name
 }
 
 // restartPolicy is a restart policy sent as a string or as an object.
@@ -86,4 +89,128 @@ func (h *fileHandlers) updateContainer(c *gin.Context) error {
 		return err
 	}
 	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "warnings": res.Warnings, "hostConfig": res.HostConfig})
+}
+
+// updateContainerInput is the body of POST /api/containers/{id}/update: the
+// container's settings to change (the reference's create options, merged
+// over the container's whole configuration) and the reference's control
+// flags.
+type updateContainerInput struct {
+	containerSettingsInput
+	StartAfterUpdate bool `json:"startAfterUpdate"`
+	RepullImage      bool `json:"repullImage"`
+
+	keys map[string]bool // the fields sent
+	raw  []byte
+}
+
+// decode reads body into u and notes the fields sent.
+func (u *updateContainerInput) decode(body []byte) error {
+	if len(body) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return fault.Wrap(fault.Invalid, "Invalid JSON body", err).WithDetails(err.Error())
+	}
+	if err := json.Unmarshal(body, u); err != nil {
+		if f, ok := fault.As(err); ok {
+			return f
+		}
+		return fault.Wrap(fault.Invalid, "Invalid JSON body", err).WithDetails(err.Error())
+	}
+	u.keys = map[string]bool{}
+	for k := range m {
+		u.keys[k] = true
+	}
+	u.raw = body
+	return nil
+}
+
+// inPlaceFields are the fields the engine changes on a container as it is
+// (docker update); control fields change nothing themselves.
+var inPlaceFields = map[string]bool{"memory": true, "memorySwap": true, "memoryReservation": true, "cpuShares": true,
+	"nanoCpus": true, "cpus": true, "cpuQuota": true, "cpuPeriod": true, "cpusetCpus": true, "pidsLimit": true,
+	"restartPolicy": true, "maximumRetryCount": true, "restartMaxRetries": true, "startAfterUpdate": true}
+
+// inPlace reports whether every field sent can be changed in place.
+func (u updateContainerInput) inPlace() bool {
+	for k := range u.keys {
+		if !inPlaceFields[k] {
+			return false
+		}
+	}
+	return !u.StartAfterUpdate
+}
+
+// containerUpdatedAnswer is the answer of POST …/update: the container's
+// id (a new one when it was recreated), and, for a change made in place,
+// the engine's warnings and the resource settings that now hold.
+type containerUpdatedAnswer struct {
+	Success    bool                  `json:"success"`
+	ID         string                `json:"id"`
+	Recreated  bool                  `json:"recreated"`
+	Warnings   []string              `json:"warnings,omitempty"`
+	HostConfig *engine.HostResources `json:"hostConfig,omitempty"`
+}
+
+// updateContainerSettings serves POST /api/containers/{id}/update. Changes
+// of resources and restart policy only are made in place; anything else
+// recreates the container with the body merged over its configuration,
+// through the auto-update's recreate (the old container comes back if the
+// new one fails to be created or to stay up). The environment's security
+// settings judge the resulting configuration.
+func (s *Server) updateContainerSettings(c *gin.Context) error {
+	ctx, env, id := c.Request.Context(), envOf(c), c.Param("id")
+	var body json.RawMessage
+	if err := bindJSON(c, &body); err != nil {
+		return err
+	}
+	var req updateContainerInput
+	if err := req.decode(body); err != nil {
+		return err
+	}
+	if req.inPlace() {
+		var rr updateContainerRequest
+		if len(req.raw) > 0 {
+			if err := json.Unmarshal(req.raw, &rr); err != nil {
+				return fault.Wrap(fault.Invalid, "Invalid JSON body", err).WithDetails(err.Error())
+			}
+		}
+		sp := rr.spec()
+		if sp.MaxRetryCount == nil {
+			sp.MaxRetryCount = rr.RestartMaxRetries
+		}
+		res, err := files.New(s.engines, s.helperImg).Update(ctx, env, id, sp)
+		if err != nil {
+			return err
+		}
+		full, err := s.containers.ID(ctx, env, id)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, containerUpdatedAnswer{Success: true, ID: full, Warnings: res.Warnings, HostConfig: &res.HostConfig})
+	}
+	set, err := req.settings()
+	if err != nil {
+		return err
+	}
+	if req.RepullImage {
+		img := set.Image
+		if img == "" {
+			return fault.New(fault.Invalid, "repullImage needs the image to pull")
+		}
+		if _, res, failed := s.images.Pull(ctx, env, img, false, func(string, any) {}); failed {
+			msg, _ := res.(map[string]any)["error"].(string)
+			return fault.New(fault.Internal, "Failed to pull image").WithDetails(msg)
+		}
+	}
+	newID, err := s.autoupdate.Reconfigure(ctx, env, id, autoupdate.Reconfiguration{Settings: set, Name: req.Name,
+		Start: req.StartAfterUpdate, Allow: func(n engine.HostNeeds) error {
+			return s.policy().Check(ctx, env, workloadOf(n))
+		}})
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, containerUpdatedAnswer{Success: true, ID: newID, Recreated: true})
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/server/internal/containers"
-	"github.com/berth-dev/berth/server/internal/policy"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -26,69 +25,16 @@ func (s *Server) listContainers(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, list)
 }
 
-// createContainerRequest accepts the spec's fields and the de-facto ones.
+// createContainerRequest is the body of POST /api/containers: the
+// container's settings and whether to start it.
 type createContainerRequest struct {
-	Name             string                   `json:"name"`
-	Image            string                   `json:"image"`
-	StartAfterCreate bool                     `json:"startAfterCreate"`
-	PortBindings     map[string][]portBinding `json:"portBindings"`
-	Ports            []struct {
-		ContainerPort flexString `json:"containerPort"`
-		HostPort      flexString `json:"hostPort"`
-		HostIP        string     `json:"hostIp"`
-		Protocol      string     `json:"protocol"`
-	} `json:"ports"`
-	Command       flexCommand       `json:"command"`
-	Env           []string          `json:"env"`
-	Labels        map[string]string `json:"labels"`
-	NetworkMode   string            `json:"networkMode"`
-	RestartPolicy string            `json:"restartPolicy"`
-	Privileged    bool              `json:"privileged"`
-	Tty           bool              `json:"tty"`
-	Memory        int64             `json:"memory"`
-	NanoCPUs      int64             `json:"nanoCpus"`
-	CapAdd        []string          `json:"capAdd"`
-	Volumes       []string          `json:"volumes"`
+	containerSettingsInput
+	StartAfterCreate bool `json:"startAfterCreate"`
 }
 
 type portBinding struct {
 	HostIP   string     `json:"HostIp"`
 	HostPort flexString `json:"HostPort"`
-}
-
-func (req createContainerRequest) spec() containers.CreateSpec {
-	sp := containers.CreateSpec{
-		Name: req.Name, Image: req.Image, StartAfterCreate: req.StartAfterCreate, Command: req.Command,
-		Env: req.Env, Labels: req.Labels, NetworkMode: req.NetworkMode, RestartPolicy: req.RestartPolicy,
-		Privileged: req.Privileged, Tty: req.Tty, Memory: req.Memory, NanoCPUs: req.NanoCPUs, CapAdd: req.CapAdd,
-		Volumes: req.Volumes,
-	}
-	if len(req.PortBindings) > 0 {
-		sp.PortBindings = map[string][]engine.HostPort{}
-		for k, binds := range req.PortBindings {
-			for _, b := range binds {
-				sp.PortBindings[k] = append(sp.PortBindings[k], engine.HostPort{HostIP: b.HostIP, HostPort: string(b.HostPort)})
-			}
-		}
-	}
-	for _, p := range req.Ports {
-		sp.Ports = append(sp.Ports, containers.PortSpec{ContainerPort: string(p.ContainerPort),
-			HostPort: string(p.HostPort), HostIP: p.HostIP, Protocol: p.Protocol})
-	}
-	return sp
-}
-
-// workload is what the container asks of the host: a volume whose source
-// is a path (not a volume name) is a bind mount of that host path.
-func (req createContainerRequest) workload() policy.Workload {
-	w := policy.Workload{Privileged: req.Privileged, NetworkMode: req.NetworkMode, CapAdd: req.CapAdd}
-	for _, v := range req.Volumes {
-		src, _, ok := strings.Cut(v, ":")
-		if ok && (strings.ContainsAny(src, "/\\") || strings.HasPrefix(src, ".") || strings.HasPrefix(src, "~")) {
-			w.Binds = append(w.Binds, src)
-		}
-	}
-	return w
 }
 
 func (s *Server) createContainer(c *gin.Context) error {
@@ -97,10 +43,19 @@ func (s *Server) createContainer(c *gin.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := s.policy().Check(c.Request.Context(), env, req.workload()); err != nil {
+	set, err := req.settings()
+	if err != nil {
 		return err
 	}
-	id, err := s.containers.Create(c.Request.Context(), env, req.spec())
+	sp := containers.CreateSpec{Name: req.Name, Image: req.Image, StartAfterCreate: req.StartAfterCreate, Options: set}
+	needs, err := sp.Check()
+	if err != nil {
+		return err
+	}
+	if err := s.policy().Check(c.Request.Context(), env, workloadOf(needs)); err != nil {
+		return err
+	}
+	id, err := s.containers.Create(c.Request.Context(), env, sp)
 	if err != nil {
 		return err
 	}

@@ -377,5 +377,9 @@ var openAPIOverrides = map[reflect.Type]openapi.Schema{
 	reflect.TypeFor[restartPolicy](): {"anyOf": []any{map[string]any{"type": []string{"string", "null"}},
 		map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"},
 			"maximumRetryCount": map[string]any{"type": "integer"}}}}, "description": "a restart policy's name, or {name, maximumRetryCount}"},
-	reflect.TypeFor[formBinary](): {"type": "string", "contentMediaType": "application/octet-stream", "description": "a file's bytes"},
+	reflect.TypeFor[formBinary]():   {"type": "string", "contentMediaType": "application/octet-stream", "description": "a file's bytes"},
+	reflect.TypeFor[flexPorts]():    {"type": []string{"object", "array", "null"}, "description": "{\"80/tcp\": {HostIp, HostPort}}, or [{containerPort, hostPort, hostIp, protocol}]; null publishes nothing"},
+	reflect.TypeFor[flexVolumes]():  {"type": []string{"object", "array", "null"}, "description": "anonymous volumes {\"/data\": {}}, or binds [\"source:/destination[:ro]\"]"},
+	reflect.TypeFor[nullableList](): {"type": []string{"array", "null"}, "items": map[string]any{"type": "string"}, "description": "null clears the list"},
+	reflect.TypeFor[healthInput]():  {"type": []string{"object", "null"}, "description": "{test, interval, timeout, retries, startPeriod} (durations in nanoseconds); null turns the image's health check off"},
 }

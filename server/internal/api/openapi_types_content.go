@@ -30,8 +30,8 @@ var contentOps = map[string]apiOp{
 		Request: fileUploadForm{}, RequestContent: mediaMultipart, Response: uploadAnswer{},
 		Query: []queryParam{{"path", "string", "the target directory (instead of the path part)"}}},
 	"GET /api/containers/{id}/shells": {Summary: "The shells available in a container", Response: files.Shells{}},
-	"POST /api/containers/{id}/update": {Summary: "Change a container's resources and restart policy", Request: updateContainerRequest{},
-		Response: containerUpdateAnswer{}},
+	"POST /api/containers/{id}/update": {Summary: "Change a container's settings: resources and restart policy in place; anything else recreates it with the body merged over its configuration (the old one comes back if the new one fails)",
+		Request: updateContainerInput{}, Response: containerUpdatedAnswer{}},
 	"POST /api/containers/{id}/update-runtime": {Summary: "Change a container's resources and restart policy", Request: updateContainerRequest{},
 		Response: containerUpdateAnswer{}},
 

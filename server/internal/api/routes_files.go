@@ -20,7 +20,7 @@ func (s *Server) containerFilesRoutes() []route {
 		{"POST", "/api/containers/{id}/files/chmod", "containers:exec", EnvQuery, "container.file.chmod", false, h.chmod},
 		{"POST", "/api/containers/{id}/files/upload", "containers:exec", EnvQuery, "container.file.upload", false, h.upload},
 		{"GET", "/api/containers/{id}/shells", "containers:inspect", EnvQuery, "", false, h.shells},
-		{"POST", "/api/containers/{id}/update", "containers:edit", EnvQuery, "container.update", false, h.updateContainer},
+		{"POST", "/api/containers/{id}/update", "containers:edit", EnvQuery, "container.update", false, s.updateContainerSettings},
 		{"POST", "/api/containers/{id}/update-runtime", "containers:edit", EnvQuery, "container.update_runtime", false, h.updateContainer},
 	}
 }

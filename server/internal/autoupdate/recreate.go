@@ -53,17 +53,33 @@ func checkpoint(ctx context.Context, p Progress, rec recovery) error {
 // removed; on any failure the old container and the old tag come back. A
 // container is never lost: the old one is removed last, after the new one
 // proved itself.
-func (s *Service) recreate(ctx context.Context, env int64, c *engine.Client, cfg engine.ContainerConfig, ref, newID string, p Progress) (string, error) {
+//
+// With ref "" the image stays as it is (a change of configuration, given
+// With on cfg): nothing is tagged. o says how the copy is made.
+func (s *Service) recreate(ctx context.Context, env int64, c *engine.Client, cfg engine.ContainerConfig, ref, newID string, p Progress, o recreateOptions) (string, error) {
 	aside := fmt.Sprintf("%s-berth-old-%s", cfg.Name, cfg.ID[:min(12, len(cfg.ID))])
-	p.Logf("Recreating %s on %s", cfg.Name, shortImage(newID))
+	if o.name == "" {
+		o.name = cfg.Name
+	}
+	if o.grace <= 0 {
+		o.grace = s.grace
+	}
+	start := cfg.Running || o.start
+	if ref != "" {
+		p.Logf("Recreating %s on %s", cfg.Name, shortImage(newID))
+	} else {
+		p.Logf("Recreating %s with its new configuration", cfg.Name)
+	}
 	rec := recovery{Environment: env, Container: cfg.ID, Name: cfg.Name, Aside: aside, Ref: ref, OldImage: cfg.ImageID,
 		Running: cfg.Running}
 	if err := checkpoint(ctx, p, rec); err != nil {
 		return "", err
 	}
 	defer p.Clear(recoveryKey) // the run's end records the outcome instead
-	if err := c.TagImage(ctx, newID, ref); err != nil {
-		return "", fault.Wrap(fault.Internal, "Failed to tag the new image", err).WithDetails(engine.Details(err))
+	if ref != "" {
+		if err := c.TagImage(ctx, newID, ref); err != nil {
+			return "", fault.Wrap(fault.Internal, "Failed to tag the new image", err).WithDetails(engine.Details(err))
+		}
 	}
 	r := rollback{c: c, cfg: cfg, ref: ref, aside: aside, p: p}
 	if cfg.Running {
@@ -76,7 +92,7 @@ func (s *Service) recreate(ctx context.Context, env int64, c *engine.Client, cfg
 		return "", r.undo(ctx, "the old container could not be renamed: "+engine.Details(err))
 	}
 	r.renamed = true
-	id, err := c.CreateLike(ctx, cfg, cfg.Name)
+	id, err := c.CreateLike(ctx, cfg, o.name)
 	if err != nil {
 		return "", r.undo(ctx, "the new container could not be created: "+engine.Details(err))
 	}
@@ -86,12 +102,12 @@ func (s *Service) recreate(ctx context.Context, env int64, c *engine.Client, cfg
 	if err := checkpoint(ctx, p, rec); err != nil {
 		return "", r.undo(ctx, err.Error())
 	}
-	if cfg.Running {
+	if start {
 		if err := c.StartContainer(ctx, id); err != nil {
 			return "", r.undo(ctx, "the new container could not be started: "+engine.Details(err))
 		}
-		p.Logf("Waiting %s for the new container to prove itself", s.grace)
-		if why := s.healthGate(ctx, c, id); why != "" {
+		p.Logf("Waiting %s for the new container to prove itself", o.grace)
+		if why := s.healthGate(ctx, c, id, o.grace, !o.healthStarting); why != "" {
 			return "", r.undo(ctx, why)
 		}
 	}
@@ -102,8 +118,20 @@ func (s *Service) recreate(ctx context.Context, env int64, c *engine.Client, cfg
 	if err := c.RemoveContainer(context.WithoutCancel(ctx), cfg.ID, true); err != nil {
 		p.Logf("The old container %s could not be removed: %s", aside, engine.Details(err))
 	}
-	p.Logf("Updated %s to %s", cfg.Name, shortImage(newID))
+	if ref != "" {
+		p.Logf("Updated %s to %s", cfg.Name, shortImage(newID))
+	} else {
+		p.Logf("Recreated %s", o.name)
+	}
 	return id, nil
+}
+
+// recreateOptions say how recreate makes the copy.
+type recreateOptions struct {
+	name           string        // the copy's name ("": the old one's)
+	start          bool          // start the copy even if the old one was not running
+	grace          time.Duration // how long the copy must stay up (0: the service's grace)
+	healthStarting bool          // a health check still starting at the end of grace is accepted
 }
 
 func shortImage(id string) string {
@@ -138,8 +166,10 @@ func (r rollback) undo(ctx context.Context, why string) error {
 			problems = append(problems, "the new container stays: "+engine.Details(err))
 		}
 	}
-	if err := r.c.TagImage(ctx, r.cfg.ImageID, r.ref); err != nil {
-		problems = append(problems, r.ref+" still names the new image: "+engine.Details(err))
+	if r.ref != "" {
+		if err := r.c.TagImage(ctx, r.cfg.ImageID, r.ref); err != nil {
+			problems = append(problems, r.ref+" still names the new image: "+engine.Details(err))
+		}
 	}
 	if r.renamed {
 		if err := r.c.RenameContainer(ctx, r.cfg.ID, r.cfg.Name); err != nil {
@@ -163,7 +193,7 @@ func (r rollback) undo(ctx context.Context, why string) error {
 // healthGate watches the new container for the grace period (longer while
 // its health check is still starting). It returns why the container failed,
 // or "" when it stayed up.
-func (s *Service) healthGate(ctx context.Context, c *engine.Client, id string) string {
+func (s *Service) healthGate(ctx context.Context, c *engine.Client, id string, grace time.Duration, waitHealthy bool) string {
 	start := s.now()
 	for {
 		_, st, err := c.InspectContainer(ctx, id)
@@ -186,11 +216,11 @@ func (s *Service) healthGate(ctx context.Context, c *engine.Client, id string) s
 			return "the new container turned unhealthy"
 		}
 		elapsed := s.now().Sub(start)
-		if elapsed >= s.grace {
+		if elapsed >= grace {
 			switch {
-			case st.Health != "starting":
+			case st.Health != "starting" || !waitHealthy:
 				return ""
-			case elapsed >= s.grace+s.healthTimeout:
+			case elapsed >= grace+s.healthTimeout:
 				return "the new container did not become healthy in time"
 			}
 		}

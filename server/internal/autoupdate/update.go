@@ -198,7 +198,7 @@ func (s *Service) Update(ctx context.Context, env store.Environment, name, crite
 		return Outcome{Skipped: "blocked: " + reason, NewImageID: next.ID}, nil
 	}
 
-	id, err := s.recreate(ctx, env.ID, c, cfg, ref, next.ID, p)
+	id, err := s.recreate(ctx, env.ID, c, cfg, ref, next.ID, p, recreateOptions{})
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -30,6 +30,8 @@ type CreateSpec struct {
 	NanoCPUs      int64
 	CapAdd        []string
 	Volumes       []string // binds: "source:destination[:mode]"
+	// Options are the other settings, over the fields above.
+	Options engine.Settings
 }
 
 // PortSpec is one port mapping in the de-facto form.
@@ -74,6 +76,27 @@ func (sp *CreateSpec) validate() error {
 	return nil
 }
 
+// Check validates sp and tells what the container would ask of its host.
+func (sp *CreateSpec) Check() (engine.HostNeeds, error) {
+	if err := sp.validate(); err != nil {
+		return engine.HostNeeds{}, err
+	}
+	n, err := engine.CheckCreate(sp.engineSpec())
+	if err != nil {
+		return n, fault.Wrap(fault.Invalid, strings.TrimPrefix(err.Error(), engine.ErrInvalid.Error()+": "), err)
+	}
+	return n, nil
+}
+
+func (sp *CreateSpec) engineSpec() engine.CreateSpec {
+	return engine.CreateSpec{
+		Name: sp.Name, Image: sp.Image, Cmd: sp.Command, Env: sp.Env, Labels: sp.Labels,
+		PortBindings: sp.PortBindings, NetworkMode: sp.NetworkMode, RestartPolicy: sp.RestartPolicy,
+		Privileged: sp.Privileged, Tty: sp.Tty, OpenStdin: sp.Tty, Memory: sp.Memory, NanoCPUs: sp.NanoCPUs,
+		CapAdd: sp.CapAdd, Binds: sp.Volumes, Options: sp.Options,
+	}
+}
+
 // Create creates a container and, when asked, starts it. It returns the full id.
 func (s *Service) Create(ctx context.Context, env store.Environment, sp CreateSpec) (string, error) {
 	if err := sp.validate(); err != nil {
@@ -83,12 +106,7 @@ func (s *Service) Create(ctx context.Context, env store.Environment, sp CreateSp
 	if err != nil {
 		return "", err
 	}
-	id, err := c.CreateContainer(ctx, engine.CreateSpec{
-		Name: sp.Name, Image: sp.Image, Cmd: sp.Command, Env: sp.Env, Labels: sp.Labels,
-		PortBindings: sp.PortBindings, NetworkMode: sp.NetworkMode, RestartPolicy: sp.RestartPolicy,
-		Privileged: sp.Privileged, Tty: sp.Tty, OpenStdin: sp.Tty, Memory: sp.Memory, NanoCPUs: sp.NanoCPUs,
-		CapAdd: sp.CapAdd, Binds: sp.Volumes,
-	})
+	id, err := c.CreateContainer(ctx, sp.engineSpec())
 	if err != nil {
 		switch {
 		case errors.Is(err, engine.ErrNotFound):

@@ -262,3 +262,16 @@ func (s *Service) fillRestartCounts(ctx context.Context, envID int64, c *engine.
 
 // inspectConcurrency bounds parallel inspections while listing.
 const inspectConcurrency = 8
+
+// ID returns the full id of container id (an id, a prefix or a name).
+func (s *Service) ID(ctx context.Context, env store.Environment, id string) (string, error) {
+	c, err := s.client(ctx, env, "inspect container")
+	if err != nil {
+		return "", err
+	}
+	_, st, err := c.InspectContainer(ctx, id)
+	if err != nil {
+		return "", opFault("inspect container", err)
+	}
+	return st.ID, nil
+}
