@@ -25,6 +25,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/license"
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/secret"
+	"github.com/berth-dev/berth/server/internal/selfupdate"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/server/internal/webui"
 	"github.com/berth-dev/berth/shared/engine"
@@ -36,6 +37,9 @@ const usage = `usage: berth [serve] [flags]   start the server (default)
        berth healthcheck         exit 0 when the server of this HOST and PORT answers /api/health
        berth agent               (the remote agent is its own binary: berth-agent)
        berth version
+       berth self-update-handover <container> <image>
+                                 (run by the self-update's updater container) replace the container by a
+                                 copy on image, kept only once healthy
 
 Run "berth serve -h" for the server's flags.
 `
@@ -72,6 +76,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return admin(ctx, args, getenv, stdin, stderr)
 	case "healthcheck":
 		return healthcheck(ctx, args, getenv, stderr)
+	case selfupdate.Subcommand:
+		return handOver(ctx, args, stderr)
 	case "agent":
 		return fmt.Errorf("%s: the remote agent is its own binary, berth-agent (see docs/agents.md)", cmd)
 	case "help", "-h", "--help":
@@ -80,6 +86,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// handOver is the updater of a self-update: it replaces container args[0]
+// (Berth's) by a copy on image args[1] through the engine socket, and
+// prints each step.
+func handOver(ctx context.Context, args []string, stderr io.Writer) error {
+	if len(args) != 2 {
+		return fmt.Errorf("usage: berth %s <container> <image>", selfupdate.Subcommand)
+	}
+	engines := engine.NewManager(slog.New(slog.NewTextHandler(stderr, nil)))
+	defer engines.Close()
+	c, err := engines.Client(ctx, engine.Endpoint{ConnectionType: engine.Socket})
+	if err != nil {
+		return err
+	}
+	id, err := selfupdate.HandOver(ctx, c, args[0], args[1], selfupdate.DefaultGate, func(step string) { fmt.Fprintln(stderr, step) })
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "Berth runs in container", id)
+	return nil
 }
 
 func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {

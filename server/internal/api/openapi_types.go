@@ -33,7 +33,8 @@ var opGroups = []map[string]apiOp{coreOps, authOps, workloadOps, systemOps, cont
 	containersOps,
 	scannerCacheOps,
 	imageScanOps,
-	jobsOps}
+	jobsOps,
+	selfUpdateOps}
 
 // mergeOps joins groups (a key in two is a mistake that
 // TestOpenAPIOpGroupsDoNotOverlap reports; the later one wins).

@@ -244,7 +244,8 @@ func (s *Server) routes() []route {
 		s.containersRoutes(),
 		s.scannerCacheRoutes(),
 		s.imageScanRoutes(),
-		s.jobsRoutes()} {
+		s.jobsRoutes(),
+		s.selfUpdateRoutes()} {
 		table = append(table, area...)
 	}
 	return table
