@@ -205,6 +205,9 @@ type AgentInfo struct {
 // AgentInfo asks an agent environment's agent for its facts (ErrUnsupported
 // for other environments).
 func (c *Client) AgentInfo(ctx context.Context) (AgentInfo, Info, error) {
+	if c.hawser != nil {
+		return c.hawserAgentInfo(ctx)
+	}
 	if c.agent == nil {
 		return AgentInfo{}, Info{}, unsupported("agent info on a " + c.conn.env.ConnectionType + " environment")
 	}

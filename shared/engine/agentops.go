@@ -228,6 +228,12 @@ type HostMetrics struct {
 // HostMetrics asks an agent environment's agent for its host's usage
 // (ErrUnsupported for other environments).
 func (c *Client) HostMetrics(ctx context.Context) (HostMetrics, error) {
+	if c.hawser != nil && c.hawser.edges != nil {
+		if h, ok := c.hawser.edges.HostMetrics(c.envID); ok {
+			return h, nil
+		}
+		return HostMetrics{}, unsupported("host metrics before the Hawser agent pushed any")
+	}
 	if c.agent == nil {
 		return HostMetrics{}, unsupported("host metrics on a " + c.conn.env.ConnectionType + " environment")
 	}

@@ -15,7 +15,8 @@ type Client struct {
 	conn  *conn
 	m     *Manager
 	envID int64
-	agent *agentLink // set for agent environments: typed operations go to the agent
+	agent  *agentLink  // set for agent environments: typed operations go to the agent
+	hawser *hawserLink // set for Hawser environments: compose (and edge terminals) go to the agent
 }
 
 // fail translates err and feeds the breaker.

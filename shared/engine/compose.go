@@ -106,6 +106,11 @@ func (c *Client) ComposeUp(ctx context.Context, p *types.Project, force bool, au
 	if err := CheckProjectName(p.Name); err != nil {
 		return err
 	}
+	if c.hawser != nil {
+		return c.composeOnHawser(ctx, "up", p.Name, p, func(r *hawserCompose) {
+			r.ForceRecreate, r.Registries = force, hawserCredentials(auths)
+		}, progress)
+	}
 	if c.agent != nil {
 		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_UP, p.Name, p, func(r *agentpb.ComposeRequest) {
 			r.ForceRecreate = force
@@ -132,6 +137,9 @@ func (c *Client) ComposeStart(ctx context.Context, name string, p *types.Project
 	if err := CheckProjectName(name); err != nil {
 		return err
 	}
+	if c.hawser != nil {
+		return c.composeOnHawser(ctx, "start", name, p, nil, progress)
+	}
 	if c.agent != nil {
 		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_START, name, p, nil, progress)
 	}
@@ -145,6 +153,9 @@ func (c *Client) ComposeStop(ctx context.Context, name string, p *types.Project,
 	if err := CheckProjectName(name); err != nil {
 		return err
 	}
+	if c.hawser != nil {
+		return c.composeOnHawser(ctx, "stop", name, p, nil, progress)
+	}
 	if c.agent != nil {
 		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_STOP, name, p, nil, progress)
 	}
@@ -157,6 +168,9 @@ func (c *Client) ComposeStop(ctx context.Context, name string, p *types.Project,
 func (c *Client) ComposeRestart(ctx context.Context, name string, p *types.Project, progress ComposeProgress) error {
 	if err := CheckProjectName(name); err != nil {
 		return err
+	}
+	if c.hawser != nil {
+		return c.composeOnHawser(ctx, "restart", name, p, nil, progress)
 	}
 	if c.agent != nil {
 		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_RESTART, name, p, nil, progress)
@@ -172,6 +186,9 @@ func (c *Client) ComposeRestart(ctx context.Context, name string, p *types.Proje
 func (c *Client) ComposeDown(ctx context.Context, name string, p *types.Project, volumes bool, progress ComposeProgress) error {
 	if err := CheckProjectName(name); err != nil {
 		return err
+	}
+	if c.hawser != nil {
+		return c.composeOnHawser(ctx, "down", name, p, func(r *hawserCompose) { r.RemoveVolumes = volumes }, progress)
 	}
 	if c.agent != nil {
 		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_DOWN, name, p,

@@ -28,8 +28,10 @@ const DefaultSocket = "/var/run/docker.sock"
 // transport dials the engine directly: no proxy from the environment, the
 // connection timeout of PingTimeout. An agent environment's transport dials
 // a raw Engine API pipe through the agent; link is then its agent link.
-func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, error) {
+func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, *hawserLink, error) {
 	var link *agentLink
+	var hawser *hawserLink
+	var headers map[string]string
 	dialer := &net.Dialer{Timeout: PingTimeout, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
 		MaxIdleConnsPerHost: 16,
@@ -52,7 +54,7 @@ func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, error) {
 		}
 	case Direct:
 		if env.Host == "" {
-			return nil, nil, fmt.Errorf("%w: host is required for direct connections", ErrInvalid)
+			return nil, nil, nil, fmt.Errorf("%w: host is required for direct connections", ErrInvalid)
 		}
 		port := env.Port
 		if port == 0 {
@@ -63,13 +65,13 @@ func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, error) {
 		if env.Protocol == "https" {
 			cfg, err := tlsConfig(env)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			transport.TLSClientConfig, scheme = cfg, "https"
 		}
 	case AgentStandard, AgentEdge:
 		if m.agents == nil {
-			return nil, nil, unsupported(env.ConnectionType)
+			return nil, nil, nil, unsupported(env.ConnectionType)
 		}
 		// Every HTTP connection of the client is one pipe operation; the
 		// host name is a placeholder the dialer ignores.
@@ -79,8 +81,47 @@ func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, error) {
 		transport.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return link.dialEngine(ctx)
 		}
+	case HawserStandard:
+		// The Docker API behind the agent's URL; every request (hijacked
+		// exec attaches included) carries the token header.
+		if env.Host == "" {
+			return nil, nil, nil, fmt.Errorf("%w: host is required for hawser-standard connections", ErrInvalid)
+		}
+		port := env.Port
+		if port == 0 {
+			port = HawserDefaultPort
+		}
+		host, scheme = "tcp://"+net.JoinHostPort(env.Host, strconv.Itoa(port)), "http"
+		transport.DialContext = dialer.DialContext
+		if env.Protocol == "https" {
+			cfg, err := tlsConfig(env)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			transport.TLSClientConfig, scheme = cfg, "https"
+		}
+		if env.AgentToken != "" {
+			headers = map[string]string{HawserTokenHeader: env.AgentToken}
+		}
+		hawser = &hawserLink{env: env, http: &http.Client{Transport: transport},
+			base: scheme + "://" + net.JoinHostPort(env.Host, strconv.Itoa(port))}
+	case HawserEdge:
+		if m.hawser == nil {
+			return nil, nil, nil, unsupported(env.ConnectionType)
+		}
+		// Every request is tunnelled to the agent as a request frame; the
+		// host name is a placeholder.
+		rt := m.hawser.Transport(env.ID)
+		host, scheme = "tcp://hawser-edge:2375", "http"
+		hawser = &hawserLink{env: env, http: &http.Client{Transport: rt}, base: "http://hawser-edge", edges: m.hawser}
+		cli, err := client.New(client.WithUserAgent("berth"), client.WithHost(host),
+			client.WithHTTPClient(&http.Client{Transport: rt}), client.WithScheme(scheme))
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("engine: build client: %w", err)
+		}
+		return cli, nil, hawser, nil
 	default:
-		return nil, nil, fmt.Errorf("%w: unknown connection type %q", ErrInvalid, env.ConnectionType)
+		return nil, nil, nil, fmt.Errorf("%w: unknown connection type %q", ErrInvalid, env.ConnectionType)
 	}
 	// WithHost configures a default transport; WithHTTPClient then replaces
 	// it with ours. The client negotiates the API version on first use, and
@@ -90,11 +131,12 @@ func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, error) {
 		client.WithHost(host),
 		client.WithHTTPClient(&http.Client{Transport: transport}),
 		client.WithScheme(scheme),
+		client.WithHTTPHeaders(headers),
 	)
 	if err != nil {
-		return nil, nil, fmt.Errorf("engine: build client: %w", err)
+		return nil, nil, nil, fmt.Errorf("engine: build client: %w", err)
 	}
-	return cli, link, nil
+	return cli, link, hawser, nil
 }
 
 // tlsConfig builds the TLS settings of a direct https environment: a custom CA

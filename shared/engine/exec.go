@@ -23,6 +23,9 @@ func (c *Client) CreateExec(ctx context.Context, containerID string, spec ExecSp
 	if err != nil {
 		return "", err
 	}
+	if c.hawser != nil && c.hawser.edges != nil {
+		return c.createHawserExec(containerID, spec)
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.ExecCreate(ctx, containerID, client.ExecCreateOptions{
@@ -85,6 +88,9 @@ func (c *Client) StartExec(ctx context.Context, execID string, tty bool) (*ExecS
 	if c.agent != nil {
 		return c.startAgentExec(ctx, execID, tty)
 	}
+	if c.hawser != nil && c.hawser.edges != nil {
+		return c.startHawserExec(ctx, execID)
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.cli.ExecAttach(ctx, execID, client.ExecAttachOptions{TTY: tty})
@@ -101,6 +107,11 @@ func (c *Client) ResizeExec(ctx context.Context, execID string, rows, cols uint)
 	}
 	if c.agent != nil && c.conn.resizeAgentExec(execID, rows, cols) {
 		return nil
+	}
+	if c.hawser != nil && c.hawser.edges != nil {
+		if ok, err := c.hawser.resizeHawserExec(execID, rows, cols); ok {
+			return c.fail(err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
@@ -119,6 +130,11 @@ type ExecState struct {
 func (c *Client) InspectExec(ctx context.Context, execID string) (ExecState, error) {
 	if err := CheckExecID(execID); err != nil {
 		return ExecState{}, err
+	}
+	if c.hawser != nil && c.hawser.edges != nil {
+		if st, ok := c.hawser.inspectHawserExec(execID); ok {
+			return st, nil
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()

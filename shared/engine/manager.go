@@ -36,6 +36,7 @@ type Manager struct {
 	log    *slog.Logger
 	now    func() time.Time
 	agents Agents // nil: agent environments are unsupported
+	hawser HawserEdges // nil: hawser-edge environments are unsupported
 
 	mu    sync.Mutex
 	conns map[int64]*conn
@@ -45,7 +46,8 @@ type Manager struct {
 type conn struct {
 	stamp time.Time // UpdatedAt of the environment the client was built from
 	env   Endpoint
-	agent *agentLink // set for agent environments
+	agent  *agentLink  // set for agent environments
+	hawser *hawserLink // set for Hawser environments
 
 	mu        sync.Mutex // serializes connection attempts for this environment only
 	cli       *client.Client
@@ -62,7 +64,7 @@ type conn struct {
 
 // client is the Client of c.
 func (c *conn) client(m *Manager) *Client {
-	return &Client{cli: c.cli, conn: c, m: m, envID: c.env.ID, agent: c.agent}
+	return &Client{cli: c.cli, conn: c, m: m, envID: c.env.ID, agent: c.agent, hawser: c.hawser}
 }
 
 // NewManager returns a Manager.
@@ -112,14 +114,14 @@ func (m *Manager) conn(env Endpoint) (*conn, error) {
 	if c, ok := m.conns[env.ID]; ok && c.stamp.Equal(env.UpdatedAt) {
 		return c, nil
 	}
-	cli, link, err := m.newClient(env)
+	cli, link, hawser, err := m.newClient(env)
 	if err != nil {
 		return nil, err
 	}
 	if old, ok := m.conns[env.ID]; ok {
 		go old.cli.Close() // in-flight requests finish on their own connections
 	}
-	c := &conn{stamp: env.UpdatedAt, env: env, agent: link, cli: cli}
+	c := &conn{stamp: env.UpdatedAt, env: env, agent: link, hawser: hawser, cli: cli}
 	m.conns[env.ID] = c
 	return c, nil
 }
@@ -213,12 +215,20 @@ func (m *Manager) Test(ctx context.Context, env Endpoint) (Info, error) {
 // TestAgent is Test for every environment, plus, for an agent environment,
 // what its agent tells about itself (the zero AgentInfo for others).
 func (m *Manager) TestAgent(ctx context.Context, env Endpoint) (AgentInfo, Info, error) {
-	cli, link, err := m.newClient(env)
+	cli, link, hawser, err := m.newClient(env)
 	if err != nil {
 		return AgentInfo{}, Info{}, err
 	}
 	defer cli.Close()
-	c := &Client{cli: cli, conn: &conn{cli: cli, env: env, agent: link}, m: m, envID: env.ID, agent: link}
+	c := &Client{cli: cli, conn: &conn{cli: cli, env: env, agent: link, hawser: hawser}, m: m, envID: env.ID, agent: link, hawser: hawser}
+	if hawser != nil {
+		pctx, cancel := context.WithTimeout(ctx, PingTimeout)
+		defer cancel()
+		if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+			return AgentInfo{}, Info{}, &OfflineError{EnvID: env.ID, Cause: err}
+		}
+		return c.hawserAgentInfo(ctx)
+	}
 	if link != nil {
 		// One operation tells both the agent's and its engine's facts.
 		return c.AgentInfo(ctx)

@@ -21,6 +21,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/config"
 	"github.com/berth-dev/berth/server/internal/environments"
+	"github.com/berth-dev/berth/server/internal/hawser"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/license"
 	"github.com/berth-dev/berth/server/internal/scan"
@@ -124,6 +125,9 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 			Image: cfg.AgentImage}})
 	engines.UseAgents(agentSvc)
 	defer agentSvc.Close()
+	hawserHub := hawser.NewHub(hawser.Options{Store: st, Engines: engines, Log: log})
+	engines.UseHawser(hawserHub)
+	defer hawserHub.Close()
 	if err := environments.Bootstrap(ctx, st, engines, cfg.LocalSocket, log); err != nil {
 		return err
 	}
@@ -152,7 +156,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	// Long operations (pulls, pushes, scans) outlive their requests, not Berth.
 	jobReg := jobs.NewRegistry(ctx, jobTimeout, nil)
 	defer jobReg.Wait()
-	apiSrv := api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Agents: agentSvc, Jobs: jobReg,
+	apiSrv := api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Agents: agentSvc, Hawser: hawserHub, Jobs: jobReg,
 		Scan: scan.Config{GrypePath: cfg.GrypePath, TrivyPath: cfg.TrivyPath, GrypeDBDir: cfg.GrypeDBDir,
 			TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}, DataDir: cfg.DataDir,
 		Console: console, Node: nodeName(cfg), UpdateGrace: cfg.AutoUpdateGrace, DockerHubIndex: cfg.DockerHubIndexURL,

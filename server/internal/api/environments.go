@@ -125,6 +125,15 @@ func toEnvironmentJSON(e store.Environment) environmentJSON {
 // withAgentStatus adds the live agent state to an agent environment's JSON:
 // the live connection's facts win over the stored ones.
 func (s *Server) withAgentStatus(out environmentJSON) environmentJSON {
+	if out.ConnectionType == engine.HawserEdge && s.hawser != nil {
+		st := s.hawser.Status(out.ID)
+		out.AgentConnected = &st.Connected
+		if st.Connected {
+			out.AgentLastSeen, out.AgentID, out.AgentName = st.LastHeartbeat, &st.AgentID, &st.AgentName
+			out.AgentVersion, out.AgentCapabilities = &st.AgentVersion, st.Capabilities
+		}
+		return out
+	}
 	if s.agents == nil || (out.ConnectionType != engine.AgentEdge && out.ConnectionType != engine.AgentStandard) {
 		return out
 	}
@@ -161,6 +170,7 @@ type environmentRequest struct {
 	TLSKey                secretField `json:"tlsKey"`
 	TLSSkipVerify         *bool       `json:"tlsSkipVerify"`
 	AgentToken            secretField `json:"agentToken"`
+	HawserToken           secretField `json:"hawserToken"` // the reference's name of a hawser-standard agent's token
 	Icon                  *string     `json:"icon"`
 	Labels                *[]string   `json:"labels"`
 	CollectActivity       *bool       `json:"collectActivity"`
@@ -211,6 +221,7 @@ func (req environmentRequest) apply(e *store.Environment) error {
 	}
 	req.TLSKey.applyTo(&e.TLSKey)
 	req.AgentToken.applyTo(&e.AgentToken)
+	req.HawserToken.applyTo(&e.AgentToken)
 	setBool(&e.TLSSkipVerify, req.TLSSkipVerify)
 	setBool(&e.CollectActivity, req.CollectActivity)
 	setBool(&e.CollectMetrics, req.CollectMetrics)
@@ -252,12 +263,15 @@ func validateEnvironment(e *store.Environment) error {
 		return fault.New(fault.Invalid, "Environment name must be at most 100 characters")
 	}
 	switch e.ConnectionType {
-	case engine.Socket, engine.Direct, engine.AgentStandard, engine.AgentEdge:
+	case engine.Socket, engine.Direct, engine.AgentStandard, engine.AgentEdge, engine.HawserStandard, engine.HawserEdge:
 	default:
-		return fault.New(fault.Invalid, "Invalid connection type: use socket, direct, agent-standard or agent-edge")
+		return fault.New(fault.Invalid, "Invalid connection type: use socket, direct, agent-standard, agent-edge, hawser-standard or hawser-edge")
 	}
 	if (e.ConnectionType == engine.Direct || e.ConnectionType == engine.AgentStandard) && e.Host == "" {
 		return fault.New(fault.Invalid, "Host is required for direct and agent-standard connections")
+	}
+	if e.ConnectionType == engine.HawserStandard && e.Host == "" {
+		return fault.New(fault.Invalid, "Host is required for hawser-standard connections")
 	}
 	if e.Port < 1 || e.Port > 65535 {
 		return fault.New(fault.Invalid, "Port must be between 1 and 65535")
@@ -316,6 +330,9 @@ func (s *Server) createEnvironment(c *gin.Context) error {
 		return err
 	}
 	env := newEnvironment()
+	if req.ConnectionType != nil && strings.TrimSpace(*req.ConnectionType) == engine.HawserStandard && req.Port == nil {
+		env.Port = engine.HawserDefaultPort // where a Hawser agent listens by default
+	}
 	if err := req.apply(&env); err != nil {
 		return err
 	}
@@ -329,12 +346,16 @@ func (s *Server) createEnvironment(c *gin.Context) error {
 	out := toEnvironmentJSON(env)
 	// The create response echoes the submitted connection fields (spec).
 	out.TLSKey, out.AgentToken = req.TLSKey.change(), req.AgentToken.change()
+	if out.AgentToken == nil {
+		out.AgentToken = req.HawserToken.change()
+	}
 	return writeJSON(c, http.StatusCreated, out)
 }
 
 func (s *Server) updateEnvironment(c *gin.Context) error {
 	env := envOf(c)
 	wasEdge := env.ConnectionType == engine.AgentEdge
+	wasHawserEdge := env.ConnectionType == engine.HawserEdge
 	var req environmentRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
@@ -356,6 +377,9 @@ func (s *Server) updateEnvironment(c *gin.Context) error {
 	if s.agents != nil && wasEdge && env.ConnectionType != engine.AgentEdge {
 		s.agents.Forget(env.ID, "the environment is no longer an edge environment")
 	}
+	if s.hawser != nil && wasHawserEdge && env.ConnectionType != engine.HawserEdge {
+		s.hawser.Disconnect(env.ID, "the environment is no longer a Hawser edge environment")
+	}
 	s.schedulesChanged(c) // its update check, image prune or time zone may have changed
 	return writeJSON(c, http.StatusOK, s.withAgentStatus(toEnvironmentJSON(env)))
 }
@@ -372,6 +396,9 @@ func (s *Server) deleteEnvironment(c *gin.Context) error {
 	s.engines.Forget(env.ID)
 	if s.agents != nil {
 		s.agents.Forget(env.ID, "the environment was deleted")
+	}
+	if s.hawser != nil {
+		s.hawser.Disconnect(env.ID, "the environment was deleted")
 	}
 	s.schedulesChanged(c) // its schedules went with it
 	return writeJSON(c, http.StatusOK, success)
@@ -464,7 +491,7 @@ func (s *Server) test(ctx context.Context, env store.Environment) testResult {
 		Containers: info.Containers, Images: info.Images, Name: info.Name}}
 	if agent.ID != "" {
 		out.Info.Agent = &agent
-		if env.ID != 0 && env.ConnectionType == engine.AgentStandard {
+		if env.ID != 0 && (env.ConnectionType == engine.AgentStandard || env.ConnectionType == engine.HawserStandard) {
 			// A standard agent tells its facts when asked; keep them.
 			if err := s.store.SetAgentSeen(ctx, env.ID, store.AgentSeen{ID: agent.ID, Name: agent.Name, Version: agent.Version,
 				Capabilities: agent.Capabilities, LastSeen: s.now()}); err != nil {

@@ -34,7 +34,8 @@ var opGroups = []map[string]apiOp{coreOps, authOps, workloadOps, systemOps, cont
 	scannerCacheOps,
 	imageScanOps,
 	jobsOps,
-	selfUpdateOps}
+	selfUpdateOps,
+	hawserOps}
 
 // mergeOps joins groups (a key in two is a mistake that
 // TestOpenAPIOpGroupsDoNotOverlap reports; the later one wins).

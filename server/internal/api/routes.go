@@ -245,7 +245,8 @@ func (s *Server) routes() []route {
 		s.scannerCacheRoutes(),
 		s.imageScanRoutes(),
 		s.jobsRoutes(),
-		s.selfUpdateRoutes()} {
+		s.selfUpdateRoutes(),
+		s.hawserRoutes()} {
 		table = append(table, area...)
 	}
 	return table

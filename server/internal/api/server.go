@@ -23,6 +23,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/dashboard"
 	"github.com/berth-dev/berth/server/internal/events"
 	"github.com/berth-dev/berth/server/internal/gitops"
+	"github.com/berth-dev/berth/server/internal/hawser"
 	"github.com/berth-dev/berth/server/internal/helperimage"
 	"github.com/berth-dev/berth/server/internal/images"
 	"github.com/berth-dev/berth/server/internal/jobs"
@@ -47,6 +48,7 @@ type Server struct {
 	license    *license.Manager
 	engines    *engine.Manager
 	agents     *agents.Service
+	hawser     *hawser.Hub
 	containers *containers.Service
 	images     *images.Service
 	scan       *scan.Service
@@ -90,6 +92,9 @@ type Deps struct {
 	// Agents is the agent protocol's server side (nil: agent environments
 	// are stored but not reachable).
 	Agents *agents.Service
+	// Hawser is the edge hub of the reference's agent (nil: hawser-edge
+	// environments are stored but not reachable).
+	Hawser *hawser.Hub
 	Jobs   *jobs.Registry
 	Scan   scan.Config
 	// DataDir holds stack files (stacks/<env>/<stack>/) and git clones (git/).
@@ -194,6 +199,7 @@ func New(d Deps) *Server {
 		license:    d.License,
 		engines:    d.Engines,
 		agents:     d.Agents,
+		hawser:     d.Hawser,
 		containers: containers.New(d.Engines, d.Store, d.Log),
 		images:     imgs,
 		scan:       scanner,

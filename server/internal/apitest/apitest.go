@@ -17,6 +17,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/api"
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/environments"
+	"github.com/berth-dev/berth/server/internal/hawser"
 	"github.com/berth-dev/berth/server/internal/helperimage/helperimagetest"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/license"
@@ -36,6 +37,8 @@ type Berth struct {
 	Engines *engine.Manager
 	Jobs    *jobs.Registry
 	Agents  *agents.Service
+	// Hawser is the edge hub of the reference's agent.
+	Hawser *hawser.Hub
 	// Schedules is the scheduler, running until Close.
 	Schedules *schedule.Service
 	// AgentURL is the URL edge agents dial (http://127.0.0.1:<port>).
@@ -134,6 +137,8 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		ConnectRate: o.AgentConnectRate, ConnectBurst: o.AgentConnectBurst,
 		Install: agents.InstallConfig{PublicURL: agentURL, Image: "berth/agent:dev"}})
 	engines.UseAgents(agentSvc)
+	hawserHub := hawser.NewHub(hawser.Options{Store: st, Engines: engines, Log: o.Log})
+	engines.UseHawser(hawserHub)
 	agentPort, err := agentSvc.Listen("", "")
 	if err != nil {
 		agentLn.Close()
@@ -147,6 +152,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		defer cancel()
 		agentPort.Stop(ctx)
 		agentSvc.Close()
+		hawserHub.Close()
 	}
 	if err := environments.Bootstrap(ctx, st, engines, enginetest.Socket, o.Log); err != nil {
 		closeAgents()
@@ -181,7 +187,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		o.Node = "apitest-" + agentLn.Addr().String()
 	}
 	apiSrv := api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
-		Engines: engines, Agents: agentSvc, Jobs: jobReg, Scan: o.Scan, DataDir: filepath.Dir(o.DBPath),
+		Engines: engines, Agents: agentSvc, Hawser: hawserHub, Jobs: jobReg, Scan: o.Scan, DataDir: filepath.Dir(o.DBPath),
 		Node: o.Node, UpdateGrace: o.UpdateGrace, Boundaries: o.boundaries(), HelperImage: helperImg,
 		DockerHubIndex: o.DockerHubIndex})
 	sctx, stopSchedules := context.WithCancel(context.Background())
@@ -212,7 +218,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		srv.Listener = ln
 	}
 	srv.Start()
-	return &Berth{URL: srv.URL, Store: st, Auth: authSvc, Engines: engines, Jobs: jobReg, Agents: agentSvc, AgentURL: agentURL,
+	return &Berth{URL: srv.URL, Store: st, Auth: authSvc, Engines: engines, Jobs: jobReg, Agents: agentSvc, Hawser: hawserHub, AgentURL: agentURL,
 		Schedules: apiSrv.Schedules(), agentPort: agentPort, srv: srv, stopJobs: stopJobs, stopSchedules: stopSchedules,
 		schedulesDone: schedulesDone}, nil
 }

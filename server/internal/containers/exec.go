@@ -98,13 +98,13 @@ func (s *Service) CreateExec(ctx context.Context, env store.Environment, id, she
 
 func connectionInfo(env store.Environment) ConnectionInfo {
 	switch env.ConnectionType {
-	case engine.Direct, engine.AgentStandard:
+	case engine.Direct, engine.AgentStandard, engine.HawserStandard:
 		typ := "http"
 		if env.Protocol == "https" {
 			typ = "https"
 		}
 		return ConnectionInfo{Type: typ, Host: env.Host, Port: env.Port}
-	case engine.AgentEdge:
+	case engine.AgentEdge, engine.HawserEdge:
 		return ConnectionInfo{Type: "agent-edge"}
 	}
 	return ConnectionInfo{Type: "socket"}

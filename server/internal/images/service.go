@@ -127,7 +127,7 @@ func (s *Service) Pull(ctx context.Context, env store.Environment, image string,
 
 // clientError is the message of an environment whose engine cannot be used.
 func clientError(env store.Environment, err error) string {
-	if env.ConnectionType == engine.AgentEdge {
+	if env.ConnectionType == engine.AgentEdge || env.ConnectionType == engine.HawserEdge {
 		return "Edge agent not connected"
 	}
 	if engine.IsOffline(err) {

@@ -1,0 +1,478 @@
+// Package hawser provides the edge hub of Hawser, the reference's agent:
+// agents dial GET /api/hawser/connect over WebSocket, authenticate in their
+// hello with a token issued by Berth (stored as an Argon2id hash), and then
+// carry Docker API requests as request/response/stream frames, terminals as
+// exec_* frames, and push host metrics and container events. The hub is an
+// engine.HawserEdges: the engine package's moby client runs over it
+// unchanged.
+package hawser
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
+)
+
+// Protocol timings (the reference's).
+const (
+	pingEvery    = 5 * time.Second
+	silenceLimit = 90 * time.Second
+	helloWait    = 10 * time.Second
+	// DefaultAuthCooldown is how long a remote address that presented a
+	// bad token is refused.
+	DefaultAuthCooldown = 5 * time.Minute
+	maxFrame            = 256 << 20
+)
+
+// Options configure a Hub.
+type Options struct {
+	Store   *store.Store
+	Engines *engine.Manager
+	Log     *slog.Logger
+	// AuthCooldown: see DefaultAuthCooldown (tests shorten it).
+	AuthCooldown time.Duration
+	// PingEvery and SilenceLimit override the protocol timings (tests).
+	PingEvery, SilenceLimit time.Duration
+}
+
+// Hub holds the connected edge agents, one per environment.
+type Hub struct {
+	store   *store.Store
+	engines *engine.Manager
+	log     *slog.Logger
+	now     func() time.Time
+
+	cooldown time.Duration
+	ping     time.Duration
+	silence  time.Duration
+
+	mu      sync.Mutex
+	conns   map[int64]*agentConn
+	refused map[string]time.Time // remote address → refused until
+	metrics map[int64]engine.HostMetrics
+	events  map[int64]int // container_event frames received, by environment
+}
+
+// NewHub returns a Hub.
+func NewHub(o Options) *Hub {
+	h := &Hub{store: o.Store, engines: o.Engines, log: o.Log, now: time.Now,
+		cooldown: o.AuthCooldown, ping: o.PingEvery, silence: o.SilenceLimit,
+		conns: map[int64]*agentConn{}, refused: map[string]time.Time{}, metrics: map[int64]engine.HostMetrics{},
+		events: map[int64]int{}}
+	if h.cooldown <= 0 {
+		h.cooldown = DefaultAuthCooldown
+	}
+	if h.ping <= 0 {
+		h.ping = pingEvery
+	}
+	if h.silence <= 0 {
+		h.silence = silenceLimit
+	}
+	return h
+}
+
+// agentConn is one connected agent.
+type agentConn struct {
+	hub         *Hub
+	ws          *websocket.Conn
+	envID       int64
+	hello       helloFrame
+	remote      string
+	connectedAt time.Time
+	lastSeen    atomic.Int64 // Unix nanoseconds
+	ctx         context.Context
+	cancel      context.CancelCauseFunc
+
+	writeMu sync.Mutex
+
+	mu      sync.Mutex
+	pending map[string]chan json.RawMessage // request id → its frames
+	execs   map[string]*session
+}
+
+// errReplaced ends a connection whose environment's agent connected again.
+var errReplaced = errors.New("replaced by a new connection of the environment's agent")
+
+// ServeConnect upgrades r to the agent's WebSocket and serves it until it
+// ends. remote is the client address (for the auth-failure cooldown).
+func (h *Hub) ServeConnect(w http.ResponseWriter, r *http.Request, remote string) {
+	if until, ok := h.refusedUntil(remote); ok {
+		w.Header().Set("Retry-After", fmt.Sprint(int(time.Until(until).Seconds())+1))
+		http.Error(w, "Too many failed authentication attempts", http.StatusTooManyRequests)
+		return
+	}
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		return
+	}
+	ws.SetReadLimit(maxFrame)
+	ctx := context.WithoutCancel(r.Context())
+	hctx, cancel := context.WithTimeout(ctx, helloWait)
+	_, data, err := ws.Read(hctx)
+	cancel()
+	if err != nil {
+		_ = ws.Close(websocket.StatusPolicyViolation, "hello expected")
+		return
+	}
+	var hello helloFrame
+	if json.Unmarshal(data, &hello) != nil || hello.Type != "hello" {
+		h.refuse(ctx, ws, "", "Expected a hello message")
+		return
+	}
+	env, tok, err := h.authenticate(ctx, hello.Token)
+	if err != nil {
+		h.refuseAuth(remote)
+		h.refuse(ctx, ws, remote, err.Error())
+		return
+	}
+	cctx, ccancel := context.WithCancelCause(ctx)
+	c := &agentConn{hub: h, ws: ws, envID: env.ID, hello: hello, remote: remote, connectedAt: h.now().UTC(),
+		ctx: cctx, cancel: ccancel, pending: map[string]chan json.RawMessage{}, execs: map[string]*session{}}
+	c.lastSeen.Store(h.now().UnixNano())
+	if err := c.write(ctx, welcomeFrame{Type: "welcome", ServerID: "berth", Version: protocolVersion, EnvironmentID: env.ID}); err != nil {
+		ccancel(err)
+		return
+	}
+	h.register(c)
+	_ = h.store.TouchHawserToken(ctx, tok.ID, h.now())
+	h.seen(c, true)
+	h.log.Info("hawser agent connected", "env", env.ID, "agent", hello.AgentName, "remote", remote)
+	go c.keepAlive()
+	err = c.readLoop()
+	h.unregister(c, err)
+	h.seen(c, false)
+	h.log.Info("hawser agent disconnected", "env", env.ID, "reason", context.Cause(cctx))
+}
+
+// refuse tells the agent why and closes with 1008.
+func (h *Hub) refuse(ctx context.Context, ws *websocket.Conn, remote, msg string) {
+	b, _ := json.Marshal(errorFrame{Type: "error", Message: msg, Error: msg})
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_ = ws.Write(wctx, websocket.MessageText, b)
+	_ = ws.Close(websocket.StatusPolicyViolation, msg)
+	if remote != "" {
+		h.log.Warn("hawser agent refused", "remote", remote, "reason", msg)
+	}
+}
+
+// errBadToken is the refusal of a hello whose token is unknown, revoked or
+// expired.
+var errBadToken = errors.New("Invalid or expired token") //nolint:staticcheck // the message agents show
+
+// authenticate maps a hello's token to its hawser-edge environment.
+func (h *Hub) authenticate(ctx context.Context, token string) (store.Environment, store.HawserToken, error) {
+	if len(token) < 16 {
+		return store.Environment{}, store.HawserToken{}, errBadToken
+	}
+	toks, err := h.store.ActiveHawserTokensByPrefix(ctx, Prefix(token))
+	if err != nil {
+		return store.Environment{}, store.HawserToken{}, err
+	}
+	for _, t := range toks {
+		ok, err := VerifyToken(token, t.Hash)
+		if err != nil || !ok {
+			continue
+		}
+		if t.ExpiresAt != nil && h.now().After(*t.ExpiresAt) {
+			return store.Environment{}, store.HawserToken{}, errBadToken
+		}
+		env, err := h.store.GetEnvironment(ctx, t.EnvironmentID)
+		if err != nil {
+			return store.Environment{}, store.HawserToken{}, errBadToken
+		}
+		if env.ConnectionType != engine.HawserEdge {
+			return store.Environment{}, store.HawserToken{}, errors.New("The token's environment is not a Hawser edge environment")
+		}
+		return env, t, nil
+	}
+	return store.Environment{}, store.HawserToken{}, errBadToken
+}
+
+func (h *Hub) refusedUntil(remote string) (time.Time, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	until, ok := h.refused[remote]
+	if ok && h.now().After(until) {
+		delete(h.refused, remote)
+		return time.Time{}, false
+	}
+	return until, ok
+}
+
+func (h *Hub) refuseAuth(remote string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.refused[remote] = h.now().Add(h.cooldown)
+}
+
+// register makes c its environment's connection, ending the previous one.
+func (h *Hub) register(c *agentConn) {
+	h.mu.Lock()
+	old := h.conns[c.envID]
+	h.conns[c.envID] = c
+	h.mu.Unlock()
+	if old != nil {
+		old.close(errReplaced)
+	}
+	if h.engines != nil {
+		h.engines.Reset(c.envID)
+	}
+}
+
+func (h *Hub) unregister(c *agentConn, err error) {
+	c.close(err)
+	h.mu.Lock()
+	if h.conns[c.envID] == c {
+		delete(h.conns, c.envID)
+	}
+	h.mu.Unlock()
+}
+
+// seen records the agent's facts on its environment.
+func (h *Hub) seen(c *agentConn, connected bool) {
+	caps := c.hello.Capabilities
+	if caps == nil {
+		caps = []string{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := h.store.SetAgentSeen(ctx, c.envID, store.AgentSeen{ID: c.hello.AgentID, Name: c.hello.AgentName,
+		Version: c.hello.Version, Capabilities: caps, LastSeen: time.Unix(0, c.lastSeen.Load())})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		h.log.Warn("hawser: record agent", "env", c.envID, "connected", connected, "err", err)
+	}
+}
+
+func (h *Hub) get(envID int64) *agentConn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.conns[envID]
+	if c == nil || c.ctx.Err() != nil {
+		return nil
+	}
+	return c
+}
+
+// Disconnect closes envID's agent connection (its token was replaced or
+// revoked, or the environment changed or went).
+func (h *Hub) Disconnect(envID int64, reason string) {
+	h.mu.Lock()
+	c := h.conns[envID]
+	delete(h.conns, envID)
+	h.mu.Unlock()
+	if c != nil {
+		c.close(errors.New(reason))
+	}
+}
+
+// Close ends every connection.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	conns := h.conns
+	h.conns = map[int64]*agentConn{}
+	h.mu.Unlock()
+	for _, c := range conns {
+		c.close(errors.New("Berth is shutting down"))
+	}
+}
+
+// HostMetrics is the host usage envID's agent pushed last (engine.HawserEdges).
+func (h *Hub) HostMetrics(envID int64) (engine.HostMetrics, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	m, ok := h.metrics[envID]
+	return m, ok
+}
+
+// Status is the live state of an environment's edge agent.
+type Status struct {
+	Connected     bool       `json:"connected"`
+	ConnectedAt   *time.Time `json:"connectedAt"`
+	LastHeartbeat *time.Time `json:"lastHeartbeat"`
+	AgentID       string     `json:"agentId"`
+	AgentName     string     `json:"agentName"`
+	AgentVersion  string     `json:"agentVersion"`
+	DockerVersion string     `json:"dockerVersion"`
+	Hostname      string     `json:"hostname"`
+	Capabilities  []string   `json:"capabilities"`
+	RemoteAddress string     `json:"remoteAddress,omitempty"`
+	// ContainerEvents counts the container_event frames the agent pushed.
+	ContainerEvents int `json:"containerEvents"`
+}
+
+// Status returns envID's agent state (Connected false when none is).
+func (h *Hub) Status(envID int64) Status {
+	c := h.get(envID)
+	h.mu.Lock()
+	n := h.events[envID]
+	h.mu.Unlock()
+	if c == nil {
+		return Status{Capabilities: []string{}, ContainerEvents: n}
+	}
+	return c.status(n)
+}
+
+// Connections returns the state of every connected agent, by environment.
+func (h *Hub) Connections() map[int64]Status {
+	h.mu.Lock()
+	conns := make([]*agentConn, 0, len(h.conns))
+	for _, c := range h.conns {
+		conns = append(conns, c)
+	}
+	h.mu.Unlock()
+	out := map[int64]Status{}
+	for _, c := range conns {
+		if c.ctx.Err() == nil {
+			out[c.envID] = c.status(0)
+		}
+	}
+	return out
+}
+
+func (c *agentConn) status(events int) Status {
+	at, seen := c.connectedAt, time.Unix(0, c.lastSeen.Load()).UTC()
+	caps := c.hello.Capabilities
+	if caps == nil {
+		caps = []string{}
+	}
+	return Status{Connected: true, ConnectedAt: &at, LastHeartbeat: &seen, AgentID: c.hello.AgentID,
+		AgentName: c.hello.AgentName, AgentVersion: c.hello.Version, DockerVersion: c.hello.DockerVersion,
+		Hostname: c.hello.Hostname, Capabilities: caps, RemoteAddress: c.remote, ContainerEvents: events}
+}
+
+// write sends one frame.
+func (c *agentConn) write(ctx context.Context, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return c.ws.Write(wctx, websocket.MessageText, b)
+}
+
+// close ends the connection: pending requests and sessions fail.
+func (c *agentConn) close(cause error) {
+	c.cancel(cause)
+	_ = c.ws.Close(websocket.StatusNormalClosure, truncate(cause.Error(), 120))
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// keepAlive pings every few seconds and closes a connection silent for too long.
+func (c *agentConn) keepAlive() {
+	t := time.NewTicker(c.hub.ping)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case now := <-t.C:
+			if now.Sub(time.Unix(0, c.lastSeen.Load())) > c.hub.silence {
+				c.close(errors.New("the agent was silent for too long"))
+				return
+			}
+			if err := c.write(c.ctx, pingFrame{Type: "ping", Timestamp: now.UnixMilli()}); err != nil {
+				c.close(err)
+				return
+			}
+		}
+	}
+}
+
+// readLoop reads frames until the connection ends.
+func (c *agentConn) readLoop() error {
+	for {
+		_, data, err := c.ws.Read(c.ctx)
+		if err != nil {
+			if cause := context.Cause(c.ctx); cause != nil {
+				return cause
+			}
+			return err
+		}
+		c.lastSeen.Store(c.hub.now().UnixNano())
+		var f frame
+		if json.Unmarshal(data, &f) != nil {
+			continue
+		}
+		switch f.Type {
+		case "ping":
+			_ = c.write(c.ctx, pingFrame{Type: "pong", Timestamp: c.hub.now().UnixMilli()})
+		case "pong", "hello":
+		case "response", "stream", "stream_end":
+			c.route(f.RequestID, data)
+		case "error":
+			if f.RequestID != "" {
+				c.route(f.RequestID, data)
+				if s := c.execOf(f.RequestID); s != nil {
+					s.fail(data)
+				}
+			}
+		case "metrics":
+			c.metrics(data)
+		case "container_event":
+			c.hub.mu.Lock()
+			c.hub.events[c.envID]++
+			c.hub.mu.Unlock()
+		case "exec_ready", "exec_output", "exec_end":
+			if s := c.execOf(f.ExecID); s != nil {
+				s.frame(f.Type, data)
+			}
+		}
+	}
+}
+
+// route hands a frame to the request it answers.
+func (c *agentConn) route(id string, data []byte) {
+	c.mu.Lock()
+	ch := c.pending[id]
+	c.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case ch <- data:
+	case <-c.ctx.Done():
+	}
+}
+
+// metrics records a pushed host sample: the CPU usage divided by the core
+// count, as the reference does.
+func (c *agentConn) metrics(data []byte) {
+	var m metricsFrame
+	if json.Unmarshal(data, &m) != nil {
+		return
+	}
+	cpu := m.Metrics.CPUUsage
+	if m.Metrics.CPUCores > 0 {
+		cpu /= float64(m.Metrics.CPUCores)
+	}
+	ts := m.Timestamp
+	if ts < 1e12 { // seconds
+		ts *= 1000
+	}
+	c.hub.mu.Lock()
+	defer c.hub.mu.Unlock()
+	c.hub.metrics[c.envID] = engine.HostMetrics{CPUPercent: cpu, CPUs: int64(m.Metrics.CPUCores),
+		MemoryTotal: m.Metrics.MemoryTotal, MemoryUsed: m.Metrics.MemoryUsed, DiskTotal: m.Metrics.DiskTotal,
+		DiskUsed: m.Metrics.DiskUsed, Timestamp: ts}
+}

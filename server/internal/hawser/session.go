@@ -1,0 +1,186 @@
+package hawser
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/berth-dev/berth/shared/engine"
+)
+
+// session is a terminal session on an agent (exec_* frames).
+type session struct {
+	c  *agentConn
+	id string
+
+	ready chan error // the agent's exec_ready (nil) or error
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	buf    bytes.Buffer
+	ended  bool
+	err    error
+	done   chan struct{}
+	closed sync.Once
+}
+
+// Exec opens a terminal session on envID's agent (engine.HawserEdges).
+func (h *Hub) Exec(ctx context.Context, envID int64, x engine.HawserExec) (engine.HawserSession, error) {
+	c := h.get(envID)
+	if c == nil {
+		return nil, errAbsent
+	}
+	s := &session{c: c, id: x.ExecID, ready: make(chan error, 1), done: make(chan struct{})}
+	s.cond = sync.NewCond(&s.mu)
+	c.mu.Lock()
+	c.execs[x.ExecID] = s
+	c.mu.Unlock()
+	err := c.write(ctx, execStartFrame{Type: "exec_start", ExecID: x.ExecID, ContainerID: x.ContainerID, Cmd: x.Cmd,
+		User: x.User, Cols: x.Cols, Rows: x.Rows})
+	if err != nil {
+		s.end(err)
+		return nil, lost(c, err)
+	}
+	select {
+	case err := <-s.ready:
+		if err != nil {
+			s.end(err)
+			return nil, err
+		}
+	case <-ctx.Done():
+		_ = s.Close()
+		return nil, ctx.Err()
+	case <-c.ctx.Done():
+		s.end(lost(c, nil))
+		return nil, lost(c, nil)
+	}
+	go func() {
+		select {
+		case <-c.ctx.Done():
+			s.end(lost(c, nil))
+		case <-s.done:
+		}
+	}()
+	return s, nil
+}
+
+func (c *agentConn) execOf(id string) *session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.execs[id]
+}
+
+// frame handles an exec_ready, exec_output or exec_end of this session.
+func (s *session) frame(typ string, data []byte) {
+	switch typ {
+	case "exec_ready":
+		select {
+		case s.ready <- nil:
+		default:
+		}
+	case "exec_output":
+		var f execDataFrame
+		if json.Unmarshal(data, &f) != nil {
+			return
+		}
+		b, err := base64.StdEncoding.DecodeString(f.Data)
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.buf.Write(b)
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	case "exec_end":
+		s.end(nil)
+	}
+}
+
+// fail handles the agent's error frame for this session.
+func (s *session) fail(data []byte) {
+	var e errorFrame
+	_ = json.Unmarshal(data, &e)
+	err := &engine.Error{Msg: "The Hawser agent could not start the terminal: " + e.Error}
+	select {
+	case s.ready <- err:
+	default:
+	}
+	s.end(fmt.Errorf("hawser: %s", e.Error))
+}
+
+// end marks the session over (err nil: the agent ended it).
+func (s *session) end(err error) {
+	s.mu.Lock()
+	if !s.ended {
+		s.ended, s.err = true, err
+		close(s.done)
+	}
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	s.c.mu.Lock()
+	if s.c.execs[s.id] == s {
+		delete(s.c.execs, s.id)
+	}
+	s.c.mu.Unlock()
+}
+
+// Read returns output; io.EOF once the agent ended the session.
+func (s *session) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.buf.Len() == 0 && !s.ended {
+		s.cond.Wait()
+	}
+	if s.buf.Len() > 0 {
+		return s.buf.Read(p)
+	}
+	if s.err != nil {
+		return 0, s.err
+	}
+	return 0, io.EOF
+}
+
+// Write sends input.
+func (s *session) Write(p []byte) (int, error) {
+	if s.isEnded() {
+		return 0, io.ErrClosedPipe
+	}
+	err := s.c.write(s.c.ctx, execDataFrame{Type: "exec_input", ExecID: s.id, Data: base64.StdEncoding.EncodeToString(p)})
+	if err != nil {
+		return 0, lost(s.c, err)
+	}
+	return len(p), nil
+}
+
+// Resize sends exec_resize.
+func (s *session) Resize(cols, rows int) error {
+	if s.isEnded() {
+		return errors.New("hawser: the terminal session ended")
+	}
+	return s.c.write(s.c.ctx, execResizeFrame{Type: "exec_resize", ExecID: s.id, Cols: cols, Rows: rows})
+}
+
+// Close ends the session from Berth's side (exec_end, reason user_closed).
+func (s *session) Close() error {
+	s.closed.Do(func() {
+		if !s.isEnded() {
+			_ = s.c.write(context.Background(), execEndFrame{Type: "exec_end", ExecID: s.id, Reason: "user_closed"})
+		}
+		s.end(nil)
+	})
+	return nil
+}
+
+// Done is closed when the session ended.
+func (s *session) Done() <-chan struct{} { return s.done }
+
+func (s *session) isEnded() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended
+}
