@@ -11,10 +11,10 @@ import (
 // return errors translated to this package's kinds; a failure to reach the
 // engine opens the environment's breaker.
 type Client struct {
-	cli   *client.Client
-	conn  *conn
-	m     *Manager
-	envID int64
+	cli    *client.Client
+	conn   *conn
+	m      *Manager
+	envID  int64
 	agent  *agentLink  // set for agent environments: typed operations go to the agent
 	hawser *hawserLink // set for Hawser environments: compose (and edge terminals) go to the agent
 }

@@ -45,6 +45,9 @@ type HawserEdges interface {
 	Exec(ctx context.Context, envID int64, s HawserExec) (HawserSession, error)
 	// HostMetrics is the host usage the agent pushed last (false: none yet).
 	HostMetrics(envID int64) (HostMetrics, bool)
+	// Agent is what the connected agent told in its hello (false: none is
+	// connected).
+	Agent(envID int64) (AgentInfo, bool)
 }
 
 // HawserExec is what an exec_start frame asks for.
@@ -144,6 +147,15 @@ type hawserInfo struct {
 func (c *Client) hawserAgentInfo(ctx context.Context) (AgentInfo, Info, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	if c.hawser.edges != nil {
+		// An edge agent told about itself in its hello.
+		a, ok := c.hawser.edges.Agent(c.envID)
+		if !ok {
+			return AgentInfo{}, Info{}, &OfflineError{EnvID: c.envID, Cause: ErrAgentAbsent}
+		}
+		info, err := c.Info(ctx)
+		return a, info, err
+	}
 	var hi hawserInfo
 	code, err := c.hawser.do(ctx, http.MethodGet, "/_hawser/info", nil, &hi)
 	if err != nil {
@@ -153,9 +165,6 @@ func (c *Client) hawserAgentInfo(ctx context.Context) (AgentInfo, Info, error) {
 		return AgentInfo{}, Info{}, fmt.Errorf("engine: the Hawser agent answered /_hawser/info with %d", code)
 	}
 	caps := []string{"exec", "compose"}
-	if c.hawser.env.ConnectionType == HawserEdge {
-		caps = append(caps, "metrics", "events")
-	}
 	info, err := c.Info(ctx)
 	if err != nil {
 		return AgentInfo{}, Info{}, err

@@ -35,7 +35,7 @@ const (
 type Manager struct {
 	log    *slog.Logger
 	now    func() time.Time
-	agents Agents // nil: agent environments are unsupported
+	agents Agents      // nil: agent environments are unsupported
 	hawser HawserEdges // nil: hawser-edge environments are unsupported
 
 	mu    sync.Mutex
@@ -44,8 +44,8 @@ type Manager struct {
 
 // conn is the cached connection state of one environment.
 type conn struct {
-	stamp time.Time // UpdatedAt of the environment the client was built from
-	env   Endpoint
+	stamp  time.Time // UpdatedAt of the environment the client was built from
+	env    Endpoint
 	agent  *agentLink  // set for agent environments
 	hawser *hawserLink // set for Hawser environments
 

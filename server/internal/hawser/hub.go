@@ -296,6 +296,19 @@ func (h *Hub) HostMetrics(envID int64) (engine.HostMetrics, bool) {
 	return m, ok
 }
 
+// Agent is what envID's connected agent told in its hello (engine.HawserEdges).
+func (h *Hub) Agent(envID int64) (engine.AgentInfo, bool) {
+	c := h.get(envID)
+	if c == nil {
+		return engine.AgentInfo{}, false
+	}
+	caps := c.hello.Capabilities
+	if caps == nil {
+		caps = []string{}
+	}
+	return engine.AgentInfo{ID: c.hello.AgentID, Name: c.hello.AgentName, Version: c.hello.Version, Capabilities: caps}, true
+}
+
 // Status is the live state of an environment's edge agent.
 type Status struct {
 	Connected     bool       `json:"connected"`
