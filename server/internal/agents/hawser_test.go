@@ -112,7 +112,11 @@ func TestHawserAgentsManageTheRemoteEngine(t *testing.T) {
 			!slices.Contains(cs.Connections[0].Capabilities, "compose") {
 			t.Errorf("connect status = %+v", cs)
 		}
-		h.must(426, "POST", "/api/hawser/connect", nil, nil)
+		var advice struct{ Status string }
+		h.must(200, "POST", "/api/hawser/connect", nil, &advice)
+		if advice.Status != "upgrade-required" {
+			t.Errorf("POST connect = %+v", advice)
+		}
 		var toks []map[string]any
 		h.must(200, "GET", "/api/hawser/tokens", nil, &toks)
 		if len(toks) != 1 || len(toks[0]["tokenPrefix"].(string)) != 8 || toks[0]["isActive"] != true || toks[0]["token"] != nil {

@@ -36,9 +36,10 @@ var hawserOps = map[string]apiOp{
 		Request: hawserTokenRequest{}, Response: hawserTokenCreated{}},
 	"DELETE /api/hawser/tokens": {Summary: "Revoke a Hawser token (its agent is disconnected)", Response: hawserTokenRevoked{},
 		Query: []queryParam{{"id", "integer", "the token's id"}}},
-	"GET /api/hawser/connect": {Summary: "The WebSocket Hawser edge agents dial (with an upgrade); without one, the endpoint's status and the connected agents (signed in)",
-		Response: hawserConnectStatus{}, Content: mediaWebSocket + "," + mediaJSON},
-	"POST /api/hawser/connect": {Summary: "Answers 426: the endpoint needs a WebSocket upgrade", Response: errorBody{}, Status: http.StatusUpgradeRequired},
+	"GET /api/hawser/connect": {Summary: "The WebSocket Hawser edge agents dial (the agent authenticates in its hello); without an upgrade, a signed-in user gets the endpoint's status and the connected agents as JSON",
+		Response: hawserConnectStatus{}, Content: mediaWebSocket},
+	"POST /api/hawser/connect": {Summary: "For clients that cannot upgrade: changes nothing, advises the WebSocket endpoint",
+		Response: hawserConnectAdvice{}},
 }
 
 // hawserTokenJSON is a token as listed.
@@ -207,7 +208,16 @@ func (s *Server) hawserConnect(c *gin.Context) error {
 		if s.hawser == nil {
 			return errHawserUnavailable
 		}
-		s.hawser.ServeConnect(c.Writer, c.Request, s.clientIP(c.Request))
+		ip := s.clientIP(c.Request)
+		if wait := s.hawser.Cooldown(ip); wait > 0 {
+			c.Header("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+			return fault.New(fault.TooMany, "Too many failed authentication attempts")
+		}
+		ws, err := s.acceptWebSocket(c)
+		if err != nil {
+			return nil // Accept answered the refusal
+		}
+		s.hawser.Serve(c.Request.Context(), ws, ip)
 		return nil
 	}
 	st, err := s.auth.Settings(c.Request.Context())
@@ -234,6 +244,14 @@ func (s *Server) hawserConnect(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, out)
 }
 
+// hawserConnectAdvice is the answer of a POST to the agents' endpoint.
+type hawserConnectAdvice struct {
+	Status   string `json:"status"`
+	Message  string `json:"message"`
+	Protocol string `json:"protocol"`
+}
+
 func (s *Server) hawserConnectPost(c *gin.Context) error {
-	return writeJSON(c, http.StatusUpgradeRequired, errorBody{Error: "This endpoint requires a WebSocket upgrade (ws:// or wss://)"})
+	return writeJSON(c, http.StatusOK, hawserConnectAdvice{Status: "upgrade-required",
+		Message: "This endpoint requires a WebSocket upgrade (ws:// or wss://)", Protocol: hawserServerURL(c.Request)})
 }

@@ -39,6 +39,7 @@ var viewerMayChange = map[string]string{
 	"POST /api/volumes/{name}/browse/release": "ends a volume browse helper, which browsing (volumes:inspect) started",
 	"POST /api/batch":                         "each action's own permission is checked by the handler (asserted below)",
 	"DELETE /api/jobs/{jobId}":                "cancels one's own job (another user's is not found)",
+	"POST /api/hawser/connect":                "changes nothing: advises the Hawser agents' WebSocket endpoint",
 }
 
 var pathParam = regexp.MustCompile(`\{[^}]+\}`)

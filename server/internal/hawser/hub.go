@@ -11,9 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,20 +102,21 @@ type agentConn struct {
 // errReplaced ends a connection whose environment's agent connected again.
 var errReplaced = errors.New("replaced by a new connection of the environment's agent")
 
-// ServeConnect upgrades r to the agent's WebSocket and serves it until it
-// ends. remote is the client address (for the auth-failure cooldown).
-func (h *Hub) ServeConnect(w http.ResponseWriter, r *http.Request, remote string) {
-	if until, ok := h.refusedUntil(remote); ok {
-		w.Header().Set("Retry-After", fmt.Sprint(int(time.Until(until).Seconds())+1))
-		http.Error(w, "Too many failed authentication attempts", http.StatusTooManyRequests)
-		return
+// Cooldown is how long remote must still wait after presenting a bad
+// token (0: it may connect).
+func (h *Hub) Cooldown(remote string) time.Duration {
+	until, ok := h.refusedUntil(remote)
+	if !ok {
+		return 0
 	}
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
-	if err != nil {
-		return
-	}
+	return until.Sub(h.now())
+}
+
+// Serve serves an agent's WebSocket until it ends. remote is the client
+// address (for the auth-failure cooldown).
+func (h *Hub) Serve(reqCtx context.Context, ws *websocket.Conn, remote string) {
 	ws.SetReadLimit(maxFrame)
-	ctx := context.WithoutCancel(r.Context())
+	ctx := context.WithoutCancel(reqCtx)
 	hctx, cancel := context.WithTimeout(ctx, helloWait)
 	_, data, err := ws.Read(hctx)
 	cancel()
