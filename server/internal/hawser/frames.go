@@ -100,18 +100,6 @@ type metricsFrame struct {
 	} `json:"metrics"`
 }
 
-type containerEventFrame struct {
-	Type  string `json:"type"`
-	Event struct {
-		ContainerID     string            `json:"containerId"`
-		ContainerName   string            `json:"containerName"`
-		Image           string            `json:"image"`
-		Action          string            `json:"action"`
-		ActorAttributes map[string]string `json:"actorAttributes"`
-		Timestamp       string            `json:"timestamp"`
-	} `json:"event"`
-}
-
 type execStartFrame struct {
 	Type        string `json:"type"`
 	ExecID      string `json:"execId"`

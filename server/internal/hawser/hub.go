@@ -168,7 +168,9 @@ func (h *Hub) refuse(ctx context.Context, ws *websocket.Conn, remote, msg string
 
 // errBadToken is the refusal of a hello whose token is unknown, revoked or
 // expired.
-var errBadToken = errors.New("Invalid or expired token") //nolint:staticcheck // the message agents show
+//
+//lint:ignore ST1005 the message agents show, as the reference words it
+var errBadToken = errors.New("Invalid or expired token")
 
 // authenticate maps a hello's token to its hawser-edge environment.
 func (h *Hub) authenticate(ctx context.Context, token string) (store.Environment, store.HawserToken, error) {
@@ -192,6 +194,7 @@ func (h *Hub) authenticate(ctx context.Context, token string) (store.Environment
 			return store.Environment{}, store.HawserToken{}, errBadToken
 		}
 		if env.ConnectionType != engine.HawserEdge {
+			//lint:ignore ST1005 a message the agent shows
 			return store.Environment{}, store.HawserToken{}, errors.New("The token's environment is not a Hawser edge environment")
 		}
 		return env, t, nil
@@ -283,6 +286,7 @@ func (h *Hub) Close() {
 	h.conns = map[int64]*agentConn{}
 	h.mu.Unlock()
 	for _, c := range conns {
+		//lint:ignore ST1005 a message the agent shows
 		c.close(errors.New("Berth is shutting down"))
 	}
 }

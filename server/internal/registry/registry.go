@@ -61,7 +61,6 @@ var (
 	errRegistryNotFound = fault.New(fault.NotFound, "Registry not found")
 	errAuth             = fault.New(fault.Invalid, "Authentication failed. Check registry credentials.")
 	errHubCatalog       = fault.New(fault.Invalid, "Docker Hub does not support catalog listing")
-	errSearchHub        = fault.New(fault.Invalid, "Search is not supported by this registry")
 )
 
 // dockerHubHosts are the names of the default public registry.
