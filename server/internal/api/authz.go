@@ -262,9 +262,9 @@ func pathID(c *gin.Context, what string) (int64, error) {
 
 // bodyEnvironment honours an environment named in a request's body (the
 // reference's clients send {envId} where Berth reads ?env=): when the query
-// names none, the body's environment becomes the request's, after the
-// same permission check the route made on the default one; when both name
-// one, they must agree. id 0 (absent) keeps the route's environment.
+// names none, the body's environment becomes the request's once the user
+// holds perm in it (environmentFor); when both name one, they must agree.
+// id 0 (absent) keeps the route's environment.
 func (s *Server) bodyEnvironment(c *gin.Context, perm Perm, id int64) (store.Environment, error) {
 	env := envOf(c)
 	switch {
@@ -275,18 +275,9 @@ func (s *Server) bodyEnvironment(c *gin.Context, perm Perm, id int64) (store.Env
 	case c.Query("env") != "":
 		return store.Environment{}, fault.New(fault.Invalid, "envId and env name different environments")
 	}
-	other, err := s.environmentByID(c.Request.Context(), id)
+	other, err := s.environmentFor(c, id, string(perm))
 	if err != nil {
 		return store.Environment{}, err
-	}
-	st, err := s.auth.Settings(c.Request.Context())
-	if err != nil {
-		return store.Environment{}, err
-	}
-	if ident := identityOf(c); st.AuthEnabled && ident != nil {
-		if err := decide(ident.Access, route{Perm: perm, Env: EnvQuery}, other); err != nil {
-			return store.Environment{}, err
-		}
 	}
 	c.Set(envKey{}, other)
 	return other, nil
