@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/gin-gonic/gin"
 
@@ -251,13 +252,27 @@ func (s *Server) audit(c *gin.Context, e store.AuditEntry) {
 	s.sys.audit.written() // wakes this server's audit streams (audit_stream.go)
 }
 
-// pathID parses the numeric {id} path parameter.
+// pathID parses the numeric {id} path parameter: an id that is not a
+// number is the reference's 400 "Invalid <what> ID"; a number no record
+// can have (0 or less) is not found.
 func pathID(c *gin.Context, what string) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
+	switch {
+	case err != nil:
+		return 0, fault.New(fault.Invalid, "Invalid "+idNoun(what)+" ID")
+	case id <= 0:
 		return 0, fault.New(fault.NotFound, what+" not found")
 	}
 	return id, nil
+}
+
+// idNoun is what, its first word lower-cased unless it is an acronym
+// ("Config set" → "config set", "OIDC provider" stays).
+func idNoun(what string) string {
+	if len(what) > 1 && unicode.IsUpper(rune(what[0])) && !unicode.IsUpper(rune(what[1])) {
+		return strings.ToLower(what[:1]) + what[1:]
+	}
+	return what
 }
 
 // bodyEnvironment honours an environment named in a request's body (the

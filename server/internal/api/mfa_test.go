@@ -308,7 +308,7 @@ func TestMFARefusesBadRequestsAndChangesNothing(t *testing.T) {
 		{"malformed JSON", "POST", "/api/users/1/mfa", `{"action":`, 400, "Invalid JSON body"},
 		{"a token that is not a string", "POST", "/api/users/1/mfa", `{"action":"verify","token":123456}`, 400, "Invalid JSON body"},
 		{"an unknown user", "POST", "/api/users/999/mfa", map[string]any{}, 404, ""},
-		{"a non-numeric id", "DELETE", "/api/users/abc/mfa", nil, 404, "User not found"},
+		{"a non-numeric id", "DELETE", "/api/users/abc/mfa", nil, 400, "Invalid user ID"},
 	}
 	for _, tc := range cases {
 		status, body := h.do(tc.method, tc.path, tc.body)

@@ -442,7 +442,7 @@ func TestConfigSetsKeepSecretsSealedAndMasked(t *testing.T) {
 		{"bad restart", "POST", "/api/config-sets", map[string]any{"name": "x", "restartPolicy": "sometimes"}, 400, `Invalid restart policy "sometimes"`},
 		{"masked new secret", "POST", "/api/config-sets", map[string]any{"name": "x", "envVars": []map[string]any{{"key": "K", "value": "***", "isSecret": true}}}, 400, "Variable K: a new secret needs its value"},
 		{"get unknown", "GET", "/api/config-sets/9999", nil, 404, "Config set 9999 not found"},
-		{"get bad id", "GET", "/api/config-sets/abc", nil, 404, "Config set not found"},
+		{"get bad id", "GET", "/api/config-sets/abc", nil, 400, "Invalid config set ID"},
 		{"put unknown", "PUT", "/api/config-sets/9999", map[string]any{"name": "y"}, 404, "Config set 9999 not found"},
 		{"delete unknown", "DELETE", "/api/config-sets/9999", nil, 404, "Config set 9999 not found"},
 	}
