@@ -59,6 +59,8 @@ type NetworkSpec struct {
 	Driver     string
 	Internal   bool
 	Attachable bool
+	EnableIPv6 bool // give the network IPv6 addresses
+	Ingress    bool // the swarm routing mesh (refused by an engine outside a swarm)
 	Labels     map[string]string
 	Options    map[string]string
 	IPAMDriver string
@@ -228,8 +230,12 @@ func (c *Client) CreateNetwork(ctx context.Context, spec NetworkSpec) (string, e
 		return "", err
 	}
 	opts := client.NetworkCreateOptions{
-		Driver: spec.Driver, Internal: spec.Internal, Attachable: spec.Attachable,
+		Driver: spec.Driver, Internal: spec.Internal, Attachable: spec.Attachable, Ingress: spec.Ingress,
 		Labels: spec.Labels, Options: spec.Options,
+	}
+	if spec.EnableIPv6 {
+		v6 := true
+		opts.EnableIPv6 = &v6
 	}
 	if spec.IPAMDriver != "" || len(spec.IPAM) > 0 {
 		opts.IPAM = &network.IPAM{Driver: spec.IPAMDriver}

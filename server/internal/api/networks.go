@@ -27,6 +27,8 @@ type createNetworkRequest struct {
 	Driver     string            `json:"driver"`
 	Internal   bool              `json:"internal"`
 	Attachable bool              `json:"attachable"`
+	EnableIPv6 bool              `json:"enableIPv6"`
+	Ingress    bool              `json:"ingress"` // swarm only: an engine outside a swarm refuses it
 	Labels     map[string]string `json:"labels"`
 	Options    map[string]string `json:"options"`
 	IPAM       *struct {
@@ -41,7 +43,7 @@ type createNetworkRequest struct {
 
 func (req createNetworkRequest) spec() networks.CreateSpec {
 	sp := networks.CreateSpec{Name: req.Name, Driver: req.Driver, Internal: req.Internal,
-		Attachable: req.Attachable, Labels: req.Labels, Options: req.Options}
+		Attachable: req.Attachable, EnableIPv6: req.EnableIPv6, Ingress: req.Ingress, Labels: req.Labels, Options: req.Options}
 	if req.IPAM != nil {
 		sp.IPAMDriver = req.IPAM.Driver
 		for _, c := range req.IPAM.Config {
@@ -82,10 +84,20 @@ func (s *Server) removeNetwork(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, success)
 }
 
-// networkContainerRequest names the container to connect or disconnect.
+// networkContainerRequest names the container to connect or disconnect:
+// by containerId, or (the reference's clients) by containerName.
 type networkContainerRequest struct {
-	ContainerID string `json:"containerId"`
-	Force       bool   `json:"force"` // disconnect only
+	ContainerID   string `json:"containerId"`
+	ContainerName string `json:"containerName"`
+	Force         bool   `json:"force"` // disconnect only
+}
+
+// container is the container named, by id or else by name.
+func (r networkContainerRequest) container() string {
+	if r.ContainerID != "" {
+		return r.ContainerID
+	}
+	return r.ContainerName
 }
 
 func (s *Server) connectNetwork(c *gin.Context) error {
@@ -93,7 +105,7 @@ func (s *Server) connectNetwork(c *gin.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	if err := s.networkService().Connect(c.Request.Context(), envOf(c), c.Param("id"), req.ContainerID); err != nil {
+	if err := s.networkService().Connect(c.Request.Context(), envOf(c), c.Param("id"), req.container()); err != nil {
 		return err
 	}
 	return writeJSON(c, http.StatusOK, success)
@@ -104,7 +116,7 @@ func (s *Server) disconnectNetwork(c *gin.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	err := s.networkService().Disconnect(c.Request.Context(), envOf(c), c.Param("id"), req.ContainerID, req.Force)
+	err := s.networkService().Disconnect(c.Request.Context(), envOf(c), c.Param("id"), req.container(), req.Force)
 	if err != nil {
 		return err
 	}

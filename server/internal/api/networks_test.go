@@ -99,7 +99,7 @@ func TestNetworkCreateListConnectDisconnectDelete(t *testing.T) {
 	connect := "/api/networks/" + created.ID + "/connect?env=1"
 	disconnect := "/api/networks/" + name + "/disconnect?env=1"
 	var ok map[string]bool
-	h.must(200, "POST", connect, map[string]string{"containerId": cname}, &ok)
+	h.must(200, "POST", connect, map[string]string{"containerName": cname}, &ok) // the reference's field
 	if !ok["success"] {
 		t.Errorf("connect = %v", ok)
 	}
@@ -121,7 +121,7 @@ func TestNetworkCreateListConnectDisconnectDelete(t *testing.T) {
 	}
 	h.listedNetwork(created.ID) // still there
 
-	h.must(200, "POST", disconnect, map[string]string{"containerId": cid}, nil)
+	h.must(200, "POST", disconnect, map[string]string{"containerName": cname}, nil)
 	if cs := *h.listedNetwork(created.ID).Containers; len(cs) != 0 {
 		t.Errorf("containers after disconnect = %v", cs)
 	}
@@ -194,5 +194,30 @@ func TestNetworkBadRequests(t *testing.T) {
 	h.must(400, "DELETE", "/api/networks/"+builtIn["bridge"]+"?env=1", nil, &e)
 	if e.Error != "Cannot remove a built-in network" {
 		t.Errorf("delete bridge by id = %+v", e)
+	}
+}
+
+// The reference's enableIPv6 makes an IPv6 network; ingress (the swarm's
+// routing mesh) reaches the engine, which refuses it outside a swarm.
+func TestNetworkCreateReadsEnableIPv6AndIngress(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.removeObjectsAtCleanup()
+	name := "berth-net6-" + h.label
+	subnet := fmt.Sprintf("fd%02x:%x::/64", rand.IntN(256), rand.IntN(65536))
+	var created struct{ ID string }
+	h.must(200, "POST", "/api/networks?env=1", map[string]any{
+		"name": name, "enableIPv6": true, "labels": map[string]string{enginetest.Label: h.label},
+		"ipam": map[string]any{"config": []map[string]string{{"subnet": subnet}}},
+	}, &created)
+	var doc struct{ EnableIPv6 bool }
+	h.must(200, "GET", "/api/networks/"+created.ID+"?env=1", nil, &doc)
+	if !doc.EnableIPv6 {
+		t.Errorf("network created with enableIPv6: EnableIPv6 = false")
+	}
+	status, body := h.do("POST", "/api/networks?env=1", map[string]any{
+		"name": "berth-ingress-" + h.label, "ingress": true, "labels": map[string]string{enginetest.Label: h.label}})
+	if status == 200 {
+		t.Errorf("an ingress network outside a swarm = 200 %s: the field was ignored", body)
 	}
 }

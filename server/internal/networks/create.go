@@ -17,6 +17,8 @@ type CreateSpec struct {
 	Driver     string // default "bridge"
 	Internal   bool
 	Attachable bool
+	EnableIPv6 bool
+	Ingress    bool
 	Labels     map[string]string
 	Options    map[string]string
 	IPAMDriver string              // default: the engine's ("default")
@@ -103,7 +105,7 @@ func (s *Service) Create(ctx context.Context, env store.Environment, sp CreateSp
 	}
 	id, err := c.CreateNetwork(ctx, engine.NetworkSpec{
 		Name: sp.Name, Driver: sp.Driver, Internal: sp.Internal, Attachable: sp.Attachable,
-		Labels: sp.Labels, Options: sp.Options, IPAMDriver: sp.IPAMDriver, IPAM: sp.IPAM,
+		EnableIPv6: sp.EnableIPv6, Ingress: sp.Ingress, Labels: sp.Labels, Options: sp.Options, IPAMDriver: sp.IPAMDriver, IPAM: sp.IPAM,
 	})
 	if err != nil {
 		switch {
