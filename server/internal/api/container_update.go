@@ -30,6 +30,56 @@ type updateContainerRequest struct {
 	RestartPolicy     restartPolicy `json:"restartPolicy"`
 	MaxRetryCount     *int          `json:"maximumRetryCount"`
 	RestartMaxRetries *int          `json:"restartMaxRetries"` // the reference's name
+
+	// The rest of the engine's update document (the reference's
+	// update-runtime passes it through): Berth does not change these, so a
+	// value other than the engine's "unchanged" is refused.
+	CpusetMems           *string           `json:"CpusetMems"`
+	CPURealtimePeriod    *int64            `json:"CpuRealtimePeriod"`
+	CPURealtimeRuntime   *int64            `json:"CpuRealtimeRuntime"`
+	MemorySwappiness     *int64            `json:"MemorySwappiness"`
+	KernelMemory         *int64            `json:"KernelMemory"`
+	BlkioWeight          *int64            `json:"BlkioWeight"`
+	BlkioWeightDevice    []json.RawMessage `json:"BlkioWeightDevice"`
+	BlkioDeviceReadBps   []json.RawMessage `json:"BlkioDeviceReadBps"`
+	BlkioDeviceWriteBps  []json.RawMessage `json:"BlkioDeviceWriteBps"`
+	BlkioDeviceReadIOps  []json.RawMessage `json:"BlkioDeviceReadIOps"`
+	BlkioDeviceWriteIOps []json.RawMessage `json:"BlkioDeviceWriteIOps"`
+}
+
+// unsupported names the first field of the engine's update document that
+// asks for a change Berth does not make ("" when none does). Zero, an
+// empty string and an empty list are what the reference's clients send
+// for "unchanged".
+func (req updateContainerRequest) unsupported() string {
+	ints := []struct {
+		name string
+		v    *int64
+	}{{"CpuRealtimePeriod", req.CPURealtimePeriod}, {"CpuRealtimeRuntime", req.CPURealtimeRuntime},
+		{"KernelMemory", req.KernelMemory}, {"BlkioWeight", req.BlkioWeight}}
+	for _, f := range ints {
+		if f.v != nil && *f.v != 0 {
+			return f.name
+		}
+	}
+	if req.MemorySwappiness != nil && *req.MemorySwappiness != -1 && *req.MemorySwappiness != 0 {
+		return "MemorySwappiness"
+	}
+	if req.CpusetMems != nil && *req.CpusetMems != "" {
+		return "CpusetMems"
+	}
+	lists := []struct {
+		name string
+		v    []json.RawMessage
+	}{{"BlkioWeightDevice", req.BlkioWeightDevice}, {"BlkioDeviceReadBps", req.BlkioDeviceReadBps},
+		{"BlkioDeviceWriteBps", req.BlkioDeviceWriteBps}, {"BlkioDeviceReadIOps", req.BlkioDeviceReadIOps},
+		{"BlkioDeviceWriteIOps", req.BlkioDeviceWriteIOps}}
+	for _, f := range lists {
+		if len(f.v) > 0 {
+			return f.name
+		}
+	}
+	return ""
 }
 
 // restartPolicy is a restart policy sent as a string or as an object.
@@ -83,6 +133,9 @@ func (h *fileHandlers) updateContainer(c *gin.Context) error {
 	var req updateContainerRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
+	}
+	if f := req.unsupported(); f != "" {
+		return fault.Invalidf("%s cannot be changed by Berth: memory, swap, reservation, CPU shares, quota, period, cpus, cpuset CPUs, PIDs limit and the restart policy can", f)
 	}
 	res, err := h.svc.Update(c.Request.Context(), envOf(c), c.Param("id"), req.spec())
 	if err != nil {

@@ -495,6 +495,21 @@ func TestContainerUpdateResources(t *testing.T) {
 		res.HostConfig.CPUShares != 512 {
 		t.Fatalf("update-runtime = %+v", res)
 	}
+	// The reference's update-runtime body is the engine's update document
+	// (PascalCase), "unchanged" values included.
+	h.must(200, "POST", "/api/containers/"+id+"/update-runtime?env=1", map[string]any{
+		"Memory": 96 << 20, "MemorySwap": -1, "CpuShares": 256, "RestartPolicy": map[string]any{"Name": "always"},
+		"BlkioWeight": 0, "CpusetMems": "", "MemorySwappiness": -1, "BlkioDeviceReadBps": []any{}, "KernelMemory": 0,
+	}, &res)
+	if res.HostConfig.RestartPolicy.Name != "always" || res.HostConfig.CPUShares != 256 {
+		t.Fatalf("update-runtime in the engine's shape = %+v", res)
+	}
+	for _, body := range []map[string]any{{"BlkioWeight": 300}, {"CpusetMems": "0"},
+		{"BlkioDeviceWriteBps": []map[string]any{{"Path": "/dev/sda", "Rate": 1}}}, {"MemorySwappiness": 10}} {
+		h.fbMustFail(400, "cannot be changed by Berth", "POST", "/api/containers/"+id+"/update-runtime?env=1", body)
+	}
+	h.must(200, "POST", "/api/containers/"+id+"/update-runtime?env=1", map[string]any{
+		"restartPolicy": map[string]any{"name": "unless-stopped"}, "memory": 96 << 20, "memorySwap": -1, "cpuShares": 512}, &res)
 
 	for _, c := range []struct {
 		body map[string]any
