@@ -169,7 +169,7 @@ func (s *Server) routes() []route {
 		{"DELETE", "/api/stacks/{name}", "stacks:remove", EnvQuery, "stack.delete", false, s.deleteStack},
 		{"POST", "/api/stacks/{name}/start", "stacks:start", EnvQuery, "stack.start", false, s.stackAction(stacks.Start)},
 		{"POST", "/api/stacks/{name}/stop", "stacks:stop", EnvQuery, "stack.stop", false, s.stackAction(stacks.Stop)},
-		{"POST", "/api/stacks/{name}/restart", "stacks:start", EnvQuery, "stack.restart", false, s.stackAction(stacks.Restart)},
+		{"POST", "/api/stacks/{name}/restart", "stacks:start", EnvQuery, "stack.restart", false, s.restartStack},
 		{"POST", "/api/stacks/{name}/down", "stacks:stop", EnvQuery, "stack.down", false, s.stackDown},
 		{"POST", "/api/stacks/{name}/deploy", "stacks:start", EnvQuery, "stack.deploy", false, s.deployStack},
 		{"GET", "/api/stacks/{name}/env", "stacks:view", EnvQuery, "", false, s.getStackEnv},

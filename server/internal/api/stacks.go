@@ -161,6 +161,23 @@ func (s *Server) stackAction(a stacks.Action) handler {
 	}
 }
 
+// restartStack restarts a stack's containers, or with the reference's
+// mode=recreate recreates them from the stack's files (compose up
+// --force-recreate). The answer is {success, output}.
+func (s *Server) restartStack(c *gin.Context) error {
+	switch c.Query("mode") {
+	case "", "restart":
+		return s.stackAction(stacks.Restart)(c)
+	case "recreate":
+		var out output
+		if err := s.stacks.Up(c.Request.Context(), envOf(c), c.Param("name"), true, out.streamTo(nil)); err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, map[string]any{"success": true, "output": out.String()})
+	}
+	return fault.New(fault.Invalid, `mode must be "restart" or "recreate"`)
+}
+
 // stackDownRequest is the body of POST /api/stacks/{name}/down (optional).
 type stackDownRequest struct {
 	RemoveVolumes bool `json:"removeVolumes"`

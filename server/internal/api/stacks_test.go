@@ -606,6 +606,15 @@ func TestStackDownRemoveVolumesAndDeployForceRecreate(t *testing.T) {
 	if len(after.Containers) != len(before.Containers) || slices.ContainsFunc(after.Containers, func(id string) bool { return slices.Contains(before.Containers, id) }) {
 		t.Errorf("containers after forceRecreate = %v, before %v: want all new", after.Containers, before.Containers)
 	}
+	// The reference's restart mode=recreate recreates them as well.
+	h.must(200, "POST", "/api/stacks/"+name+"/restart?env=1&mode=recreate", nil, nil)
+	if again, _ := h.stackEntry(name); len(again.Containers) != len(after.Containers) ||
+		slices.ContainsFunc(again.Containers, func(id string) bool { return slices.Contains(after.Containers, id) }) {
+		t.Errorf("containers after restart mode=recreate = %v, before %v: want all new", again.Containers, after.Containers)
+	}
+	if code, _ := h.do("POST", "/api/stacks/"+name+"/restart?env=1&mode=sometimes", nil); code != 400 {
+		t.Errorf("restart with an unknown mode = %d, want 400", code)
+	}
 	if code, body := h.do("POST", "/api/stacks/"+name+"/deploy?env=1", map[string]any{"pull": true}); code != 400 || !strings.Contains(shErrorOf(body), "not supported") {
 		t.Errorf("deploy with pull = %d %s, want 400", code, body)
 	}
