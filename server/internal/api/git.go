@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -211,10 +213,23 @@ func toGitStackJSON(g store.GitStack) gitStackJSON {
 		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
 }
 
+// listGitStacks answers the git stacks, only those of one environment with
+// the reference's ?env=.
 func (s *Server) listGitStacks(c *gin.Context) error {
+	var envID int64
+	if v := c.Query("env"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return fault.New(fault.Invalid, "Invalid environment ID: env must be a positive integer")
+		}
+		envID = n
+	}
 	list, err := s.store.ListGitStacks(c.Request.Context(), 0)
 	if err != nil {
 		return err
+	}
+	if envID > 0 {
+		list = slices.DeleteFunc(list, func(g store.GitStack) bool { return g.EnvironmentID != envID })
 	}
 	return writeJSON(c, http.StatusOK, convert(list, toGitStackJSON))
 }

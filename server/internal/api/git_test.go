@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,6 +193,16 @@ func TestGitStackDeploysAndWebhooksRedeployOnlyWhenVerified(t *testing.T) {
 		"composePath": "deploy/compose.yaml", "envFilePath": "deploy/app.env", "autoUpdate": true, "autoUpdateCron": "*/10 * * * *",
 		"webhookEnabled": true, "webhookSecret": "stack-secret",
 		"envVars": []map[string]any{{"key": "TOKEN", "value": "tok-123", "isSecret": true}}}, &gs)
+	// The reference's ?env= lists one environment's git stacks.
+	var inEnv, inOther []struct{ ID int64 }
+	h.must(200, "GET", "/api/git/stacks?env=1", nil, &inEnv)
+	h.must(200, "GET", "/api/git/stacks?env=424242", nil, &inOther)
+	if !slices.ContainsFunc(inEnv, func(g struct{ ID int64 }) bool { return g.ID == gs.ID }) || len(inOther) != 0 {
+		t.Errorf("git stacks of env 1 = %v, of env 424242 = %v", inEnv, inOther)
+	}
+	if status, _ := h.do("GET", "/api/git/stacks?env=x", nil); status != 400 {
+		t.Errorf("git stacks of env x = %d, want 400", status)
+	}
 
 	// Deploy (synchronous JSON answer of the job).
 	code, body := h.doAccept("POST", fmt.Sprintf("/api/git/stacks/%d/deploy", gs.ID), "application/json")

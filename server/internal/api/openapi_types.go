@@ -78,9 +78,10 @@ var coreOps = map[string]apiOp{
 	"GET /api/git/credentials/{id}":  {Summary: "Get a git credential", Response: gitCredentialJSON{}},
 	"GET /api/git/repositories":      {Summary: "List git repositories", Response: []gitRepositoryJSON{}},
 	"GET /api/git/repositories/{id}": {Summary: "Get a git repository", Response: gitRepositoryJSON{}},
-	"GET /api/git/stacks":            {Summary: "List git stacks", Response: []gitStackJSON{}},
-	"GET /api/git/stacks/{id}":       {Summary: "Get a git stack", Response: gitStackJSON{}},
-	"GET /api/auto-update":           {Summary: "Auto-update settings by container name", Response: map[string]autoUpdateSettings{}},
+	"GET /api/git/stacks": {Summary: "List git stacks (?env=: one environment's)", Response: []gitStackJSON{},
+		Query: []queryParam{{"env", "integer", "only this environment's git stacks"}}},
+	"GET /api/git/stacks/{id}": {Summary: "Get a git stack", Response: gitStackJSON{}},
+	"GET /api/auto-update":     {Summary: "Auto-update settings by container name", Response: map[string]autoUpdateSettings{}},
 
 	// Users and roles.
 	"GET /api/users":             {Summary: "List users", Response: []userJSON{}},
