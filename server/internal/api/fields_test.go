@@ -46,8 +46,10 @@ func TestActivityTakesTheReferenceFilters(t *testing.T) {
 	// Yesterday noon, within the retention (a prune could remove older ones).
 	day := time.Now().UTC().Truncate(24 * time.Hour).Add(-12 * time.Hour)
 	d0, d1 := day.Format(time.DateOnly), day.AddDate(0, 0, 1).Format(time.DateOnly)
+	// The environments are real: events of other tests' containers may be
+	// collected into them, so names carry the label and only ours count.
 	add := func(env int64, id, name, action string, at time.Time) {
-		e := store.ActivityEvent{EnvironmentID: env, Type: "container", Action: action, ActorID: id, ActorName: name, Time: at}
+		e := store.ActivityEvent{EnvironmentID: env, Type: "container", Action: action, ActorID: id, ActorName: name + "-" + h.label, Time: at}
 		if _, err := h.store.AddActivity(t.Context(), &e); err != nil {
 			t.Fatal(err)
 		}
@@ -66,23 +68,25 @@ func TestActivityTakesTheReferenceFilters(t *testing.T) {
 		h.must(200, "GET", "/api/activity?"+query, nil, &page)
 		var out []string
 		for _, e := range page.Events {
-			out = append(out, e.ContainerName+":"+e.Action)
+			if name, ours := strings.CutSuffix(e.ContainerName, "-"+h.label); ours {
+				out = append(out, name+":"+e.Action)
+			}
 		}
 		slices.Sort(out)
 		return out
 	}
 	for query, want := range map[string][]string{
-		"actions=start,die":                                   {"db:start", "web:die", "web:start"},
-		"actions=start&actions=restart":                       {"db:start", "web:restart", "web:start"},
-		"containerId=" + idA[:12]:                             {"web:die", "web:restart", "web:start"},
-		"containerId=" + idB:                                  {"db:start"},
-		"containerName=db":                                    {"db:start"},
-		"labels=prod&actions=start":                           {"web:start"},
-		"labels=dev,prod&actions=start":                       {"db:start", "web:start"},
-		"labels=nowhere":                                      nil,
-		"fromDate=" + d0 + "&toDate=" + d0:                    {"db:start", "web:die", "web:start"},
-		"fromDate=" + d1:                                      {"web:restart"},
-		"toDate=" + url.QueryEscape(day.Format(time.RFC3339)): {"db:start", "web:start"},
+		"actions=start,die":                                             {"db:start", "web:die", "web:start"},
+		"actions=start&actions=restart":                                 {"db:start", "web:restart", "web:start"},
+		"containerId=" + idA[:12]:                                       {"web:die", "web:restart", "web:start"},
+		"containerId=" + idB:                                            {"db:start"},
+		"containerName=db-" + h.label:                                   {"db:start"},
+		"labels=prod&actions=start":                                     {"web:start"},
+		"labels=dev,prod&actions=start":                                 {"db:start", "web:start"},
+		"labels=nowhere":                                                nil,
+		"fromDate=" + d0 + "&toDate=" + d0:                              {"db:start", "web:die", "web:start"},
+		"fromDate=" + d1:                                                {"web:restart"},
+		"toDate=" + url.QueryEscape(day.Format(time.RFC3339)):           {"db:start", "web:start"},
 		fmt.Sprintf("environmentId=%d&fromDate=%sT12:30:00Z", prod, d0): {"web:die", "web:restart"},
 	} {
 		if got := list(query); !slices.Equal(got, want) {
@@ -100,7 +104,7 @@ func TestActivityTakesTheReferenceFilters(t *testing.T) {
 		Containers []struct{ ContainerName string }
 	}
 	h.must(200, "GET", fmt.Sprintf("/api/activity/containers?environment_id=%d", dev), nil, &seen)
-	if len(seen.Containers) != 1 || seen.Containers[0].ContainerName != "db" {
+	if len(seen.Containers) != 1 || seen.Containers[0].ContainerName != "db-"+h.label {
 		t.Errorf("containers of environment_id=%d = %+v", dev, seen)
 	}
 }
