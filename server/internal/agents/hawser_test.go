@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/hawser"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
@@ -276,6 +277,27 @@ func TestHawserEdgeAbsentAndTokenRotation(t *testing.T) {
 	}
 	if !a.ended(10 * time.Second) {
 		t.Fatal("the first connection is still open after a second hello")
+	}
+	h.must(200, "GET", fmt.Sprintf("/api/containers?env=%d&all=true", e.ID), nil, &list)
+
+	// Two agents sharing a token would replace each other in a loop: after
+	// DefaultReplaceLimit replacements within a minute, a hello is refused
+	// and the connected agent kept.
+	for i := 1; i < hawser.DefaultReplaceLimit; i++ {
+		next, err := hawserHello(t, h.url, socket, old.Token)
+		if err != nil {
+			t.Fatalf("replacement %d: %v", i+1, err)
+		}
+		if !b.ended(10 * time.Second) {
+			t.Fatalf("replacement %d left the previous connection open", i+1)
+		}
+		b = next
+	}
+	if _, err := hawserHello(t, h.url, socket, old.Token); err == nil || !strings.Contains(err.Error(), "keeps connecting") {
+		t.Fatalf("hello number %d within a minute: %v, want the storm refusal", hawser.DefaultReplaceLimit+2, err)
+	}
+	if b.ended(time.Second) {
+		t.Fatal("the refused hello ended the connected agent")
 	}
 	h.must(200, "GET", fmt.Sprintf("/api/containers?env=%d&all=true", e.ID), nil, &list)
 

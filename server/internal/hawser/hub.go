@@ -30,7 +30,14 @@ const (
 	// DefaultAuthCooldown is how long a remote address that presented a
 	// bad token is refused.
 	DefaultAuthCooldown = 5 * time.Minute
-	maxFrame            = 256 << 20
+	// DefaultReplaceLimit hellos may replace an environment's live
+	// connection within DefaultReplaceWindow; more are refused and the live
+	// connection kept. Two agents sharing one token would otherwise replace
+	// each other in a loop (each reconnects when replaced), resetting the
+	// environment's engine client and writing its agent facts every time.
+	DefaultReplaceLimit  = 6
+	DefaultReplaceWindow = time.Minute
+	maxFrame             = 256 << 20
 )
 
 // Options configure a Hub.
@@ -42,6 +49,9 @@ type Options struct {
 	AuthCooldown time.Duration
 	// PingEvery and SilenceLimit override the protocol timings (tests).
 	PingEvery, SilenceLimit time.Duration
+	// ReplaceLimit and ReplaceWindow: see DefaultReplaceLimit.
+	ReplaceLimit  int
+	ReplaceWindow time.Duration
 }
 
 // Hub holds the connected edge agents, one per environment.
@@ -51,15 +61,20 @@ type Hub struct {
 	log     *slog.Logger
 	now     func() time.Time
 
-	cooldown time.Duration
-	ping     time.Duration
-	silence  time.Duration
+	cooldown      time.Duration
+	ping          time.Duration
+	silence       time.Duration
+	replaceLimit  int
+	replaceWindow time.Duration
 
 	mu      sync.Mutex
 	conns   map[int64]*agentConn
 	refused map[string]time.Time // remote address → refused until
 	metrics map[int64]engine.HostMetrics
 	events  map[int64]int // container_event frames received, by environment
+	// replaced: when hellos replaced each environment's live connection,
+	// within the last replaceWindow.
+	replaced map[int64][]time.Time
 }
 
 // NewHub returns a Hub.
@@ -67,7 +82,14 @@ func NewHub(o Options) *Hub {
 	h := &Hub{store: o.Store, engines: o.Engines, log: o.Log, now: time.Now,
 		cooldown: o.AuthCooldown, ping: o.PingEvery, silence: o.SilenceLimit,
 		conns: map[int64]*agentConn{}, refused: map[string]time.Time{}, metrics: map[int64]engine.HostMetrics{},
-		events: map[int64]int{}}
+		events: map[int64]int{}, replaced: map[int64][]time.Time{},
+		replaceLimit: o.ReplaceLimit, replaceWindow: o.ReplaceWindow}
+	if h.replaceLimit <= 0 {
+		h.replaceLimit = DefaultReplaceLimit
+	}
+	if h.replaceWindow <= 0 {
+		h.replaceWindow = DefaultReplaceWindow
+	}
 	if h.cooldown <= 0 {
 		h.cooldown = DefaultAuthCooldown
 	}
@@ -135,6 +157,10 @@ func (h *Hub) Serve(reqCtx context.Context, ws *websocket.Conn, remote string) {
 		h.refuse(ctx, ws, remote, err.Error())
 		return
 	}
+	if !h.mayReplace(env.ID) {
+		h.refuse(ctx, ws, remote, errStorm.Error())
+		return
+	}
 	cctx, ccancel := context.WithCancelCause(ctx)
 	c := &agentConn{hub: h, ws: ws, envID: env.ID, hello: hello, remote: remote, connectedAt: h.now().UTC(),
 		ctx: cctx, cancel: ccancel, pending: map[string]chan json.RawMessage{}, execs: map[string]*session{}}
@@ -160,7 +186,9 @@ func (h *Hub) refuse(ctx context.Context, ws *websocket.Conn, remote, msg string
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	_ = ws.Write(wctx, websocket.MessageText, b)
-	_ = ws.Close(websocket.StatusPolicyViolation, msg)
+	// A close frame's reason holds at most 123 bytes (RFC 6455 5.5): the
+	// error frame carries the whole message.
+	_ = ws.Close(websocket.StatusPolicyViolation, truncate(msg, 120))
 	if remote != "" {
 		h.log.Warn("hawser agent refused", "remote", remote, "reason", msg)
 	}
@@ -200,6 +228,36 @@ func (h *Hub) authenticate(ctx context.Context, token string) (store.Environment
 		return env, t, nil
 	}
 	return store.Environment{}, store.HawserToken{}, errBadToken
+}
+
+// errStorm refuses a hello that would replace its environment's live
+// connection once too often.
+//
+//lint:ignore ST1005 a message the agent shows
+var errStorm = errors.New("Another agent keeps connecting with this environment's token: the connected agent is kept; use one token per agent, or retry in a minute")
+
+// mayReplace reports whether a hello for envID may connect: always when no
+// agent is connected; when one is, at most replaceLimit times a window (it
+// counts the replacement).
+func (h *Hub) mayReplace(envID int64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.conns[envID] == nil {
+		return true
+	}
+	now := h.now()
+	recent := h.replaced[envID][:0]
+	for _, at := range h.replaced[envID] {
+		if now.Sub(at) < h.replaceWindow {
+			recent = append(recent, at)
+		}
+	}
+	if len(recent) >= h.replaceLimit {
+		h.replaced[envID] = recent
+		return false
+	}
+	h.replaced[envID] = append(recent, now)
+	return true
 }
 
 func (h *Hub) refusedUntil(remote string) (time.Time, bool) {
@@ -273,6 +331,7 @@ func (h *Hub) Disconnect(envID int64, reason string) {
 	h.mu.Lock()
 	c := h.conns[envID]
 	delete(h.conns, envID)
+	delete(h.replaced, envID)
 	h.mu.Unlock()
 	if c != nil {
 		c.close(errors.New(reason))
