@@ -105,14 +105,46 @@ func (s *Server) imageHistory(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, h)
 }
 
-// pruneImages removes dangling images (body {dangling: true}, the default)
-// or every unused image ({dangling: false} or ?all=true).
+// pruneAll tells whether the prune asked for removes every unused image,
+// from the query's dangling (the reference's) and all, and the body.
+func (r pruneImagesInput) pruneAll(c *gin.Context) (bool, error) {
+	var asked []bool // every way the request says it
+	if r.Dangling != nil {
+		asked = append(asked, !*r.Dangling)
+	}
+	if r.All {
+		asked = append(asked, true)
+	}
+	for _, q := range []struct {
+		name string
+		all  func(bool) bool
+	}{{"dangling", func(b bool) bool { return !b }}, {"all", func(b bool) bool { return b }}} {
+		if c.Query(q.name) == "" {
+			continue
+		}
+		b, err := queryBool(c, q.name, false)
+		if err != nil {
+			return false, err
+		}
+		asked = append(asked, q.all(b))
+	}
+	for _, a := range asked[min(1, len(asked)):] {
+		if a != asked[0] {
+			return false, fault.Invalidf("dangling and all disagree: ask for dangling images only or for every unused image")
+		}
+	}
+	return len(asked) > 0 && asked[0], nil
+}
+
+// pruneImages removes dangling images (the default) or every unused image:
+// ?dangling=false as the reference asks, or Berth's ?all=true, {dangling:
+// false} or {all: true}. Ways that disagree are refused.
 func (s *Server) pruneImages(c *gin.Context) error {
 	var req pruneImagesInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	all, err := queryBool(c, "all", req.All || (req.Dangling != nil && !*req.Dangling))
+	all, err := req.pruneAll(c)
 	if err != nil {
 		return err
 	}

@@ -42,8 +42,9 @@ var workloadOps = map[string]apiOp{
 	"DELETE /api/images/{id}": {Summary: "Remove an image", Response: removedImagesAnswer{},
 		Query: []queryParam{{"force", "boolean", "remove even when in use or tagged more than once"}}},
 	"POST /api/images/{id}/tag": {Summary: "Tag an image", Request: tagInput{}, Response: tagAnswer{}},
-	"POST /api/prune/images": {Summary: "Remove dangling images ({dangling: false} or ?all=true: every unused image)", Request: pruneImagesInput{},
-		Response: pruneImagesAnswer{}, Query: []queryParam{{"all", "boolean", "every unused image, not only dangling ones"}}},
+	"POST /api/prune/images": {Summary: "Remove dangling images (?dangling=false, ?all=true or {dangling: false}: every unused image)", Request: pruneImagesInput{},
+		Response: pruneImagesAnswer{}, Query: []queryParam{{"dangling", "boolean", "false: every unused image, not only dangling ones (the default is dangling only)"},
+			{"all", "boolean", "true: every unused image (Berth's alias of dangling=false)"}}},
 
 	"POST /api/stacks": {Summary: "Create (and start) a stack: its job's events, ending with the result", Request: createStackRequest{},
 		Content: mediaSSE, AlsoJSON: true, Response: stackUpResult{}, Header: "X-Job-Id"},
