@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -82,9 +83,17 @@ func (c *Client) compose(auths []Credentials, progress ComposeProgress) (api.Com
 		}
 		cf.AuthConfigs[key] = clitypes.AuthConfig{Username: a.Username, Password: a.Password, ServerAddress: key}
 	}
-	return compose.NewComposeService(cli, compose.WithEventProcessor(&progressLines{fn: progress}),
+	return compose.NewComposeService(classicBuilder{cli}, compose.WithEventProcessor(&progressLines{fn: progress}),
 		compose.WithPrompt(compose.AlwaysOkPrompt()), compose.WithMaxConcurrency(8))
 }
+
+// classicBuilder is the CLI the compose library gets: builds go through
+// this environment's Engine API (the classic builder), never through a
+// buildx plugin that might be installed on Berth's host, which would run
+// as a separate program against that host's own engine.
+type classicBuilder struct{ *command.DockerCli }
+
+func (classicBuilder) BuildKitEnabled() (bool, error) { return false, nil }
 
 // composeRun runs one compose operation with the compose deadline, turning
 // its error into this package's kinds.
@@ -98,38 +107,80 @@ func (c *Client) composeRun(ctx context.Context, auths []Credentials, progress C
 	return c.fail(fn(ctx, svc))
 }
 
+// UpOptions are what a compose up does beyond bringing the project up.
+type UpOptions struct {
+	// Force recreates every container, so that changed variables apply
+	// (up --force-recreate).
+	Force bool
+	// Pull pulls every service image before the up, even one the engine
+	// has (up --pull always).
+	Pull bool
+	// Build builds the images of the services that have build: (up
+	// --build); only on an engine Berth reaches directly, where the build
+	// context (the stack's directory) is.
+	Build bool
+}
+
 // ComposeUp creates and starts the project in the background (up -d),
 // pulling missing images with auths (by registry host), removing containers
-// of services no longer in it; force recreates every container so that
-// changed variables apply.
-func (c *Client) ComposeUp(ctx context.Context, p *types.Project, force bool, auths []Credentials, progress ComposeProgress) error {
+// of services no longer in it, with what o asks for besides.
+func (c *Client) ComposeUp(ctx context.Context, p *types.Project, o UpOptions, auths []Credentials, progress ComposeProgress) error {
 	if err := CheckProjectName(p.Name); err != nil {
 		return err
 	}
+	if o.Build && (c.hawser != nil || c.agent != nil) {
+		return &Error{Kind: ErrInvalid, Msg: ErrBuildRemote.Error(), err: ErrBuildRemote}
+	}
+	if o.Pull {
+		// As compose's --pull always: the policy of every service, so that
+		// an agent, which gets the project, pulls the same way.
+		for name, s := range p.Services {
+			if s.Image != "" && s.Build == nil {
+				s.PullPolicy = types.PullPolicyAlways
+				p.Services[name] = s
+			}
+		}
+	}
 	if c.hawser != nil {
 		return c.composeOnHawser(ctx, "up", p.Name, p, func(r *hawserCompose) {
-			r.ForceRecreate, r.Registries = force, hawserCredentials(auths)
+			r.ForceRecreate, r.Registries = o.Force, hawserCredentials(auths)
+			if o.Pull {
+				r.PullPolicy = types.PullPolicyAlways
+			}
 		}, progress)
 	}
 	if c.agent != nil {
 		return c.composeOnAgent(ctx, agentpb.ComposeAction_COMPOSE_ACTION_UP, p.Name, p, func(r *agentpb.ComposeRequest) {
-			r.ForceRecreate = force
+			r.ForceRecreate = o.Force
 			for _, a := range auths {
 				r.Registries = append(r.Registries, agentCredentials(&a))
 			}
 		}, progress)
 	}
 	recreate := api.RecreateDiverged
-	if force {
+	if o.Force {
 		recreate = api.RecreateForce
 	}
+	create := api.CreateOptions{RemoveOrphans: true, Recreate: recreate, RecreateDependencies: recreate}
+	if o.Build {
+		// As compose's --build: the services with build: are built even
+		// when their image exists.
+		for name, s := range p.Services {
+			if s.Build != nil {
+				s.PullPolicy = types.PullPolicyBuild
+				p.Services[name] = s
+			}
+		}
+		create.Build = &api.BuildOptions{Progress: "plain", Out: io.Discard}
+	}
 	return c.composeRun(ctx, auths, progress, func(ctx context.Context, svc api.Compose) error {
-		return svc.Up(ctx, p, api.UpOptions{
-			Create: api.CreateOptions{RemoveOrphans: true, Recreate: recreate, RecreateDependencies: recreate},
-			Start:  api.StartOptions{Project: p},
-		})
+		return svc.Up(ctx, p, api.UpOptions{Create: create, Start: api.StartOptions{Project: p}})
 	})
 }
+
+// ErrBuildRemote refuses a build on an agent's engine: the build context is
+// in Berth's own stack directory, which the agent does not have.
+var ErrBuildRemote = errors.New("building images is supported only on environments Berth reaches directly (socket or direct): the build context is in Berth's stack directory")
 
 // ComposeStart starts the project's existing containers. p may be nil: the
 // project is then rebuilt from the containers' labels.

@@ -49,7 +49,7 @@ func (r *Runner) compose(ctx context.Context, s *sender, req *agentpb.ComposeReq
 		for _, a := range req.GetRegistries() {
 			auths = append(auths, engine.Credentials{Username: a.GetUsername(), Password: a.GetPassword(), ServerAddress: a.GetServerAddress()})
 		}
-		err = c.ComposeUp(ctx, p, req.GetForceRecreate(), auths, progress)
+		err = c.ComposeUp(ctx, p, engine.UpOptions{Force: req.GetForceRecreate()}, auths, progress)
 	case agentpb.ComposeAction_COMPOSE_ACTION_START:
 		err = c.ComposeStart(ctx, name, p, progress)
 	case agentpb.ComposeAction_COMPOSE_ACTION_STOP:

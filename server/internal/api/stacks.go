@@ -65,9 +65,14 @@ func (s *Server) createStack(c *gin.Context) error {
 // {message} events; the final payload is {success, started?, output,
 // error?}.
 func (s *Server) upJob(env store.Environment, name string, force, reportStarted bool) jobs.Func {
+	return s.upJobWith(env, name, engine.UpOptions{Force: force}, reportStarted)
+}
+
+// upJobWith is upJob with the up's options.
+func (s *Server) upJobWith(env store.Environment, name string, o engine.UpOptions, reportStarted bool) jobs.Func {
 	return func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
 		var out output
-		err := s.stacks.Up(ctx, env, name, force, out.streamTo(emit))
+		err := s.stacks.UpWith(ctx, env, name, o, out.streamTo(emit))
 		final := map[string]any{"success": err == nil, "output": out.String()}
 		if reportStarted {
 			final["started"] = err == nil
@@ -206,22 +211,22 @@ type stackDeployRequest struct {
 }
 
 // deployStack brings a stack up again from its files (event stream, or the
-// final payload as JSON); forceRecreate recreates every container even
-// when nothing changed. pull and build are refused (400) rather than
-// ignored: Berth does not pull or build on this route yet.
+// final payload as JSON): forceRecreate recreates every container even
+// when nothing changed, pull pulls every service image first (compose's
+// --pull always), build builds the services that have build: from the
+// stack's directory (--build). A build that cannot be done is refused
+// (400) before the stream starts.
 func (s *Server) deployStack(c *gin.Context) error {
 	var req stackDeployRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	if req.Pull || req.Build {
-		return fault.Invalidf("pull and build are not supported by this deploy yet: pull the images first (POST /api/images/pull), then deploy")
-	}
 	env, name := envOf(c), c.Param("name")
-	if _, err := s.stacks.Compose(c.Request.Context(), env, name); err != nil {
+	o := engine.UpOptions{Force: req.ForceRecreate, Pull: req.Pull, Build: req.Build}
+	if err := s.stacks.CheckUp(c.Request.Context(), env, name, o); err != nil {
 		return err
 	}
-	return s.streamJob(c, s.upJob(env, name, req.ForceRecreate, true))
+	return s.streamJob(c, s.upJobWith(env, name, o, true))
 }
 
 func (s *Server) getStackEnv(c *gin.Context) error {

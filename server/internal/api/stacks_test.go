@@ -587,7 +587,7 @@ func TestStackDeployPullsWithTheConfiguredRegistryOnly(t *testing.T) {
 // TestStackDownRemoveVolumesAndDeployForceRecreate checks issue 21 item 7
 // on the real engine: down keeps the named volumes unless removeVolumes,
 // which removes them; deploy with forceRecreate makes new containers even
-// when nothing changed, and pull or build are refused, not ignored.
+// when nothing changed (pull and build: stackdeploy_test.go).
 func TestStackDownRemoveVolumesAndDeployForceRecreate(t *testing.T) {
 	h := newHarness(t)
 	name := "dv-" + h.label
@@ -614,9 +614,6 @@ func TestStackDownRemoveVolumesAndDeployForceRecreate(t *testing.T) {
 	}
 	if code, _ := h.do("POST", "/api/stacks/"+name+"/restart?env=1&mode=sometimes", nil); code != 400 {
 		t.Errorf("restart with an unknown mode = %d, want 400", code)
-	}
-	if code, body := h.do("POST", "/api/stacks/"+name+"/deploy?env=1", map[string]any{"pull": true}); code != 400 || !strings.Contains(shErrorOf(body), "not supported") {
-		t.Errorf("deploy with pull = %d %s, want 400", code, body)
 	}
 	volume := name + "_data"
 	h.must(200, "POST", "/api/stacks/"+name+"/down?env=1", map[string]any{"removeVolumes": false}, nil)

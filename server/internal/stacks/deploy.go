@@ -107,18 +107,45 @@ func secretKeys(secrets []store.StackSecret) map[string]bool {
 // Up brings the stack up (up -d) from its files; force recreates every
 // container so that changed variables apply.
 func (s *Service) Up(ctx context.Context, env store.Environment, name string, force bool, progress engine.ComposeProgress) error {
+	return s.UpWith(ctx, env, name, engine.UpOptions{Force: force}, progress)
+}
+
+// UpWith brings the stack up from its files with what o asks for besides
+// (force recreation, pulling every image, building); see CheckUp.
+func (s *Service) UpWith(ctx context.Context, env store.Environment, name string, o engine.UpOptions, progress engine.ComposeProgress) error {
 	defer s.lock(env.ID, name)()
 	st, err := s.get(ctx, env, name)
 	if err != nil {
 		return err
 	}
-	err = s.deploy(ctx, env, st, force, progress)
+	err = s.deploy(ctx, env, st, o, progress)
 	s.notifyDeploy(env.ID, name, err)
 	return err
 }
 
+// CheckUp refuses (400), before anything runs, an up with o that cannot be
+// done: a build on an agent's environment, or one whose build context or
+// Dockerfile is not in the stack's directory.
+func (s *Service) CheckUp(ctx context.Context, env store.Environment, name string, o engine.UpOptions) error {
+	st, err := s.get(ctx, env, name)
+	if err != nil {
+		return err
+	}
+	if !o.Build {
+		return nil
+	}
+	if !directEngine(env) {
+		return fault.Invalidf("%s", engine.ErrBuildRemote.Error())
+	}
+	p, err := s.project(ctx, st)
+	if err != nil {
+		return err
+	}
+	return checkBuilds(p)
+}
+
 // deploy brings the recorded stack st up.
-func (s *Service) deploy(ctx context.Context, env store.Environment, st store.Stack, force bool, progress engine.ComposeProgress) error {
+func (s *Service) deploy(ctx context.Context, env store.Environment, st store.Stack, o engine.UpOptions, progress engine.ComposeProgress) error {
 	p, err := s.project(ctx, st)
 	if err != nil {
 		return err
@@ -126,19 +153,24 @@ func (s *Service) deploy(ctx context.Context, env store.Environment, st store.St
 	if err := s.checkPolicy(ctx, env, p); err != nil {
 		return err
 	}
+	if o.Build {
+		if err := checkBuilds(p); err != nil {
+			return err
+		}
+	}
 	op := fmt.Sprintf("deploy stack '%s'", st.Name)
 	c, err := s.client(ctx, env, op)
 	if err != nil {
 		return err
 	}
-	if err := s.up(ctx, c, p, force, progress); err != nil {
+	if err := s.up(ctx, c, p, o, progress); err != nil {
 		return opFault(op, err)
 	}
 	return nil
 }
 
 // up brings project p up on c, pulling with the configured registries.
-func (s *Service) up(ctx context.Context, c *engine.Client, p *types.Project, force bool, progress engine.ComposeProgress) error {
+func (s *Service) up(ctx context.Context, c *engine.Client, p *types.Project, o engine.UpOptions, progress engine.ComposeProgress) error {
 	var auths []engine.Credentials
 	if s.registries != nil {
 		var err error
@@ -146,7 +178,7 @@ func (s *Service) up(ctx context.Context, c *engine.Client, p *types.Project, fo
 			return err
 		}
 	}
-	return c.ComposeUp(ctx, p, force, auths, progress)
+	return c.ComposeUp(ctx, p, o, auths, progress)
 }
 
 // ComposeFile is the spec's compose file object.

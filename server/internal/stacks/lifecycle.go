@@ -98,7 +98,7 @@ func (s *Service) Run(ctx context.Context, env store.Environment, name string, a
 			if err := s.checkPolicy(ctx, env, t.project); err != nil {
 				return err
 			}
-			err = s.up(ctx, c, t.project, false, progress)
+			err = s.up(ctx, c, t.project, engine.UpOptions{}, progress)
 		} else {
 			err = c.ComposeStart(ctx, name, t.project, progress)
 		}
