@@ -43,7 +43,8 @@ var contentOps = map[string]apiOp{
 	"POST /api/volumes/{name}/clone":          {Summary: "Copy a volume into a new one", Request: nameInput{}, Response: cloneAnswer{}},
 	"GET /api/volumes/{name}/export": {Summary: "Download a volume's content as a tar archive (compress=gzip: gzipped)", Content: mediaTar + ", application/gzip",
 		Query: []queryParam{{"compress", "string", "gzip or none (default)"}}},
-	"GET /api/images/{id}/export": {Summary: "Download an image as the engine saves it (a docker save tar archive)", Content: mediaTar},
+	"GET /api/images/{id}/export": {Summary: "Download an image as the engine saves it (a docker save tar archive; compress=true: gzipped)",
+		Content: mediaTar + ", application/gzip", Query: []queryParam{{"compress", "boolean", "true: a gzipped tar (.tar.gz); false (default): a tar"}}},
 
 	"GET /api/registry/catalog": {Summary: "A page of a registry's repositories", Response: catalogJSON{}, Query: append([]queryParam{
 		{"n", "integer", "page size"}, {"last", "string", "the last repository of the previous page"}}, registryQuery...)},

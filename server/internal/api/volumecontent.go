@@ -99,8 +99,14 @@ func (s *Server) exportVolume(c *gin.Context) error {
 	return err
 }
 
+// exportImage streams docker save of the image: a tar, or with
+// ?compress=true (the reference's) a gzipped one.
 func (s *Server) exportImage(c *gin.Context) error {
 	id := c.Param("id")
+	compress, err := queryBool(c, "compress", false)
+	if err != nil {
+		return err
+	}
 	cl, err := s.engines.Client(c.Request.Context(), envOf(c).Endpoint())
 	if err != nil {
 		return imageExportFault(err)
@@ -124,13 +130,31 @@ func (s *Server) exportImage(c *gin.Context) error {
 			name = t
 		}
 	}
-	c.Header("Content-Type", "application/x-tar")
-	c.Header("Content-Disposition", `attachment; filename="`+attachmentName(name, ".tar")+`"`)
-	c.Header("Content-Encoding", "identity")
+	return writeArchive(c, rc, attachmentName(name, ".tar"), compress)
+}
+
+// writeArchive answers the tar stream rc as the attachment file (a .tar
+// name), gzipped (and named .tar.gz) when compress is true.
+func writeArchive(c *gin.Context, rc io.Reader, file string, compress bool) error {
+	if compress {
+		file += ".gz"
+		c.Header("Content-Type", "application/gzip")
+	} else {
+		c.Header("Content-Type", "application/x-tar")
+	}
+	c.Header("Content-Disposition", `attachment; filename="`+file+`"`)
+	c.Header("Content-Encoding", "identity") // a download as it is: never recompressed on the way
 	c.Header("X-Content-Type-Options", "nosniff")
 	c.Status(http.StatusOK)
-	_, err = io.Copy(c.Writer, rc)
-	return err
+	if !compress {
+		_, err := io.Copy(c.Writer, rc)
+		return err
+	}
+	zw := gzip.NewWriter(c.Writer)
+	if _, err := io.Copy(zw, rc); err != nil {
+		return err
+	}
+	return zw.Close()
 }
 
 // imageExportFault is the fault of a failed image export.

@@ -318,7 +318,26 @@ func TestImageExportIsALoadableTar(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	ref := enginetest.Image()
-	resp, err := h.http.Get(h.url + "/api/images/" + url.PathEscape(ref) + "/export?env=1")
+	for _, compress := range []string{"", "false", "true"} {
+		t.Run("compress="+compress, func(t *testing.T) {
+			checkImageExport(t, h, ref, compress)
+		})
+	}
+	status, body := h.do("GET", "/api/images/berth-none-"+h.label+"/export?env=1", nil)
+	if status != http.StatusNotFound || !strings.Contains(string(body), "Image not found") {
+		t.Errorf("export of a missing image = %d %s, want 404 Image not found", status, body)
+	}
+	status, body = h.do("GET", "/api/images/"+url.PathEscape(ref)+"/export?env=1&compress=zip", nil)
+	if status != http.StatusBadRequest || !strings.Contains(string(body), "compress must be true or false") {
+		t.Errorf("compress=zip = %d %s, want 400", status, body)
+	}
+}
+
+// checkImageExport downloads ref with ?compress=compress and checks the
+// answer is docker save's tar of it (gzipped for compress=true), named so.
+func checkImageExport(t *testing.T, h *harness, ref, compress string) {
+	t.Helper()
+	resp, err := h.http.Get(h.url + "/api/images/" + url.PathEscape(ref) + "/export?env=1&compress=" + compress)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,11 +346,19 @@ func TestImageExportIsALoadableTar(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("export = %d %s", resp.StatusCode, b)
 	}
-	wantFile := strings.NewReplacer("/", "_", ":", "_").Replace(ref) + ".tar"
+	wantFile, wantType := strings.NewReplacer("/", "_", ":", "_").Replace(ref)+".tar", "application/x-tar"
+	var body io.Reader = resp.Body
+	if compress == "true" {
+		wantFile, wantType = wantFile+".gz", "application/gzip"
+		body = gunzip(t, resp.Body)
+	}
 	if cd := resp.Header.Get("Content-Disposition"); cd != `attachment; filename="`+wantFile+`"` {
 		t.Errorf("Content-Disposition = %q, want file %s", cd, wantFile)
 	}
-	tr := tar.NewReader(resp.Body)
+	if ct := resp.Header.Get("Content-Type"); ct != wantType {
+		t.Errorf("Content-Type = %q, want %s", ct, wantType)
+	}
+	tr := tar.NewReader(body)
 	var manifest []struct {
 		RepoTags []string
 		Layers   []string
@@ -359,10 +386,6 @@ func TestImageExportIsALoadableTar(t *testing.T) {
 		if !names[l] {
 			t.Errorf("layer %s of the manifest is not in the tar", l)
 		}
-	}
-	status, body := h.do("GET", "/api/images/berth-none-"+h.label+"/export?env=1", nil)
-	if status != http.StatusNotFound || !strings.Contains(string(body), "Image not found") {
-		t.Errorf("export of a missing image = %d %s, want 404 Image not found", status, body)
 	}
 }
 
