@@ -2,6 +2,7 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as api from '../lib/api';
 import * as containers from '../lib/api-containers';
+import * as batch from '../lib/api-batch';
 import { session } from '../lib/session.svelte';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import ContainersScreen from './ContainersScreen.svelte';
@@ -10,6 +11,7 @@ vi.mock('../lib/api', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api')>();
   return { ...real, listContainers: vi.fn(), removeContainer: vi.fn() };
 });
+vi.mock('../lib/api-batch', () => ({ runBatch: vi.fn() }));
 vi.mock('../lib/api-containers', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-containers')>();
   return { ...real, lifecycle: vi.fn(), statsPass: vi.fn() };
@@ -43,7 +45,25 @@ const stat = (id: string, cpu: number, mem: number): containers.Stat => ({
   blockWrite: 0,
 });
 
+/** runBatch answering each item with ok(id) (a string is that item's error). */
+function batchAnswers(outcome: (id: string) => true | string) {
+  vi.mocked(batch.runBatch).mockImplementation(async (_env, req, onItem) => {
+    const results = req.items.map((it, i) => {
+      const o = outcome(it.id);
+      const r = o === true
+        ? { id: it.id, name: it.name, status: 'success' as const }
+        : { id: it.id, name: it.name, status: 'error' as const, error: o };
+      onItem?.({ type: 'progress', ...r, current: i + 1, total: req.items.length }, i + 1);
+      return r;
+    });
+    const success = results.filter((r) => r.status === 'success').length;
+    return { type: 'complete', summary: { total: results.length, success, failed: results.length - success }, results };
+  });
+}
+
 beforeEach(() => {
+  session.session = { authenticated: true, authEnabled: false };
+  batchAnswers(() => true);
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
   vi.mocked(api.listContainers).mockResolvedValue(structuredClone(list));
@@ -162,11 +182,8 @@ describe('ContainersScreen', () => {
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
   });
 
-  it('runs a bulk action on the selected containers and reports each one', async () => {
-    vi.mocked(containers.lifecycle).mockImplementation(async (_e, id) => {
-      if (id === 'c3') throw new api.ApiError(500, 'Failed to stop container');
-      return { success: true };
-    });
+  it('runs a bulk action on the selected containers as one batch and reports each one', async () => {
+    batchAnswers((id) => (id === 'c3' ? 'Failed to stop container' : true));
     render(ContainersScreen);
     await screen.findByRole('table');
     const toolbar = screen.getByRole('toolbar', { name: 'Selected containers' });
@@ -176,9 +193,16 @@ describe('ContainersScreen', () => {
     expect(within(toolbar).getByText('3')).toBeTruthy();
     await fireEvent.click(within(toolbar).getByRole('button', { name: 'Stop' }));
 
-    await waitFor(() => expect(containers.lifecycle).toHaveBeenCalledTimes(2));
-    expect(containers.lifecycle).toHaveBeenCalledWith(1, 'a1', 'stop');
-    expect(containers.lifecycle).toHaveBeenCalledWith(1, 'c3', 'stop');
+    await waitFor(() => expect(batch.runBatch).toHaveBeenCalledTimes(1));
+    const [env, req] = vi.mocked(batch.runBatch).mock.calls[0];
+    expect(env).toBe(1);
+    expect(req).toMatchObject({ operation: 'stop', entityType: 'containers' });
+    // db is not running: skipped, not sent.
+    expect(req.items).toEqual([
+      { id: 'c3', name: 'cache' },
+      { id: 'a1', name: 'web' },
+    ]);
+    expect(containers.lifecycle).not.toHaveBeenCalled();
     const results = await screen.findByRole('region', { name: /Stop: 1 done, 1 failed, 1 skipped/ });
     expect(within(results).getByText('stopped')).toBeTruthy();
     expect(within(results).getByText('failed: Failed to stop container')).toBeTruthy();
@@ -191,7 +215,17 @@ describe('ContainersScreen', () => {
     expect(screen.queryByRole('region', { name: /Stop:/ })).toBeNull();
   });
 
-  it('removes the selected containers after confirmation', async () => {
+  it('reports every item as failed when the batch is refused', async () => {
+    vi.mocked(batch.runBatch).mockRejectedValue(new api.ApiError(403, 'Permission denied'));
+    render(ContainersScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('checkbox', { name: 'Select web' }));
+    await fireEvent.click(screen.getByRole('button', { name: 'Restart' }));
+    const results = await screen.findByRole('region', { name: /Restart: 0 done, 1 failed/ });
+    expect(within(results).getByText('failed: Permission denied')).toBeTruthy();
+  });
+
+  it('removes the selected containers after confirmation, as one batch', async () => {
     render(ContainersScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('checkbox', { name: 'Select db' }));
@@ -200,12 +234,26 @@ describe('ContainersScreen', () => {
     const dialog = screen.getByRole('dialog', { name: 'Remove 2 containers?' });
     expect(within(dialog).getByText('db')).toBeTruthy();
     expect((within(dialog).getByRole('checkbox') as HTMLInputElement).checked).toBe(true);
-    expect(api.removeContainer).not.toHaveBeenCalled();
+    expect(batch.runBatch).not.toHaveBeenCalled();
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Remove' }));
-    await waitFor(() => expect(api.removeContainer).toHaveBeenCalledTimes(2));
-    expect(api.removeContainer).toHaveBeenCalledWith(1, 'a1', true);
-    expect(api.removeContainer).toHaveBeenCalledWith(1, 'b2', true);
+    await waitFor(() => expect(batch.runBatch).toHaveBeenCalledTimes(1));
+    const req = vi.mocked(batch.runBatch).mock.calls[0][1];
+    expect(req).toMatchObject({ operation: 'remove', entityType: 'containers', options: { force: true } });
+    expect(req.items.map((i) => i.id).sort()).toEqual(['a1', 'b2']);
+    expect(api.removeContainer).not.toHaveBeenCalled();
     expect(await screen.findByRole('region', { name: 'Remove: 2 done' })).toBeTruthy();
+  });
+
+  it('offers no selection and no bulk action to a viewer', async () => {
+    session.session = {
+      authenticated: true,
+      authEnabled: true,
+      user: { id: 2, username: 'viewer', isAdmin: false, permissions: { containers: ['view', 'logs', 'inspect'] } },
+    };
+    render(ContainersScreen);
+    await screen.findByRole('table');
+    expect(screen.queryByRole('checkbox')).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Remove…' })).toBeNull();
   });
 
   it('shows the error of the list call', async () => {
