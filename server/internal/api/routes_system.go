@@ -46,9 +46,9 @@ func (s *Server) systemRoutes() []route {
 
 		// Console-wide settings: general ones (a JSON object the console
 		// keeps), and the default theme, which the sign-in page reads too.
-		{"GET", "/api/settings/general", "settings:view", NoEnv, "", false, s.getSettingsObject(generalSettingsKey, "{}")},
-		{"POST", "/api/settings/general", "settings:edit", NoEnv, "settings.general", false, s.putSettingsObject(generalSettingsKey)},
-		{"PUT", "/api/settings/general", "settings:edit", NoEnv, "settings.general", false, s.putSettingsObject(generalSettingsKey)},
+		{"GET", "/api/settings/general", "settings:view", NoEnv, "", false, s.getGeneralSettings},
+		{"POST", "/api/settings/general", "settings:edit", NoEnv, "settings.general", false, s.putGeneralSettings},
+		{"PUT", "/api/settings/general", "settings:edit", NoEnv, "settings.general", false, s.putGeneralSettings},
 		{"GET", "/api/settings/theme", Public, NoEnv, "", false, s.getSettingsObject(themeSettingsKey, `{"theme":"system"}`)},
 		{"PUT", "/api/settings/theme", "settings:edit", NoEnv, "settings.theme", false, s.putSettingsObject(themeSettingsKey)},
 		{"POST", "/api/settings/theme", "settings:edit", NoEnv, "settings.theme", false, s.putSettingsObject(themeSettingsKey)},

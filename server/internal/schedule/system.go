@@ -150,3 +150,33 @@ func (s *Service) runSystem(ctx context.Context, d Definition, run *Run) error {
 	}
 	return nil
 }
+
+// SystemEnabled reports whether the system schedule id is on.
+func (s *Service) SystemEnabled(ctx context.Context, id int64) (bool, error) {
+	d, err := s.systemDefinition(ctx, id)
+	return d.Enabled, err
+}
+
+// SetSystemEnabled switches the system schedule id on or off.
+func (s *Service) SetSystemEnabled(ctx context.Context, id int64, on bool) error {
+	d, err := s.systemDefinition(ctx, id)
+	if err != nil || d.Enabled == on {
+		return err
+	}
+	if err := s.store.SetSetting(ctx, systemEnabledKey(id), strconv.FormatBool(on)); err != nil {
+		return err
+	}
+	s.refreshSoon(ctx)
+	return nil
+}
+
+// SystemCron is the fixed cron expression of the system schedule id ("" for
+// an unknown id).
+func SystemCron(id int64) string {
+	for _, sys := range systems {
+		if sys.id == id {
+			return sys.cron
+		}
+	}
+	return ""
+}
