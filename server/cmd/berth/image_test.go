@@ -71,11 +71,37 @@ func TestServerImageServesTheLocalEngine(t *testing.T) {
 		t.Errorf("image volumes = %v, want /data", inspect.Config.Volumes)
 	}
 
+	name, base := runServerImage(t, image)
+	cookie := imageFirstAdmin(t, name, base)
+	var envs []struct {
+		ID             int64
+		Name           string
+		ConnectionType string `json:"connectionType"`
+	}
+	if status := do(t, "GET", base+"/api/environments", map[string]string{"Cookie": cookie}, "", &envs); status != http.StatusOK {
+		t.Fatalf("GET /api/environments = %d", status)
+	}
+	if len(envs) != 1 || envs[0].Name != "local" || envs[0].ConnectionType != "socket" {
+		t.Fatalf("environments = %+v, want the local socket environment only", envs)
+	}
+
+	waitFor(t, 30*time.Second, "the container to be healthy", func() bool {
+		return strings.TrimSpace(docker(t, "inspect", "--format", "{{.State.Health.Status}}", name)) == "healthy"
+	})
+}
+
+// runServerImage runs image as docs/deploy.md tells users to (the engine
+// socket mounted with its group added, a named volume at /data, the port
+// published on loopback) and waits for /api/health. It returns the
+// container's name and the server's base URL. What it creates carries the
+// image test's label and goes at the end of the test.
+func runServerImage(t *testing.T, image string) (name, base string) {
+	t.Helper()
 	var st syscall.Stat_t
 	if err := syscall.Stat(enginetest.Socket, &st); err != nil {
 		t.Fatal(err)
 	}
-	name := "berth-image-test-" + randomHex(t)
+	name = "berth-image-test-" + randomHex(t)
 	// Leftovers of an interrupted run go too; containers before volumes.
 	cleanup := func() {
 		enginetest.RemoveLabelled(t, imageLabel)
@@ -95,7 +121,13 @@ func TestServerImageServesTheLocalEngine(t *testing.T) {
 			t.Logf("container log:\n%s", dockerOutput(name))
 		}
 	})
+	return name, waitServing(t, name)
+}
 
+// waitServing waits for container name's published port to answer
+// /api/health and returns its base URL.
+func waitServing(t *testing.T, name string) string {
+	t.Helper()
 	hostPort := strings.TrimSpace(strings.Split(docker(t, "port", name, "3000/tcp"), "\n")[0])
 	base := "http://" + hostPort
 	waitFor(t, 30*time.Second, "GET /api/health to answer 200", func() bool {
@@ -106,8 +138,17 @@ func TestServerImageServesTheLocalEngine(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
+	return base
+}
 
-	// A fresh install: the setup token is in the log, as for a real user.
+// imageAdminPassword is the password of the first admin firstAdmin creates.
+const imageAdminPassword = "image-test-password"
+
+// imageFirstAdmin creates the first admin of a fresh install with the setup token
+// from the container's log, as a real user does, and returns the Cookie
+// header of its session.
+func imageFirstAdmin(t *testing.T, name, base string) string {
+	t.Helper()
 	var token string
 	waitFor(t, 10*time.Second, "the setup token in the log", func() bool {
 		m := regexp.MustCompile(`setup_token=([0-9a-f]{32,})`).FindStringSubmatch(dockerOutput(name))
@@ -116,26 +157,11 @@ func TestServerImageServesTheLocalEngine(t *testing.T) {
 		}
 		return m != nil
 	})
-	admin := `{"username":"admin","password":"image-test-password"}`
+	admin := `{"username":"admin","password":"` + imageAdminPassword + `"}`
 	if status := do(t, "POST", base+"/api/users", map[string]string{"X-Setup-Token": token}, admin, nil); status != http.StatusCreated {
 		t.Fatalf("first admin with the setup token = %d, want 201", status)
 	}
-	cookie := login(t, base, "admin", "image-test-password")
-	var envs []struct {
-		ID             int64
-		Name           string
-		ConnectionType string `json:"connectionType"`
-	}
-	if status := do(t, "GET", base+"/api/environments", map[string]string{"Cookie": cookie}, "", &envs); status != http.StatusOK {
-		t.Fatalf("GET /api/environments = %d", status)
-	}
-	if len(envs) != 1 || envs[0].Name != "local" || envs[0].ConnectionType != "socket" {
-		t.Fatalf("environments = %+v, want the local socket environment only", envs)
-	}
-
-	waitFor(t, 30*time.Second, "the container to be healthy", func() bool {
-		return strings.TrimSpace(docker(t, "inspect", "--format", "{{.State.Health.Status}}", name)) == "healthy"
-	})
+	return login(t, base, "admin", imageAdminPassword)
 }
 
 // docker runs the docker CLI and returns its standard output; a failure
@@ -154,12 +180,16 @@ func docker(t *testing.T, args ...string) string {
 }
 
 // dockerOutput returns what container name wrote (standard output and error).
-func dockerOutput(name string) string {
+func dockerOutput(name string) string { return dockerOutputOf("logs", name) }
+
+// dockerOutputOf runs the docker CLI and returns what it wrote (standard
+// output and error); a failure is in the text, not the test's.
+func dockerOutputOf(args ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "docker", "logs", name).CombinedOutput()
+	out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
 	if err != nil {
-		return "docker logs: " + err.Error() + "\n" + string(out)
+		return "docker " + args[0] + ": " + err.Error() + "\n" + string(out)
 	}
 	return string(out)
 }

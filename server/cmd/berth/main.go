@@ -89,6 +89,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	return fmt.Errorf("unknown command %q", cmd)
 }
 
+// handOverDelay is how long the updater waits before stopping Berth.
+const handOverDelay = 2 * time.Second
+
 // handOver is the updater of a self-update: it replaces container args[0]
 // (Berth's) by a copy on image args[1] through the engine socket, and
 // prints each step.
@@ -101,6 +104,14 @@ func handOver(ctx context.Context, args []string, stderr io.Writer) error {
 	c, err := engines.Client(ctx, engine.Endpoint{ConnectionType: engine.Socket})
 	if err != nil {
 		return err
+	}
+	// Berth answers the request that launched the updater (its stream's
+	// last events) before it is stopped.
+	fmt.Fprintln(stderr, "Handing over in", handOverDelay)
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(handOverDelay):
 	}
 	id, err := selfupdate.HandOver(ctx, c, args[0], args[1], selfupdate.DefaultGate, func(step string) { fmt.Fprintln(stderr, step) })
 	if err != nil {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/selfupdate"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
@@ -27,8 +29,8 @@ func (s *Server) selfUpdateRoutes() []route {
 var selfUpdateOps = map[string]apiOp{
 	"GET /api/self-update/check": {Summary: "Is a newer image of Berth's own container in its registry (digest of the same reference)? 400 when Berth does not run in a container",
 		Response: selfupdate.Check{}},
-	"POST /api/self-update": {Summary: "Pull the new image and start the updater that replaces Berth's container with a copy on it (kept only once healthy, else the old one runs again); 400 when Berth does not run in a container",
-		Request: selfUpdateInput{}, Response: selfUpdateStarted{}},
+	"POST /api/self-update": {Summary: "Pull the new image and start the updater that replaces Berth's container with a copy on it (kept only once healthy, else the old one runs again); 400 when Berth does not run in a container or its engine socket is missing or read-only. An event stream (step {step,status,message}, log {message}, then launched or error; the job's id in X-Job-Id), or with Accept: application/json the final event",
+		Request: selfUpdateInput{}, Response: selfUpdateStarted{}, Content: mediaSSE, AlsoJSON: true},
 	"GET /api/self-update/progress": {Summary: "The updater's output and, once it ended, its exit code (0: the new container took over)",
 		Response: selfupdate.Progress{}, Query: []queryParam{{"id", "string", "the updater's container id (from POST /api/self-update)"}}},
 }
@@ -80,7 +82,7 @@ func (s *Server) checkSelfUpdate(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := selfupdate.CheckUpdate(c.Request.Context(), ec, self)
+	out, err := selfupdate.CheckUpdate(c.Request.Context(), ec, self, s.images.CredentialsFor)
 	if err != nil {
 		return err
 	}
@@ -104,6 +106,11 @@ func (s *Server) startSelfUpdate(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	// What can be known before anything is pulled is refused as a 4xx, as
+	// the reference does; the rest is reported by the stream's steps.
+	if err := selfupdate.Preflight(ctx, ec, self); err != nil {
+		return err
+	}
 	ref := req.NewImage
 	if ref == "" {
 		cfg, err := ec.InspectConfig(ctx, self)
@@ -115,16 +122,86 @@ func (s *Server) startSelfUpdate(c *gin.Context) error {
 	if err := engine.CheckImageName(ref); err != nil {
 		return err
 	}
-	if err := ec.PullImage(ctx, ref, nil, func(engine.Progress) {}); err != nil {
-		return fault.Wrap(fault.Internal, "Failed to pull "+ref, err).WithDetails(engine.Details(err))
+	noteAudit(c, self, ref)
+	return s.streamJob(c, func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
+		return runSelfUpdate(ctx, ec, self, ref, s.images.CredentialsFor, emit)
+	})
+}
+
+// selfUpdateStep is a step event of POST /api/self-update (the reference's
+// steps: pulling_image, building_config, pulling_updater,
+// creating_container, launching_updater; status active or completed).
+type selfUpdateStep struct {
+	Step    string `json:"step"`
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+// selfUpdateLog is a log event: one line of what is happening.
+type selfUpdateLog struct {
+	Message string `json:"message"`
+}
+
+// selfUpdateFailed is the final error event: the step that failed and why.
+type selfUpdateFailed struct {
+	Success bool   `json:"success"`
+	Step    string `json:"step"`
+	Message string `json:"message"`
+	Error   string `json:"error"`
+}
+
+// runSelfUpdate pulls ref and starts the updater, as events: step and log,
+// then launched (selfUpdateStarted) or error (selfUpdateFailed).
+func runSelfUpdate(ctx context.Context, ec *engine.Client, self, ref string, creds selfupdate.Credentials, emit jobs.Emit) (string, any, bool) {
+	step := func(name, status, msg string) { emit("step", selfUpdateStep{Step: name, Status: status, Message: msg}) }
+	logf := func(msg string) { emit("log", selfUpdateLog{Message: msg}) }
+	fail := func(name string, err error) (string, any, bool) {
+		msg := err.Error()
+		if d := engine.Details(err); d != "" && !strings.Contains(msg, d) {
+			msg += ": " + d
+		}
+		return "error", selfUpdateFailed{Step: name, Message: msg, Error: msg}, true
 	}
+
+	step("pulling_image", "active", "Pulling "+ref+"...")
+	auth, err := creds(ctx, ref)
+	if err != nil {
+		return fail("pulling_image", err)
+	}
+	last := map[string]string{}
+	if err := ec.PullImage(ctx, ref, auth, func(p engine.Progress) {
+		// One line per layer and status, not per byte count.
+		if p.Status == "" || last[p.ID] == p.Status {
+			return
+		}
+		last[p.ID] = p.Status
+		if p.ID != "" {
+			logf(p.ID + ": " + p.Status)
+		} else {
+			logf(p.Status)
+		}
+	}); err != nil {
+		return fail("pulling_image", fault.Wrap(fault.Internal, "Failed to pull "+ref, err))
+	}
+	step("pulling_image", "completed", "Image pulled")
+
+	step("building_config", "active", "Reading Berth's container settings...")
+	if err := selfupdate.Preflight(ctx, ec, self); err != nil {
+		return fail("building_config", err)
+	}
+	step("building_config", "completed", "The updater copies every setting of Berth's container onto the new image")
+	step("pulling_updater", "completed", "The updater runs on the new image itself: nothing more to pull")
+
+	step("creating_container", "active", "Creating the updater...")
 	id, err := selfupdate.Launch(ctx, ec, self, ref)
 	if err != nil {
-		return err
+		return fail("creating_container", err)
 	}
-	noteAudit(c, id, ref)
-	return writeJSON(c, http.StatusOK, selfUpdateStarted{Success: true, UpdaterID: id, NewImage: ref,
-		Message: "The updater is replacing Berth's container; Berth restarts on the new image, or keeps running on the old one if the new one is not healthy"})
+	step("creating_container", "completed", "Updater created")
+	logf("Updater started: " + id[:min(12, len(id))])
+	step("launching_updater", "completed", "Updater launched: Berth stops shortly and comes back on the new image")
+	return "launched", selfUpdateStarted{Success: true, UpdaterID: id, NewImage: ref,
+		Message: "The updater is replacing Berth's container; Berth restarts on the new image, or keeps running on the old one if the new one is not healthy"}, false
 }
 
 func (s *Server) selfUpdateProgress(c *gin.Context) error {

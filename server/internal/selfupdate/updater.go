@@ -35,8 +35,9 @@ type Check struct {
 }
 
 // CheckUpdate compares the digest of the image Berth's container self runs
-// with the one its registry gives for the same reference now.
-func CheckUpdate(ctx context.Context, c *engine.Client, self string) (Check, error) {
+// with the one its registry gives for the same reference now, asked with
+// the credentials creds gives for that reference (Berth's registries).
+func CheckUpdate(ctx context.Context, c *engine.Client, self string, creds Credentials) (Check, error) {
 	cfg, err := c.InspectConfig(ctx, self)
 	if err != nil {
 		return Check{}, fmt.Errorf("inspect Berth's container: %w", err)
@@ -55,7 +56,11 @@ func CheckUpdate(ctx context.Context, c *engine.Client, self string) (Check, err
 		out.Error = "Berth's image was built or loaded locally: there is no registry to compare it with"
 		return out, nil
 	}
-	d, err := c.RegistryDigest(ctx, cfg.Image, nil)
+	auth, err := creds(ctx, cfg.Image)
+	if err != nil {
+		return out, fmt.Errorf("read the registry's credentials: %w", err)
+	}
+	d, err := c.RegistryDigest(ctx, cfg.Image, auth)
 	if err != nil {
 		out.Error = "The registry could not be asked: " + engine.Details(err)
 		return out, nil
@@ -64,6 +69,10 @@ func CheckUpdate(ctx context.Context, c *engine.Client, self string) (Check, err
 	out.UpdateAvailable = !slices.ContainsFunc(img.RepoDigests, func(rd string) bool { return strings.HasSuffix(rd, "@"+d) })
 	return out, nil
 }
+
+// Credentials gives the credentials of the registry of an image reference
+// (nil: none), as the images service keeps them.
+type Credentials func(ctx context.Context, ref string) (*engine.Credentials, error)
 
 // socketBind is the bind of the engine socket into container raw (its
 // inspection), "" when it has none; readOnly tells whether it is.
@@ -85,6 +94,28 @@ func socketBind(raw json.RawMessage) (source string, readOnly bool) {
 	return "", false
 }
 
+// Preflight checks, before anything is pulled, that Launch can start an
+// updater for container self: the engine socket is mounted writable.
+func Preflight(ctx context.Context, c *engine.Client, self string) error {
+	raw, _, err := c.InspectContainer(ctx, self)
+	if err != nil {
+		return fmt.Errorf("inspect Berth's container: %w", err)
+	}
+	return socketProblem(raw)
+}
+
+// socketProblem is why the updater cannot use the engine socket of the
+// container inspected as raw, or nil.
+func socketProblem(raw json.RawMessage) error {
+	switch src, ro := socketBind(raw); {
+	case src == "":
+		return fault.New(fault.Invalid, "Berth's container has no engine socket mounted: the updater needs it")
+	case ro:
+		return fault.New(fault.Invalid, "The engine socket is mounted read-only into Berth's container: the updater needs it writable")
+	}
+	return nil
+}
+
 // Launch pulls nothing: it starts the updater for container self on
 // newImage (already on the engine) and returns the updater's id. Berth's
 // container must have the engine socket mounted writable.
@@ -93,16 +124,26 @@ func Launch(ctx context.Context, c *engine.Client, self, newImage string) (strin
 	if err != nil {
 		return "", fmt.Errorf("inspect Berth's container: %w", err)
 	}
-	src, ro := socketBind(raw)
-	switch {
-	case src == "":
-		return "", fault.New(fault.Invalid, "Berth's container has no engine socket mounted: the updater needs it")
-	case ro:
-		return "", fault.New(fault.Invalid, "The engine socket is mounted read-only into Berth's container: the updater needs it writable")
+	if err := socketProblem(raw); err != nil {
+		return "", err
 	}
-	name := fmt.Sprintf("%s-updater-%d", st.Name, time.Now().Unix())
+	src, _ := socketBind(raw)
+	name := fmt.Sprintf("%s-updater-%d", strings.TrimPrefix(st.Name, "/"), time.Now().Unix())
+	// The updater runs as Berth's container does: the same user and extra
+	// groups (the socket's group, added with --group-add, is how an
+	// unprivileged Berth reaches the engine), without the image's health
+	// check (it serves nothing).
+	var own struct {
+		Config     struct{ User string }
+		HostConfig struct{ GroupAdd []string }
+	}
+	_ = json.Unmarshal(raw, &own)
+	opts := engine.Settings{GroupAdd: own.HostConfig.GroupAdd, Healthcheck: &engine.Healthcheck{Disable: true}}
+	if own.Config.User != "" {
+		opts.User = &own.Config.User
+	}
 	id, err := c.CreateContainer(ctx, engine.CreateSpec{Name: name, Image: newImage, Cmd: []string{Subcommand, st.ID, newImage},
-		Labels: map[string]string{Label: st.ID}, Binds: []string{src + ":" + engine.DefaultSocket}})
+		Labels: map[string]string{Label: st.ID}, Binds: []string{src + ":" + engine.DefaultSocket}, Options: opts})
 	if err != nil {
 		return "", fmt.Errorf("create the updater: %w", err)
 	}
