@@ -35,7 +35,8 @@ var opGroups = []map[string]apiOp{coreOps, authOps, workloadOps, systemOps, cont
 	imageScanOps,
 	jobsOps,
 	selfUpdateOps,
-	hawserOps}
+	hawserOps,
+	remoteStacksOps}
 
 // mergeOps joins groups (a key in two is a mistake that
 // TestOpenAPIOpGroupsDoNotOverlap reports; the later one wins).

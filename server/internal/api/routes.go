@@ -246,7 +246,8 @@ func (s *Server) routes() []route {
 		s.imageScanRoutes(),
 		s.jobsRoutes(),
 		s.selfUpdateRoutes(),
-		s.hawserRoutes()} {
+		s.hawserRoutes(),
+		s.remoteStacksRoutes()} {
 		table = append(table, area...)
 	}
 	return table

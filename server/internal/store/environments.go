@@ -247,7 +247,8 @@ func (s *Store) DeleteEnvironment(ctx context.Context, id int64) error {
 		if err := oneRow(tx.Where("id = ?", id).Delete(&environmentRow{})); err != nil {
 			return err
 		}
-		return translate(tx.Where(clause.Eq{Column: clause.Column{Name: "key"}, Value: diskWarningKey(id)}).Delete(&settingRow{}).Error)
+		return translate(tx.Where(clause.IN{Column: clause.Column{Name: "key"}, Values: []any{diskWarningKey(id), remoteStacksDirKey(id)}}).
+			Delete(&settingRow{}).Error)
 	})
 	if err != nil {
 		return fmt.Errorf("store: delete environment %d: %w", id, err)
