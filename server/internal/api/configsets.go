@@ -1,53 +1,169 @@
 package api
 
 import (
+	"encoding/json"
+	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/server/internal/templates"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
-// configSetJSON is a config set as clients see it, secrets masked.
+// configSetJSON is a config set as clients see it, secrets masked: the
+// reference's shape (labels [{key, value}], volumes [{hostPath,
+// containerPath, mode}]); variables also carry isSecret, ports hostIp.
 type configSetJSON struct {
-	ID            int64              `json:"id"`
-	Name          string             `json:"name"`
-	Description   string             `json:"description"`
-	EnvVars       []store.ConfigVar  `json:"envVars"`
-	Labels        map[string]string  `json:"labels"`
-	Ports         []store.ConfigPort `json:"ports"`
-	Volumes       []string           `json:"volumes"`
-	NetworkMode   string             `json:"networkMode"`
-	RestartPolicy string             `json:"restartPolicy"`
-	CreatedAt     time.Time          `json:"createdAt"`
-	UpdatedAt     time.Time          `json:"updatedAt"`
+	ID            int64                `json:"id"`
+	Name          string               `json:"name"`
+	Description   string               `json:"description"`
+	EnvVars       []store.ConfigVar    `json:"envVars"`
+	Labels        []store.ConfigLabel  `json:"labels"`
+	Ports         []store.ConfigPort   `json:"ports"`
+	Volumes       []store.ConfigVolume `json:"volumes"`
+	NetworkMode   string               `json:"networkMode"`
+	RestartPolicy string               `json:"restartPolicy"`
+	CreatedAt     time.Time            `json:"createdAt"`
+	UpdatedAt     time.Time            `json:"updatedAt"`
 }
 
 func toConfigSetJSON(c store.ConfigSet) configSetJSON {
 	c = templates.Masked(c)
-	return configSetJSON{ID: c.ID, Name: c.Name, Description: c.Description, EnvVars: c.EnvVars, Labels: c.Labels,
-		Ports: c.Ports, Volumes: c.Volumes, NetworkMode: c.NetworkMode, RestartPolicy: c.RestartPolicy,
-		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+	return configSetJSON{ID: c.ID, Name: c.Name, Description: c.Description, EnvVars: nonNil(c.EnvVars),
+		Labels: nonNil(c.Labels), Ports: nonNil(c.Ports), Volumes: nonNil(c.Volumes), NetworkMode: c.NetworkMode,
+		RestartPolicy: c.RestartPolicy, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
-// configSetRequest is the body of POST and PUT /api/config-sets.
+// nonNil returns l, or an empty list for nil (answered as [], never null).
+func nonNil[T any](l []T) []T {
+	if l == nil {
+		return []T{}
+	}
+	return l
+}
+
+// configSetRequest is the body of POST and PUT /api/config-sets. A field
+// left out keeps its value on PUT (and its default on POST: network mode
+// bridge, restart policy no, empty lists).
 type configSetRequest struct {
-	Name          string             `json:"name"`
-	Description   string             `json:"description"`
-	EnvVars       []store.ConfigVar  `json:"envVars"`
-	Labels        map[string]string  `json:"labels"`
-	Ports         []store.ConfigPort `json:"ports"`
-	Volumes       []string           `json:"volumes"`
-	NetworkMode   string             `json:"networkMode"`
-	RestartPolicy string             `json:"restartPolicy"`
+	Name          *string            `json:"name"`
+	Description   *string            `json:"description"`
+	EnvVars       *[]store.ConfigVar `json:"envVars"`
+	Labels        *configLabels      `json:"labels"`
+	Ports         *[]configPortInput `json:"ports"`
+	Volumes       *configVolumes     `json:"volumes"`
+	NetworkMode   *string            `json:"networkMode"`
+	RestartPolicy *string            `json:"restartPolicy"`
 }
 
-func (r configSetRequest) set(id int64) store.ConfigSet {
-	return store.ConfigSet{ID: id, Name: r.Name, Description: r.Description, EnvVars: r.EnvVars, Labels: r.Labels,
-		Ports: r.Ports, Volumes: r.Volumes, NetworkMode: r.NetworkMode, RestartPolicy: r.RestartPolicy}
+// configPortInput is a port of a config set; the port numbers may be
+// strings or numbers.
+type configPortInput struct {
+	ContainerPort flexString `json:"containerPort"`
+	HostPort      flexString `json:"hostPort"`
+	HostIP        string     `json:"hostIp"`
+	Protocol      string     `json:"protocol"`
+}
+
+// configLabels are the reference's [{key, value}], or Berth's earlier
+// {"key": "value"} (sorted by key).
+type configLabels []store.ConfigLabel
+
+func (l *configLabels) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		*l = configLabels{}
+		return nil
+	}
+	if strings.HasPrefix(s, "{") {
+		var m map[string]string
+		if err := json.Unmarshal(b, &m); err != nil {
+			return fault.New(fault.Invalid, "labels must be a list of {key, value}")
+		}
+		out := configLabels{}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			out = append(out, store.ConfigLabel{Key: k, Value: m[k]})
+		}
+		*l = out
+		return nil
+	}
+	var list []store.ConfigLabel
+	if err := json.Unmarshal(b, &list); err != nil {
+		return fault.New(fault.Invalid, "labels must be a list of {key, value}")
+	}
+	*l = configLabels(nonNil(list))
+	return nil
+}
+
+// configVolumes are the reference's [{hostPath, containerPath, mode}];
+// an item may also be Berth's earlier "source:/target[:mode]".
+type configVolumes []store.ConfigVolume
+
+func (v *configVolumes) UnmarshalJSON(b []byte) error {
+	const msg = "volumes must be a list of {hostPath, containerPath, mode}"
+	if strings.TrimSpace(string(b)) == "null" {
+		*v = configVolumes{}
+		return nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(b, &items); err != nil {
+		return fault.New(fault.Invalid, msg)
+	}
+	out := configVolumes{}
+	for _, raw := range items {
+		var text string
+		if err := json.Unmarshal(raw, &text); err == nil {
+			if src, dst, ok := strings.Cut(text, ":"); !ok || src == "" || !strings.HasPrefix(dst, "/") {
+				return fault.Invalidf("Invalid volume %q: use source:/container/path[:ro]", text)
+			}
+			out = append(out, store.ParseConfigVolume(text))
+			continue
+		}
+		var one store.ConfigVolume
+		if err := json.Unmarshal(raw, &one); err != nil {
+			return fault.New(fault.Invalid, msg)
+		}
+		out = append(out, one)
+	}
+	*v = out
+	return nil
+}
+
+// apply writes the fields r carries over c.
+func (r configSetRequest) apply(c *store.ConfigSet) {
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&c.Name, r.Name)
+	set(&c.Description, r.Description)
+	set(&c.NetworkMode, r.NetworkMode)
+	set(&c.RestartPolicy, r.RestartPolicy)
+	c.Description = strings.TrimSpace(c.Description)
+	if r.EnvVars != nil {
+		c.EnvVars = nonNil(*r.EnvVars)
+	}
+	if r.Labels != nil {
+		c.Labels = []store.ConfigLabel(*r.Labels)
+	}
+	if r.Ports != nil {
+		c.Ports = make([]store.ConfigPort, 0, len(*r.Ports))
+		for _, p := range *r.Ports {
+			c.Ports = append(c.Ports, store.ConfigPort{ContainerPort: strings.TrimSpace(string(p.ContainerPort)),
+				HostPort: strings.TrimSpace(string(p.HostPort)), HostIP: strings.TrimSpace(p.HostIP), Protocol: strings.ToLower(strings.TrimSpace(p.Protocol))})
+		}
+	}
+	if r.Volumes != nil {
+		c.Volumes = []store.ConfigVolume(*r.Volumes)
+	}
 }
 
 func (s *Server) listConfigSets(c *gin.Context) error {
@@ -70,7 +186,8 @@ func (s *Server) getConfigSet(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, toConfigSetJSON(set))
 }
 
-// saveConfigSet creates (POST) or updates (PUT /{id}) a config set.
+// saveConfigSet creates (POST) or updates (PUT /{id}) a config set. PUT
+// changes only the fields the body carries.
 func (s *Server) saveConfigSet(c *gin.Context) error {
 	id, status, err := saveTarget(c, "Config set")
 	if err != nil {
@@ -78,14 +195,24 @@ func (s *Server) saveConfigSet(c *gin.Context) error {
 	}
 	var req configSetRequest
 	if err := bindJSON(c, &req); err != nil {
+		// A refusal of the labels' or volumes' decoder says what is wrong.
+		var top, inner *fault.Error
+		if errors.As(err, &top) && errors.As(top.Cause, &inner) {
+			return inner
+		}
 		return err
 	}
-	set := req.set(id)
-	save := s.tpl.sets.Update
-	if status == http.StatusCreated {
-		save = s.tpl.sets.Create
+	ctx := c.Request.Context()
+	var set store.ConfigSet
+	save := s.tpl.sets.Create
+	if status == http.StatusOK {
+		if set, err = s.tpl.sets.Get(ctx, id); err != nil {
+			return err
+		}
+		save = s.tpl.sets.Update
 	}
-	if err := save(c.Request.Context(), &set); err != nil {
+	req.apply(&set)
+	if err := save(ctx, &set); err != nil {
 		return err
 	}
 	noteAudit(c, strconv.FormatInt(set.ID, 10), set.Name)

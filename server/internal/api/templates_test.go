@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -373,13 +374,13 @@ type configSetJSON struct {
 		Value    string `json:"value"`
 		IsSecret bool   `json:"isSecret"`
 	} `json:"envVars"`
-	Labels        map[string]string `json:"labels"`
-	Ports         []map[string]any  `json:"ports"`
-	Volumes       []string          `json:"volumes"`
-	NetworkMode   string            `json:"networkMode"`
-	RestartPolicy string            `json:"restartPolicy"`
-	CreatedAt     string            `json:"createdAt"`
-	UpdatedAt     string            `json:"updatedAt"`
+	Labels        []map[string]string `json:"labels"`
+	Ports         []map[string]any    `json:"ports"`
+	Volumes       []map[string]string `json:"volumes"`
+	NetworkMode   string              `json:"networkMode"`
+	RestartPolicy string              `json:"restartPolicy"`
+	CreatedAt     string              `json:"createdAt"`
+	UpdatedAt     string              `json:"updatedAt"`
 }
 
 func TestConfigSetsKeepSecretsSealedAndMasked(t *testing.T) {
@@ -396,7 +397,7 @@ func TestConfigSetsKeepSecretsSealedAndMasked(t *testing.T) {
 	var created configSetJSON
 	h.must(201, "POST", "/api/config-sets", body, &created)
 	if created.ID == 0 || created.Name != "web defaults" || len(created.EnvVars) != 2 || created.EnvVars[1].Value != "***" ||
-		created.EnvVars[0].Value != "UTC" || created.Labels["team"] != "web" || len(created.Ports) != 1 || len(created.Volumes) != 2 ||
+		created.EnvVars[0].Value != "UTC" || len(created.Labels) != 1 || created.Labels[0]["key"] != "team" || created.Labels[0]["value"] != "web" || len(created.Ports) != 1 || len(created.Volumes) != 2 ||
 		created.RestartPolicy != "unless-stopped" || created.NetworkMode != "bridge" || created.CreatedAt == "" {
 		t.Fatalf("created = %+v", created)
 	}
@@ -453,6 +454,95 @@ func TestConfigSetsKeepSecretsSealedAndMasked(t *testing.T) {
 	}
 	h.must(200, "DELETE", fmt.Sprintf("/api/config-sets/%d", created.ID), nil, nil)
 	h.must(404, "GET", fmt.Sprintf("/api/config-sets/%d", created.ID), nil, nil)
+}
+
+// TestConfigSetsReferenceShapeDefaultsAndPartialUpdate checks config sets
+// as the reference's clients use them (issue 21 item 8): a set made with
+// only a name has network mode bridge, restart policy no and empty lists
+// (never null); labels [{key, value}] and volumes [{hostPath,
+// containerPath, mode}] round-trip in order; PUT changes only the fields
+// it carries (a PUT {description} keeps the name, the network mode, the
+// restart policy and the lists); wrong types are refused with 400.
+func TestConfigSetsReferenceShapeDefaultsAndPartialUpdate(t *testing.T) {
+	h := newHarness(t)
+	code, raw := h.do("POST", "/api/config-sets", map[string]any{"name": "bare"})
+	if code != 201 {
+		t.Fatalf("create bare = %d %s", code, raw)
+	}
+	var bare map[string]any
+	if err := json.Unmarshal(raw, &bare); err != nil {
+		t.Fatal(err)
+	}
+	if bare["networkMode"] != "bridge" || bare["restartPolicy"] != "no" || bare["description"] != "" {
+		t.Errorf("defaults = %s", raw)
+	}
+	for _, k := range []string{"envVars", "labels", "ports", "volumes"} {
+		if l, ok := bare[k].([]any); !ok || len(l) != 0 {
+			t.Errorf("%s = %#v, want []", k, bare[k])
+		}
+	}
+
+	labels := []map[string]string{{"key": "z.team", "value": "web"}, {"key": "a.tier", "value": "front"}}
+	volumes := []map[string]string{{"hostPath": "/srv/conf", "containerPath": "/etc/conf", "mode": "ro"},
+		{"hostPath": "data-" + h.label, "containerPath": "/data", "mode": "rw"}}
+	full := map[string]any{"name": "full", "description": "all of it",
+		"envVars": []map[string]any{{"key": "TZ", "value": "UTC"}}, "labels": labels,
+		"ports":   []map[string]any{{"hostPort": "8080", "containerPort": "80", "protocol": "udp"}, {"hostPort": 9090, "containerPort": 90}},
+		"volumes": volumes, "networkMode": "host", "restartPolicy": "always"}
+	var created configSetJSON
+	h.must(201, "POST", "/api/config-sets", full, &created)
+	wantPorts := `[{"containerPort":"80","hostPort":"8080","protocol":"udp"},{"containerPort":"90","hostPort":"9090","protocol":"tcp"}]`
+	check := func(what string, got configSetJSON, description string) {
+		t.Helper()
+		ports, _ := json.Marshal(got.Ports)
+		if got.Name != "full" || got.Description != description || !reflect.DeepEqual(got.Labels, labels) ||
+			!reflect.DeepEqual(got.Volumes, volumes) || string(ports) != wantPorts || got.NetworkMode != "host" ||
+			got.RestartPolicy != "always" || len(got.EnvVars) != 1 || got.EnvVars[0].Value != "UTC" {
+			t.Errorf("%s = %+v (ports %s)", what, got, ports)
+		}
+	}
+	check("created", created, "all of it")
+	path := fmt.Sprintf("/api/config-sets/%d", created.ID)
+	var got configSetJSON
+	h.must(200, "GET", path, nil, &got)
+	check("read back", got, "all of it")
+
+	h.must(200, "PUT", path, map[string]any{"description": "only this"}, &got)
+	check("after PUT {description}", got, "only this")
+	h.must(200, "GET", path, nil, &got)
+	check("read after PUT {description}", got, "only this")
+
+	h.must(200, "PUT", path, map[string]any{"restartPolicy": "on-failure", "labels": []map[string]string{}}, &got)
+	if got.RestartPolicy != "on-failure" || len(got.Labels) != 0 || got.NetworkMode != "host" || len(got.Volumes) != 2 || got.Name != "full" {
+		t.Errorf("after PUT {restartPolicy, labels: []} = %+v", got)
+	}
+
+	var list []configSetJSON
+	h.must(200, "GET", "/api/config-sets", nil, &list)
+	if len(list) != 2 {
+		t.Fatalf("list = %+v", list)
+	}
+	h.expectRefusals([]refusal{
+		{"labels as a string", "POST", "/api/config-sets", map[string]any{"name": "x", "labels": "a=b"}, 400, ""},
+		{"volumes as an object", "POST", "/api/config-sets", map[string]any{"name": "x", "volumes": map[string]any{"/data": map[string]any{}}}, 400, ""},
+		{"name as a number", "POST", "/api/config-sets", map[string]any{"name": 5}, 400, ""},
+		{"networkMode as a number", "PUT", path, map[string]any{"networkMode": 1}, 400, ""},
+		{"envVars as an object", "PUT", path, map[string]any{"envVars": map[string]string{"A": "1"}}, 400, ""},
+		{"port as a word", "PUT", path, map[string]any{"ports": []map[string]any{{"containerPort": true}}}, 400, ""},
+		{"volume without container path", "POST", "/api/config-sets", map[string]any{"name": "x", "volumes": []map[string]string{{"hostPath": "/srv"}}}, 400, "Invalid volume"},
+		{"volume relative host path", "POST", "/api/config-sets", map[string]any{"name": "x", "volumes": []map[string]string{{"hostPath": "../etc", "containerPath": "/etc"}}}, 400, "Invalid volume"},
+		{"volume bad mode", "POST", "/api/config-sets", map[string]any{"name": "x", "volumes": []map[string]string{{"hostPath": "/srv", "containerPath": "/srv", "mode": "rwx"}}}, 400, "Invalid volume"},
+		{"duplicate label", "POST", "/api/config-sets", map[string]any{"name": "x", "labels": []map[string]string{{"key": "a", "value": "1"}, {"key": "a", "value": "2"}}}, 400, `Label "a" is given twice`},
+		{"rename to a taken name", "PUT", path, map[string]any{"name": "bare"}, 409, "A config set named 'bare' already exists"},
+	})
+	h.must(200, "GET", path, nil, &got)
+	if got.RestartPolicy != "on-failure" || got.NetworkMode != "host" || got.Name != "full" || len(got.Volumes) != 2 {
+		t.Errorf("refused PUTs changed the set: %+v", got)
+	}
+	h.must(200, "GET", "/api/config-sets", nil, &list)
+	if len(list) != 2 {
+		t.Errorf("refused creates stored something: %+v", list)
+	}
 }
 
 func TestLabelsListDefinedAndEnvironmentLabelsWithCounts(t *testing.T) {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -15,9 +18,9 @@ type ConfigSet struct {
 	Name          string
 	Description   string
 	EnvVars       []ConfigVar
-	Labels        map[string]string
+	Labels        []ConfigLabel
 	Ports         []ConfigPort
-	Volumes       []string // "source:target[:mode]"
+	Volumes       []ConfigVolume
 	NetworkMode   string
 	RestartPolicy string
 	CreatedAt     time.Time
@@ -31,13 +34,27 @@ type ConfigVar struct {
 	IsSecret bool   `json:"isSecret"`
 }
 
+// ConfigLabel is one container label of a config set, in the order given.
+type ConfigLabel struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
 // ConfigPort is one published port of a config set, as the container
 // create request carries it.
 type ConfigPort struct {
 	ContainerPort string `json:"containerPort"`
-	HostPort      string `json:"hostPort,omitempty"`
+	HostPort      string `json:"hostPort"`
 	HostIP        string `json:"hostIp,omitempty"`
-	Protocol      string `json:"protocol,omitempty"`
+	Protocol      string `json:"protocol"`
+}
+
+// ConfigVolume is one volume of a config set: a host path or a named
+// volume mounted at ContainerPath with Mode (rw, ro, …).
+type ConfigVolume struct {
+	HostPath      string `json:"hostPath"`
+	ContainerPath string `json:"containerPath"`
+	Mode          string `json:"mode"`
 }
 
 type configSetRow struct {
@@ -69,16 +86,15 @@ func (s *Store) configSetRow(c *ConfigSet) (configSetRow, error) {
 		}
 		vars = append(vars, v)
 	}
-	labels := c.Labels
+	labels, ports, volumes := c.Labels, c.Ports, c.Volumes
 	if labels == nil {
-		labels = map[string]string{}
+		labels = []ConfigLabel{}
 	}
-	ports, volumes := c.Ports, c.Volumes
 	if ports == nil {
 		ports = []ConfigPort{}
 	}
 	if volumes == nil {
-		volumes = []string{}
+		volumes = []ConfigVolume{}
 	}
 	row := configSetRow{ID: c.ID, Name: c.Name, Description: c.Description, NetworkMode: c.NetworkMode, RestartPolicy: c.RestartPolicy}
 	for _, f := range []struct {
@@ -94,21 +110,35 @@ func (s *Store) configSetRow(c *ConfigSet) (configSetRow, error) {
 	return row, nil
 }
 
-// configSet decodes r, opening secret values.
+// configSet decodes r, opening secret values. Rows written before labels
+// and volumes were lists of objects hold labels as an object and volumes as
+// "source:target[:mode]" strings; both read as the lists.
 func (s *Store) configSet(r configSetRow) (ConfigSet, error) {
 	c := ConfigSet{ID: r.ID, Name: r.Name, Description: r.Description, NetworkMode: r.NetworkMode, RestartPolicy: r.RestartPolicy,
-		CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time, EnvVars: []ConfigVar{}, Labels: map[string]string{},
-		Ports: []ConfigPort{}, Volumes: []string{}}
+		CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time, EnvVars: []ConfigVar{}, Labels: []ConfigLabel{},
+		Ports: []ConfigPort{}, Volumes: []ConfigVolume{}}
+	var labels, volumes []byte
 	for _, f := range []struct {
 		src string
 		dst any
-	}{{r.EnvVars, &c.EnvVars}, {r.Labels, &c.Labels}, {r.Ports, &c.Ports}, {r.Volumes, &c.Volumes}} {
+	}{{r.EnvVars, &c.EnvVars}, {r.Labels, &labels}, {r.Ports, &c.Ports}, {r.Volumes, &volumes}} {
 		if f.src == "" {
+			continue
+		}
+		if b, ok := f.dst.(*[]byte); ok {
+			*b = []byte(f.src)
 			continue
 		}
 		if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
 			return ConfigSet{}, fmt.Errorf("config set %d: %w", r.ID, err)
 		}
+	}
+	var err error
+	if c.Labels, err = decodeConfigLabels(labels); err != nil {
+		return ConfigSet{}, fmt.Errorf("config set %d: labels: %w", r.ID, err)
+	}
+	if c.Volumes, err = decodeConfigVolumes(volumes); err != nil {
+		return ConfigSet{}, fmt.Errorf("config set %d: volumes: %w", r.ID, err)
 	}
 	for i, v := range c.EnvVars {
 		if v.IsSecret {
@@ -120,6 +150,67 @@ func (s *Store) configSet(r configSetRow) (ConfigSet, error) {
 		}
 	}
 	return c, nil
+}
+
+// decodeConfigLabels reads a list of {key, value}, or an object (sorted by
+// key).
+func decodeConfigLabels(b []byte) ([]ConfigLabel, error) {
+	out := []ConfigLabel{}
+	if len(b) == 0 || string(b) == "null" {
+		return out, nil
+	}
+	if b[0] != '{' {
+		if err := json.Unmarshal(b, &out); err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = []ConfigLabel{}
+		}
+		return out, nil
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, ConfigLabel{Key: k, Value: m[k]})
+	}
+	return out, nil
+}
+
+// decodeConfigVolumes reads a list whose items are {hostPath,
+// containerPath, mode} or "source:target[:mode]" strings.
+func decodeConfigVolumes(b []byte) ([]ConfigVolume, error) {
+	out := []ConfigVolume{}
+	if len(b) == 0 || string(b) == "null" {
+		return out, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(b, &items); err != nil {
+		return nil, err
+	}
+	for _, raw := range items {
+		var v ConfigVolume
+		var text string
+		if err := json.Unmarshal(raw, &text); err == nil {
+			v = ParseConfigVolume(text)
+		} else if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// ParseConfigVolume splits "source:target[:mode]" at its first two colons
+// (the mode is "rw" when not given).
+func ParseConfigVolume(text string) ConfigVolume {
+	src, rest, _ := strings.Cut(text, ":")
+	dst, mode, _ := strings.Cut(rest, ":")
+	if mode == "" {
+		mode = "rw"
+	}
+	return ConfigVolume{HostPath: src, ContainerPath: dst, Mode: mode}
 }
 
 // ListConfigSets returns every config set ordered by name.

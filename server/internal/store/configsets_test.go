@@ -17,9 +17,9 @@ func TestConfigSetsRoundTripWithSecretsSealed(t *testing.T) {
 		ctx := context.Background()
 		c := store.ConfigSet{Name: "web", Description: "d",
 			EnvVars:     []store.ConfigVar{{Key: "TZ", Value: "UTC"}, {Key: "PW", Value: "hunter2", IsSecret: true}},
-			Labels:      map[string]string{"team": "web"},
+			Labels:      []store.ConfigLabel{{Key: "team", Value: "web"}},
 			Ports:       []store.ConfigPort{{ContainerPort: "80", HostPort: "8080", Protocol: "tcp"}},
-			Volumes:     []string{"data:/data"},
+			Volumes:     []store.ConfigVolume{{HostPath: "data", ContainerPath: "/data", Mode: "rw"}},
 			NetworkMode: "bridge", RestartPolicy: "always"}
 		if err := s.CreateConfigSet(ctx, &c); err != nil {
 			t.Fatal(err)
@@ -58,6 +58,35 @@ func TestConfigSetsRoundTripWithSecretsSealed(t *testing.T) {
 		}
 		if err := s.DeleteConfigSet(ctx, c.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("second delete: %v", err)
+		}
+	})
+}
+
+// TestConfigSetsReadRowsOfTheEarlierShape reads a row written when labels
+// were an object and volumes "source:target[:mode]" strings.
+func TestConfigSetsReadRowsOfTheEarlierShape(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		c := store.ConfigSet{Name: "old"}
+		if err := s.CreateConfigSet(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.DB().Exec("UPDATE config_sets SET labels = $1, volumes = $2 WHERE id = $3",
+			`{"b":"2","a":"1"}`, `["data:/data","/srv/conf:/etc/conf:ro"]`, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetConfigSet(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantLabels := []store.ConfigLabel{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}}
+		wantVolumes := []store.ConfigVolume{{HostPath: "data", ContainerPath: "/data", Mode: "rw"},
+			{HostPath: "/srv/conf", ContainerPath: "/etc/conf", Mode: "ro"}}
+		if diff := cmp.Diff(wantLabels, got.Labels); diff != "" {
+			t.Errorf("labels (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(wantVolumes, got.Volumes); diff != "" {
+			t.Errorf("volumes (-want +got):\n%s", diff)
 		}
 	})
 }

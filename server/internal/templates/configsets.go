@@ -46,32 +46,78 @@ func validate(c *store.ConfigSet) error {
 		}
 		seen[v.Key] = true
 	}
-	for k := range c.Labels {
-		if strings.TrimSpace(k) == "" {
+	seen = map[string]bool{}
+	for _, l := range c.Labels {
+		if strings.TrimSpace(l.Key) == "" {
 			return fault.Invalidf("Label names must not be empty")
 		}
+		if seen[l.Key] {
+			return fault.Invalidf("Label %q is given twice", l.Key)
+		}
+		seen[l.Key] = true
 	}
-	for _, p := range c.Ports {
+	for i, p := range c.Ports {
 		if !portNumber.MatchString(p.ContainerPort) {
 			return fault.Invalidf("Invalid container port %q", p.ContainerPort)
 		}
 		if p.HostPort != "" && !portNumber.MatchString(p.HostPort) {
 			return fault.Invalidf("Invalid host port %q", p.HostPort)
 		}
-		if p.Protocol != "" && !slices.Contains([]string{"tcp", "udp", "sctp"}, p.Protocol) {
+		if p.Protocol == "" {
+			c.Ports[i].Protocol = "tcp"
+		} else if !slices.Contains([]string{"tcp", "udp", "sctp"}, p.Protocol) {
 			return fault.Invalidf("Invalid protocol %q: use tcp, udp or sctp", p.Protocol)
 		}
 	}
-	for _, v := range c.Volumes {
-		if src, dst, ok := strings.Cut(v, ":"); !ok || src == "" || !strings.HasPrefix(dst, "/") {
-			return fault.Invalidf("Invalid volume %q: use source:/container/path[:ro]", v)
+	for i, v := range c.Volumes {
+		if err := validateVolume(&c.Volumes[i]); err != nil {
+			return fault.Invalidf("Invalid volume %q: %s", v.HostPath+":"+v.ContainerPath, err.Error())
 		}
 	}
-	if c.NetworkMode != "" && !networkModes.MatchString(c.NetworkMode) {
+	if c.NetworkMode == "" {
+		c.NetworkMode = "bridge"
+	}
+	if c.RestartPolicy == "" {
+		c.RestartPolicy = "no"
+	}
+	if !networkModes.MatchString(c.NetworkMode) {
 		return fault.Invalidf("Invalid network mode %q", c.NetworkMode)
 	}
-	if c.RestartPolicy != "" && !slices.Contains(restartPolicies, c.RestartPolicy) {
+	if !slices.Contains(restartPolicies, c.RestartPolicy) {
 		return fault.Invalidf("Invalid restart policy %q: use no, always, on-failure or unless-stopped", c.RestartPolicy)
+	}
+	return nil
+}
+
+// volumeName is a named volume's name as the engine allows it.
+var volumeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// volumeModes are the words a bind's mode may combine (comma-separated).
+var volumeModes = []string{"rw", "ro", "z", "Z", "shared", "rshared", "slave", "rslave", "private", "rprivate", "nocopy"}
+
+// validateVolume checks v: an absolute host path or a volume name, an
+// absolute container path, a known mode ("" is rw). Whether a host path
+// may be mounted is decided, per environment, when a container is created
+// from the set (the environment's security settings).
+func validateVolume(v *store.ConfigVolume) error {
+	v.HostPath, v.ContainerPath, v.Mode = strings.TrimSpace(v.HostPath), strings.TrimSpace(v.ContainerPath), strings.TrimSpace(v.Mode)
+	switch {
+	case v.HostPath == "":
+		return errors.New("hostPath is required")
+	case strings.Contains(v.HostPath, ":"):
+		return errors.New("hostPath must not contain ':'")
+	case !strings.HasPrefix(v.HostPath, "/") && !volumeName.MatchString(v.HostPath):
+		return errors.New("hostPath must be an absolute path or a volume name")
+	case !strings.HasPrefix(v.ContainerPath, "/") || strings.Contains(v.ContainerPath, ":"):
+		return errors.New("containerPath must be an absolute path in the container")
+	}
+	if v.Mode == "" {
+		v.Mode = "rw"
+	}
+	for _, m := range strings.Split(v.Mode, ",") {
+		if !slices.Contains(volumeModes, m) {
+			return fmt.Errorf("unknown mode %q: use rw or ro", m)
+		}
 	}
 	return nil
 }

@@ -116,14 +116,26 @@ export interface ConfigSetPort {
   protocol?: string;
 }
 
+export interface ConfigSetLabel {
+  key: string;
+  value: string;
+}
+
+/** A volume of a config set: a host path or a volume name, mounted at containerPath with mode (rw, ro, …). */
+export interface ConfigSetVolume {
+  hostPath: string;
+  containerPath: string;
+  mode: string;
+}
+
 export interface ConfigSet {
   id: number;
   name: string;
   description: string;
   envVars: ConfigSetVar[];
-  labels: Record<string, string>;
+  labels: ConfigSetLabel[];
   ports: ConfigSetPort[];
-  volumes: string[];
+  volumes: ConfigSetVolume[];
   networkMode: string;
   restartPolicy: string;
   createdAt?: string;
@@ -151,7 +163,10 @@ export function createConfigSet(body: ConfigSetBody): Promise<ConfigSet> {
   return request('POST', '/api/config-sets', { body });
 }
 
-/** Replaces config set id with body; a secret whose value is SECRET_MASK keeps its stored value. */
+/**
+ * Updates config set id with the fields body carries (the others are kept);
+ * a secret whose value is SECRET_MASK keeps its stored value.
+ */
 export function updateConfigSet(id: number, body: ConfigSetBody): Promise<ConfigSet> {
   return request('PUT', `/api/config-sets/${id}`, { body });
 }
@@ -194,7 +209,7 @@ export function applyConfigSet(form: CreateForm, set: ConfigSet): { form: Create
     if (!env.some((r) => r.key === v.key)) env.push({ key: v.key, value: v.value });
   }
   const labels = [...form.labels];
-  for (const [key, value] of Object.entries(set.labels ?? {})) {
+  for (const { key, value } of set.labels ?? []) {
     if (!labels.some((r) => r.key === key)) labels.push({ key, value });
   }
   const ports = [...form.ports];
@@ -205,10 +220,10 @@ export function applyConfigSet(form: CreateForm, set: ConfigSet): { form: Create
     }
   }
   const volumes = [...form.volumes];
-  for (const v of set.volumes) {
-    const [source, target, mode] = v.split(':');
+  for (const v of set.volumes ?? []) {
+    const target = v.containerPath;
     if (!target || volumes.some((r) => r.target === target)) continue;
-    volumes.push({ source, target, readOnly: mode === 'ro' });
+    volumes.push({ source: v.hostPath, target, readOnly: v.mode.split(',').includes('ro') });
   }
   const restart = ['no', 'always', 'unless-stopped', 'on-failure'].includes(set.restartPolicy)
     ? (set.restartPolicy as CreateForm['restartPolicy'])

@@ -29,13 +29,16 @@ const sets: tpl.ConfigSet[] = [
       { key: 'TZ', value: 'UTC', isSecret: false },
       { key: 'DB_PASSWORD', value: LEAK, isSecret: true },
     ],
-    labels: { team: 'web' },
+    labels: [{ key: 'team', value: 'web' }],
     ports: [{ containerPort: '80', hostPort: '8080', protocol: 'tcp' }],
-    volumes: ['data:/data', '/srv/conf:/etc/conf:ro'],
+    volumes: [
+      { hostPath: 'data', containerPath: '/data', mode: 'rw' },
+      { hostPath: '/srv/conf', containerPath: '/etc/conf', mode: 'ro' },
+    ],
     networkMode: 'bridge',
     restartPolicy: 'unless-stopped',
   },
-  { id: 2, name: 'bare', description: '', envVars: [], labels: {}, ports: [], volumes: [], networkMode: '', restartPolicy: '' },
+  { id: 2, name: 'bare', description: '', envVars: [], labels: [], ports: [], volumes: [], networkMode: '', restartPolicy: '' },
 ];
 
 beforeEach(() => {
@@ -133,9 +136,9 @@ describe('ConfigSetsScreen', () => {
         { key: 'LOG_LEVEL', value: 'debug', isSecret: false },
         { key: 'API_TOKEN', value: 's3cret', isSecret: true },
       ],
-      labels: { tier: 'api' },
+      labels: [{ key: 'tier', value: 'api' }],
       ports: [{ containerPort: '8000', hostPort: '9000', protocol: 'udp' }],
-      volumes: ['cache:/var/cache:ro'],
+      volumes: [{ hostPath: 'cache', containerPath: '/var/cache', mode: 'ro' }],
       networkMode: 'host',
       restartPolicy: 'always',
     });
@@ -169,7 +172,10 @@ describe('ConfigSetsScreen', () => {
       { key: 'TZ', value: 'UTC', isSecret: false },
       { key: 'DB_PASSWORD', value: tpl.SECRET_MASK, isSecret: true },
     ]);
-    expect(body.volumes).toEqual(['data:/data', '/srv/conf:/etc/conf:ro']);
+    expect(body.volumes).toEqual([
+      { hostPath: 'data', containerPath: '/data', mode: 'rw' },
+      { hostPath: '/srv/conf', containerPath: '/etc/conf', mode: 'ro' },
+    ]);
     expect(body.ports).toEqual([{ containerPort: '80', hostPort: '8080', protocol: 'tcp' }]);
     expect(await screen.findByText('Config set web defaults saved.')).toBeTruthy();
 

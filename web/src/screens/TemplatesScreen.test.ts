@@ -170,9 +170,12 @@ describe('applyConfigSet', () => {
         { key: 'LOG', value: 'debug', isSecret: false },
         { key: 'DB_PASSWORD', value: '***', isSecret: true },
       ],
-      labels: { team: 'web' },
+      labels: [{ key: 'team', value: 'web' }],
       ports: [{ containerPort: '80', hostPort: '8080', protocol: 'tcp' }, { containerPort: '53', protocol: 'udp' }],
-      volumes: ['data:/data', '/srv/conf:/etc/conf:ro'],
+      volumes: [
+      { hostPath: 'data', containerPath: '/data', mode: 'rw' },
+      { hostPath: '/srv/conf', containerPath: '/etc/conf', mode: 'ro' },
+    ],
       networkMode: 'bridge',
       restartPolicy: 'unless-stopped',
     };

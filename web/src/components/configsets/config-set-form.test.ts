@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SECRET_MASK, type ConfigSet } from '../../lib/api-templates';
-import { bodyOf, emptyConfigSetForm, formOf, splitVolume } from './config-set-form';
+import { bodyOf, emptyConfigSetForm, formOf, volumeOf, volumeRow } from './config-set-form';
 
 const set: ConfigSet = {
   id: 4,
@@ -10,9 +10,12 @@ const set: ConfigSet = {
     { key: 'PGDATA', value: '/data', isSecret: false },
     { key: 'POSTGRES_PASSWORD', value: SECRET_MASK, isSecret: true },
   ],
-  labels: { backup: 'daily' },
+  labels: [{ key: 'backup', value: 'daily' }],
   ports: [{ containerPort: '5432', hostIp: '127.0.0.1', hostPort: '5432' }],
-  volumes: ['pg:/data', '/etc/pg:/etc/pg:ro,z'],
+  volumes: [
+    { hostPath: 'pg', containerPath: '/data', mode: 'rw' },
+    { hostPath: '/etc/pg', containerPath: '/etc/pg', mode: 'ro,z' },
+  ],
   networkMode: 'none',
   restartPolicy: 'on-failure',
 };
@@ -26,9 +29,9 @@ describe('config set form', () => {
       name: 'db',
       description: 'Database',
       envVars: set.envVars,
-      labels: { backup: 'daily' },
+      labels: [{ key: 'backup', value: 'daily' }],
       ports: [{ containerPort: '5432', hostIp: '127.0.0.1', hostPort: '5432', protocol: 'tcp' }],
-      volumes: ['pg:/data', '/etc/pg:/etc/pg:ro,z'],
+      volumes: set.volumes,
       networkMode: 'none',
       restartPolicy: 'on-failure',
     });
@@ -56,12 +59,12 @@ describe('config set form', () => {
     f.labels = [{ key: ' ', value: '' }];
     f.ports = [{ hostIp: '', hostPort: '', containerPort: ' ', protocol: 'udp' }];
     f.volumes = [{ source: ' ', target: '', mode: 'ro' }];
-    expect(bodyOf(f)).toEqual({ name: 'x', description: '', envVars: [], labels: {}, ports: [], volumes: [], networkMode: '', restartPolicy: '' });
+    expect(bodyOf(f)).toEqual({ name: 'x', description: '', envVars: [], labels: [], ports: [], volumes: [], networkMode: '', restartPolicy: '' });
   });
 
-  it('splits a volume at its first two colons', () => {
-    expect(splitVolume('a:/b')).toEqual({ source: 'a', target: '/b', mode: '' });
-    expect(splitVolume('a:/b:ro')).toEqual({ source: 'a', target: '/b', mode: 'ro' });
-    expect(splitVolume('nocolon')).toEqual({ source: 'nocolon', target: '', mode: '' });
+  it('shows a read-write volume without a mode and sends it as rw', () => {
+    expect(volumeRow({ hostPath: 'a', containerPath: '/b', mode: 'rw' })).toEqual({ source: 'a', target: '/b', mode: '' });
+    expect(volumeRow({ hostPath: 'a', containerPath: '/b', mode: 'ro' })).toEqual({ source: 'a', target: '/b', mode: 'ro' });
+    expect(volumeOf({ source: ' a ', target: '/b', mode: '' })).toEqual({ hostPath: 'a', containerPath: '/b', mode: 'rw' });
   });
 });

@@ -2,7 +2,7 @@
 // shape. A secret variable comes from the server masked: the form holds it
 // with an empty value and sends the mask back, which keeps the stored value,
 // unless the user types a new one.
-import { SECRET_MASK, type ConfigSet, type ConfigSetBody } from '../../lib/api-templates';
+import { SECRET_MASK, type ConfigSet, type ConfigSetBody, type ConfigSetVolume } from '../../lib/api-templates';
 
 export interface VarRow {
   key: string;
@@ -29,7 +29,7 @@ export interface PortRow {
 export interface VolumeRow {
   source: string;
   target: string;
-  /** '' (read-write), 'ro', or another mode the set was saved with. */
+  /** 'rw' (or '', the same), 'ro', or another mode the set was saved with. */
   mode: string;
 }
 
@@ -50,15 +50,14 @@ export function emptyConfigSetForm(): ConfigSetForm {
   return { name: '', description: '', env: [], labels: [], ports: [], volumes: [], networkMode: '', restartPolicy: '' };
 }
 
-/** "source:target[:mode]" split at its first two colons. */
-export function splitVolume(v: string): VolumeRow {
-  const [source = '', target = '', ...mode] = v.split(':');
-  return { source, target, mode: mode.join(':') };
+/** The form's row of a volume the API answers (read-write shows as ''). */
+export function volumeRow(v: ConfigSetVolume): VolumeRow {
+  return { source: v.hostPath ?? '', target: v.containerPath ?? '', mode: v.mode === 'rw' ? '' : (v.mode ?? '') };
 }
 
-export function joinVolume(v: VolumeRow): string {
-  const base = `${v.source.trim()}:${v.target.trim()}`;
-  return v.mode ? `${base}:${v.mode}` : base;
+/** The API's volume of a form row. */
+export function volumeOf(v: VolumeRow): ConfigSetVolume {
+  return { hostPath: v.source.trim(), containerPath: v.target.trim(), mode: v.mode || 'rw' };
 }
 
 /** The form editing set: secret values are left empty (the server never sends them). */
@@ -69,14 +68,14 @@ export function formOf(set: ConfigSet): ConfigSetForm {
     env: (set.envVars ?? []).map((v) =>
       v.isSecret ? { key: v.key, value: '', isSecret: true, storedSecret: v.key } : { key: v.key, value: v.value, isSecret: false },
     ),
-    labels: Object.entries(set.labels ?? {}).map(([key, value]) => ({ key, value })),
+    labels: (set.labels ?? []).map(({ key, value }) => ({ key, value })),
     ports: (set.ports ?? []).map((p) => ({
       hostIp: p.hostIp ?? '',
       hostPort: p.hostPort ?? '',
       containerPort: p.containerPort,
       protocol: p.protocol === 'udp' || p.protocol === 'sctp' ? p.protocol : 'tcp',
     })),
-    volumes: (set.volumes ?? []).map(splitVolume),
+    volumes: (set.volumes ?? []).map(volumeRow),
     networkMode: set.networkMode ?? '',
     restartPolicy: set.restartPolicy ?? '',
   };
@@ -93,15 +92,13 @@ export function keepsSecret(r: VarRow): boolean {
  * refuses it, with a message, if it was renamed).
  */
 export function bodyOf(f: ConfigSetForm): ConfigSetBody {
-  const labels: Record<string, string> = {};
-  for (const l of f.labels) if (l.key.trim() || l.value) labels[l.key.trim()] = l.value;
   return {
     name: f.name.trim(),
     description: f.description.trim(),
     envVars: f.env
       .filter((r) => r.key.trim() || r.value || keepsSecret(r))
       .map((r) => ({ key: r.key.trim(), value: keepsSecret(r) ? SECRET_MASK : r.value, isSecret: r.isSecret })),
-    labels,
+    labels: f.labels.filter((l) => l.key.trim() || l.value).map((l) => ({ key: l.key.trim(), value: l.value })),
     ports: f.ports
       .filter((p) => p.containerPort.trim() || p.hostPort.trim() || p.hostIp.trim())
       .map((p) => {
@@ -110,7 +107,7 @@ export function bodyOf(f: ConfigSetForm): ConfigSetBody {
         if (p.hostIp.trim()) out.hostIp = p.hostIp.trim();
         return out;
       }),
-    volumes: f.volumes.filter((v) => v.source.trim() || v.target.trim()).map(joinVolume),
+    volumes: f.volumes.filter((v) => v.source.trim() || v.target.trim()).map(volumeOf),
     networkMode: f.networkMode.trim(),
     restartPolicy: f.restartPolicy,
   };
