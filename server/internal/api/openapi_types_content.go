@@ -41,8 +41,11 @@ var contentOps = map[string]apiOp{
 		Query: []queryParam{{"path", "string", "the file"}}},
 	"POST /api/volumes/{name}/browse/release": {Summary: "Stop the helper container browsing a volume", Response: releasedAnswer{}},
 	"POST /api/volumes/{name}/clone":          {Summary: "Copy a volume into a new one", Request: nameInput{}, Response: cloneAnswer{}},
-	"GET /api/volumes/{name}/export": {Summary: "Download a volume's content as a tar archive (compress=gzip: gzipped)", Content: mediaTar + ", application/gzip",
-		Query: []queryParam{{"compress", "string", "gzip or none (default)"}}},
+	"GET /api/volumes/{name}/export": {Summary: "Download a volume's content, or a path inside it, as a tar archive (format=tar.gz: gzipped; format=raw: a file's bytes alone)",
+		Content: mediaTar + ", application/gzip, application/octet-stream", Query: []queryParam{
+			{"path", "string", "a path inside the volume (default /, all of it); links on the way are followed only inside the volume"},
+			{"format", "string", "tar (default), tar.gz, or raw (a file's bytes alone; a directory is a tar)"},
+			{"compress", "string", "Berth's alias: gzip (= format=tar.gz) or none (= format=tar)"}}},
 	"GET /api/images/{id}/export": {Summary: "Download an image as the engine saves it (a docker save tar archive; compress=true: gzipped)",
 		Content: mediaTar + ", application/gzip", Query: []queryParam{{"compress", "boolean", "true: a gzipped tar (.tar.gz); false (default): a tar"}}},
 

@@ -1,12 +1,16 @@
 package api
 
 import (
+	"archive/tar"
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,36 +70,79 @@ func attachmentName(s, ext string) string {
 	return n + ext
 }
 
+// exportVolume streams a volume's content, or a path inside it (?path=),
+// as a tar, a gzipped tar (?format=tar.gz, Berth's ?compress=gzip) or, for
+// ?format=raw and a file, the file's bytes alone (a directory falls back to
+// a tar, as in the reference).
 func (s *Server) exportVolume(c *gin.Context) error {
-	compress := c.Query("compress")
-	if compress != "" && compress != "gzip" && compress != "none" {
-		return fault.Invalidf("compress must be gzip or none")
-	}
-	name := c.Param("name")
-	rc, err := s.volHelpers.Export(c.Request.Context(), envOf(c), name)
+	format, err := volumeExportFormat(c.Query("format"), c.Query("compress"))
 	if err != nil {
 		return err
 	}
-	defer rc.Close() // removes the helper, also when the client went away
-	file := attachmentName(name, ".tar")
-	if compress == "gzip" {
-		file += ".gz"
-		c.Header("Content-Type", "application/gzip")
-	} else {
-		c.Header("Content-Type", "application/x-tar")
+	name := c.Param("name")
+	a, err := s.volHelpers.Export(c.Request.Context(), envOf(c), name, c.Query("path"))
+	if err != nil {
+		return err
 	}
-	c.Header("Content-Disposition", `attachment; filename="`+file+`"`)
-	c.Header("Content-Encoding", "identity") // a download as it is: never recompressed on the way
+	defer a.Close() // removes the helper, also when the client went away
+	file := name
+	if a.Path != "/" {
+		file += "-" + strings.ReplaceAll(strings.TrimPrefix(a.Path, "/"), "/", "-")
+	}
+	if format == "raw" && !a.Dir {
+		return writeRawFile(c, a, path.Base(a.Path))
+	}
+	return writeArchive(c, a, attachmentName(file, ".tar"), format == "tar.gz")
+}
+
+// volumeExportFormat is the format of a volume export, from the reference's
+// format (tar, the default, tar.gz or raw) and Berth's compress (gzip or
+// none); the two must agree when both are given.
+func volumeExportFormat(format, compress string) (string, error) {
+	switch format {
+	case "", "tar", "tar.gz", "raw":
+	default:
+		return "", fault.Invalidf("format must be tar, tar.gz or raw")
+	}
+	var fromCompress string
+	switch compress {
+	case "":
+	case "gzip":
+		fromCompress = "tar.gz"
+	case "none":
+		fromCompress = "tar"
+	default:
+		return "", fault.Invalidf("compress must be gzip or none")
+	}
+	switch {
+	case format == "" && fromCompress == "":
+		return "tar", nil
+	case format == "":
+		return fromCompress, nil
+	case fromCompress != "" && fromCompress != format:
+		return "", fault.Invalidf("format and compress disagree: give one of them")
+	}
+	return format, nil
+}
+
+// writeRawFile answers the one file the tar stream r holds, its bytes
+// alone, as the attachment file.
+func writeRawFile(c *gin.Context, r io.Reader, file string) error {
+	tr := tar.NewReader(r)
+	hdr, err := tr.Next()
+	if err != nil {
+		return fmt.Errorf("volume export: %w", err)
+	}
+	if hdr.Typeflag != tar.TypeReg {
+		return fault.Invalidf("Path is not a regular file")
+	}
+	c.Header("Content-Type", "application/octet-stream")
+	c.Header("Content-Disposition", `attachment; filename="`+attachmentName(file, "")+`"`)
+	c.Header("Content-Length", strconv.FormatInt(hdr.Size, 10))
+	c.Header("Content-Encoding", "identity")
 	c.Header("X-Content-Type-Options", "nosniff")
 	c.Status(http.StatusOK)
-	if compress == "gzip" {
-		zw := gzip.NewWriter(c.Writer)
-		if _, err := io.Copy(zw, rc); err != nil {
-			return err
-		}
-		return zw.Close()
-	}
-	_, err = io.Copy(c.Writer, rc)
+	_, err = io.Copy(c.Writer, tr)
 	return err
 }
 

@@ -427,3 +427,77 @@ func TestVolumeExportHelperIsRemovedWhenTheClientLeaves(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestVolumeExportReadsPathAndFormat: the reference's ?path (a sub-path,
+// confined to the volume) and ?format (tar, tar.gz, raw) are read.
+func TestVolumeExportReadsPathAndFormat(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.removeObjectsAtCleanup()
+	vol := "berth-exp-" + h.label
+	removeHelpersAtCleanup(t, vol)
+	fillVolume(t, h.label, vol, fillScript)
+	get := func(query string) (*http.Response, []byte) {
+		t.Helper()
+		resp, err := h.http.Get(h.url + "/api/volumes/" + vol + "/export?env=1&" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != 200 {
+			t.Fatalf("export %s = %d %s", query, resp.StatusCode, b)
+		}
+		return resp, b
+	}
+	check := func(query, wantType, wantFile string, gz bool, wantFiles map[string]string) {
+		t.Helper()
+		resp, b := get(query)
+		if ct := resp.Header.Get("Content-Type"); ct != wantType {
+			t.Errorf("%s: Content-Type = %q, want %q", query, ct, wantType)
+		}
+		if cd := resp.Header.Get("Content-Disposition"); cd != `attachment; filename="`+wantFile+`"` {
+			t.Errorf("%s: Content-Disposition = %q, want file %s", query, cd, wantFile)
+		}
+		var r io.Reader = strings.NewReader(string(b))
+		if gz {
+			r = gunzip(t, r)
+		}
+		if _, files := tarNames(t, r); !cmp.Equal(files, wantFiles) {
+			t.Errorf("%s: files %v, want %v", query, files, wantFiles)
+		}
+	}
+	sub := map[string]string{"./deeper/n.txt": "nested\n"}
+	check("path=sub", "application/x-tar", vol+"-sub.tar", false, sub)
+	check("path=/sub/&format=tar", "application/x-tar", vol+"-sub.tar", false, sub)
+	check("path=sub&format=tar.gz", "application/gzip", vol+"-sub.tar.gz", true, sub)
+	check("path=sub&compress=gzip&format=tar.gz", "application/gzip", vol+"-sub.tar.gz", true, sub)
+	check("path=sub/deeper&format=raw", "application/x-tar", vol+"-sub-deeper.tar", false, map[string]string{"./n.txt": "nested\n"})
+	check("path=hello.txt", "application/x-tar", vol+"-hello.txt.tar", false, map[string]string{"hello.txt": "hello\nworld\n"})
+
+	for _, p := range []string{"hello.txt", "/link"} {
+		resp, b := get("format=raw&path=" + p)
+		if string(b) != "hello\nworld\n" || resp.Header.Get("Content-Type") != "application/octet-stream" {
+			t.Errorf("raw %s = %q (%s), want hello.txt's bytes", p, b, resp.Header.Get("Content-Type"))
+		}
+		if cd, want := resp.Header.Get("Content-Disposition"), `attachment; filename="`+strings.TrimPrefix(p, "/")+`"`; cd != want {
+			t.Errorf("raw %s: Content-Disposition = %q, want %q", p, cd, want)
+		}
+	}
+
+	base := "/api/volumes/" + vol + "/export?env=1&"
+	h.expectRefusals([]refusal{
+		{"climbs out", "GET", base + "path=../x", nil, 400, "Path must stay inside the volume"},
+		{"climbs out after a directory", "GET", base + "path=sub/../../x", nil, 400, "Path must stay inside the volume"},
+		{"an absolute link out", "GET", base + "path=escape", nil, 400, "Path escapes the volume"},
+		{"through an absolute link", "GET", base + "path=escape/passwd&format=raw", nil, 400, "Path escapes the volume"},
+		{"a climbing link", "GET", base + "path=climb", nil, 400, "Path escapes the volume"},
+		{"the engine's /etc is the volume's", "GET", base + "path=/etc/passwd&format=raw", nil, 404, "Path not found"},
+		{"missing", "GET", base + "path=nothing", nil, 404, "Path not found"},
+		{"unknown format", "GET", base + "format=zip", nil, 400, "format must be tar, tar.gz or raw"},
+		{"format and compress disagree", "GET", base + "format=tar&compress=gzip", nil, 400, "format and compress disagree"},
+	})
+}

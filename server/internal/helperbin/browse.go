@@ -139,6 +139,22 @@ func List(root, p string) (Listing, error) {
 	return l, nil
 }
 
+// Resolve tells where the path p of the tree at root leads, following the
+// links on the way only inside it: its path relative to root with no link
+// left ("." for the root) and whether it is a directory.
+func Resolve(root, p string) (Resolved, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return Resolved{}, err
+	}
+	defer r.Close()
+	rel, fi, st, err := resolve(r, p)
+	if err != nil || st != OK {
+		return Resolved{Status: st}, err
+	}
+	return Resolved{Status: OK, Path: rel, Dir: fi.IsDir()}, nil
+}
+
 // Read writes the FileHeader of the regular file p of the tree at root
 // (following links only inside it) as one JSON line to w and, when its
 // status is OK, the file's bytes after it. A file over limit bytes is

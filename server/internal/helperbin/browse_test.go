@@ -89,6 +89,31 @@ func TestListAndReadStayInTheVolume(t *testing.T) {
 	}
 }
 
+func TestResolveFollowsLinksInsideOnly(t *testing.T) {
+	root := volume(t)
+	for _, c := range []struct {
+		path string
+		want Resolved
+	}{
+		{"/", Resolved{Status: OK, Path: ".", Dir: true}},
+		{"/hello.txt", Resolved{Status: OK, Path: "hello.txt"}},
+		{"/link", Resolved{Status: OK, Path: "hello.txt"}},
+		{"/deep", Resolved{Status: OK, Path: "sub/deeper", Dir: true}},
+		{"/sub/up", Resolved{Status: OK, Path: "hello.txt"}},
+		{"/missing", Resolved{Status: NotFound}},
+		{"/abs", Resolved{Status: Escapes}},
+		{"/climb", Resolved{Status: Escapes}},
+		{"/indirect", Resolved{Status: Escapes}},
+		{"/..", Resolved{Status: Escapes}},
+		{"/loop1", Resolved{Status: TooManyLinks}},
+	} {
+		got, err := Resolve(root, c.path)
+		if err != nil || got != c.want {
+			t.Errorf("Resolve(%s) = %+v, %v; want %+v", c.path, got, err, c.want)
+		}
+	}
+}
+
 func TestListEntries(t *testing.T) {
 	root := volume(t)
 	l, err := List(root, "/")

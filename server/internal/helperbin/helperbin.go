@@ -50,6 +50,13 @@ type Listing struct {
 	Entries []Entry `json:"entries,omitempty"`
 }
 
+// Resolved is the answer of resolve.
+type Resolved struct {
+	Status Status `json:"status"`
+	Path   string `json:"path,omitempty"` // relative to the root, "." for it
+	Dir    bool   `json:"dir,omitempty"`
+}
+
 // FileHeader is the first line of the answer of read; with OK the file's
 // bytes follow it.
 type FileHeader struct {
@@ -62,6 +69,7 @@ type FileHeader struct {
 const Usage = `usage:
   berth-helper idle                   wait until stopped
   berth-helper list ROOT PATH         list the directory PATH of ROOT as JSON
+  berth-helper resolve ROOT PATH      print where PATH of ROOT leads (links followed inside ROOT only) as JSON
   berth-helper read ROOT PATH LIMIT   print a JSON header line, then the file PATH of ROOT (at most LIMIT bytes)
   berth-helper copy FROM TO           copy everything under FROM into TO, keeping owners, modes and times
 `
@@ -97,6 +105,12 @@ func run(args []string, stdout io.Writer) error {
 			return err
 		}
 		return json.NewEncoder(stdout).Encode(l)
+	case cmd == "resolve" && len(args) == 2:
+		res, err := Resolve(args[0], args[1])
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(stdout).Encode(res)
 	case cmd == "read" && len(args) == 3:
 		limit, err := strconv.ParseInt(args[2], 10, 64)
 		if err != nil || limit < 0 {

@@ -215,10 +215,34 @@ func IsBinary(data []byte) bool {
 	return bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data)
 }
 
-// Export opens a tar stream of the whole content of volume on env (entry
-// names start with "./"). Closing the stream removes the helper, however
-// the reading ended.
-func (h *Helpers) Export(ctx context.Context, env store.Environment, volume string) (io.ReadCloser, error) {
+// Archive is a tar stream of a volume's content or of a path inside it;
+// closing it removes the helper that reads it.
+type Archive struct {
+	io.ReadCloser
+	Path string // the clean path asked for, "/" for the whole volume
+	Dir  bool   // whether the path is a directory (its content is archived) or a file (archived alone)
+}
+
+// Export returns the tar stream of the path p (inside the volume, "" or "/"
+// for all of it) of volume on env. The links on p's way are followed only
+// inside the volume: one leading out is refused, as are ".." segments; a
+// link inside the archived tree is archived as a link.
+func (h *Helpers) Export(ctx context.Context, env store.Environment, volume, p string) (*Archive, error) {
+	clean, err := CleanPath(p)
+	if err != nil {
+		return nil, err
+	}
+	src, dir := mountPath+"/.", true
+	if clean != "/" {
+		rel, isDir, err := h.resolve(ctx, env, volume, clean)
+		if err != nil {
+			return nil, err
+		}
+		src, dir = mountPath+"/"+rel, isDir
+		if dir {
+			src += "/."
+		}
+	}
 	c, _, err := h.client(ctx, env, volume)
 	if err != nil {
 		return nil, err
@@ -230,12 +254,38 @@ func (h *Helpers) Export(ctx context.Context, env store.Environment, volume stri
 	if err != nil {
 		return nil, helperFault("export volume", err)
 	}
-	rc, _, err := c.CopyFrom(ctx, id, mountPath+"/.")
+	rc, _, err := c.CopyFrom(ctx, id, src)
 	if err != nil {
 		remove()
+		if errors.Is(err, engine.ErrNotFound) { // removed since it was resolved
+			return nil, fault.New(fault.NotFound, "Path not found")
+		}
 		return nil, helperFault("export volume", err)
 	}
-	return &removeOnClose{ReadCloser: rc, remove: remove}, nil
+	return &Archive{ReadCloser: &removeOnClose{ReadCloser: rc, remove: remove}, Path: clean, Dir: dir}, nil
+}
+
+// resolve asks the browse helper of volume where the clean path p leads:
+// its path relative to the volume, with no link left, and whether it is a
+// directory. The answer is untrusted: a path that is not clean and
+// relative is refused.
+func (h *Helpers) resolve(ctx context.Context, env store.Environment, volume, p string) (string, bool, error) {
+	out, err := h.exec(ctx, env, volume, []string{helperimage.Program, "resolve", mountPath, p}, 1<<16)
+	if err != nil {
+		return "", false, err
+	}
+	var res helperbin.Resolved
+	if err := json.Unmarshal(out, &res); err != nil {
+		return "", false, fmt.Errorf("volume helper: resolve answer: %w", err)
+	}
+	if err := statusFault(res.Status); err != nil {
+		return "", false, err
+	}
+	if res.Path == "" || path.Clean(res.Path) != res.Path || path.IsAbs(res.Path) || res.Path == ".." ||
+		strings.HasPrefix(res.Path, "../") || strings.ContainsRune(res.Path, 0) {
+		return "", false, fmt.Errorf("volume helper: resolve answered the path %q", res.Path)
+	}
+	return res.Path, res.Dir, nil
 }
 
 // removeOnClose removes a helper when its stream is closed.
