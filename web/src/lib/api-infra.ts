@@ -267,6 +267,42 @@ export function issueAgentToken(id: number): Promise<AgentInstall> {
   return request('POST', `/api/environments/${id}/agent-token`);
 }
 
+/** A Hawser edge agent's new token (POST /api/hawser/tokens): shown once. */
+export interface HawserToken {
+  token: string;
+  tokenId: number;
+  message: string;
+  serverUrl: string;
+  command: string;
+}
+
+/** A Hawser token as listed (GET /api/hawser/tokens): its prefix, never the token. */
+export interface HawserTokenInfo {
+  id: number;
+  tokenPrefix: string;
+  name: string;
+  environmentId: number;
+  isActive: boolean;
+  lastUsed: string | null;
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+/** The Hawser tokens of the environments the caller may see. */
+export function listHawserTokens(): Promise<HawserTokenInfo[]> {
+  return request('GET', '/api/hawser/tokens');
+}
+
+/** Revokes a Hawser token (DELETE /api/hawser/tokens?id=): its agent is disconnected. */
+export function revokeHawserToken(id: number): Promise<{ success: boolean; message: string }> {
+  return request('DELETE', '/api/hawser/tokens', { query: { id } });
+}
+
+/** Issues a hawser-edge environment's token (its older ones are revoked, its agent disconnected). */
+export function createHawserToken(environmentId: number, name: string): Promise<HawserToken> {
+  return request('POST', '/api/hawser/tokens', { body: { name, environmentId } });
+}
+
 /** The live state of an agent environment's agent. */
 export function agentStatus(id: number): Promise<AgentStatus> {
   return request('GET', `/api/environments/${id}/agent-status`);

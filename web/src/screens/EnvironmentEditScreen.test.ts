@@ -25,6 +25,9 @@ vi.mock('../lib/api-infra', async (importOriginal) => {
     agentStatus: vi.fn(),
     getEnvironmentSecurity: vi.fn(),
     setEnvironmentSecurity: vi.fn(),
+    createHawserToken: vi.fn(),
+    listHawserTokens: vi.fn(),
+    revokeHawserToken: vi.fn(),
   };
 });
 
@@ -59,6 +62,7 @@ const openSecurity: infra.EnvironmentSecurity = {
 };
 
 beforeEach(() => {
+  session.session = { authenticated: true, authEnabled: false };
   vi.mocked(api.listEnvironments).mockResolvedValue([]);
   vi.mocked(infra.getEnvironment).mockResolvedValue(structuredClone(edge));
   vi.mocked(infra.createEnvironment).mockResolvedValue({ id: 7, name: 'second', connectionType: 'socket' });
@@ -70,6 +74,7 @@ beforeEach(() => {
   vi.mocked(infra.agentStatus).mockResolvedValue({ connected: false });
   vi.mocked(infra.getEnvironmentSecurity).mockResolvedValue(structuredClone(openSecurity));
   vi.mocked(infra.setEnvironmentSecurity).mockImplementation(async (_id, s) => ({ ...s, berthHost: false }));
+  vi.mocked(infra.listHawserTokens).mockResolvedValue([]);
   vi.spyOn(router, 'navigate').mockImplementation(() => {});
 });
 afterEach(() => {
@@ -487,5 +492,117 @@ describe('EnvironmentEditScreen, security settings', () => {
     expect(within(section).queryByRole('button', { name: 'Save security settings' })).toBeNull();
     expect(within(section).getByText(/Only administrators change these settings/)).toBeTruthy();
     expect(within(section).getByText(/Berth's data directory/)).toBeTruthy();
+  });
+});
+
+describe('EnvironmentEditScreen, Hawser (compatibility)', () => {
+  const hawserToken: infra.HawserToken = {
+    token: 'hw_0123456789abcdef0123456789abcdef',
+    tokenId: 5,
+    message: 'Token generated successfully. Save this token - it will not be shown again.',
+    serverUrl: 'ws://berth.lan/api/hawser/connect',
+    command: 'hawser --server ws://berth.lan/api/hawser/connect --token hw_0123456789abcdef0123456789abcdef',
+  };
+  const listed = (over: Partial<infra.HawserTokenInfo> = {}): infra.HawserTokenInfo => ({
+    id: 5,
+    tokenPrefix: 'hw_01234',
+    name: 'far',
+    environmentId: 2,
+    isActive: true,
+    lastUsed: null,
+    createdAt: '2026-11-27T10:00:00Z',
+    expiresAt: null,
+    ...over,
+  });
+  const hawserEdge = (over: Partial<infra.EnvironmentDetail> = {}): infra.EnvironmentDetail => ({
+    id: 2,
+    name: 'far',
+    connectionType: 'hawser-edge',
+    labels: [],
+    agentConnected: false,
+    ...over,
+  });
+
+  afterEach(() => {
+    session.session = null;
+  });
+
+  it('offers both Hawser kinds, marked as compatibility; a standard one sends host, port, protocol and token', async () => {
+    vi.mocked(infra.createEnvironment).mockResolvedValueOnce({ id: 3, name: 'old', connectionType: 'hawser-standard' });
+    render(EnvironmentEditScreen, { route: newRoute });
+    expect(screen.getByLabelText('Hawser (edge) — compatibility')).toBeTruthy();
+    await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'old' } });
+    await fireEvent.click(screen.getByLabelText('Hawser (standard) — compatibility'));
+    expect(screen.getByText(/calls its Docker API with the agent's token \(X-Hawser-Token\)/)).toBeTruthy();
+    await fireEvent.input(screen.getByLabelText('Host'), { target: { value: '10.0.0.9' } });
+    await fireEvent.input(screen.getByLabelText('Hawser token'), { target: { value: 'secret-token' } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Create environment' }));
+    await waitFor(() => expect(infra.createEnvironment).toHaveBeenCalled());
+    expect(infra.createEnvironment).toHaveBeenCalledWith(
+      expect.objectContaining({ name: 'old', connectionType: 'hawser-standard', host: '10.0.0.9', protocol: 'http', agentToken: 'secret-token' }),
+    );
+    expect(infra.createHawserToken).not.toHaveBeenCalled();
+  });
+
+  it('creates an edge environment, shows its token once, lists and revokes tokens', async () => {
+    vi.mocked(infra.createEnvironment).mockResolvedValueOnce({ id: 2, name: 'far', connectionType: 'hawser-edge' });
+    vi.mocked(infra.createHawserToken).mockResolvedValue(hawserToken);
+    const first = render(EnvironmentEditScreen, { route: newRoute });
+    await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'far' } });
+    await fireEvent.click(screen.getByLabelText('Hawser (edge) — compatibility'));
+    expect(screen.queryByLabelText('Host')).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Test connection' })).toBeNull();
+    await fireEvent.click(screen.getByRole('button', { name: 'Create environment' }));
+    await waitFor(() => expect(router.navigate).toHaveBeenCalledWith('/environments/2', { replace: true }));
+    expect(infra.createEnvironment).toHaveBeenCalledWith({ name: 'far', connectionType: 'hawser-edge', labels: [], publicIp: '' });
+    expect(infra.createHawserToken).toHaveBeenCalledWith(2, 'far');
+    first.unmount();
+
+    vi.mocked(infra.getEnvironment).mockResolvedValue(hawserEdge());
+    vi.mocked(infra.listHawserTokens).mockResolvedValue([listed(), listed({ id: 9, environmentId: 4, tokenPrefix: 'hw_other' })]);
+    const page = render(EnvironmentEditScreen, { route: editRoute });
+    const region = await screen.findByRole('region', { name: 'Connect the agent' });
+    expect((within(region).getByLabelText('Token') as HTMLInputElement).value).toBe(hawserToken.token);
+    expect(within(region).getByText(hawserToken.command)).toBeTruthy();
+    expect(screen.getByText('Agent not connected')).toBeTruthy();
+    const tokens = await screen.findByRole('table', { name: 'Tokens' });
+    expect(within(tokens).getByText('hw_01234…')).toBeTruthy();
+    expect(within(tokens).queryByText('hw_other…')).toBeNull(); // another environment's
+    await expectNoSeriousAxeViolations(page.container);
+    await fireEvent.click(screen.getByRole('button', { name: 'Done: hide the token' }));
+    expect(page.container.innerHTML).not.toContain(hawserToken.token);
+
+    vi.mocked(infra.revokeHawserToken).mockResolvedValue({ success: true, message: 'Token revoked' });
+    vi.mocked(infra.listHawserTokens).mockResolvedValue([listed({ isActive: false })]);
+    await fireEvent.click(within(tokens).getByRole('button', { name: 'Revoke token hw_01234' }));
+    const dialog = screen.getByRole('dialog', { name: 'Revoke token hw_01234…?' });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Revoke' }));
+    await waitFor(() => expect(infra.revokeHawserToken).toHaveBeenCalledWith(5));
+    await screen.findByText('revoked');
+    expect(screen.getByText(/no active token/)).toBeTruthy();
+    page.unmount();
+
+    // Never shown again.
+    const again = render(EnvironmentEditScreen, { route: editRoute });
+    await screen.findByRole('heading', { level: 1, name: 'far' });
+    expect(again.container.innerHTML).not.toContain(hawserToken.token);
+  });
+
+  it('shows a viewer the environment and its tokens without any control that changes them', async () => {
+    session.session = {
+      authenticated: true,
+      authEnabled: true,
+      user: { id: 3, username: 'vera', isAdmin: false, permissions: { environments: ['view'] } },
+    };
+    vi.mocked(infra.getEnvironment).mockResolvedValue(hawserEdge());
+    vi.mocked(infra.listHawserTokens).mockResolvedValue([listed()]);
+    render(EnvironmentEditScreen, { route: editRoute });
+    await screen.findByText('You may view this environment, not change it.');
+    await screen.findByRole('table', { name: 'Tokens' });
+    expect(screen.getByText('Agent not connected')).toBeTruthy();
+    for (const name of ['Save', 'Delete', 'Generate a new token', 'Revoke token hw_01234', 'Test connection']) {
+      expect(screen.queryByRole('button', { name })).toBeNull();
+    }
+    expect(screen.queryByLabelText('Name')).toBeNull();
   });
 });

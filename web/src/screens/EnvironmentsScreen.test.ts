@@ -55,6 +55,7 @@ const edgeEnvs = (): infra.EnvironmentDetail[] => [
 ];
 
 beforeEach(() => {
+  session.session = { authenticated: true, authEnabled: false };
   session.envId = 1;
   vi.mocked(infra.listEnvironmentDetails).mockResolvedValue(structuredClone(envs));
   vi.mocked(api.listEnvironments).mockResolvedValue(envs.map(({ id, name, connectionType }) => ({ id, name, connectionType })));

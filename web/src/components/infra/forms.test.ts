@@ -8,6 +8,7 @@ import {
   environmentRequest,
   formatKeyValues,
   isCIDR,
+  mayChangeEnvironments,
   isIP,
   isPem,
   networkRequest,
@@ -212,5 +213,30 @@ describe('environment form', () => {
     expect(environmentAddress({ connectionType: 'direct', host: 'h', port: 2376, protocol: 'https' })).toBe('https://h:2376');
     expect(environmentAddress({ connectionType: 'agent-edge' })).toBe('edge agent (connects in)');
     expect(environmentAddress({ connectionType: 'agent-standard', host: 'agent.lan', port: 2376, protocol: 'http' })).toBe('agent.lan:2376');
+  });
+});
+
+describe('Hawser environments and who may change environments', () => {
+  it('builds the requests of both Hawser kinds', () => {
+    const f = { ...emptyEnvironmentForm(), name: 'old', connectionType: 'hawser-standard', host: '10.0.0.9', port: '2376', agentToken: ' t0k ' };
+    expect(validateEnvironment(f)).toEqual({});
+    expect(environmentRequest(f, 'create')).toMatchObject({ connectionType: 'hawser-standard', host: '10.0.0.9', port: 2376, protocol: 'http', agentToken: 't0k' });
+    expect(validateEnvironment({ ...f, host: '' }).host).toBe('Host is required for a standard agent');
+    const e = { ...emptyEnvironmentForm(), name: 'far', connectionType: 'hawser-edge' };
+    expect(validateEnvironment(e)).toEqual({});
+    const req = environmentRequest(e, 'create');
+    expect(req.host).toBeUndefined();
+    expect(req.agentToken).toBeUndefined();
+    expect(environmentAddress({ connectionType: 'hawser-edge' })).toBe('Hawser edge agent (connects in)');
+  });
+
+  it('lets admins, holders of the permission and everyone without authentication change environments', () => {
+    const user = (over: object) => ({ authenticated: true, authEnabled: true, user: { id: 2, username: 'u', isAdmin: false, ...over } });
+    expect(mayChangeEnvironments(null, 'edit')).toBe(false);
+    expect(mayChangeEnvironments({ authenticated: false, authEnabled: false }, 'delete')).toBe(true);
+    expect(mayChangeEnvironments(user({ isAdmin: true }), 'create')).toBe(true);
+    expect(mayChangeEnvironments(user({ permissions: { environments: ['view'] } }), 'edit')).toBe(false);
+    expect(mayChangeEnvironments(user({ permissions: { environments: ['view', 'edit'] } }), 'edit')).toBe(true);
+    expect(mayChangeEnvironments(user({ permissions: { environments: ['edit'] } }), 'delete')).toBe(false);
   });
 });

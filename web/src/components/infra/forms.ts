@@ -2,6 +2,7 @@
 // environments: key=value lists, client-side checks that mirror the server's
 // (the server stays the judge and its message is shown as is) and the request
 // bodies built from the form values.
+import type { Session } from '../../lib/api';
 import type { EnvironmentDetail, EnvironmentRequest, NetworkCreate, VolumeCreate } from '../../lib/api-infra';
 
 /** Field name → message. Empty when the form may be sent. */
@@ -151,7 +152,23 @@ export function subnetsOf(ipam: { config?: { subnet?: string }[] | null } | null
 // ---------------------------------------------------------------- environments
 
 /** The connection types this console edits (all of the server's). */
-export const editableTypes = ['socket', 'direct', 'agent-standard', 'agent-edge'] as const;
+export const editableTypes = ['socket', 'direct', 'agent-standard', 'agent-edge', 'hawser-standard', 'hawser-edge'] as const;
+
+/** Hawser, the agent of the application Berth replaces: accepted for compatibility. */
+export function isHawserType(t: string | undefined): boolean {
+  return t === 'hawser-standard' || t === 'hawser-edge';
+}
+
+/**
+ * Whether the signed-in user may do action (create, edit, delete) on
+ * environments: environments:<action>; everyone while authentication is off.
+ */
+export function mayChangeEnvironments(s: Session | null | undefined, action: 'create' | 'edit' | 'delete'): boolean {
+  if (!s) return false;
+  if (!s.authEnabled) return true;
+  const u = s.user;
+  return !!u && (u.isAdmin || !!u.permissions?.environments?.some((a) => a === action || a === '*'));
+}
 
 export function isEditableType(t: string): boolean {
   return (editableTypes as readonly string[]).includes(t);
@@ -233,7 +250,10 @@ export function keyPresent(f: EnvironmentForm, hasStored: boolean): boolean {
 
 /** Whether the form's connection speaks TLS (direct over https; a standard agent always). */
 export function usesTls(f: EnvironmentForm): boolean {
-  return (f.connectionType === 'direct' && f.protocol === 'https') || f.connectionType === 'agent-standard';
+  return (
+    ((f.connectionType === 'direct' || f.connectionType === 'hawser-standard') && f.protocol === 'https') ||
+    f.connectionType === 'agent-standard'
+  );
 }
 
 /**
@@ -247,13 +267,16 @@ export function validateEnvironment(f: EnvironmentForm, hasStoredKey = false, ha
   else if (name.length > 100) e.name = 'At most 100 characters';
   if (f.connectionType === 'socket') {
     if (!f.socketPath.trim().startsWith('/')) e.socketPath = 'Socket path must be absolute (start with /)';
-  } else if (f.connectionType === 'direct' || f.connectionType === 'agent-standard') {
+  } else if (f.connectionType === 'direct' || f.connectionType === 'agent-standard' || f.connectionType === 'hawser-standard') {
     const standard = f.connectionType === 'agent-standard';
-    if (!f.host.trim()) e.host = standard ? 'Host is required for a standard agent' : 'Host is required for a direct connection';
+    if (!f.host.trim())
+      e.host =
+        f.connectionType === 'direct' ? 'Host is required for a direct connection' : `Host is required for a standard agent`;
     else if (/[\s/]/.test(f.host.trim()) || f.host.includes('://'))
       e.host = 'Give the host name or address only (no scheme, port or path)';
     const port = Number(f.port);
     if (!/^\d+$/.test(f.port.trim()) || port < 1 || port > 65535) e.port = 'Port must be between 1 and 65535';
+    if (f.connectionType === 'hawser-standard' && /\s/.test(f.agentToken.trim())) e.agentToken = 'A token has no spaces';
     if (standard) {
       if (!f.agentToken.trim() && !hasStoredToken) e.agentToken = 'The agent token is required: the one given to the agent with --token';
       else if (/\s/.test(f.agentToken.trim())) e.agentToken = 'A token has no spaces';
@@ -300,14 +323,14 @@ export function environmentRequest(f: EnvironmentForm, mode: 'create' | 'update'
   if (f.connectionType === 'socket') {
     req.socketPath = f.socketPath.trim();
   } else {
-    if (f.connectionType !== 'agent-edge') {
+    if (f.connectionType !== 'agent-edge' && f.connectionType !== 'hawser-edge') {
       req.host = f.host.trim();
       req.port = Number(f.port);
     }
     // A standard agent always speaks TLS; its protocol field is not used.
-    if (f.connectionType === 'direct') req.protocol = f.protocol;
+    if (f.connectionType === 'direct' || f.connectionType === 'hawser-standard') req.protocol = f.protocol;
   }
-  if (f.connectionType === 'agent-standard') {
+  if (f.connectionType === 'agent-standard' || f.connectionType === 'hawser-standard') {
     if (f.agentToken.trim()) req.agentToken = f.agentToken.trim();
   } else if (mode === 'update') {
     req.agentToken = ''; // a standard agent's token is not kept for another type (an edge token is apart)
@@ -337,6 +360,7 @@ export function environmentAddress(e: {
 }): string {
   if (e.connectionType === 'socket') return `unix://${e.socketPath || '/var/run/docker.sock'}`;
   if (e.connectionType === 'agent-edge') return 'edge agent (connects in)';
+  if (e.connectionType === 'hawser-edge') return 'Hawser edge agent (connects in)';
   if (!e.host) return '—';
   if (e.connectionType === 'agent-standard') return `${e.host}:${e.port || 2376}`;
   return `${e.protocol || 'http'}://${e.host}${e.port ? `:${e.port}` : ''}`;
@@ -347,4 +371,6 @@ export const typeLabels: Record<string, string> = {
   direct: 'Direct (TCP)',
   'agent-standard': 'Agent (standard)',
   'agent-edge': 'Agent (edge)',
+  'hawser-standard': 'Hawser (standard, compatibility)',
+  'hawser-edge': 'Hawser (edge, compatibility)',
 };
