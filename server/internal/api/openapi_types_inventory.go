@@ -62,7 +62,7 @@ var inventoryOps = map[string]apiOp{
 	"GET /api/changelog":    {Summary: "Berth's changelog", Response: []changelog.Entry{}},
 	"GET /api/dependencies": {Summary: "The Go modules Berth is built from", Response: dependenciesAnswer{}},
 
-	"POST /api/registries/test": {Summary: "Test a saved registry ({id}) or unsaved settings: {success} or {success: false, error}",
+	"POST /api/registries/test": {Summary: "Test a saved registry ({registryId}, alias {id}; the fields sent override the saved ones, its password only for its own host) or unsaved settings: {success} or {success: false, error}",
 		Request: registryTestInput{}, Response: testSendAnswer{}},
 	"GET /api/audit/users": {Summary: "The user names found in the audit log", Response: []string{}},
 }
@@ -165,5 +165,6 @@ type dependenciesAnswer struct {
 
 type registryTestInput struct {
 	registryRequest
-	ID int64 `json:"id"`
+	RegistryID int64 `json:"registryId"` // the reference's name
+	ID         int64 `json:"id"`         // Berth's (the console's)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/berth-dev/berth/server/internal/images"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
 )
 
 // registryJSON is a registry as clients decode it (never the password).
@@ -125,27 +126,57 @@ func (s *Server) deleteRegistry(c *gin.Context) error {
 }
 
 // testRegistry checks credentials from the environment's engine: a saved
-// registry ({id}) or unsaved settings ({url, username, password}).
+// registry ({registryId}, Berth's {id}), with the fields the body sends
+// overriding the saved ones, or unsaved settings ({url, username,
+// password}). The saved password goes only to the registry's own host: a
+// url of another host needs the password sent again.
 func (s *Server) testRegistry(c *gin.Context) error {
 	var req registryTestInput
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	var reg store.Registry
-	if req.ID > 0 {
-		var err error
-		if reg, err = s.images.Registry(c.Request.Context(), req.ID); err != nil {
-			return err
-		}
-	} else {
-		reg = store.Registry{URL: req.URL, Password: req.Password.value}
-		if req.Username != nil {
-			reg.Username = *req.Username
-		}
+	reg, err := s.registryToTest(c, req)
+	if err != nil {
+		return err
 	}
 	if err := s.images.TestRegistry(c.Request.Context(), envOf(c), reg); err != nil {
 		_, body := errorResponse(err)
 		return writeJSON(c, http.StatusOK, map[string]any{"success": false, "error": body.Error})
 	}
 	return writeJSON(c, http.StatusOK, success)
+}
+
+// registryToTest is the registry a test asks for: a saved one with the
+// body's fields over it, or the body's alone.
+func (s *Server) registryToTest(c *gin.Context, req registryTestInput) (store.Registry, error) {
+	id := req.RegistryID
+	switch {
+	case req.ID > 0 && req.RegistryID > 0 && req.ID != req.RegistryID:
+		return store.Registry{}, fault.Invalidf("registryId and id name different registries: send one of them")
+	case req.ID > 0:
+		id = req.ID
+	}
+	if id <= 0 {
+		reg := store.Registry{URL: req.URL, Password: req.Password.value}
+		if req.Username != nil {
+			reg.Username = *req.Username
+		}
+		return reg, nil
+	}
+	reg, err := s.images.Registry(c.Request.Context(), id)
+	if err != nil {
+		return store.Registry{}, err
+	}
+	if strings.TrimSpace(req.URL) != "" {
+		kept := req.Password.change() == nil && reg.Password != ""
+		if err := secretStays("registry password", registryURL(reg.URL), registryURL(req.URL), kept); err != nil {
+			return store.Registry{}, err
+		}
+		reg.URL = req.URL
+	}
+	if req.Username != nil {
+		reg.Username = *req.Username
+	}
+	req.Password.applyTo(&reg.Password)
+	return reg, nil
 }

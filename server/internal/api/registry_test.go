@@ -540,3 +540,41 @@ func TestRegistryTagInfo(t *testing.T) {
 	h.wantError(400, "GET", fmt.Sprintf("/api/registry/tag-info?registry=%d&image=%s", regID, url.QueryEscape(repo)), "image and tag are required")
 	h.wantError(404, "GET", "/api/registry/tag-info?registry=999999&image=a&tag=b", "Registry not found")
 }
+
+// TestRegistryTestReadsRegistryID: {registryId} (the reference's name) tests
+// a saved registry with its saved credentials, the fields sent override the
+// saved ones, and the saved password is never tried on another host.
+func TestRegistryTestReadsRegistryID(t *testing.T) {
+	t.Parallel()
+	reg := requireRegistry(t)
+	h := newHarness(t)
+	var created struct{ ID int64 }
+	h.must(201, "POST", "/api/registries", map[string]any{"name": "rt-" + h.label, "url": reg.host,
+		"username": reg.user, "password": reg.password}, &created)
+	test := func(body map[string]any) map[string]any {
+		t.Helper()
+		var out map[string]any
+		h.must(200, "POST", "/api/registries/test?env=1", body, &out)
+		return out
+	}
+	if out := test(map[string]any{"registryId": created.ID}); out["success"] != true {
+		t.Errorf("test of the saved registry = %v, want success", out)
+	}
+	if out := test(map[string]any{"registryId": created.ID, "url": reg.host}); out["success"] != true {
+		t.Errorf("test with the saved registry's own url = %v, want success", out)
+	}
+	for _, override := range []map[string]any{{"password": "wrong-" + h.label}, {"username": "nobody-" + h.label}} {
+		override["registryId"] = created.ID
+		if out := test(override); out["success"] != false {
+			t.Errorf("test with %v = %v, want the field sent used (a failed login)", override, out)
+		}
+	}
+	h.expectRefusals([]refusal{
+		{"the saved password to another host", "POST", "/api/registries/test?env=1",
+			map[string]any{"registryId": created.ID, "url": "https://registry.invalid"}, 403, "send it again"},
+		{"registryId and id disagree", "POST", "/api/registries/test?env=1",
+			map[string]any{"registryId": created.ID, "id": created.ID + 1}, 400, "registryId and id name different registries"},
+		{"no such registry", "POST", "/api/registries/test?env=1", map[string]any{"registryId": created.ID + 1000}, 404, ""},
+		{"registryId not a number", "POST", "/api/registries/test?env=1", map[string]any{"registryId": "one"}, 400, ""},
+	})
+}
