@@ -45,3 +45,45 @@ func TestEnvironmentDiskWarningSettings(t *testing.T) {
 		t.Errorf("after refused changes and a partial one = %+v", dw.Settings)
 	}
 }
+
+// The reference's disk warning fields: mode (percentage|absolute), threshold
+// (the percentage) and thresholdGb are stored and answered flat, beside
+// Berth's settings; a bad mode or thresholdGb is 400 and changes nothing.
+func TestEnvironmentDiskWarningReadsTheReferenceModeAndThresholds(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	base := "/api/environments/1/disk-warning"
+	type answer struct {
+		Enabled     bool
+		Mode        string
+		Threshold   int
+		ThresholdGb float64
+		Settings    struct {
+			Mode             string
+			ThresholdPercent int
+			ThresholdGb      float64
+		}
+	}
+	var got answer
+	h.must(200, "GET", base, nil, &got)
+	if got.Mode != "percentage" || got.Threshold != 90 || got.ThresholdGb != 50 || got.Enabled {
+		t.Errorf("defaults = %+v", got)
+	}
+	h.must(200, "POST", base, map[string]any{"enabled": true, "mode": "absolute", "threshold": 85, "thresholdGb": 120}, nil)
+	got = answer{}
+	h.must(200, "GET", base, nil, &got)
+	if !got.Enabled || got.Mode != "absolute" || got.Threshold != 85 || got.ThresholdGb != 120 ||
+		got.Settings.Mode != "absolute" || got.Settings.ThresholdPercent != 85 || got.Settings.ThresholdGb != 120 {
+		t.Errorf("after saving = %+v", got)
+	}
+	wantError(t, h, "POST", base, map[string]any{"mode": "relative"}, 400,
+		`Invalid mode "relative": use "percentage" (threshold, a share of the filesystem) or "absolute" (thresholdGb, the engine's disk use in GB)`)
+	wantError(t, h, "POST", base, map[string]any{"mode": "percentage", "thresholdGb": 0.5}, 400,
+		"Invalid thresholdGb 0.5: use a number of GB of at least 1")
+	wantError(t, h, "POST", base, map[string]any{"threshold": 100}, 400, "Invalid threshold 100: use a whole percentage from 1 to 99")
+	got = answer{}
+	h.must(200, "GET", base, nil, &got)
+	if got.Mode != "absolute" || got.ThresholdGb != 120 || got.Threshold != 85 {
+		t.Errorf("a refused change changed the warning: %+v", got)
+	}
+}

@@ -199,7 +199,13 @@ func (s *Server) getDiskWarning(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, map[string]any{"settings": dw})
+	return writeJSON(c, http.StatusOK, diskWarningOf(dw, false))
+}
+
+// diskWarningOf is the answer of disk warning dw.
+func diskWarningOf(dw store.DiskWarning, success bool) diskWarningAnswer {
+	return diskWarningAnswer{Success: success, Settings: dw, Enabled: dw.Enabled, Mode: dw.Mode,
+		Threshold: dw.ThresholdPercent, ThresholdGb: dw.ThresholdGb}
 }
 
 // setDiskWarning saves an environment's disk space warning; absent fields
@@ -215,11 +221,32 @@ func (s *Server) setDiskWarning(c *gin.Context) error {
 		return err
 	}
 	setFlag(&dw.Enabled, req.Enabled)
-	if req.ThresholdPercent != nil {
-		if *req.ThresholdPercent < 1 || *req.ThresholdPercent > 99 {
-			return fault.Invalidf("Invalid thresholdPercent %d: use a whole percentage from 1 to 99", *req.ThresholdPercent)
+	if req.Mode != nil {
+		if *req.Mode != store.DiskPercentage && *req.Mode != store.DiskAbsolute {
+			return fault.Invalidf("Invalid mode %q: use \"percentage\" (threshold, a share of the filesystem) or \"absolute\" (thresholdGb, the engine's disk use in GB)", *req.Mode)
 		}
-		dw.ThresholdPercent = *req.ThresholdPercent
+		dw.Mode = *req.Mode
+	}
+	for _, p := range []struct {
+		name string
+		v    *int
+	}{{"thresholdPercent", req.ThresholdPercent}, {"threshold", req.Threshold}} {
+		if p.v == nil {
+			continue
+		}
+		if *p.v < 1 || *p.v > 99 {
+			return fault.Invalidf("Invalid %s %d: use a whole percentage from 1 to 99", p.name, *p.v)
+		}
+		if req.ThresholdPercent != nil && req.Threshold != nil && *req.ThresholdPercent != *req.Threshold {
+			return fault.Invalidf("threshold and thresholdPercent name the same setting: send one, or the same value")
+		}
+		dw.ThresholdPercent = *p.v
+	}
+	if req.ThresholdGb != nil {
+		if *req.ThresholdGb < 1 {
+			return fault.Invalidf("Invalid thresholdGb %v: use a number of GB of at least 1", *req.ThresholdGb)
+		}
+		dw.ThresholdGb = *req.ThresholdGb
 	}
 	if err := s.store.SetDiskWarning(ctx, envOf(c).ID, dw); err != nil {
 		return err
@@ -227,5 +254,5 @@ func (s *Server) setDiskWarning(c *gin.Context) error {
 	if s.notify != nil {
 		s.notify.CheckDiskSoon(envOf(c).ID) // a threshold already crossed is told now
 	}
-	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "settings": dw})
+	return writeJSON(c, http.StatusOK, diskWarningOf(dw, true))
 }

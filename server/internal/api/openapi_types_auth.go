@@ -171,14 +171,24 @@ type executionAnswer struct {
 	Execution executionJSON `json:"execution"`
 }
 
+// diskWarningAnswer is Berth's {settings} and, beside it, the reference's
+// flat {enabled, mode, threshold, thresholdGb}.
 type diskWarningAnswer struct {
-	Success  bool              `json:"success,omitempty"`
-	Settings store.DiskWarning `json:"settings"`
+	Success     bool              `json:"success,omitempty"`
+	Settings    store.DiskWarning `json:"settings"`
+	Enabled     bool              `json:"enabled"`
+	Mode        string            `json:"mode"`
+	Threshold   int               `json:"threshold"`
+	ThresholdGb float64           `json:"thresholdGb"`
 }
 
+// diskWarningInput: threshold is the reference's name of thresholdPercent.
 type diskWarningInput struct {
-	Enabled          *bool `json:"enabled"`
-	ThresholdPercent *int  `json:"thresholdPercent"`
+	Enabled          *bool    `json:"enabled"`
+	Mode             *string  `json:"mode"`
+	ThresholdPercent *int     `json:"thresholdPercent"`
+	Threshold        *int     `json:"threshold"`
+	ThresholdGb      *float64 `json:"thresholdGb"`
 }
 
 type timezoneAnswer struct {

@@ -30,13 +30,13 @@ func DiskUsage(path string) (float64, error) {
 	return used * 100 / (used + avail), nil
 }
 
-// diskAbove records whether environment envID's disk use pct is above
-// threshold (percent) in the state the servers on the database share, and
-// reports whether this server saw it cross above: a warning is sent once on
-// crossing above, by one server, and again only after it was seen below.
-func (s *Service) diskAbove(ctx context.Context, envID int64, pct float64, threshold int) (crossed bool, err error) {
+// diskAbove records whether environment envID's disk use is above its
+// threshold in the state the servers on the database share, and reports
+// whether this server saw it cross above: a warning is sent once on crossing
+// above, by one server, and again only after it was seen below.
+func (s *Service) diskAbove(ctx context.Context, envID int64, above bool) (crossed bool, err error) {
 	state := "below"
-	if pct >= float64(threshold) {
+	if above {
 		state = "above"
 	}
 	changed, err := s.o.Store.SwitchNotificationState(ctx, diskState(envID), state, "below")
@@ -91,28 +91,14 @@ func (s *Service) CheckDiskSoon(envID int64) {
 }
 
 // checkEnvironmentDisk measures env's disk when its warning is on and emits
-// the warning on crossing above the threshold. The Engine API tells no free
-// space: a socket environment's data root (docker info's DockerRootDir) is
-// measured with statfs here, on the engine's own host; an agent environment's
-// agent reports its host's disk in its metrics; a direct TCP engine cannot be
-// measured.
+// the warning on crossing above the threshold. In the absolute mode the
+// measure is the engine's own disk use (/system/df: images, containers,
+// volumes, build cache), which every engine tells. In the percentage mode
+// the Engine API tells no free space: a socket environment's data root
+// (docker info's DockerRootDir) is measured with statfs here, on the
+// engine's own host; an agent environment's agent reports its host's disk
+// in its metrics; a direct TCP engine cannot be measured.
 func (s *Service) checkEnvironmentDisk(ctx context.Context, env store.Environment) {
-	var measure func() (float64, string, error)
-	switch env.ConnectionType {
-	case engine.Socket:
-		measure = func() (float64, string, error) {
-			root, err := s.dataRoot(ctx, env)
-			if err != nil {
-				return 0, "", err
-			}
-			pct, err := DiskUsage(root)
-			return pct, root, err
-		}
-	case engine.AgentStandard, engine.AgentEdge:
-		measure = func() (float64, string, error) { return s.agentDisk(ctx, env) }
-	default:
-		return
-	}
 	dw, err := s.o.Store.GetDiskWarning(ctx, env.ID)
 	if err != nil {
 		return
@@ -124,20 +110,65 @@ func (s *Service) checkEnvironmentDisk(ctx context.Context, env store.Environmen
 		}
 		return
 	}
-	pct, what, err := measure()
-	if err != nil {
-		s.o.Log.Warn("notification: cannot measure disk space", "environment", env.Name, "err", err)
-		return
+	var above bool
+	var message string
+	if dw.Mode == store.DiskAbsolute {
+		used, err := s.engineDiskUse(ctx, env)
+		if err != nil {
+			s.o.Log.Warn("notification: cannot measure the engine's disk use", "environment", env.Name, "err", err)
+			return
+		}
+		const gib = 1 << 30
+		above = float64(used) > dw.ThresholdGb*gib
+		message = fmt.Sprintf("The engine's images, containers, volumes and build cache take %.1f GB (warning threshold %g GB).",
+			float64(used)/gib, dw.ThresholdGb)
+	} else {
+		var measure func() (float64, string, error)
+		switch env.ConnectionType {
+		case engine.Socket:
+			measure = func() (float64, string, error) {
+				root, err := s.dataRoot(ctx, env)
+				if err != nil {
+					return 0, "", err
+				}
+				pct, err := DiskUsage(root)
+				return pct, root, err
+			}
+		case engine.AgentStandard, engine.AgentEdge:
+			measure = func() (float64, string, error) { return s.agentDisk(ctx, env) }
+		default:
+			return
+		}
+		pct, what, err := measure()
+		if err != nil {
+			s.o.Log.Warn("notification: cannot measure disk space", "environment", env.Name, "err", err)
+			return
+		}
+		above = pct >= float64(dw.ThresholdPercent)
+		message = fmt.Sprintf("The filesystem of %s is %.0f%% full (warning threshold %d%%).", what, pct, dw.ThresholdPercent)
 	}
-	crossed, err := s.diskAbove(ctx, env.ID, pct, dw.ThresholdPercent)
+	crossed, err := s.diskAbove(ctx, env.ID, above)
 	if err != nil {
 		s.o.Log.Warn("notification: cannot record the disk state", "environment", env.Name, "err", err)
 		return
 	}
 	if crossed {
-		s.Emit(env.ID, "disk_space_warning", "Disk space low on "+env.Name,
-			fmt.Sprintf("The filesystem of %s is %.0f%% full (warning threshold %d%%).", what, pct, dw.ThresholdPercent))
+		s.Emit(env.ID, "disk_space_warning", "Disk space low on "+env.Name, message)
 	}
+}
+
+// engineDiskUse is the bytes env's engine's images, containers, volumes and
+// build cache take.
+func (s *Service) engineDiskUse(ctx context.Context, env store.Environment) (int64, error) {
+	c, err := s.o.Engines.Client(ctx, env.Endpoint())
+	if err != nil {
+		return 0, err
+	}
+	du, err := c.DiskUsage(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return du.Images.Size + du.Containers.Size + du.Volumes.Size + du.BuildCache.Size, nil
 }
 
 // agentDisk is the used share of the disk an agent environment's agent

@@ -38,3 +38,34 @@ func TestLocalEnvironmentAboveItsDiskThresholdNotifies(t *testing.T) {
 		t.Errorf("disk warning = %v", m)
 	}
 }
+
+// In the absolute mode, an environment whose engine's images, containers,
+// volumes and build cache take more than its thresholdGb notifies, with the
+// engine's disk use in the message.
+func TestEnvironmentAboveItsAbsoluteDiskThresholdNotifies(t *testing.T) {
+	enginetest.Require(t)
+	ctx := context.Background()
+	st := openStore(t)
+	env := store.Environment{Name: "disk-abs-" + unique(t), ConnectionType: engine.Socket, SocketPath: enginetest.Socket,
+		Port: 2375, Protocol: "http", Labels: []string{}}
+	if err := st.CreateEnvironment(ctx, &env); err != nil {
+		t.Fatal(err)
+	}
+	// 100 percent could never be crossed: only the absolute threshold (1 KB) can warn.
+	if err := st.SetDiskWarning(ctx, env.ID, store.DiskWarning{Enabled: true, Mode: store.DiskAbsolute,
+		ThresholdPercent: 100, ThresholdGb: 1e-6}); err != nil {
+		t.Fatal(err)
+	}
+	rcv := newReceiver(t, 0)
+	ch := createChannel(t, st, "webhook", "hook", `{"url":"`+rcv.URL+`"}`, "disk_space_warning")
+	sub := store.EnvironmentNotification{EnvironmentID: env.ID, NotificationID: ch.ID, Enabled: true}
+	if err := st.SaveEnvironmentNotification(ctx, &sub, true); err != nil {
+		t.Fatal(err)
+	}
+	newService(t, st, nil)
+	eventually(t, "the disk warning", func() bool { return len(rcv.messages("disk_space_warning", env.Name)) > 0 })
+	m := rcv.messages("disk_space_warning", env.Name)[0]
+	if msg, _ := m["message"].(string); !strings.Contains(msg, "build cache take") || !strings.Contains(msg, "threshold 1e-06 GB") {
+		t.Errorf("disk warning = %v", m)
+	}
+}

@@ -40,7 +40,7 @@ func TestDiskWarningFiresOnceWhenCrossingAbove(t *testing.T) {
 		t.Fatalf("usage of %s = %.2f%%", dir, pct)
 	}
 	for i, step := range steps {
-		crossed, err := step.s.diskAbove(t.Context(), 7, pct, step.threshold)
+		crossed, err := step.s.diskAbove(t.Context(), 7, pct >= float64(step.threshold))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func TestDiskWarningFiresOnceWhenCrossingAbove(t *testing.T) {
 				step.threshold, pct, crossed, step.crossed)
 		}
 	}
-	if crossed, _ := a.diskAbove(t.Context(), 8, pct, 1); !crossed { // each environment has its own state
+	if crossed, _ := a.diskAbove(t.Context(), 8, pct >= 1); !crossed { // each environment has its own state
 		t.Error("another environment did not cross")
 	}
 	if _, err := DiskUsage(dir + "/absent"); err == nil {

@@ -9,14 +9,24 @@ import (
 
 // DiskWarning is an environment's disk space warning: when Enabled, a
 // disk_space_warning is raised as the engine's data-root filesystem fills
-// above ThresholdPercent.
+// above ThresholdPercent (Mode "percentage"), or as the engine's images,
+// containers, volumes and build cache take more than ThresholdGb GiB (Mode
+// "absolute").
 type DiskWarning struct {
-	Enabled          bool `json:"enabled"`
-	ThresholdPercent int  `json:"thresholdPercent"`
+	Enabled          bool    `json:"enabled"`
+	Mode             string  `json:"mode"`
+	ThresholdPercent int     `json:"thresholdPercent"`
+	ThresholdGb      float64 `json:"thresholdGb"`
 }
 
+// The disk warning's modes.
+const (
+	DiskPercentage = "percentage"
+	DiskAbsolute   = "absolute"
+)
+
 // DefaultDiskWarning is the setting of an environment that never set one.
-var DefaultDiskWarning = DiskWarning{Enabled: false, ThresholdPercent: 90}
+var DefaultDiskWarning = DiskWarning{Enabled: false, Mode: DiskPercentage, ThresholdPercent: 90, ThresholdGb: 50}
 
 // diskWarningKey is the settings key of environment envID's disk warning.
 func diskWarningKey(envID int64) string { return fmt.Sprintf("environment.%d.disk_warning", envID) }
