@@ -7,10 +7,12 @@ import (
 
 // helperOps: the stack path and env helpers and the git helpers.
 var helperOps = map[string]apiOp{
-	"GET /api/stacks/sources":        {Summary: "Where the environment's stacks come from", Response: stacks.Sources{}},
-	"GET /api/stacks/base-path":      {Summary: "The directory of the environment's stacks", Response: basePathAnswer{}},
-	"GET /api/stacks/default-path":   {Summary: "Where a new stack's files would go", Response: stacks.DefaultPath{}, Query: []queryParam{{"name", "string", "the stack's name"}}},
-	"GET /api/stacks/path-hints":     {Summary: "Directories to suggest for a stack's files", Response: stacks.PathHints{}, Query: []queryParam{{"prefix", "string", "what was typed so far"}}},
+	"GET /api/stacks/sources":   {Summary: "Where the environment's stacks come from", Response: stacks.Sources{}},
+	"GET /api/stacks/base-path": {Summary: "The directory of the environment's stacks", Response: basePathAnswer{}},
+	"GET /api/stacks/default-path": {Summary: "Where a new stack's files would go", Response: stacks.DefaultPath{}, Query: []queryParam{{"name", "string", "the stack's name"},
+		{"location", "string", "a base directory instead of the environment's stack directory (under the stack roots)"}}},
+	"GET /api/stacks/path-hints": {Summary: "Directories to suggest for a stack's files", Response: stacks.PathHints{}, Query: []queryParam{{"prefix", "string", "what was typed so far"},
+		{"name", "string", "a compose project: also its working directory and compose files from its containers' labels"}}},
 	"POST /api/stacks/validate-path": {Summary: "Check a directory for a stack's files", Request: pathInput{}, Response: stacks.PathCheck{}},
 	"POST /api/stacks/{name}/check-path-change": {Summary: "What moving a stack's files to a directory would do", Request: pathChangeInput{},
 		Response: stacks.PathChange{}},
@@ -46,6 +48,7 @@ type basePathAnswer struct {
 type envValidateInput struct {
 	Content   *string           `json:"content"`
 	Variables []stacks.Variable `json:"variables"`
+	Compose   *string           `json:"compose"` // the reference's: compose text to validate against instead of the stored file
 }
 
 type syncAnswer struct {

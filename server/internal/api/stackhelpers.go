@@ -33,22 +33,25 @@ func (s *Server) stackBasePath(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, map[string]any{"basePath": s.stacks.BasePath(env), "environmentId": env.ID})
 }
 
-// stackDefaultPath answers GET /api/stacks/default-path?env&name: {name,
-// directory, composePath, envPath, exists, taken}; an invalid name is the
-// 400 of stack creation.
+// stackDefaultPath answers GET /api/stacks/default-path?env&name[&location]:
+// {name, directory, composePath, envPath, exists, taken}; an invalid name
+// is the 400 of stack creation; location (the reference's custom base
+// directory) follows the host path rules (400 malformed, 403 outside the
+// stack roots).
 func (s *Server) stackDefaultPath(c *gin.Context) error {
-	out, err := s.stacks.DefaultPathOf(c.Request.Context(), envOf(c), c.Query("name"))
+	out, err := s.stacks.DefaultPathOf(c.Request.Context(), envOf(c), c.Query("name"), c.Query("location"))
 	if err != nil {
 		return err
 	}
 	return writeJSON(c, http.StatusOK, out)
 }
 
-// stackPathHints answers GET /api/stacks/path-hints?env[&prefix]:
+// stackPathHints answers GET /api/stacks/path-hints?env[&prefix][&name]:
 // {basePath, directories, composeFiles, truncated} (bounded depth and
-// count; see stacks.Service.Hints).
+// count; see stacks.Service.Hints); with the reference's name, also
+// {stackName, workingDir, configFiles} from that project's containers.
 func (s *Server) stackPathHints(c *gin.Context) error {
-	out, err := s.stacks.Hints(c.Request.Context(), envOf(c), c.Query("prefix"))
+	out, err := s.stacks.Hints(c.Request.Context(), envOf(c), c.Query("prefix"), c.Query("name"))
 	if err != nil {
 		return err
 	}
@@ -165,7 +168,9 @@ func (s *Server) relocateStack(c *gin.Context) error {
 
 // validateStackEnv answers POST /api/stacks/{name}/env/validate with an
 // env report; the body is {content?: env file text, variables?: [{key,
-// value, isSecret}]} (neither: the stack's env file on disk). The answer
+// value, isSecret}]} (neither: the stack's env file on disk), and the
+// reference's compose?: compose text to check against instead of the
+// stack's compose file. The answer
 // is {valid, errors: [{line, message}], warnings, duplicates: [{key,
 // lines}], missing, unused, defined, referenced: [{name, defaultValue?,
 // required}]}; values are never echoed.
@@ -175,7 +180,7 @@ func (s *Server) validateStackEnv(c *gin.Context) error {
 		return err
 	}
 	out, err := s.stacks.ValidateEnv(c.Request.Context(), envOf(c), c.Param("name"),
-		stacks.EnvInput{Content: req.Content, Variables: req.Variables})
+		stacks.EnvInput{Content: req.Content, Variables: req.Variables, Compose: req.Compose})
 	if err != nil {
 		return err
 	}

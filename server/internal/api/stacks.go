@@ -143,12 +143,25 @@ func (s *Server) updateStackCompose(c *gin.Context) error {
 	return s.streamJob(c, s.upJob(env, name, true, false))
 }
 
+// deleteStack deletes a stack: force deletes a running one; the
+// reference's volumes says whether its named volumes go (absent: with
+// force, as Berth always did) and files=false keeps its compose and env
+// files on disk (only Berth's records go).
 func (s *Server) deleteStack(c *gin.Context) error {
 	force, err := queryBool(c, "force", false)
 	if err != nil {
 		return err
 	}
-	if err := s.stacks.Delete(c.Request.Context(), envOf(c), c.Param("name"), force); err != nil {
+	volumes, err := queryBool(c, "volumes", force)
+	if err != nil {
+		return err
+	}
+	files, err := queryBool(c, "files", true)
+	if err != nil {
+		return err
+	}
+	o := stacks.DeleteOptions{Force: force, Volumes: volumes, KeepFiles: !files}
+	if err := s.stacks.DeleteWith(c.Request.Context(), envOf(c), c.Param("name"), o); err != nil {
 		return err
 	}
 	return writeJSON(c, http.StatusOK, success)
@@ -271,9 +284,28 @@ func (s *Server) putStackRawEnv(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, success)
 }
 
-// scanStacks lists the compose projects on the engine Berth does not know.
+// scanStacksRequest is the optional body of POST /api/stacks/scan.
+type scanStacksRequest struct {
+	Path string `json:"path"` // the reference's: a directory to look for compose files in
+}
+
+// scanStacks lists the compose projects on the engine Berth does not know;
+// with the reference's path, the compose projects whose files are under
+// that directory (confined to the stack roots) instead.
 func (s *Server) scanStacks(c *gin.Context) error {
-	found, err := s.stacks.Scan(c.Request.Context(), envOf(c))
+	var req scanStacksRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	var (
+		found []stacks.Discovered
+		err   error
+	)
+	if strings.TrimSpace(req.Path) != "" {
+		found, err = s.stacks.ScanPath(c.Request.Context(), envOf(c), strings.TrimSpace(req.Path))
+	} else {
+		found, err = s.stacks.Scan(c.Request.Context(), envOf(c))
+	}
 	if err != nil {
 		return err
 	}

@@ -85,15 +85,17 @@ type EnvReport struct {
 }
 
 // EnvInput is what ValidateEnv checks: env file text (nil: the stack's
-// file on disk) and variables as the editor holds them.
+// file on disk) and variables as the editor holds them, against compose
+// file text (nil or "": the stack's compose file on disk).
 type EnvInput struct {
 	Content   *string
 	Variables []Variable
+	Compose   *string
 }
 
 // ValidateEnv validates variables for stack name: the env file text's
 // syntax (with line numbers), keys set twice, and the variables its compose
-// file references that are set nowhere (env file, variables, stored
+// file (or the compose text sent) references that are set nowhere (env file, variables, stored
 // secrets, or a git stack's env file from its repository). It changes
 // nothing.
 func (s *Service) ValidateEnv(ctx context.Context, env store.Environment, name string, in EnvInput) (EnvReport, error) {
@@ -105,8 +107,10 @@ func (s *Service) ValidateEnv(ctx context.Context, env store.Environment, name s
 	if err != nil {
 		return EnvReport{}, err
 	}
-	compose, err := os.ReadFile(src.composePath)
-	if err != nil {
+	var compose []byte
+	if in.Compose != nil && *in.Compose != "" {
+		compose = []byte(*in.Compose)
+	} else if compose, err = os.ReadFile(src.composePath); err != nil {
 		return EnvReport{}, errNoComposeFile(name, err)
 	}
 	content := in.Content

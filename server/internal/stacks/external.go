@@ -2,10 +2,15 @@ package stacks
 
 import (
 	"context"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 
+	"github.com/compose-spec/compose-go/v2/loader"
+
+	"github.com/berth-dev/berth/server/internal/hostpath"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -54,6 +59,73 @@ func (s *Service) Scan(ctx context.Context, env store.Environment) ([]Discovered
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// ScanPath lists the compose projects whose files are under dir (the
+// reference's scan of a path) that Berth does not know: a directory holding
+// a compose file (compose.yaml, compose.yml, docker-compose.yaml,
+// docker-compose.yml; the first of them) is a project named after the
+// directory as compose names it, with its containers' status when it runs
+// on env's engine (StatusCreated when it has none). dir follows the host
+// path rules (400 malformed, 403 outside the stack roots); the walk is
+// bounded as the path hints' and lists only what is allowed once links are
+// followed.
+func (s *Service) ScanPath(ctx context.Context, env store.Environment, dir string) ([]Discovered, error) {
+	pol, err := s.policy(ctx, env.ID)
+	if err != nil {
+		return nil, err
+	}
+	if dir, err = pol.Confine("path", dir, hostpath.Dir); err != nil {
+		return nil, err
+	}
+	projects, err := s.projects(ctx, env)
+	if err != nil {
+		return nil, opFault("scan stacks", err)
+	}
+	records, err := s.store.ListStacks(ctx, env.ID)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, r := range records {
+		known[r.Name] = true
+	}
+	found := map[string]Discovered{}
+	visits := 0
+	walk(dir, hintComposeDepth, &visits, func(p string, d fs.DirEntry) {
+		if d.IsDir() || !isComposeName(d.Name()) {
+			return
+		}
+		real, err := hostpath.Resolve(p)
+		if err != nil || !pol.Allows(real) {
+			return
+		}
+		wd := filepath.Dir(p)
+		name := loader.NormalizeProjectName(filepath.Base(wd))
+		if CheckName(name) != nil || known[name] {
+			return
+		}
+		if prev, ok := found[name]; ok && (prev.WorkingDir != wd || composeRank(prev.ConfigFiles[0]) <= composeRank(p)) {
+			return
+		}
+		dsc := Discovered{Name: name, Status: StatusCreated, WorkingDir: wd, ConfigFiles: []string{p}, Adoptable: true}
+		if e := projects[name]; e != nil {
+			dsc.Status, dsc.Containers = statusOf(e.ContainerDetails), len(e.Containers)
+		}
+		found[name] = dsc
+	})
+	out := make([]Discovered, 0, len(found))
+	for _, d := range found {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// composeRank is the place of a compose file's name in compose's own order
+// of preference.
+func composeRank(p string) int {
+	return slices.Index(composeNames, filepath.Base(p))
 }
 
 // AdoptSpec names a compose project to adopt; ComposePath defaults to the

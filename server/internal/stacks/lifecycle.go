@@ -127,6 +127,20 @@ func (s *Service) Run(ctx context.Context, env store.Environment, name string, a
 // Berth's records, its files and containers stay. A running stack needs
 // force.
 func (s *Service) Delete(ctx context.Context, env store.Environment, name string, force bool) error {
+	return s.DeleteWith(ctx, env, name, DeleteOptions{Force: force, Volumes: force})
+}
+
+// DeleteOptions are the choices of DeleteWith.
+type DeleteOptions struct {
+	Force     bool // delete a running stack
+	Volumes   bool // remove its named volumes too (down -v)
+	KeepFiles bool // keep the stack's compose and env files on disk (only the records go)
+}
+
+// DeleteWith is Delete with the volumes and the files chosen apart from
+// force (the reference's volumes and files).
+func (s *Service) DeleteWith(ctx context.Context, env store.Environment, name string, o DeleteOptions) error {
+	force := o.Force
 	op := fmt.Sprintf("delete stack '%s'", name)
 	defer s.lock(env.ID, name)()
 	st, err := s.store.GetStack(ctx, env.ID, name)
@@ -141,7 +155,7 @@ func (s *Service) Delete(ctx context.Context, env store.Environment, name string
 		return fault.New(fault.Invalid, fmt.Sprintf("Stack '%s' is running. Stop it first or use force=true to delete it.", name))
 	}
 	if t.exists || force {
-		if err := c.ComposeDown(ctx, name, t.project, force, nil); err != nil {
+		if err := c.ComposeDown(ctx, name, t.project, o.Volumes, nil); err != nil {
 			return opFault(op, err)
 		}
 	}
@@ -156,6 +170,8 @@ func (s *Service) Delete(ctx context.Context, env store.Environment, name string
 	if err := s.store.DeleteStack(ctx, t.record.ID); err != nil {
 		return err
 	}
-	s.removeFiles(ctx, t.record)
+	if !o.KeepFiles {
+		s.removeFiles(ctx, t.record)
+	}
 	return nil
 }

@@ -61,12 +61,29 @@ type DefaultPath struct {
 	Taken       bool   `json:"taken"`  // a stack of that name exists in the environment
 }
 
-// DefaultPathOf answers where a new stack called name would be written in env.
-func (s *Service) DefaultPathOf(ctx context.Context, env store.Environment, name string) (DefaultPath, error) {
+// DefaultPathOf answers where a new stack called name would be written in
+// env: under location (the reference's custom base directory) when it is
+// not "", else in env's stack directory. location must be an absolute
+// directory path without ".." (400) under the allowed stack roots once
+// links are followed (403).
+func (s *Service) DefaultPathOf(ctx context.Context, env store.Environment, name, location string) (DefaultPath, error) {
 	if err := CheckName(name); err != nil {
 		return DefaultPath{}, err
 	}
 	dir := absPath(s.stackDir(env.ID, name))
+	if location != "" {
+		pol, err := s.policy(ctx, env.ID)
+		if err != nil {
+			return DefaultPath{}, err
+		}
+		base, err := pol.Confine("location", location, hostpath.Dir)
+		if err != nil {
+			return DefaultPath{}, err
+		}
+		if dir, err = pol.Confine("location", filepath.Join(base, name), hostpath.Dir); err != nil {
+			return DefaultPath{}, err
+		}
+	}
 	out := DefaultPath{Name: name, Directory: dir, ComposePath: filepath.Join(dir, ComposeFileName), EnvPath: filepath.Join(dir, EnvFile)}
 	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
 		out.Exists = true
@@ -225,6 +242,12 @@ type PathHints struct {
 	Directories  []string `json:"directories"`
 	ComposeFiles []string `json:"composeFiles"`
 	Truncated    bool     `json:"truncated"`
+	// With a stack name (the reference's ?name): the stack, and the working
+	// directory and compose files its containers' labels name ("" and []
+	// when it has no containers).
+	StackName   string    `json:"stackName,omitempty"`
+	WorkingDir  *string   `json:"workingDir,omitempty"`
+	ConfigFiles *[]string `json:"configFiles,omitempty"`
 }
 
 // Hints lists existing directories under env's base path (two levels) and
@@ -236,7 +259,11 @@ type PathHints struct {
 // even walked: never DATA_DIR outside env's stack directory, nor the rest
 // of the host. Walks are bounded in depth, visits and results; hidden
 // directories are skipped.
-func (s *Service) Hints(ctx context.Context, env store.Environment, prefix string) (PathHints, error) {
+//
+// With name, the answer also holds the working directory and compose files
+// the labels of that compose project's containers name (engine data any
+// container viewer sees); they join the hints only where allowed.
+func (s *Service) Hints(ctx context.Context, env store.Environment, prefix, name string) (PathHints, error) {
 	base := s.BasePath(env)
 	out := PathHints{BasePath: base, Directories: []string{}, ComposeFiles: []string{}}
 	pol, err := s.policy(ctx, env.ID)
@@ -248,6 +275,29 @@ func (s *Service) Hints(ctx context.Context, env store.Environment, prefix strin
 		return err == nil && pol.Allows(real)
 	}
 	dirs, files := newHintSet(), newHintSet()
+	if name != "" {
+		if err := CheckName(name); err != nil {
+			return PathHints{}, err
+		}
+		projects, err := s.projects(ctx, env)
+		if err != nil {
+			return PathHints{}, opFault("path hints", err)
+		}
+		wd, cf := "", []string{}
+		if e := projects[name]; e != nil {
+			wd = e.WorkingDir
+			cf = append(cf, e.ConfigFiles...)
+		}
+		out.StackName, out.WorkingDir, out.ConfigFiles = name, &wd, &cf
+		if wd != "" && filepath.IsAbs(wd) && allowed(wd) {
+			dirs.add(wd)
+		}
+		for _, f := range cf {
+			if filepath.IsAbs(f) && allowed(f) {
+				files.add(f)
+			}
+		}
+	}
 	if prefix != "" && hostpath.CheckForm("path", prefix) == nil {
 		dir, start := prefix, ""
 		if !strings.HasSuffix(prefix, "/") {
