@@ -3,7 +3,6 @@ package api
 import (
 	"github.com/berth-dev/berth/server/internal/containers"
 	"github.com/berth-dev/berth/server/internal/scan"
-	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/shared/engine"
 )
@@ -104,8 +103,8 @@ var workloadOps = map[string]apiOp{
 		{"toDate", "string", "triggered until this date or time, inclusive (ISO 8601)"}}},
 	"GET /api/schedules/stream": {Summary: "Schedules and executions, live", Content: mediaSSE,
 		Query: []queryParam{{"environmentId", "integer", "only this environment's"}}},
-	"GET /api/schedules/settings": {Summary: "Retention of executions and events", Response: schedule.Retention{}},
-	"PUT /api/schedules/settings": {Summary: "Change the retention of executions and events", Request: retentionInput{}, Response: schedule.Retention{}},
+	"GET /api/schedules/settings": {Summary: "Retention of executions and events, and the caller's hideSystemJobs display preference (the user's, else the global one, else false)", Response: scheduleSettingsAnswer{}},
+	"PUT /api/schedules/settings": {Summary: "Change the retention of executions and events, and the caller's hideSystemJobs display preference (a signed-in user's own; the global one without authentication)", Request: retentionInput{}, Response: scheduleSettingsAnswer{}},
 	"POST /api/schedules/{type}/{id}/run": {Summary: "Run a schedule now (wait=true: answer when it finished)", Response: runScheduleAnswer{},
 		Query: []queryParam{{"wait", "boolean", "answer when the execution finished, with it"}}},
 	"DELETE /api/schedules/{type}/{id}": {Summary: "Delete a schedule", Response: successAnswer{}},
@@ -393,8 +392,18 @@ type webhookAnswer struct {
 }
 
 type retentionInput struct {
-	ExecutionDays *int `json:"executionRetentionDays"`
-	EventDays     *int `json:"eventRetentionDays"`
+	ExecutionDays  *int  `json:"executionRetentionDays"`
+	EventDays      *int  `json:"eventRetentionDays"`
+	HideSystemJobs *bool `json:"hideSystemJobs"`
+}
+
+// scheduleSettingsAnswer is the retention and the caller's schedules-page
+// preference hideSystemJobs (the reference's; the list itself is not
+// filtered by it, as the reference's is not).
+type scheduleSettingsAnswer struct {
+	ExecutionDays  int  `json:"executionRetentionDays"`
+	EventDays      int  `json:"eventRetentionDays"`
+	HideSystemJobs bool `json:"hideSystemJobs"`
 }
 
 type runScheduleAnswer struct {

@@ -1,8 +1,10 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -478,15 +480,21 @@ func (s *Server) toggleSystemSchedule(c *gin.Context) error {
 }
 
 func (s *Server) getScheduleSettings(c *gin.Context) error {
-	r, err := s.schedules.Retention(c.Request.Context())
+	ctx := c.Request.Context()
+	r, err := s.schedules.Retention(ctx)
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, r)
+	hide, err := s.hideSystemJobs(ctx, identityOf(c))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, scheduleSettingsAnswer{ExecutionDays: r.ExecutionDays, EventDays: r.EventDays, HideSystemJobs: hide})
 }
 
 func (s *Server) putScheduleSettings(c *gin.Context) error {
-	r, err := s.schedules.Retention(c.Request.Context())
+	ctx := c.Request.Context()
+	r, err := s.schedules.Retention(ctx)
 	if err != nil {
 		return err
 	}
@@ -500,10 +508,41 @@ func (s *Server) putScheduleSettings(c *gin.Context) error {
 	if req.EventDays != nil {
 		r.EventDays = *req.EventDays
 	}
-	if err := s.schedules.SetRetention(c.Request.Context(), r); err != nil {
+	if err := s.schedules.SetRetention(ctx, r); err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, r)
+	if req.HideSystemJobs != nil {
+		if err := s.store.SetSetting(ctx, hideSystemJobsKey(identityOf(c)), strconv.FormatBool(*req.HideSystemJobs)); err != nil {
+			return err
+		}
+	}
+	hide, err := s.hideSystemJobs(ctx, identityOf(c))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, scheduleSettingsAnswer{ExecutionDays: r.ExecutionDays, EventDays: r.EventDays, HideSystemJobs: hide})
+}
+
+// hideSystemJobsKey is the settings key of the hideSystemJobs preference:
+// the signed-in user's own, or the global one (no authentication).
+func hideSystemJobsKey(ident *auth.Identity) string {
+	if ident == nil || ident.User.ID == 0 {
+		return "schedules.hide_system_jobs"
+	}
+	return fmt.Sprintf("user.%d.schedules.hide_system_jobs", ident.User.ID)
+}
+
+// hideSystemJobs is the caller's hideSystemJobs preference: the user's,
+// else the global one, else false (system jobs shown).
+func (s *Server) hideSystemJobs(ctx context.Context, ident *auth.Identity) (bool, error) {
+	v, err := s.store.GetSetting(ctx, hideSystemJobsKey(ident))
+	if errors.Is(err, store.ErrNotFound) {
+		return s.store.BoolSetting(ctx, hideSystemJobsKey(nil), false)
+	}
+	if err != nil {
+		return false, err
+	}
+	return v == "true", nil
 }
 
 // schedulesChanged refreshes the scheduler after a change of a schedule's

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/server/internal/apitest"
 )
 
 // scheduleInfo is a schedules list entry as clients decode it.
@@ -472,5 +475,57 @@ func TestSchedulesStreamAnnouncesExecutions(t *testing.T) {
 		case <-timeout:
 			t.Fatal("no event of the execution's end")
 		}
+	}
+}
+
+// hideSystemJobs (the reference's schedules-page preference) is stored and
+// answered: the global one without authentication, a signed-in user's own
+// with it. GET /api/schedules still lists the system jobs, as the
+// reference's does (the page hides them).
+func TestScheduleSettingsStoreHideSystemJobs(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var got struct {
+		HideSystemJobs         bool `json:"hideSystemJobs"`
+		ExecutionRetentionDays int  `json:"executionRetentionDays"`
+	}
+	h.must(200, "GET", "/api/schedules/settings", nil, &got)
+	if got.HideSystemJobs {
+		t.Errorf("default hideSystemJobs = true")
+	}
+	h.must(200, "PUT", "/api/schedules/settings", map[string]any{"hideSystemJobs": true}, &got)
+	if !got.HideSystemJobs || got.ExecutionRetentionDays != 30 {
+		t.Errorf("PUT answered %+v", got)
+	}
+	got.HideSystemJobs = false
+	h.must(200, "GET", "/api/schedules/settings", nil, &got)
+	if !got.HideSystemJobs {
+		t.Errorf("hideSystemJobs not stored")
+	}
+	var list struct {
+		Schedules []struct {
+			IsSystem bool `json:"isSystem"`
+		} `json:"schedules"`
+	}
+	h.must(200, "GET", "/api/schedules", nil, &list)
+	if !slices.ContainsFunc(list.Schedules, func(s struct {
+		IsSystem bool `json:"isSystem"`
+	}) bool {
+		return s.IsSystem
+	}) {
+		t.Errorf("the system jobs are no longer listed: %+v", list)
+	}
+
+	a := newAuthHarness(t, apitest.Options{})
+	user, pw := a.setupAdmin()
+	a.as(a.login(user, pw))
+	a.must(200, "PUT", "/api/schedules/settings", map[string]any{"hideSystemJobs": true}, nil)
+	got.HideSystemJobs = false
+	a.must(200, "GET", "/api/schedules/settings", nil, &got)
+	if !got.HideSystemJobs {
+		t.Errorf("the user's hideSystemJobs not stored")
+	}
+	if _, err := a.store.GetSetting(t.Context(), "schedules.hide_system_jobs"); err == nil {
+		t.Errorf("a user's preference was stored as the global one")
 	}
 }
