@@ -6,7 +6,9 @@
 // empty, and the console sends the mask back, so the server keeps it); apply
 // it in the container form and create the container; delete the set after
 // confirming. Then the Labels screen: a label an environment carries shows
-// with its count, and is defined with a colour. axe-core checks the screens
+// with its count, and is defined with a colour; renamed through POST
+// /api/labels it shows under its new name with its colour, and deleted it
+// leaves the environment. axe-core checks the screens
 // and the dialogs.
 //
 // Everything created on the engine carries berth.test=<run label>; stop()
@@ -224,10 +226,25 @@ describe('config sets and labels screens', { timeout: 180_000 }, () => {
     await h.screenshot('labels');
 
     const labels = await h.api('GET', '/api/labels');
-    const l = labels.body.find((x) => x.name === envLabel);
+    const l = labels.body.labels.find((x) => x.label === envLabel);
     assert.equal(l.color, '#22c55e');
     assert.equal(l.count, 1);
+    assert.deepEqual(l.environments.map((e) => e.envId), [env]);
     assert.notEqual(l.id, null);
+    assert.equal(labels.body.colors[envLabel], '#22c55e');
+
+    // The reference's bulk operations: a rename shows in the screen, a delete
+    // takes the label off the environment.
+    const renamed = `${envLabel}-renamed`;
+    const rename = await h.api('POST', '/api/labels', { action: 'rename', oldLabel: envLabel, newLabel: renamed });
+    assert.deepEqual(rename.body, { success: true, affected: 1 });
+    await h.open('/labels', 'Labels');
+    const renamedRow = page.getByRole('table', { name: 'Labels' }).getByRole('row').filter({ has: page.getByRole('rowheader', { name: renamed }) });
+    await renamedRow.getByText('#22c55e').waitFor();
+    const del = await h.api('POST', '/api/labels', { action: 'delete', label: renamed });
+    assert.deepEqual(del.body, { success: true, affected: 1 });
+    const after = await h.api('GET', `/api/environments/${env}`);
+    assert.deepEqual(after.body.labels, envLabels);
   });
 
   it('raised no error in the page', () => {

@@ -236,17 +236,53 @@ func (s *Server) deleteConfigSet(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, success)
 }
 
-// labelJSON is a label with the number of environments carrying it; id is
-// null for a label environments carry that was never defined.
+// labelJSON is a label as the reference answers it (label, the
+// environments carrying it, their count, its colour or null), with
+// Berth's id: null for a label environments carry that was never defined.
 type labelJSON struct {
-	ID    *int64 `json:"id"`
+	Label        string                `json:"label"`
+	Environments []labelEnvironmentRef `json:"environments"`
+	Count        int                   `json:"count"`
+	Color        *string               `json:"color"`
+	ID           *int64                `json:"id"`
+}
+
+type labelEnvironmentRef struct {
+	EnvID   int64  `json:"envId"`
+	EnvName string `json:"envName"`
+}
+
+// labelsAnswer is GET /api/labels: the labels, and the colour of each
+// label that has one.
+type labelsAnswer struct {
+	Labels []labelJSON       `json:"labels"`
+	Colors map[string]string `json:"colors"`
+}
+
+// createdLabelJSON is the answer of POST /api/labels {name, color}
+// (Berth's definition of a label).
+type createdLabelJSON struct {
+	ID    int64  `json:"id"`
 	Name  string `json:"name"`
 	Color string `json:"color"`
 	Count int    `json:"count"`
 }
 
+// labelsChanged is the answer of a bulk label operation.
+type labelsChanged struct {
+	Success  bool `json:"success"`
+	Affected int  `json:"affected"`
+}
+
 func toLabelJSON(l templates.LabelUse) labelJSON {
-	out := labelJSON{Name: l.Name, Color: l.Color, Count: l.Count}
+	out := labelJSON{Label: l.Name, Count: l.Count, Environments: make([]labelEnvironmentRef, 0, len(l.Environments))}
+	for _, e := range l.Environments {
+		out.Environments = append(out.Environments, labelEnvironmentRef{EnvID: e.ID, EnvName: e.Name})
+	}
+	if l.Color != "" {
+		c := l.Color
+		out.Color = &c
+	}
 	if l.ID != 0 {
 		id := l.ID
 		out.ID = &id
@@ -254,30 +290,87 @@ func toLabelJSON(l templates.LabelUse) labelJSON {
 	return out
 }
 
-// listLabels answers the defined labels and those environments carry, with
-// their counts.
+// listLabels answers the labels environments carry and those defined, with
+// the environments carrying each.
 func (s *Server) listLabels(c *gin.Context) error {
 	list, err := templates.Labels(c.Request.Context(), s.store)
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, convert(list, toLabelJSON))
+	colors := map[string]string{}
+	for _, l := range list {
+		if l.Color != "" {
+			colors[l.Name] = l.Color
+		}
+	}
+	return writeJSON(c, http.StatusOK, labelsAnswer{Labels: convert(list, toLabelJSON), Colors: colors})
 }
 
+// labelRequest is the body of POST /api/labels: the reference's bulk
+// operation {action, …}, or Berth's definition of a label {name, color}
+// (no action).
 type labelRequest struct {
-	Name  string `json:"name"`
-	Color string `json:"color"`
+	Action         string   `json:"action"`
+	Label          *string  `json:"label"`
+	OldLabel       *string  `json:"oldLabel"`
+	NewLabel       *string  `json:"newLabel"`
+	EnvironmentIDs *[]int64 `json:"environmentIds"`
+	Color          *string  `json:"color"`
+	Name           *string  `json:"name"`
 }
 
-func (s *Server) createLabel(c *gin.Context) error {
+// labelActionFields are the fields each action reads (besides action).
+var labelActionFields = map[string][]string{
+	"add": {"label", "environmentIds"}, "rename": {"oldLabel", "newLabel"}, "delete": {"label"},
+	"set-color": {"label", "color"}, "": {"name", "color"},
+}
+
+// manageLabels runs a bulk label operation, or defines a label. A field
+// the action does not read is refused, not ignored.
+func (s *Server) manageLabels(c *gin.Context) error {
 	var req labelRequest
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	l := store.Label{Name: req.Name, Color: req.Color}
-	if err := templates.CreateLabel(c.Request.Context(), s.store, &l); err != nil {
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	if allowed, ok := labelActionFields[req.Action]; ok {
+		for name, sent := range map[string]bool{"label": req.Label != nil, "oldLabel": req.OldLabel != nil,
+			"newLabel": req.NewLabel != nil, "environmentIds": req.EnvironmentIDs != nil, "color": req.Color != nil, "name": req.Name != nil} {
+			if sent && !slices.Contains(allowed, name) {
+				if req.Action == "" {
+					return fault.Invalidf(`%s needs an action: "rename", "delete", "add" or "set-color"`, name)
+				}
+				return fault.Invalidf("%s is not read by the action %s", name, req.Action)
+			}
+		}
+	}
+	ctx := c.Request.Context()
+	if req.Action == "" {
+		l := store.Label{Name: str(req.Name), Color: str(req.Color)}
+		if err := templates.CreateLabel(ctx, s.store, &l); err != nil {
+			return err
+		}
+		noteAudit(c, strconv.FormatInt(l.ID, 10), l.Name)
+		return writeJSON(c, http.StatusCreated, createdLabelJSON{ID: l.ID, Name: l.Name, Color: l.Color})
+	}
+	ch := templates.LabelChange{Action: req.Action, Label: str(req.Label), OldLabel: str(req.OldLabel),
+		NewLabel: str(req.NewLabel), Color: str(req.Color)}
+	if req.EnvironmentIDs != nil {
+		ch.EnvironmentIDs = *req.EnvironmentIDs
+	}
+	affected, err := templates.ChangeLabels(ctx, s.store, ch)
+	if err != nil {
 		return err
 	}
-	noteAudit(c, strconv.FormatInt(l.ID, 10), l.Name)
-	return writeJSON(c, http.StatusCreated, toLabelJSON(templates.LabelUse{Label: l}))
+	name := ch.Label
+	if req.Action == "rename" {
+		name = ch.OldLabel + " -> " + strings.TrimSpace(ch.NewLabel)
+	}
+	noteAudit(c, "", name)
+	return writeJSON(c, http.StatusOK, labelsChanged{Success: true, Affected: affected})
 }

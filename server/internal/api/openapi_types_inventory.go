@@ -30,8 +30,8 @@ var inventoryOps = map[string]apiOp{
 	"GET /api/config-sets/{id}":    {Summary: "A config set", Response: configSetJSON{}},
 	"PUT /api/config-sets/{id}":    {Summary: "Update a config set", Request: configSetRequest{}, Response: configSetJSON{}},
 	"DELETE /api/config-sets/{id}": {Summary: "Delete a config set", Response: successAnswer{}},
-	"GET /api/labels":              {Summary: "Environment labels with their use counts", Response: []labelJSON{}},
-	"POST /api/labels":             {Summary: "Add an environment label", Request: labelRequest{}, Response: labelJSON{}, Status: 201},
+	"GET /api/labels":              {Summary: "Environment labels with the environments carrying them, and their colours", Response: labelsAnswer{}},
+	"POST /api/labels":             {Summary: "Change environment labels in bulk (action add, rename, delete or set-color); without an action, define a label {name, color} (201)", Request: labelRequest{}, Response: labelsChanged{}},
 
 	"POST /api/containers/check-updates": {Summary: "Check the environment's containers for newer images: a job ({jobId}; with Accept: application/json, its result)",
 		Response: anyOf{jobStartAnswer{}, checkUpdatesResult{}}},

@@ -12,7 +12,8 @@ import "path/filepath"
 // console settings (settings:view / settings:edit). Config sets are read by
 // the container create form (containers:create in some environment) and
 // changed with settings:edit. Labels are read with environments:view and
-// defined with settings:edit.
+// changed (on every environment: added, renamed, deleted, coloured,
+// defined) with environments:edit on all environments (an Admin).
 func (s *Server) templatesRoutes() []route {
 	s.tpl.setup(s)
 	if dir := s.templateFilesDir(); dir != "" {
@@ -34,7 +35,7 @@ func (s *Server) templatesRoutes() []route {
 		{"DELETE", "/api/config-sets/{id}", "settings:edit", NoEnv, "config_set.delete", false, s.deleteConfigSet},
 
 		{"GET", "/api/labels", "environments:view", AnyEnv, "", false, s.listLabels},
-		{"POST", "/api/labels", "settings:edit", NoEnv, "label.create", false, s.createLabel},
+		{"POST", "/api/labels", "environments:edit", NoEnv, "label.change", false, s.manageLabels},
 	}
 }
 

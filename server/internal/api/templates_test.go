@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/berth-dev/berth/server/internal/apitest"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
@@ -545,15 +546,53 @@ func TestConfigSetsReferenceShapeDefaultsAndPartialUpdate(t *testing.T) {
 	}
 }
 
+// labelsList is GET /api/labels as the reference answers it.
+type labelsList struct {
+	Labels []struct {
+		Label        string `json:"label"`
+		Environments []struct {
+			EnvID   int64  `json:"envId"`
+			EnvName string `json:"envName"`
+		} `json:"environments"`
+		Count int     `json:"count"`
+		Color *string `json:"color"`
+		ID    *int64  `json:"id"`
+	} `json:"labels"`
+	Colors map[string]string `json:"colors"`
+}
+
+// summary is "count color defined [env ids]" per label.
+func (l labelsList) summary() map[string]string {
+	out := map[string]string{}
+	for _, x := range l.Labels {
+		color := "-"
+		if x.Color != nil {
+			color = *x.Color
+		}
+		ids := []string{}
+		for _, e := range x.Environments {
+			ids = append(ids, fmt.Sprint(e.EnvID))
+		}
+		out[x.Label] = fmt.Sprintf("%d %s %v [%s]", x.Count, color, x.ID != nil, strings.Join(ids, " "))
+	}
+	return out
+}
+
+// TestLabelsListDefinedAndEnvironmentLabelsWithCounts checks GET
+// /api/labels (the reference's {labels: [{label, environments, count,
+// color}], colors}, plus Berth's defined labels) and Berth's definition of
+// a label, POST {name, color} without an action.
 func TestLabelsListDefinedAndEnvironmentLabelsWithCounts(t *testing.T) {
 	h := newHarness(t)
 	ctx := t.Context()
+	var ids []int64
 	for i, labels := range [][]string{{"prod", "eu"}, {"prod"}} {
 		e := store.Environment{Name: fmt.Sprintf("env-%d-%s", i, h.label), ConnectionType: "direct", Host: "203.0.113.1", Port: 2375,
 			Protocol: "http", Labels: labels}
 		if err := h.store.CreateEnvironment(ctx, &e); err != nil {
 			t.Fatal(err)
 		}
+		ids = append(ids, e.ID)
 	}
 	var created struct {
 		ID    *int64 `json:"id"`
@@ -565,40 +604,147 @@ func TestLabelsListDefinedAndEnvironmentLabelsWithCounts(t *testing.T) {
 		t.Fatalf("created = %+v", created)
 	}
 	h.must(201, "POST", "/api/labels", map[string]any{"name": "staging", "color": "#3b82f6"}, nil)
-	var list []struct {
-		ID    *int64 `json:"id"`
-		Name  string `json:"name"`
-		Color string `json:"color"`
-		Count int    `json:"count"`
-	}
+	var list labelsList
 	h.must(200, "GET", "/api/labels", nil, &list)
-	got := map[string]string{}
-	for _, l := range list {
-		got[l.Name] = fmt.Sprintf("%d %s %v", l.Count, l.Color, l.ID != nil)
-	}
-	want := map[string]string{"eu": "1  false", "prod": "2 #ef4444 true", "staging": "0 #3b82f6 true"}
+	got := list.summary()
+	want := map[string]string{"eu": fmt.Sprintf("1 - false [%d]", ids[0]), "prod": fmt.Sprintf("2 #ef4444 true [%d %d]", ids[0], ids[1]),
+		"staging": "0 #3b82f6 true []"}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("label %s = %q, want %q (all: %v)", k, got[k], v, got)
 		}
 	}
-	for _, tt := range []struct {
-		body    any
-		status  int
-		message string
-	}{
-		{map[string]any{"name": ""}, 400, "Label name is required"},
-		{map[string]any{"name": "x", "color": "red"}, 400, `Invalid color "red"`},
-		{map[string]any{"name": "prod"}, 409, "Label 'prod' already exists"},
-	} {
-		code, body := h.do("POST", "/api/labels", tt.body)
-		var e struct {
-			Error string `json:"error"`
+	if list.Colors["prod"] != "#ef4444" || list.Colors["staging"] != "#3b82f6" || len(list.Colors) != 2 {
+		t.Errorf("colors = %v", list.Colors)
+	}
+	h.expectRefusals([]refusal{
+		{"no name", "POST", "/api/labels", map[string]any{"name": ""}, 400, "Label name is required"},
+		{"bad color", "POST", "/api/labels", map[string]any{"name": "x", "color": "red"}, 400, `Invalid color "red"`},
+		{"taken", "POST", "/api/labels", map[string]any{"name": "prod"}, 409, "Label 'prod' already exists"},
+	})
+}
+
+// TestLabelsBulkOperationsOnEnvironments checks POST /api/labels as the
+// reference reads it (issue 21 item 9): add a label to two environments,
+// rename it (the colour follows), set-color shows in GET's colors, delete
+// removes it from every environment; each answers {success, affected}; an
+// unknown action, missing fields, a field the action does not read, an
+// unknown environment and an 11th label are 400/404 and change nothing; a
+// Viewer gets 403.
+func TestLabelsBulkOperationsOnEnvironments(t *testing.T) {
+	t.Parallel()
+	h := newAuthHarness(t, apitest.Options{})
+	user, pw := h.setupAdmin()
+	h.as(h.login(user, pw))
+	ctx := t.Context()
+	var ids []int64
+	for i, labels := range [][]string{{"eu"}, {}, {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}} {
+		e := store.Environment{Name: fmt.Sprintf("bulk-%d-%s", i, h.label), ConnectionType: "direct", Host: "203.0.113.1", Port: 2375,
+			Protocol: "http", Labels: labels}
+		if err := h.store.CreateEnvironment(ctx, &e); err != nil {
+			t.Fatal(err)
 		}
-		_ = json.Unmarshal(body, &e)
-		if code != tt.status || !strings.Contains(e.Error, tt.message) {
-			t.Errorf("%v = %d %s, want %d %q", tt.body, code, body, tt.status, tt.message)
+		ids = append(ids, e.ID)
+	}
+	labelsOf := func(id int64) []string {
+		t.Helper()
+		e, err := h.store.GetEnvironment(ctx, id)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return e.Labels
+	}
+	var changed struct {
+		Success  bool `json:"success"`
+		Affected int  `json:"affected"`
+	}
+	h.must(200, "POST", "/api/labels", map[string]any{"action": "add", "label": " web ", "environmentIds": []int64{ids[0], ids[1]}}, &changed)
+	if !changed.Success || changed.Affected != 2 {
+		t.Errorf("add = %+v", changed)
+	}
+	if a, b := labelsOf(ids[0]), labelsOf(ids[1]); !reflect.DeepEqual(a, []string{"eu", "web"}) || !reflect.DeepEqual(b, []string{"web"}) {
+		t.Errorf("after add: %v %v", a, b)
+	}
+	h.must(200, "POST", "/api/labels", map[string]any{"action": "add", "label": "web", "environmentIds": []int64{ids[0]}}, &changed)
+	if changed.Affected != 0 {
+		t.Errorf("add again = %+v, want 0 affected", changed)
+	}
+	var list labelsList
+	list = labelsList{}
+	h.must(200, "GET", "/api/labels", nil, &list)
+	if got := list.summary()["web"]; got != fmt.Sprintf("2 - false [%d %d]", ids[0], ids[1]) {
+		t.Errorf("web after add = %q", got)
+	}
+
+	h.must(200, "POST", "/api/labels", map[string]any{"action": "set-color", "label": "web", "color": "#22c55e"}, &changed)
+	list = labelsList{}
+	h.must(200, "GET", "/api/labels", nil, &list)
+	if list.Colors["web"] != "#22c55e" || list.summary()["web"] != fmt.Sprintf("2 #22c55e true [%d %d]", ids[0], ids[1]) {
+		t.Errorf("after set-color: colors %v, web %q", list.Colors, list.summary()["web"])
+	}
+
+	h.must(200, "POST", "/api/labels", map[string]any{"action": "rename", "oldLabel": "web", "newLabel": "frontend"}, &changed)
+	if changed.Affected != 2 {
+		t.Errorf("rename = %+v", changed)
+	}
+	list = labelsList{}
+	h.must(200, "GET", "/api/labels", nil, &list)
+	got := list.summary()
+	if _, ok := got["web"]; ok || got["frontend"] != fmt.Sprintf("2 #22c55e true [%d %d]", ids[0], ids[1]) || list.Colors["frontend"] != "#22c55e" || list.Colors["web"] != "" {
+		t.Errorf("after rename: %v, colors %v", got, list.Colors)
+	}
+	if a := labelsOf(ids[0]); !reflect.DeepEqual(a, []string{"eu", "frontend"}) {
+		t.Errorf("env 0 after rename: %v", a)
+	}
+	// Renaming onto a label an environment already has merges the two.
+	h.must(200, "POST", "/api/labels", map[string]any{"action": "rename", "oldLabel": "eu", "newLabel": "frontend"}, &changed)
+	if a := labelsOf(ids[0]); changed.Affected != 1 || !reflect.DeepEqual(a, []string{"frontend"}) {
+		t.Errorf("merge rename: %+v, env 0 %v", changed, a)
+	}
+
+	before := fmt.Sprint(labelsOf(ids[0]), labelsOf(ids[1]), labelsOf(ids[2]))
+	h.expectRefusals([]refusal{
+		{"unknown action", "POST", "/api/labels", map[string]any{"action": "merge", "label": "x"}, 400, `Invalid action. Use "rename", "delete", "add", or "set-color"`},
+		{"add without label", "POST", "/api/labels", map[string]any{"action": "add", "environmentIds": []int64{ids[0]}}, 400, "label is required"},
+		{"add without environments", "POST", "/api/labels", map[string]any{"action": "add", "label": "x", "environmentIds": []int64{}}, 400, "environmentIds array is required"},
+		{"add to an unknown environment", "POST", "/api/labels", map[string]any{"action": "add", "label": "x", "environmentIds": []int64{ids[0], 999999}}, 404, "Environment 999999 not found"},
+		{"an 11th label", "POST", "/api/labels", map[string]any{"action": "add", "label": "x", "environmentIds": []int64{ids[1], ids[2]}}, 400, "the most an environment can have"},
+		{"rename without newLabel", "POST", "/api/labels", map[string]any{"action": "rename", "oldLabel": "frontend"}, 400, "oldLabel and newLabel are required"},
+		{"delete without label", "POST", "/api/labels", map[string]any{"action": "delete"}, 400, "label is required"},
+		{"bad color", "POST", "/api/labels", map[string]any{"action": "set-color", "label": "frontend", "color": "green"}, 400, `Invalid color "green"`},
+		{"a field the action does not read", "POST", "/api/labels", map[string]any{"action": "delete", "label": "frontend", "color": "#000000"}, 400, "color is not read by the action delete"},
+		{"environmentIds not numbers", "POST", "/api/labels", map[string]any{"action": "add", "label": "x", "environmentIds": []string{"a"}}, 400, ""},
+	})
+	if after := fmt.Sprint(labelsOf(ids[0]), labelsOf(ids[1]), labelsOf(ids[2])); after != before {
+		t.Errorf("refused operations changed labels: %s -> %s", before, after)
+	}
+
+	// A Viewer may list the labels but not change them.
+	h.userWithRole("vera", "Viewer")
+	h.as(h.login("vera", "vera-password-1"))
+	h.must(200, "GET", "/api/labels", nil, nil)
+	h.must(403, "POST", "/api/labels", map[string]any{"action": "delete", "label": "frontend"}, nil)
+	h.as(h.login(user, pw))
+
+	h.must(200, "POST", "/api/labels", map[string]any{"action": "delete", "label": "frontend"}, &changed)
+	if changed.Affected != 2 {
+		t.Errorf("delete = %+v", changed)
+	}
+	if a, b := labelsOf(ids[0]), labelsOf(ids[1]); len(a) != 0 || len(b) != 0 {
+		t.Errorf("after delete: %v %v", a, b)
+	}
+	list = labelsList{}
+	h.must(200, "GET", "/api/labels", nil, &list)
+	if _, ok := list.summary()["frontend"]; ok || list.Colors["frontend"] != "" {
+		t.Errorf("after delete: %v, colors %v", list.summary(), list.Colors)
+	}
+	// set-color with no colour clears it (the label stays defined).
+	h.must(200, "POST", "/api/labels", map[string]any{"action": "set-color", "label": "a", "color": "#123456"}, nil)
+	h.must(200, "POST", "/api/labels", map[string]any{"action": "set-color", "label": "a"}, nil)
+	list = labelsList{}
+	h.must(200, "GET", "/api/labels", nil, &list)
+	if _, ok := list.Colors["a"]; ok || list.summary()["a"] != fmt.Sprintf("1 - true [%d]", ids[2]) {
+		t.Errorf("after clearing a's colour: %v, colors %v", list.summary()["a"], list.Colors)
 	}
 }
 

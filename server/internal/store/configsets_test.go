@@ -109,3 +109,52 @@ func TestLabelsAreUniqueByName(t *testing.T) {
 		}
 	})
 }
+
+// TestRelabelIsOneTransaction checks that a refusal by the change undoes
+// every environment already rewritten, and that a rename moves the defined
+// label's colour; SetLabelColor defines a label or recolours it.
+func TestRelabelIsOneTransaction(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		var ids []int64
+		for _, n := range []string{"one", "two"} {
+			e := store.Environment{Name: n, ConnectionType: "direct", Host: "203.0.113.1", Port: 2375, Protocol: "http", Labels: []string{"old"}}
+			if err := s.CreateEnvironment(ctx, &e); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, e.ID)
+		}
+		if err := s.SetLabelColor(ctx, "old", "#111111"); err != nil {
+			t.Fatal(err)
+		}
+		refused := errors.New("refused")
+		_, err := s.Relabel(ctx, "old", "new", func(id int64, l []string) ([]string, bool, error) {
+			if id == ids[1] {
+				return nil, false, refused
+			}
+			return []string{"new"}, true, nil
+		})
+		if !errors.Is(err, refused) {
+			t.Fatalf("Relabel = %v", err)
+		}
+		for _, id := range ids {
+			if e, _ := s.GetEnvironment(ctx, id); len(e.Labels) != 1 || e.Labels[0] != "old" {
+				t.Errorf("environment %d after a refused relabel: %v", id, e.Labels)
+			}
+		}
+		n, err := s.Relabel(ctx, "old", "new", func(_ int64, l []string) ([]string, bool, error) { return []string{"new"}, true, nil })
+		if err != nil || n != 2 {
+			t.Fatal(n, err)
+		}
+		list, _ := s.ListLabels(ctx)
+		if len(list) != 1 || list[0].Name != "new" || list[0].Color != "#111111" {
+			t.Errorf("defined labels after rename = %+v", list)
+		}
+		if err := s.SetLabelColor(ctx, "new", "#222222"); err != nil {
+			t.Fatal(err)
+		}
+		if list, _ = s.ListLabels(ctx); len(list) != 1 || list[0].Color != "#222222" {
+			t.Errorf("after recolour = %+v", list)
+		}
+	})
+}

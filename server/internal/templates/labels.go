@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,11 +13,18 @@ import (
 	"github.com/berth-dev/berth/shared/fault"
 )
 
-// LabelUse is a label with the number of environments carrying it. A label
-// carried by environments but never defined has ID 0 and no colour.
+// LabelUse is a label with the environments carrying it. A label carried
+// by environments but never defined has ID 0 and no colour.
 type LabelUse struct {
 	store.Label
-	Count int
+	Count        int
+	Environments []LabelEnvironment
+}
+
+// LabelEnvironment is an environment carrying a label.
+type LabelEnvironment struct {
+	ID   int64
+	Name string
 }
 
 // colorPattern is a CSS hex colour.
@@ -33,19 +41,27 @@ func Labels(ctx context.Context, st *store.Store) ([]LabelUse, error) {
 	if err != nil {
 		return nil, err
 	}
-	counts := map[string]int{}
+	carriers := map[string][]LabelEnvironment{}
 	for _, e := range envs {
 		for _, l := range e.Labels {
-			counts[l]++
+			carriers[l] = append(carriers[l], LabelEnvironment{ID: e.ID, Name: e.Name})
 		}
 	}
-	out := make([]LabelUse, 0, len(defined)+len(counts))
-	for _, l := range defined {
-		out = append(out, LabelUse{Label: l, Count: counts[l.Name]})
-		delete(counts, l.Name)
+	use := func(l store.Label) LabelUse {
+		on := carriers[l.Name]
+		if on == nil {
+			on = []LabelEnvironment{}
+		}
+		slices.SortFunc(on, func(a, b LabelEnvironment) int { return cmp.Compare(a.ID, b.ID) })
+		return LabelUse{Label: l, Count: len(on), Environments: on}
 	}
-	for name, n := range counts {
-		out = append(out, LabelUse{Label: store.Label{Name: name}, Count: n})
+	out := make([]LabelUse, 0, len(defined)+len(carriers))
+	for _, l := range defined {
+		out = append(out, use(l))
+		delete(carriers, l.Name)
+	}
+	for name := range carriers {
+		out = append(out, use(store.Label{Name: name}))
 	}
 	slices.SortFunc(out, func(a, b LabelUse) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
@@ -69,4 +85,114 @@ func CreateLabel(ctx context.Context, st *store.Store, l *store.Label) error {
 		return err
 	}
 	return nil
+}
+
+// maxEnvironmentLabels is how many labels an environment may carry (as the
+// environment form allows).
+const maxEnvironmentLabels = 10
+
+// LabelChange is one bulk operation on environment labels, as POST
+// /api/labels reads it.
+type LabelChange struct {
+	Action         string  // add, rename, delete or set-color
+	Label          string  // add, delete, set-color
+	OldLabel       string  // rename
+	NewLabel       string  // rename
+	EnvironmentIDs []int64 // add
+	Color          string  // set-color ("" clears the colour)
+}
+
+// checkLabelName trims name and checks it is a label environments can carry.
+func checkLabelName(field, name string) (string, error) {
+	name = strings.TrimSpace(name)
+	switch {
+	case name == "":
+		return "", fault.Invalidf("%s is required", field)
+	case len(name) > 50:
+		return "", fault.Invalidf("Label name must be at most 50 characters")
+	}
+	return name, nil
+}
+
+// ChangeLabels applies ch to every environment (and to the defined labels)
+// in one transaction and returns how many environments changed.
+func ChangeLabels(ctx context.Context, st *store.Store, ch LabelChange) (int, error) {
+	switch ch.Action {
+	case "add":
+		label, err := checkLabelName("label", ch.Label)
+		if err != nil {
+			return 0, err
+		}
+		if len(ch.EnvironmentIDs) == 0 {
+			return 0, fault.Invalidf("environmentIds array is required")
+		}
+		envs, err := st.ListEnvironments(ctx)
+		if err != nil {
+			return 0, err
+		}
+		want := map[int64]bool{}
+		for _, id := range ch.EnvironmentIDs {
+			if !slices.ContainsFunc(envs, func(e store.Environment) bool { return e.ID == id }) {
+				return 0, fault.New(fault.NotFound, fmt.Sprintf("Environment %d not found", id))
+			}
+			want[id] = true
+		}
+		return st.Relabel(ctx, "", "", func(id int64, labels []string) ([]string, bool, error) {
+			if !want[id] {
+				return nil, false, nil
+			}
+			if slices.Contains(labels, label) {
+				return nil, false, nil
+			}
+			if len(labels) >= maxEnvironmentLabels {
+				return nil, false, fault.Invalidf("Environment %d already has %d labels, the most an environment can have", id, maxEnvironmentLabels)
+			}
+			return append(labels, label), true, nil
+		})
+	case "rename":
+		if strings.TrimSpace(ch.OldLabel) == "" || strings.TrimSpace(ch.NewLabel) == "" {
+			return 0, fault.Invalidf("oldLabel and newLabel are required")
+		}
+		to, err := checkLabelName("newLabel", ch.NewLabel)
+		if err != nil {
+			return 0, err
+		}
+		from := ch.OldLabel
+		if from == to {
+			return 0, nil
+		}
+		return st.Relabel(ctx, from, to, func(_ int64, labels []string) ([]string, bool, error) {
+			i := slices.Index(labels, from)
+			if i < 0 {
+				return nil, false, nil
+			}
+			if slices.Contains(labels, to) {
+				return slices.Delete(labels, i, i+1), true, nil
+			}
+			labels[i] = to
+			return labels, true, nil
+		})
+	case "delete":
+		if strings.TrimSpace(ch.Label) == "" {
+			return 0, fault.Invalidf("label is required")
+		}
+		return st.Relabel(ctx, ch.Label, "", func(_ int64, labels []string) ([]string, bool, error) {
+			i := slices.Index(labels, ch.Label)
+			if i < 0 {
+				return nil, false, nil
+			}
+			return slices.Delete(labels, i, i+1), true, nil
+		})
+	case "set-color":
+		label, err := checkLabelName("label", ch.Label)
+		if err != nil {
+			return 0, err
+		}
+		color := strings.TrimSpace(ch.Color)
+		if color != "" && !colorPattern.MatchString(color) {
+			return 0, fault.Invalidf("Invalid color %q: use a hex colour such as #3b82f6", color)
+		}
+		return 0, st.SetLabelColor(ctx, label, color)
+	}
+	return 0, fault.Invalidf(`Invalid action. Use "rename", "delete", "add", or "set-color"`)
 }

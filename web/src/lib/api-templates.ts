@@ -175,18 +175,22 @@ export function deleteConfigSet(id: number): Promise<{ success: boolean }> {
   return request('DELETE', `/api/config-sets/${id}`);
 }
 
+/** An environment label: the environments carrying it, its colour, and its id when it is defined (null: only carried). */
 export interface LabelUse {
-  id: number | null;
-  name: string;
-  color: string;
+  label: string;
+  environments: { envId: number; envName: string }[];
   count: number;
+  color: string | null;
+  id: number | null;
 }
 
-export function listLabels(): Promise<LabelUse[]> {
-  return request('GET', '/api/labels');
+export async function listLabels(): Promise<LabelUse[]> {
+  const answer = await request<{ labels: LabelUse[]; colors: Record<string, string> }>('GET', '/api/labels');
+  return answer.labels ?? [];
 }
 
-export function createLabel(body: { name: string; color?: string }): Promise<LabelUse> {
+/** Defines a label (a name and a colour); answers the definition. */
+export function createLabel(body: { name: string; color?: string }): Promise<{ id: number; name: string; color: string }> {
   return request('POST', '/api/labels', { body });
 }
 

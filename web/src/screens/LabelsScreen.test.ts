@@ -12,15 +12,24 @@ vi.mock('../lib/api-templates', async (importOriginal) => {
 });
 
 const labels: tpl.LabelUse[] = [
-  { id: 1, name: 'production', color: '#ef4444', count: 2 },
-  { id: null, name: 'edge', color: '', count: 1 },
-  { id: 2, name: 'spare', color: '', count: 0 },
+  {
+    id: 1,
+    label: 'production',
+    color: '#ef4444',
+    count: 2,
+    environments: [
+      { envId: 1, envName: 'local' },
+      { envId: 2, envName: 'remote' },
+    ],
+  },
+  { id: null, label: 'edge', color: null, count: 1, environments: [{ envId: 2, envName: 'remote' }] },
+  { id: 2, label: 'spare', color: null, count: 0, environments: [] },
 ];
 
 beforeEach(() => {
   session.session = { authenticated: true, authEnabled: true, user: { id: 1, username: 'admin', isAdmin: true } };
   vi.mocked(tpl.listLabels).mockResolvedValue(structuredClone(labels));
-  vi.mocked(tpl.createLabel).mockImplementation(async (b) => ({ id: 7, color: '', count: 0, ...b }));
+  vi.mocked(tpl.createLabel).mockImplementation(async (b) => ({ id: 7, color: '', ...b }));
 });
 afterEach(() => {
   cleanup();
