@@ -73,7 +73,8 @@ func (s *Server) saveGitCredential(c *gin.Context) error {
 		return err
 	}
 	cred, err := s.git.SaveCredential(c.Request.Context(), id, gitops.CredentialSpec{Name: req.Name, AuthType: req.AuthType,
-		Username: req.Username, Password: req.Password.change(), SSHPrivateKey: req.SSHPrivateKey.change(), Host: req.Host})
+		Username: req.Username, Password: req.Password.change(), SSHPrivateKey: req.SSHPrivateKey.change(), Host: req.Host,
+		SSHPassphrase: req.SSHPassphrase.change()})
 	if err != nil {
 		return err
 	}

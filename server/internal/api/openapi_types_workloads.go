@@ -354,6 +354,9 @@ type gitCredentialInput struct {
 	Username      *string     `json:"username"`
 	Password      secretField `json:"password"`
 	SSHPrivateKey secretField `json:"sshPrivateKey"`
+	// SSHPassphrase is the passphrase of an encrypted sshPrivateKey (the
+	// reference's name; Berth's password is the same for an ssh credential).
+	SSHPassphrase secretField `json:"sshPassphrase"`
 	// Host is the repository URL or scheme://host:port the credential is
 	// for (absent: kept); changing it needs the password or key again.
 	Host *string `json:"host"`

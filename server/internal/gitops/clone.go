@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -44,6 +45,9 @@ func authMethod(c *store.GitCredential) (transport.AuthMethod, error) {
 		user := c.Username
 		if user == "" {
 			user = "git"
+		}
+		if err := checkSSHKey(c.SSHPrivateKey, c.Password); err != nil {
+			return nil, err
 		}
 		keys, err := gitssh.NewPublicKeys(user, []byte(c.SSHPrivateKey), c.Password)
 		if err != nil {
@@ -185,3 +189,24 @@ func (s *Service) pruneClones(ctx context.Context) {
 // cloneName matches the names of the clones pruneClones looks after (not
 // the temporary directories of clones in progress).
 var cloneName = regexp.MustCompile(`^(repo|stack)-[0-9]+$`)
+
+// checkSSHKey tells apart the ways an SSH private key fails to open: an
+// encrypted key without its passphrase, or with a wrong one.
+func checkSSHKey(key, passphrase string) error {
+	_, err := ssh.ParseRawPrivateKey([]byte(key))
+	var missing *ssh.PassphraseMissingError
+	if !errors.As(err, &missing) {
+		return nil // not encrypted: NewPublicKeys tells what else is wrong
+	}
+	if passphrase == "" {
+		return fault.Invalidf("SSH private key is encrypted: send its passphrase (sshPassphrase)")
+	}
+	_, err = ssh.ParseRawPrivateKeyWithPassphrase([]byte(key), []byte(passphrase))
+	if errors.Is(err, x509.IncorrectPasswordError) {
+		return fault.Invalidf("Wrong passphrase for the SSH private key")
+	}
+	if err != nil {
+		return fault.Invalidf("Invalid SSH private key: %v", err)
+	}
+	return nil
+}

@@ -89,9 +89,13 @@ func (s *Service) Repository(ctx context.Context, id int64) (store.GitRepository
 // the repository URL or scheme://host:port the credential is for; a
 // credential saved without one is bound to the host of its first use by an
 // admin.
+//
+// SSHPassphrase is the passphrase of an encrypted SSH key (the reference's
+// name): an ssh credential keeps it as its Password, sealed like the key.
 type CredentialSpec struct {
 	Name                                              string
 	AuthType, Username, Password, SSHPrivateKey, Host *string
+	SSHPassphrase                                     *string
 }
 
 // SaveCredential validates and stores a credential: new when id is 0,
@@ -113,6 +117,9 @@ func (s *Service) SaveCredential(ctx context.Context, id int64, sp CredentialSpe
 			*f.dst = *f.src
 		}
 	}
+	if err := setPassphrase(c, sp); err != nil {
+		return store.GitCredential{}, err
+	}
 	if err := checkCredential(c); err != nil {
 		return store.GitCredential{}, err
 	}
@@ -126,6 +133,25 @@ func (s *Service) SaveCredential(ctx context.Context, id int64, sp CredentialSpe
 		return store.GitCredential{}, notFound(err, errCredentialNotFound)
 	}
 	return *c, nil
+}
+
+// setPassphrase sets the SSH key passphrase sp sends as c's Password: only
+// an ssh credential has one, and a password sent beside it must be the same.
+func setPassphrase(c *store.GitCredential, sp CredentialSpec) error {
+	if sp.SSHPassphrase == nil {
+		return nil
+	}
+	if c.AuthType != AuthSSH {
+		if *sp.SSHPassphrase == "" {
+			return nil // a form's empty field
+		}
+		return fault.Invalidf("sshPassphrase is the passphrase of an SSH key: it needs authType ssh")
+	}
+	if sp.Password != nil && *sp.Password != "" && *sp.Password != *sp.SSHPassphrase {
+		return fault.Invalidf("password and sshPassphrase differ: send the SSH key's passphrase as sshPassphrase")
+	}
+	c.Password = *sp.SSHPassphrase
+	return nil
 }
 
 // checkCredential validates c and drops the secrets its type does not use.

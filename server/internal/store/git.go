@@ -8,7 +8,8 @@ import (
 )
 
 // GitCredential authenticates clones: AuthType "none", "password" (username
-// and password or token) or "ssh" (a private key). Secrets are plaintext in
+// and password or token) or "ssh" (a private key, and in Password the key's
+// passphrase when it is encrypted). Secrets are plaintext in
 // memory and sealed at rest. Host is the origin the credential is sent to
 // (scheme://host:port, or a URL of it), "" while it is bound to none.
 type GitCredential struct {
