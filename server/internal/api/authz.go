@@ -276,24 +276,43 @@ func idNoun(what string) string {
 }
 
 // bodyEnvironment honours an environment named in a request's body (the
-// reference's clients send {envId} where Berth reads ?env=): when the query
-// names none, the body's environment becomes the request's once the user
-// holds perm in it (environmentFor); when both name one, they must agree.
-// id 0 (absent) keeps the route's environment.
-func (s *Server) bodyEnvironment(c *gin.Context, perm Perm, id int64) (store.Environment, error) {
-	env := envOf(c)
+// reference's clients send {envId} or {environmentId}, named field in
+// messages, where Berth reads ?env=): when the query names none, the body's
+// environment becomes the request's once the user holds perm in it
+// (environmentFor); when both name one, they must agree. id 0 (absent)
+// keeps the route's environment, or on a route that resolves none (AnyEnv)
+// the query's as EnvQuery resolves it (default 1; malformed 400, unknown
+// 404), perm checked in it.
+func (s *Server) bodyEnvironment(c *gin.Context, perm Perm, field string, id int64) (store.Environment, error) {
+	v, routed := c.Get(envKey{})
+	env, _ := v.(store.Environment)
+	if !routed && (id == 0 || c.Query("env") != "") {
+		q, err := s.environment(c, "env")
+		if err != nil {
+			return store.Environment{}, err
+		}
+		if id == 0 || id == q.ID {
+			return s.chooseEnvironment(c, perm, q.ID)
+		}
+	}
 	switch {
-	case id == 0 || id == env.ID:
+	case routed && (id == 0 || id == env.ID):
 		return env, nil
 	case id < 0:
-		return store.Environment{}, fault.New(fault.Invalid, "Invalid environment ID: envId must be a positive integer")
+		return store.Environment{}, fault.New(fault.Invalid, "Invalid environment ID: "+field+" must be a positive integer")
 	case c.Query("env") != "":
-		return store.Environment{}, fault.New(fault.Invalid, "envId and env name different environments")
+		return store.Environment{}, fault.New(fault.Invalid, field+" and env name different environments")
 	}
-	other, err := s.environmentFor(c, id, string(perm))
+	return s.chooseEnvironment(c, perm, id)
+}
+
+// chooseEnvironment makes environment id the request's once the user holds
+// perm in it.
+func (s *Server) chooseEnvironment(c *gin.Context, perm Perm, id int64) (store.Environment, error) {
+	env, err := s.environmentFor(c, id, string(perm))
 	if err != nil {
 		return store.Environment{}, err
 	}
-	c.Set(envKey{}, other)
-	return other, nil
+	c.Set(envKey{}, env)
+	return env, nil
 }

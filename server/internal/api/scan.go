@@ -61,7 +61,7 @@ func (s *Server) setScannerSetting(c *gin.Context) error {
 	if strings.TrimSpace(req.GrypeArgs) != "" || strings.TrimSpace(req.TrivyArgs) != "" {
 		return fault.New(fault.Invalid, "Custom scanner arguments are not supported: Berth runs its scanners with fixed arguments")
 	}
-	env, err := s.bodyEnvironment(c, "settings:edit", req.EnvID)
+	env, err := s.bodyEnvironment(c, "settings:edit", "envId", req.EnvID)
 	if err != nil {
 		return err
 	}

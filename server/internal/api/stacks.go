@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -325,7 +324,7 @@ func (s *Server) adoptStack(c *gin.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	env, err := s.chosenEnvironment(c, req.EnvironmentID, "stacks:create")
+	env, err := s.bodyEnvironment(c, "stacks:create", "environmentId", req.EnvironmentID)
 	if err != nil {
 		return err
 	}
@@ -366,21 +365,4 @@ func (s *Server) adoptStack(c *gin.Context) error {
 		noteAudit(c, strings.Join(out.Adopted, ","), strings.Join(out.Adopted, ", "))
 	}
 	return writeJSON(c, http.StatusOK, out)
-}
-
-// chosenEnvironment is the environment a request names in its body (id),
-// else in ?env=, else environment 1, once the user is known to hold perm
-// in it.
-func (s *Server) chosenEnvironment(c *gin.Context, id int64, perm string) (store.Environment, error) {
-	if id == 0 {
-		id = 1
-		if q := c.Query("env"); q != "" {
-			n, err := strconv.ParseInt(q, 10, 64)
-			if err != nil || n <= 0 {
-				return store.Environment{}, errEnvNotFound
-			}
-			id = n
-		}
-	}
-	return s.environmentFor(c, id, perm)
 }

@@ -190,7 +190,7 @@ func (s *Server) deployTemplate(c *gin.Context) error {
 	if err := stacks.CheckName(req.StackName); err != nil {
 		return err
 	}
-	env, err := s.chosenEnvironment(c, req.EnvironmentID, "stacks:create")
+	env, err := s.bodyEnvironment(c, "stacks:create", "environmentId", req.EnvironmentID)
 	if err != nil {
 		return err
 	}
