@@ -124,7 +124,7 @@ func runCompose(ctx context.Context, eng *engine.Client, stacksDir string, body 
 		if p == nil {
 			return hawserComposeResult{Error: "up needs a compose file"}
 		}
-		err = eng.ComposeUp(ctx, p, op.ForceRecreate, nil, progress)
+		err = eng.ComposeUp(ctx, p, engine.UpOptions{Force: op.ForceRecreate}, nil, progress)
 	case "down":
 		err = eng.ComposeDown(ctx, op.ProjectName, p, op.RemoveVolumes, progress)
 	case "stop":
