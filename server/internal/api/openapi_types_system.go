@@ -30,7 +30,8 @@ var systemOps = map[string]apiOp{
 		Response: subscriptionJSON{}},
 	"DELETE /api/environments/{id}/notifications/{notificationId}": {Summary: "Unsubscribe a channel", Response: successAnswer{}},
 
-	"GET /api/system":           {Summary: "Berth's own facts: version, database, uptime, counts", Response: systemAnswer{}},
+	"GET /api/system": {Summary: "Berth's own facts: version, database, uptime, counts; with ?env= also that environment's engine (docker, host, stats; docker and host null when it cannot be reached)", Response: systemAnswer{},
+		Query: []queryParam{{"env", "integer", "the environment whose engine facts to add (unknown: 404; not a positive integer: 400)"}}},
 	"GET /api/health/database":  {Summary: "Ping the database (503 with status error when it is unreachable)", Response: databaseHealthAnswer{}},
 	"GET /api/host":             {Summary: "The environment's engine and host", Response: hostAnswer{}},
 	"GET /api/system/disk":      {Summary: "The environment's engine disk usage", Response: diskAnswer{}},
@@ -136,6 +137,45 @@ type systemAnswer struct {
 	Jobs            map[string]int   `json:"jobs"`
 	Enterprise      bool             `json:"enterprise"`
 	AgentsConnected int              `json:"agentsConnected"`
+	EnvironmentID   int64            `json:"environmentId,omitempty"`
+	Docker          *systemDocker    `json:"docker"`
+	Host            *systemHost      `json:"host"`
+	Stats           *systemStats     `json:"stats,omitempty"`
+}
+
+// systemDocker, systemHost and systemStats are the reference's facts of
+// GET /api/system?env='s engine.
+type systemDocker struct {
+	Version       string `json:"version"`
+	APIVersion    string `json:"apiVersion"`
+	OS            string `json:"os"`
+	Arch          string `json:"arch"`
+	KernelVersion string `json:"kernelVersion"`
+	ServerVersion string `json:"serverVersion"`
+	Connection    struct {
+		Type       string `json:"type"`
+		SocketPath string `json:"socketPath"`
+		Host       string `json:"host"`
+		Port       int    `json:"port"`
+	} `json:"connection"`
+}
+
+type systemHost struct {
+	Name          string `json:"name"`
+	CPUs          int    `json:"cpus"`
+	Memory        int64  `json:"memory"`
+	StorageDriver string `json:"storageDriver"`
+}
+
+type systemStats struct {
+	Containers struct {
+		Total   int `json:"total"`
+		Running int `json:"running"`
+		Stopped int `json:"stopped"`
+	} `json:"containers"`
+	Images   int `json:"images"`
+	Volumes  int `json:"volumes"`
+	Networks int `json:"networks"`
 }
 
 type databaseHealthAnswer struct {

@@ -4,13 +4,16 @@ import (
 	"context"
 	"net/http"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/server/internal/jobs"
+	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/server/internal/system"
+	"github.com/berth-dev/berth/shared/fault"
 	"github.com/berth-dev/berth/shared/version"
 )
 
@@ -87,7 +90,50 @@ func (s *Server) getSystem(c *gin.Context) error {
 	} else {
 		out["agentsConnected"] = 0
 	}
+	out["docker"], out["host"] = nil, nil
+	if v := c.Query("env"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id <= 0 {
+			return fault.New(fault.Invalid, "Invalid environment ID: env must be a positive integer")
+		}
+		env, err := s.environmentFor(c, id, "environments:view")
+		if err != nil {
+			return err
+		}
+		s.environmentFacts(ctx, env, out)
+	}
 	return writeJSON(c, http.StatusOK, out)
+}
+
+// environmentFacts adds to out the facts of env's engine the reference's
+// GET /api/system?env= answers: docker, host and stats (docker and host
+// stay null when the engine cannot be reached, as the reference's do).
+func (s *Server) environmentFacts(ctx context.Context, env store.Environment, out map[string]any) {
+	out["environmentId"] = env.ID
+	info, err := s.sys.ops.Host(ctx, env)
+	if err != nil {
+		s.log.Debug("system facts: engine unreachable", "environment", env.Name, "err", err)
+		out["stats"] = map[string]any{"containers": map[string]int{"total": 0, "running": 0, "stopped": 0},
+			"images": 0, "volumes": 0, "networks": 0}
+		return
+	}
+	ep := env.Endpoint()
+	out["docker"] = map[string]any{"version": info.ServerVersion, "apiVersion": info.APIVersion, "os": info.OS,
+		"arch": info.Arch, "kernelVersion": info.KernelVersion, "serverVersion": info.ServerVersion,
+		"connection": map[string]any{"type": env.ConnectionType, "socketPath": ep.SocketPath, "host": ep.Host, "port": ep.Port}}
+	out["host"] = map[string]any{"name": info.Name, "cpus": info.CPUs, "memory": info.MemTotal, "storageDriver": info.StorageDriver}
+	volumes, networks := 0, 0
+	if cl, err := s.engines.Client(ctx, ep); err == nil {
+		if v, err := cl.ListVolumes(ctx); err == nil {
+			volumes = len(v)
+		}
+		if n, err := cl.ListNetworks(ctx); err == nil {
+			networks = len(n)
+		}
+	}
+	out["stats"] = map[string]any{
+		"containers": map[string]int{"total": info.Containers, "running": info.Running, "stopped": info.Containers - info.Running},
+		"images":     info.Images, "volumes": volumes, "networks": networks}
 }
 
 // databaseHealth pings the database and answers how long it took.

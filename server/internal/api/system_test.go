@@ -633,3 +633,42 @@ func TestBatchAndPruneNeedThePermissionOfWhatTheyDo(t *testing.T) {
 	h.headers = admin
 	h.must(200, "DELETE", "/api/jobs/"+adminJob.JobID, nil, nil)
 }
+
+// GET /api/system?env= adds that environment's engine facts (the
+// reference's docker, host, stats); without env they are null; an unknown
+// environment is 404 and a malformed one 400.
+func TestSystemAnswersTheEnvironmentsEngineFacts(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.createContainer("berth-sysfacts-"+h.label, false, "true")
+	type facts struct {
+		Version string
+		Docker  *struct {
+			Version, APIVersion string
+			Connection          struct{ Type string }
+		}
+		Host *struct {
+			Name string
+			CPUs int
+		}
+		Stats *struct {
+			Containers struct{ Total, Running, Stopped int }
+			Images     int
+			Networks   int
+		}
+	}
+	var plain facts
+	h.must(200, "GET", "/api/system", nil, &plain)
+	if plain.Version == "" || plain.Docker != nil || plain.Host != nil {
+		t.Errorf("without env = %+v", plain)
+	}
+	var got facts
+	h.must(200, "GET", "/api/system?env=1", nil, &got)
+	if got.Version == "" || got.Docker == nil || got.Docker.Version == "" || got.Docker.APIVersion == "" ||
+		got.Docker.Connection.Type != "socket" || got.Host == nil || got.Host.CPUs < 1 || got.Stats == nil ||
+		got.Stats.Containers.Total < 1 || got.Stats.Containers.Stopped < 1 || got.Stats.Images < 1 || got.Stats.Networks < 3 {
+		t.Errorf("env=1 = %+v docker %+v host %+v stats %+v", got, got.Docker, got.Host, got.Stats)
+	}
+	wantError(t, h, "GET", "/api/system?env=99999", nil, 404, "Environment not found")
+	wantError(t, h, "GET", "/api/system?env=abc", nil, 400, "Invalid environment ID: env must be a positive integer")
+}
