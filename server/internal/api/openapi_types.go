@@ -85,9 +85,10 @@ var coreOps = map[string]apiOp{
 	"GET /api/auto-update":     {Summary: "Auto-update settings by container name", Response: map[string]autoUpdateSettings{}},
 
 	// Users and roles.
-	"GET /api/users":             {Summary: "List users", Response: []userJSON{}},
-	"GET /api/users/{id}":        {Summary: "Get a user", Response: userJSON{}},
-	"DELETE /api/users/{id}":     {Summary: "Delete a user", Response: successAnswer{}},
+	"GET /api/users":      {Summary: "List users", Response: []userJSON{}},
+	"GET /api/users/{id}": {Summary: "Get a user", Response: userJSON{}},
+	"DELETE /api/users/{id}": {Summary: "Delete a user; the last active admin is 409 unless ?confirmDisableAuth=true, which turns authentication off", Response: deleteUserAnswer{},
+		Query: []queryParam{{"confirmDisableAuth", "boolean", "true: delete the last active admin and turn authentication off"}}},
 	"GET /api/users/{id}/roles":  {Summary: "A user's role assignments", Response: []assignmentJSON{}},
 	"POST /api/users/{id}/roles": {Summary: "Assign a role", Request: assignmentRequest{}, Response: assignmentJSON{}, Status: 201},
 	"GET /api/roles":             {Summary: "List roles", Response: []roleJSON{}},

@@ -42,7 +42,7 @@ var authOps = map[string]apiOp{
 		Request: disableMFAInput{}, Response: messageAnswer{}},
 
 	"POST /api/users":     {Summary: "Create a local user (the first with the setup token)", Request: createUserInput{}, Response: userJSON{}, Status: 201},
-	"PUT /api/users/{id}": {Summary: "Update a user (absent fields kept)", Request: updateUserInput{}, Response: userJSON{}},
+	"PUT /api/users/{id}": {Summary: "Update a user (absent fields kept); demoting or deactivating the last active admin is 409 unless confirmDisableAuth, which turns authentication off", Request: updateUserInput{}, Response: updateUserAnswer{}},
 	"DELETE /api/users/{id}/roles": {Summary: "Unassign a role ({roleId, environmentId} in the body or the query)", Request: assignmentRequest{}, Response: successAnswer{},
 		Query: []queryParam{{"roleId", "integer", "the role"}, {"environmentId", "integer", "the environment of the assignment (absent: global)"}}},
 
@@ -138,6 +138,23 @@ type updateUserInput struct {
 	DisplayName *string `json:"displayName"`
 	IsAdmin     *bool   `json:"isAdmin"`
 	IsActive    *bool   `json:"isActive"`
+	// ConfirmDisableAuth lets a change take the last active admin's rights,
+	// turning authentication off (the reference's).
+	ConfirmDisableAuth bool `json:"confirmDisableAuth"`
+}
+
+// updateUserAnswer is the user; authDisabled when the change turned
+// authentication off.
+type updateUserAnswer struct {
+	userJSON
+	AuthDisabled bool `json:"authDisabled,omitempty"`
+}
+
+// deleteUserAnswer is {success}; authDisabled when the deletion turned
+// authentication off.
+type deleteUserAnswer struct {
+	Success      bool `json:"success"`
+	AuthDisabled bool `json:"authDisabled,omitempty"`
 }
 
 // updateCheckAnswer is {settings}; after a change, with success.

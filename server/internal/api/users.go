@@ -135,12 +135,44 @@ func (s *Server) updateUser(c *gin.Context) error {
 	if ident := identityOf(c); ident != nil && ident.User.ID == id {
 		patch.KeepSession = ident.SessionID // one's own change ends one's other sessions only
 	}
+	demoting, deactivating := req.IsAdmin != nil && !*req.IsAdmin, req.IsActive != nil && !*req.IsActive
+	disableAuth := false
+	if demoting || deactivating {
+		msg := "Removing admin privileges from this user will disable authentication."
+		if !demoting {
+			msg = "Deactivating this user will disable authentication."
+		}
+		if disableAuth, err = s.confirmLastAdmin(c, target, req.ConfirmDisableAuth, msg); err != nil {
+			return err
+		}
+		patch.LeaveNoAdmin = disableAuth
+	}
 	u, err := s.auth.UpdateUser(c.Request.Context(), id, patch)
 	if err != nil {
 		return err
 	}
+	if disableAuth {
+		if err := s.auth.SetEnabled(c.Request.Context(), false); err != nil {
+			return err
+		}
+	}
 	noteAudit(c, "", u.Username)
-	return writeJSON(c, http.StatusOK, toUserJSON(u))
+	return writeJSON(c, http.StatusOK, updateUserAnswer{userJSON: toUserJSON(u), AuthDisabled: disableAuth})
+}
+
+// confirmLastAdmin is the reference's confirmDisableAuth rule: a change
+// that takes the last active admin's rights is 409 "This is the last admin
+// user" (msg says what it would do) unless confirmed; confirmed, it is
+// allowed and authentication is to be turned off (true).
+func (s *Server) confirmLastAdmin(c *gin.Context, target store.User, confirmed bool, msg string) (bool, error) {
+	last, err := s.auth.LastActiveAdmin(c.Request.Context(), target)
+	if err != nil || !last {
+		return false, err
+	}
+	if !confirmed {
+		return false, &fault.Error{Kind: fault.Conflict, Message: "This is the last admin user", Details: msg + " Send confirmDisableAuth to proceed."}
+	}
+	return true, nil
 }
 
 func (s *Server) deleteUser(c *gin.Context) error {
@@ -157,11 +189,32 @@ func (s *Server) deleteUser(c *gin.Context) error {
 			return err
 		}
 	}
-	if err := s.auth.DeleteUser(c.Request.Context(), id); err != nil {
+	confirm := false
+	if v := c.Query("confirmDisableAuth"); v != "" {
+		if confirm, err = strconv.ParseBool(v); err != nil {
+			return fault.New(fault.Invalid, "confirmDisableAuth must be true or false")
+		}
+	}
+	disableAuth, err := s.confirmLastAdmin(c, target, confirm,
+		"This is the only admin account. Deleting it will disable authentication and allow anyone to access Berth.")
+	if err != nil {
 		return err
 	}
+	if disableAuth {
+		err = s.auth.DeleteUserLeavingNoAdmin(c.Request.Context(), id)
+	} else {
+		err = s.auth.DeleteUser(c.Request.Context(), id)
+	}
+	if err != nil {
+		return err
+	}
+	if disableAuth {
+		if err := s.auth.SetEnabled(c.Request.Context(), false); err != nil {
+			return err
+		}
+	}
 	noteAudit(c, "", target.Username)
-	return writeJSON(c, http.StatusOK, success)
+	return writeJSON(c, http.StatusOK, deleteUserAnswer{Success: true, AuthDisabled: disableAuth})
 }
 
 // roleJSON is a role as clients decode it.

@@ -32,6 +32,10 @@ type UserPatch struct {
 	// when a password change ends the user's sessions: one's own change
 	// ends one's other sessions only.
 	KeepSession string
+	// LeaveNoAdmin lets the change take the last active admin's rights
+	// (the caller turns authentication off: the reference's
+	// confirmDisableAuth).
+	LeaveNoAdmin bool
 }
 
 var (
@@ -187,7 +191,7 @@ func (s *Service) UpdateUser(ctx context.Context, id int64, p UserPatch) (store.
 		u.IsActive = *p.IsActive
 		revoke, keep = true, ""
 	}
-	if wasAdmin && !(u.IsAdmin && u.IsActive) {
+	if wasAdmin && !(u.IsAdmin && u.IsActive) && !p.LeaveNoAdmin {
 		if err := s.keepAnAdmin(ctx); err != nil {
 			return store.User{}, err
 		}
@@ -222,14 +226,33 @@ func (s *Service) keepAnAdmin(ctx context.Context) error {
 	return nil
 }
 
+// LastActiveAdmin reports whether u is the only active admin.
+func (s *Service) LastActiveAdmin(ctx context.Context, u store.User) (bool, error) {
+	if !u.IsAdmin || !u.IsActive {
+		return false, nil
+	}
+	n, err := s.store.CountActiveAdmins(ctx)
+	return n < 2, err
+}
+
 // DeleteUser deletes a user with their sessions, tokens and role
 // assignments. The last active admin cannot be deleted.
 func (s *Service) DeleteUser(ctx context.Context, id int64) error {
+	return s.deleteUser(ctx, id, false)
+}
+
+// DeleteUserLeavingNoAdmin deletes a user even when they are the last
+// active admin (the caller turns authentication off).
+func (s *Service) DeleteUserLeavingNoAdmin(ctx context.Context, id int64) error {
+	return s.deleteUser(ctx, id, true)
+}
+
+func (s *Service) deleteUser(ctx context.Context, id int64, leaveNoAdmin bool) error {
 	u, err := s.GetUser(ctx, id)
 	if err != nil {
 		return err
 	}
-	if u.IsAdmin && u.IsActive {
+	if u.IsAdmin && u.IsActive && !leaveNoAdmin {
 		if err := s.keepAnAdmin(ctx); err != nil {
 			return err
 		}
