@@ -87,3 +87,36 @@ func TestEnvironmentDiskWarningReadsTheReferenceModeAndThresholds(t *testing.T) 
 		t.Errorf("a refused change changed the warning: %+v", got)
 	}
 }
+
+// The reference's semver detection fields of the update check are read:
+// their defaults are accepted and answered; a value Berth's digest check
+// cannot honour is 400 and changes nothing.
+func TestUpdateCheckRefusesSemverDetectionItCannotHonour(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	base := "/api/environments/1/update-check"
+	type settings struct {
+		Enabled                 bool
+		Cron                    string
+		CheckPinnedVersions     bool
+		SemverMaxBump           string
+		SemverMatchFlavor       bool
+		SemverIncludePrerelease bool
+	}
+	var got struct{ Settings settings }
+	h.must(200, "POST", base, map[string]any{"enabled": true, "cron": "0 5 * * *", "checkPinnedVersions": false,
+		"semverMaxBump": "major", "semverMatchFlavor": true, "semverIncludePrerelease": false}, &got)
+	want := settings{Enabled: true, Cron: "0 5 * * *", SemverMaxBump: "major", SemverMatchFlavor: true}
+	if got.Settings != want {
+		t.Errorf("saved = %+v, want %+v", got.Settings, want)
+	}
+	for field, v := range map[string]any{"checkPinnedVersions": true, "semverMaxBump": "minor", "semverMatchFlavor": false, "semverIncludePrerelease": true} {
+		wantError(t, h, "POST", base, map[string]any{"enabled": false, field: v}, 400,
+			field+` is not supported: Berth's update check compares the registry digest of the tag a container runs and does not look for newer version tags (checkPinnedVersions false, semverMaxBump "major", semverMatchFlavor true and semverIncludePrerelease false are accepted)`)
+	}
+	got.Settings = settings{}
+	h.must(200, "GET", base, nil, &got)
+	if got.Settings != want {
+		t.Errorf("after refused changes = %+v, want %+v", got.Settings, want)
+	}
+}

@@ -19,6 +19,25 @@ type updateCheckSettings struct {
 	Cron                  string `json:"cron"`
 	AutoUpdate            bool   `json:"autoUpdate"`
 	VulnerabilityCriteria string `json:"vulnerabilityCriteria"`
+	// The reference's newer-version-tag (semver) detection: Berth's check
+	// compares the digest of the tag a container runs, so these are always
+	// the reference's defaults (semver detection off).
+	CheckPinnedVersions     bool   `json:"checkPinnedVersions"`
+	SemverMaxBump           string `json:"semverMaxBump"`
+	SemverMatchFlavor       bool   `json:"semverMatchFlavor"`
+	SemverIncludePrerelease bool   `json:"semverIncludePrerelease"`
+}
+
+// updateCheckSettingsOf is the wire form of es.
+func updateCheckSettingsOf(es store.EnvSchedule) updateCheckSettings {
+	return updateCheckSettings{Enabled: es.Enabled, Cron: es.CronExpression, AutoUpdate: es.AutoUpdate,
+		VulnerabilityCriteria: es.VulnerabilityCriteria, SemverMaxBump: "major", SemverMatchFlavor: true}
+}
+
+// errNoSemver refuses the reference's semver detection settings other than
+// their defaults.
+func errNoSemver(field string) error {
+	return fault.Invalidf("%s is not supported: Berth's update check compares the registry digest of the tag a container runs and does not look for newer version tags (checkPinnedVersions false, semverMaxBump \"major\", semverMatchFlavor true and semverIncludePrerelease false are accepted)", field)
 }
 
 func (s *Server) getUpdateCheck(c *gin.Context) error {
@@ -26,8 +45,7 @@ func (s *Server) getUpdateCheck(c *gin.Context) error {
 	if err != nil {
 		return notFoundAs(err, errEnvNotFound)
 	}
-	return writeJSON(c, http.StatusOK, map[string]any{"settings": updateCheckSettings{Enabled: es.Enabled, Cron: es.CronExpression,
-		AutoUpdate: es.AutoUpdate, VulnerabilityCriteria: es.VulnerabilityCriteria}})
+	return writeJSON(c, http.StatusOK, map[string]any{"settings": updateCheckSettingsOf(es)})
 }
 
 // setUpdateCheck saves an environment's update check; absent fields keep
@@ -44,9 +62,24 @@ func (s *Server) setUpdateCheck(c *gin.Context) error {
 		CronExpression        *string `json:"cronExpression"`
 		AutoUpdate            *bool   `json:"autoUpdate"`
 		VulnerabilityCriteria *string `json:"vulnerabilityCriteria"`
+
+		CheckPinnedVersions     *bool   `json:"checkPinnedVersions"`
+		SemverMaxBump           *string `json:"semverMaxBump"`
+		SemverMatchFlavor       *bool   `json:"semverMatchFlavor"`
+		SemverIncludePrerelease *bool   `json:"semverIncludePrerelease"`
 	}
 	if err := bindJSON(c, &req); err != nil {
 		return err
+	}
+	switch {
+	case req.CheckPinnedVersions != nil && *req.CheckPinnedVersions:
+		return errNoSemver("checkPinnedVersions")
+	case req.SemverMaxBump != nil && *req.SemverMaxBump != "major":
+		return errNoSemver("semverMaxBump")
+	case req.SemverMatchFlavor != nil && !*req.SemverMatchFlavor:
+		return errNoSemver("semverMatchFlavor")
+	case req.SemverIncludePrerelease != nil && *req.SemverIncludePrerelease:
+		return errNoSemver("semverIncludePrerelease")
 	}
 	setFlag(&es.Enabled, req.Enabled)
 	setFlag(&es.AutoUpdate, req.AutoUpdate)
@@ -65,8 +98,7 @@ func (s *Server) setUpdateCheck(c *gin.Context) error {
 		return notFoundAs(err, errEnvNotFound)
 	}
 	s.schedulesChanged(c)
-	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "settings": updateCheckSettings{Enabled: es.Enabled,
-		Cron: es.CronExpression, AutoUpdate: es.AutoUpdate, VulnerabilityCriteria: es.VulnerabilityCriteria}})
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "settings": updateCheckSettingsOf(es)})
 }
 
 // imagePruneSettings is the wire form of an environment's image prune.

@@ -169,6 +169,12 @@ type updateCheckInput struct {
 	CronExpression        *string `json:"cronExpression"` // a synonym of cron
 	AutoUpdate            *bool   `json:"autoUpdate"`
 	VulnerabilityCriteria *string `json:"vulnerabilityCriteria"`
+	// The reference's semver detection: only the defaults are accepted
+	// (false, "major", true, false); Berth's check compares digests.
+	CheckPinnedVersions     *bool   `json:"checkPinnedVersions"`
+	SemverMaxBump           *string `json:"semverMaxBump"`
+	SemverMatchFlavor       *bool   `json:"semverMatchFlavor"`
+	SemverIncludePrerelease *bool   `json:"semverIncludePrerelease"`
 }
 
 type imagePruneAnswer struct {
