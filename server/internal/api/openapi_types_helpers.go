@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"github.com/berth-dev/berth/server/internal/gitops"
 	"github.com/berth-dev/berth/server/internal/stacks"
 )
@@ -46,9 +47,9 @@ type basePathAnswer struct {
 }
 
 type envValidateInput struct {
-	Content   *string           `json:"content"`
-	Variables []stacks.Variable `json:"variables"`
-	Compose   *string           `json:"compose"` // the reference's: compose text to validate against instead of the stored file
+	Content   *string      `json:"content"`
+	Variables variableList `json:"variables"`
+	Compose   *string      `json:"compose"` // the reference's: compose text to validate against instead of the stored file
 }
 
 type syncAnswer struct {
@@ -78,4 +79,36 @@ type previewEnvInput struct {
 	RepositoryID *int64 `json:"repositoryId"`
 	ComposePath  string `json:"composePath"`
 	EnvFilePath  string `json:"envFilePath"`
+}
+
+// variableList is a list of variables as Berth's console sends them,
+// [{key, value, isSecret}], or as the reference's clients do: the names
+// defined, ["NAME", …].
+type variableList []stacks.Variable
+
+// UnmarshalJSON takes either form, element by element.
+func (l *variableList) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		*l = nil
+		return nil
+	}
+	out := make(variableList, 0, len(raw))
+	for _, r := range raw {
+		var name string
+		if json.Unmarshal(r, &name) == nil {
+			out = append(out, stacks.Variable{Key: name})
+			continue
+		}
+		var v stacks.Variable
+		if err := json.Unmarshal(r, &v); err != nil {
+			return err
+		}
+		out = append(out, v)
+	}
+	*l = out
+	return nil
 }

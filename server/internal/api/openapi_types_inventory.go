@@ -62,8 +62,8 @@ var inventoryOps = map[string]apiOp{
 	"GET /api/changelog":    {Summary: "Berth's changelog", Response: []changelog.Entry{}},
 	"GET /api/dependencies": {Summary: "The Go modules Berth is built from", Response: dependenciesAnswer{}},
 
-	"POST /api/registries/test": {Summary: "Test a saved registry ({registryId}, alias {id}; the fields sent override the saved ones, its password only for its own host) or unsaved settings: {success} or {success: false, error}",
-		Request: registryTestInput{}, Response: testSendAnswer{}},
+	"POST /api/registries/test": {Summary: "Test a saved registry ({registryId}, alias {id}; the fields sent override the saved ones, its password only for its own host) or unsaved settings: {success, connectivity, authenticated, message} (always 200; error on a failure)",
+		Request: registryTestInput{}, Response: registryTestAnswer{}},
 	"GET /api/audit/users": {Summary: "The user names found in the audit log", Response: []string{}},
 }
 

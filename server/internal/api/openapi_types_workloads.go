@@ -309,8 +309,22 @@ type countAnswer struct {
 	Count   int  `json:"count"`
 }
 
+// scanStacksAnswer is Berth's {stacks} with the reference's keys: discovered
+// (the same list), adopted and skipped (always empty: a scan adopts nothing
+// here; POST /api/stacks/adopt does) and errors (none: a directory that
+// cannot be read fails the whole scan with its status).
 type scanStacksAnswer struct {
-	Stacks []stacks.Discovered `json:"stacks"`
+	Stacks     []stacks.Discovered `json:"stacks"`
+	Discovered []stacks.Discovered `json:"discovered"`
+	Adopted    []string            `json:"adopted"`
+	Skipped    []string            `json:"skipped"`
+	Errors     []scanError         `json:"errors"`
+}
+
+// scanError is the reference's per-path scan error.
+type scanError struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
 }
 
 // adoptInput is the reference's {environmentId, stacks} or Berth's single

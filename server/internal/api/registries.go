@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -141,10 +142,36 @@ func (s *Server) testRegistry(c *gin.Context) error {
 	}
 	if err := s.images.TestRegistry(c.Request.Context(), envOf(c), reg); err != nil {
 		_, body := errorResponse(err)
-		return writeJSON(c, http.StatusOK, map[string]any{"success": false, "error": body.Error})
+		msg := body.Error
+		if body.Details != "" {
+			msg += ": " + body.Details
+		}
+		// The engine's login tells a refused sign-in from an unreachable
+		// registry only by its message.
+		refused := authRefused.MatchString(msg)
+		return writeJSON(c, http.StatusOK, registryTestAnswer{Success: false, Connectivity: refused, Authenticated: false,
+			Message: msg, Error: body.Error})
 	}
-	return writeJSON(c, http.StatusOK, success)
+	out := registryTestAnswer{Success: true, Connectivity: true, Authenticated: reg.Username != "", Message: "Connected"}
+	if out.Authenticated {
+		out.Message = "Connected and authenticated as " + reg.Username
+	}
+	return writeJSON(c, http.StatusOK, out)
 }
+
+// registryTestAnswer is the reference's {success, connectivity,
+// authenticated, message}, with Berth's error on a failure.
+type registryTestAnswer struct {
+	Success       bool   `json:"success"`
+	Connectivity  bool   `json:"connectivity"`
+	Authenticated bool   `json:"authenticated"`
+	Message       string `json:"message"`
+	Error         string `json:"error,omitempty"`
+}
+
+// authRefused matches the engine's words for a registry that answered but
+// refused the credentials.
+var authRefused = regexp.MustCompile(`(?i)unauthorized|authentication (required|failed)|incorrect username or password|status 401|denied`)
 
 // registryToTest is the registry a test asks for: a saved one with the
 // body's fields over it, or the body's alone.

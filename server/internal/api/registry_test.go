@@ -557,15 +557,16 @@ func TestRegistryTestReadsRegistryID(t *testing.T) {
 		h.must(200, "POST", "/api/registries/test?env=1", body, &out)
 		return out
 	}
-	if out := test(map[string]any{"registryId": created.ID}); out["success"] != true {
-		t.Errorf("test of the saved registry = %v, want success", out)
+	if out := test(map[string]any{"registryId": created.ID}); out["success"] != true || out["connectivity"] != true ||
+		out["authenticated"] != true || out["message"] != "Connected and authenticated as "+reg.user {
+		t.Errorf("test of the saved registry = %v, want success with the reference's fields", out)
 	}
 	if out := test(map[string]any{"registryId": created.ID, "url": reg.host}); out["success"] != true {
 		t.Errorf("test with the saved registry's own url = %v, want success", out)
 	}
 	for _, override := range []map[string]any{{"password": "wrong-" + h.label}, {"username": "nobody-" + h.label}} {
 		override["registryId"] = created.ID
-		if out := test(override); out["success"] != false {
+		if out := test(override); out["success"] != false || out["connectivity"] != true || out["authenticated"] != false {
 			t.Errorf("test with %v = %v, want the field sent used (a failed login)", override, out)
 		}
 	}

@@ -96,15 +96,25 @@ func TestStackDefaultPathReadsLocationConfined(t *testing.T) {
 	h := newHarness(t)
 	root := t.TempDir()
 	h.allowStackRoots(root)
-	var got struct {
+	type defaultPath struct {
 		Directory   string `json:"directory"`
+		StackDir    string `json:"stackDir"`
+		Source      string `json:"source"`
 		ComposePath string `json:"composePath"`
 		EnvPath     string `json:"envPath"`
 	}
+	var got defaultPath
 	h.must(200, "GET", "/api/stacks/default-path?env=1&name=web&location="+root, nil, &got)
-	if got.Directory != filepath.Join(root, "web") || got.ComposePath != filepath.Join(root, "web", "compose.yaml") ||
-		got.EnvPath != filepath.Join(root, "web", ".env") {
+	if got.Directory != filepath.Join(root, "web") || got.StackDir != got.Directory || got.Source != "custom" ||
+		got.ComposePath != filepath.Join(root, "web", "compose.yaml") || got.EnvPath != filepath.Join(root, "web", ".env") {
 		t.Errorf("default-path with location = %+v, want under %s", got, root)
+	}
+	// Without a location: the environment's stack directory, the
+	// reference's stackDir and source too.
+	var def defaultPath
+	h.must(200, "GET", "/api/stacks/default-path?env=1&name=web", nil, &def)
+	if def.StackDir == "" || def.StackDir != def.Directory || def.Source != "default" || def.ComposePath != filepath.Join(def.StackDir, "compose.yaml") {
+		t.Errorf("default-path without location = %+v", def)
 	}
 	for _, tc := range []struct {
 		location string
@@ -156,8 +166,17 @@ func TestStackScanReadsPath(t *testing.T) {
 			ConfigFiles []string `json:"configFiles"`
 			Adoptable   bool     `json:"adoptable"`
 		} `json:"stacks"`
+		// The reference's keys.
+		Discovered []struct {
+			Name string `json:"name"`
+		} `json:"discovered"`
+		Adopted, Skipped []string
+		Errors           []any
 	}
 	h.must(200, "POST", "/api/stacks/scan?env=1", map[string]any{"path": root}, &got)
+	if len(got.Discovered) != len(got.Stacks) || got.Adopted == nil || got.Skipped == nil || got.Errors == nil {
+		t.Errorf("scan answer lacks the reference's keys: %+v", got)
+	}
 	var names []string
 	for _, s := range got.Stacks {
 		names = append(names, s.Name)
@@ -199,6 +218,18 @@ func TestStackEnvValidateReadsCompose(t *testing.T) {
 	if r.Valid || !slices.Equal(r.Missing, []string{"NEW_ONE"}) || !slices.Equal(refs, []string{"NEW_ONE", "PORT"}) ||
 		!slices.Contains(r.Unused, "GREETING") {
 		t.Errorf("report against the sent compose = %+v", r)
+	}
+	if !slices.Equal(r.Required, []string{"NEW_ONE"}) || !slices.Equal(r.Optional, []string{"PORT"}) {
+		t.Errorf("required %v, optional %v; want [NEW_ONE], [PORT]", r.Required, r.Optional)
+	}
+	// The reference's clients send the defined names as strings.
+	h.must(200, "POST", "/api/stacks/"+name+"/env/validate?env=1", map[string]any{"compose": compose,
+		"variables": []string{"NEW_ONE", "EXTRA"}}, &r)
+	if !r.Valid || len(r.Missing) != 0 || !slices.Contains(r.Unused, "EXTRA") || !slices.Contains(r.Defined, "NEW_ONE") {
+		t.Errorf("report with variables as names = %+v", r)
+	}
+	if code, body := h.do("POST", "/api/stacks/"+name+"/env/validate?env=1", map[string]any{"variables": []any{7}}); code != 400 {
+		t.Errorf("variables [7] = %d %s, want 400", code, body)
 	}
 	// Without it, the stored file's variables.
 	h.must(200, "POST", "/api/stacks/"+name+"/env/validate?env=1", map[string]any{}, &r)

@@ -244,6 +244,8 @@ type envReport struct {
 	} `json:"duplicates"`
 	Missing    []string `json:"missing"`
 	Unused     []string `json:"unused"`
+	Required   []string `json:"required"`
+	Optional   []string `json:"optional"`
 	Defined    []string `json:"defined"`
 	Referenced []struct {
 		Name     string `json:"name"`

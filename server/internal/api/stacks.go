@@ -308,7 +308,11 @@ func (s *Server) scanStacks(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, map[string]any{"stacks": found})
+	if found == nil {
+		found = []stacks.Discovered{}
+	}
+	return writeJSON(c, http.StatusOK, scanStacksAnswer{Stacks: found, Discovered: found, Adopted: []string{}, Skipped: []string{},
+		Errors: []scanError{}})
 }
 
 // adoptStack makes discovered compose projects stacks of Berth's. The

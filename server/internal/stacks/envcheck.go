@@ -82,6 +82,10 @@ type EnvReport struct {
 	Unused     []string             `json:"unused"`  // set but never referenced by the compose file
 	Defined    []string             `json:"defined"` // the keys set (env file, list, stored secrets)
 	Referenced []ReferencedVariable `json:"referenced"`
+	// Required and Optional are the reference's: the referenced names
+	// without and with a default in the compose file.
+	Required []string `json:"required"`
+	Optional []string `json:"optional"`
 }
 
 // EnvInput is what ValidateEnv checks: env file text (nil: the stack's
@@ -157,7 +161,7 @@ func CheckEnv(ctx context.Context, content []byte, list []Variable, compose []by
 		return EnvReport{}, err
 	}
 	r := EnvReport{Errors: []EnvIssue{}, Warnings: []EnvIssue{}, Duplicates: []Duplicate{}, Missing: []string{}, Unused: []string{},
-		Defined: []string{}, Referenced: refs}
+		Defined: []string{}, Referenced: refs, Required: []string{}, Optional: []string{}}
 	if _, err := dotenv.ParseWithLookup(bytes.NewReader(content), func(string) (string, bool) { return "", false }); err != nil {
 		issue := EnvIssue{Message: err.Error()}
 		if m := lineError.FindStringSubmatch(err.Error()); m != nil {
@@ -196,6 +200,13 @@ func CheckEnv(ctx context.Context, content []byte, list []Variable, compose []by
 	}
 	referenced := map[string]bool{}
 	for _, ref := range refs {
+		if !referenced[ref.Name] {
+			if ref.Required {
+				r.Required = append(r.Required, ref.Name)
+			} else {
+				r.Optional = append(r.Optional, ref.Name)
+			}
+		}
 		referenced[ref.Name] = true
 		if ref.Required && !defined[ref.Name] {
 			r.Missing = append(r.Missing, ref.Name)

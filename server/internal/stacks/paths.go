@@ -53,8 +53,12 @@ func absPath(p string) string {
 
 // DefaultPath is where a new stack's files would be written.
 type DefaultPath struct {
-	Name        string `json:"name"`
-	Directory   string `json:"directory"`
+	Name      string `json:"name"`
+	Directory string `json:"directory"`
+	// StackDir is Directory under the reference's name; Source says where
+	// it comes from: "custom" (the location asked for) or "default".
+	StackDir    string `json:"stackDir"`
+	Source      string `json:"source"`
 	ComposePath string `json:"composePath"`
 	EnvPath     string `json:"envPath"`
 	Exists      bool   `json:"exists"` // the directory exists already
@@ -70,8 +74,9 @@ func (s *Service) DefaultPathOf(ctx context.Context, env store.Environment, name
 	if err := CheckName(name); err != nil {
 		return DefaultPath{}, err
 	}
-	dir := absPath(s.stackDir(env.ID, name))
+	dir, source := absPath(s.stackDir(env.ID, name)), "default"
 	if location != "" {
+		source = "custom"
 		pol, err := s.policy(ctx, env.ID)
 		if err != nil {
 			return DefaultPath{}, err
@@ -84,7 +89,7 @@ func (s *Service) DefaultPathOf(ctx context.Context, env store.Environment, name
 			return DefaultPath{}, err
 		}
 	}
-	out := DefaultPath{Name: name, Directory: dir, ComposePath: filepath.Join(dir, ComposeFileName), EnvPath: filepath.Join(dir, EnvFile)}
+	out := DefaultPath{Name: name, Directory: dir, StackDir: dir, Source: source, ComposePath: filepath.Join(dir, ComposeFileName), EnvPath: filepath.Join(dir, EnvFile)}
 	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
 		out.Exists = true
 	}
