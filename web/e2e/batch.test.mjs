@@ -82,21 +82,7 @@ describe('bulk actions through /api/batch', { timeout: 240_000 }, () => {
   });
 
   it('a viewer has no selection and no bulk action', async () => {
-    const username = `viewer-${label}`;
-    const password = `e2e-${label}-viewer-pw`;
-    const created = await h.api('POST', '/api/users', { username, password });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    const roles = await h.api('GET', '/api/roles');
-    const viewer = roles.body.find((r) => r.name === 'Viewer');
-    const assigned = await h.api('POST', `/api/users/${created.body.id}/roles`, { roleId: viewer.id });
-    assert.ok(assigned.status < 300, JSON.stringify(assigned.body));
-
-    await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL((u) => u.pathname === '/login');
-    await page.getByLabel('Username', { exact: true }).fill(username);
-    await page.getByLabel('Password', { exact: true }).fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
+    await h.signInAsNewUser('Viewer');
 
     await h.open('/containers', 'Containers');
     await page.getByLabel('Filter').fill(`e2e-batch ${label}`);

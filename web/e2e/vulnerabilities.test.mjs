@@ -88,21 +88,7 @@ describe('vulnerabilities', { timeout: 420_000, skip: missing.length ? `needs ${
   });
 
   it('a viewer sees the findings without "Scan all"', async () => {
-    const username = `viewer-${label}`;
-    const password = `e2e-${label}-viewer-pw`;
-    const created = await h.api('POST', '/api/users', { username, password });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    const roles = await h.api('GET', '/api/roles');
-    const viewer = roles.body.find((r) => r.name === 'Viewer');
-    const assigned = await h.api('POST', `/api/users/${created.body.id}/roles`, { roleId: viewer.id });
-    assert.ok(assigned.status < 300, JSON.stringify(assigned.body));
-
-    await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL((u) => u.pathname === '/login');
-    await page.getByLabel('Username', { exact: true }).fill(username);
-    await page.getByLabel('Password', { exact: true }).fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
+    await h.signInAsNewUser('Viewer');
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Vulnerabilities', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Vulnerabilities' }).waitFor();

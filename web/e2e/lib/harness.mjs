@@ -183,6 +183,27 @@ export async function startConsole(opts = {}) {
     await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
   };
 
+  /** Creates a user with the role roleName (through the API, as the admin), signs out of the console and signs in
+   * as that user, waiting for the dashboard. Returns the user's {id, username, password}. */
+  h.signInAsNewUser = async (roleName, username = `${roleName.toLowerCase()}-${label}`) => {
+    const password = `e2e-${label}-${roleName.toLowerCase()}-pw`;
+    const created = await h.api('POST', '/api/users', { username, password });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const roles = await h.api('GET', '/api/roles');
+    const role = roles.body.find((r) => r.name === roleName);
+    assert.ok(role, `no role named ${roleName}`);
+    const assigned = await h.api('POST', `/api/users/${created.body.id}/roles`, { roleId: role.id });
+    assert.ok(assigned.status < 300, JSON.stringify(assigned.body));
+    const page = h.page;
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL((u) => u.pathname === '/login');
+    await page.getByLabel('Username', { exact: true }).fill(username);
+    await page.getByLabel('Password', { exact: true }).fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
+    return { id: created.body.id, username, password };
+  };
+
   /** Opens a path of the console and waits for its h1 (name: string or RegExp, optional). A
    * screen's first load also fetches its code, which a busy machine can take a while over. */
   h.open = async (p, heading) => {
