@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
@@ -110,13 +111,18 @@ var generalUnsupported = map[string]struct {
 	def any
 	why string
 }{
-	"defaultGrypeArgs":          {"-o json -v {image}", "Berth's scanners run with fixed arguments"},
-	"defaultTrivyArgs":          {"image --format json {image}", "Berth's scanners run with fixed arguments"},
-	"defaultGrypeImage":         {"anchore/grype:v0.110.0", "Berth's scanners are not configured by image"},
-	"defaultTrivyImage":         {"aquasec/trivy:0.69.3", "Berth's scanners are not configured by image"},
+	"defaultGrypeArgs": {"-o json -v {image}", "Berth's scanners run with fixed arguments"},
+	"defaultTrivyArgs": {"image --format json {image}", "Berth's scanners run with fixed arguments"},
+	// The images Berth's scanners run (pinned with Berth), not the
+	// reference's: the answer says what happens.
+	"defaultGrypeImage":         {scan.DefaultGrypeImage, "Berth's scanners are pinned with Berth, not configured by image"},
+	"defaultTrivyImage":         {scan.DefaultTrivyImage, "Berth's scanners are pinned with Berth, not configured by image"},
 	"defaultScannerNetworkMode": {"", "Berth's scanners are not configured by network mode"},
 	"defaultScannerDns":         {[]any{}, "Berth's scanners are not configured with DNS servers"},
-	"protectScannerImages":      {true, "Berth's image prune has no scanner image exception to switch off"},
+	// Berth's image prune does not spare the scanner images (an unused one
+	// goes with every unused image and is pulled again when a scan needs
+	// it): false, the truth, and true is refused.
+	"protectScannerImages":      {false, "Berth's image prune does not spare scanner images (they are pulled again when a scan needs them)"},
 	"defaultBackupImage":        {"fnsys/dockhand-backup:latest", "Berth has no backups"},
 	"defaultTimezone":           {"UTC", "Berth's schedules carry their own timezone"},
 	"eventCollectionMode":       {"stream", "Berth collects engine events from the event stream only"},

@@ -5,10 +5,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/berth-dev/berth/server/internal/scan"
 )
 
 // referenceGeneralDefaults is what the reference answers for
-// GET /api/settings/general on a fresh install, key by key (as JSON).
+// GET /api/settings/general on a fresh install, key by key (as JSON);
+// where the reference's value would misstate Berth (its pinned scanner
+// images, its prune not sparing them), Berth's own.
 var referenceGeneralDefaults = map[string]any{
 	"confirmDestructive": true, "showStoppedContainers": true, "highlightUpdates": true, "coloredActionButtons": false,
 	"actionIconSize": "normal", "timeFormat": "24h", "dateFormat": "DD.MM.YYYY", "downloadFormat": "tar",
@@ -19,10 +23,10 @@ var referenceGeneralDefaults = map[string]any{
 	"lightTheme": "default", "darkTheme": "default", "font": "system", "fontSize": "normal", "gridFontSize": "normal",
 	"terminalFont": "system-mono", "editorFont": "system-mono", "compactPorts": false, "showExposedPorts": false,
 	"showGitCommitHash": false, "formatLogTimestamps": false, "externalStackPaths": []any{}, "primaryStackLocation": nil,
-	"defaultGrypeImage": "anchore/grype:v0.110.0", "defaultTrivyImage": "aquasec/trivy:0.69.3", "labelFilterMode": "any",
+	"defaultGrypeImage": scan.DefaultGrypeImage, "defaultTrivyImage": scan.DefaultTrivyImage, "labelFilterMode": "any",
 	"defaultBackupImage": "fnsys/dockhand-backup:latest", "honorProxyLabels": true, "showImageChangelogLinks": true,
 	"useSelfhstIcons": false, "showWhatsNew": true, "animateIcons": true, "editorIndentGuides": false,
-	"protectScannerImages": true, "defaultScannerNetworkMode": "", "defaultScannerDns": []any{},
+	"protectScannerImages": false, "defaultScannerNetworkMode": "", "defaultScannerDns": []any{},
 }
 
 func TestGeneralSettingsAnswerEveryReferenceKeyAndRefuseWhatBerthDoesNotDo(t *testing.T) {
@@ -105,7 +109,7 @@ func TestGeneralSettingsAnswerEveryReferenceKeyAndRefuseWhatBerthDoesNotDo(t *te
 		{map[string]any{"timeFormat": "24h", "defaultTrivyImage": "aquasec/trivy:latest"}, "defaultTrivyImage is not supported"},
 		{map[string]any{"timeFormat": "24h", "eventCollectionMode": "poll"}, "eventCollectionMode is not supported"},
 		{map[string]any{"timeFormat": "24h", "primaryStackLocation": "/srv/stacks"}, "primaryStackLocation is not supported"},
-		{map[string]any{"timeFormat": "24h", "protectScannerImages": false}, "protectScannerImages is not supported"},
+		{map[string]any{"timeFormat": "24h", "protectScannerImages": true}, "protectScannerImages is not supported"},
 		{map[string]any{"timeFormat": "24h", "scheduleCleanupCron": "0 2 * * *"}, "scheduleCleanupCron is not supported"},
 		{map[string]any{"timeFormat": "24h", "defaultScannerDns": []string{"1.1.1.1"}}, "defaultScannerDns is not supported"},
 		{map[string]any{"timeFormat": "24h", "darkTheme": "purple"}, "Invalid value for darkTheme"},
