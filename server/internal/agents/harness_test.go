@@ -59,6 +59,9 @@ func engine2(t *testing.T) string {
 	t.Helper()
 	enginetest.Require(t)
 	enginetest.RequireEnv(t, "second engine", "BERTH_TEST_ENGINE2_SOCKET")
+	// Shared with the other tests that use it; a prune of every unused
+	// image there (api's prune tests) waits for them.
+	enginetest.ShareEngine2(t)
 	return os.Getenv("BERTH_TEST_ENGINE2_SOCKET")
 }
 

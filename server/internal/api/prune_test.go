@@ -28,6 +28,9 @@ type engine2 struct {
 func newEngine2(t *testing.T) *engine2 {
 	t.Helper()
 	enginetest.RequireEnv(t, "second engine", "BERTH_TEST_ENGINE2_SOCKET")
+	// These tests prune every unused image there: alone, so that no agent
+	// test's image is taken between its pull and its container.
+	enginetest.OwnEngine2(t)
 	socket := os.Getenv("BERTH_TEST_ENGINE2_SOCKET")
 	return &engine2{t: t, socket: socket, hc: &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
