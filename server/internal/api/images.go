@@ -148,9 +148,38 @@ func (s *Server) pruneImages(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := s.images.Prune(c.Request.Context(), envOf(c), all)
-	if err != nil {
-		return err
+	env := envOf(c)
+	// COMPAT: a job ({jobId}, its final result event the answer below),
+	// or with Accept: application/json the answer itself, an engine
+	// failure then being the request's status as before.
+	if wantsJSON(c) {
+		rep, err := s.images.Prune(c.Request.Context(), env, all)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, pruneImagesAnswerOf(rep))
 	}
-	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "deleted": rep.Deleted, "spaceReclaimed": rep.SpaceReclaimed})
+	return s.runJob(c, func(ctx context.Context, _ jobs.Emit) (string, any, bool) {
+		rep, err := s.images.Prune(ctx, env, all)
+		if err != nil {
+			_, body := errorResponse(err)
+			return "result", pruneImagesFailed{Success: false, Error: body.Error, Details: body.Details}, true
+		}
+		return "result", pruneImagesAnswerOf(rep), false
+	})
+}
+
+// pruneImagesAnswerOf is the answer of an image prune: Berth's {deleted,
+// spaceReclaimed} and the reference's {result} (the engine's report in its
+// own names).
+func pruneImagesAnswerOf(rep engine.PruneReport) pruneImagesAnswer {
+	out := pruneImagesAnswer{Success: true, Deleted: rep.Deleted, SpaceReclaimed: rep.SpaceReclaimed,
+		Result: enginePruneReport{ImagesDeleted: []engineDeletedImage{}, SpaceReclaimed: rep.SpaceReclaimed}}
+	if out.Deleted == nil {
+		out.Deleted = []engine.RemovedImage{}
+	}
+	for _, d := range rep.Deleted {
+		out.Result.ImagesDeleted = append(out.Result.ImagesDeleted, engineDeletedImage(d))
+	}
+	return out
 }

@@ -41,7 +41,7 @@ var workloadOps = map[string]apiOp{
 	"DELETE /api/images/{id}": {Summary: "Remove an image", Response: removedImagesAnswer{},
 		Query: []queryParam{{"force", "boolean", "remove even when in use or tagged more than once"}}},
 	"POST /api/images/{id}/tag": {Summary: "Tag an image", Request: tagInput{}, Response: tagAnswer{}},
-	"POST /api/prune/images": {Summary: "Remove dangling images (?dangling=false, ?all=true or {dangling: false}: every unused image)", Request: pruneImagesInput{},
+	"POST /api/prune/images": {Summary: "Remove dangling images (?dangling=false, ?all=true or {dangling: false}: every unused image): a job ({jobId}; its result event is the answer), or with Accept: application/json the answer", Request: pruneImagesInput{},
 		Response: pruneImagesAnswer{}, Query: []queryParam{{"dangling", "boolean", "false: every unused image, not only dangling ones (the default is dangling only)"},
 			{"all", "boolean", "true: every unused image (Berth's alias of dangling=false)"}}},
 
@@ -285,6 +285,26 @@ type pruneImagesAnswer struct {
 	Success        bool                  `json:"success"`
 	Deleted        []engine.RemovedImage `json:"deleted"`
 	SpaceReclaimed uint64                `json:"spaceReclaimed"`
+	Result         enginePruneReport     `json:"result"` // the reference's: the engine's report
+}
+
+// enginePruneReport is the engine's image prune report, in its names.
+type enginePruneReport struct {
+	ImagesDeleted  []engineDeletedImage `json:"ImagesDeleted"`
+	SpaceReclaimed uint64               `json:"SpaceReclaimed"`
+}
+
+// engineDeletedImage is one entry of ImagesDeleted.
+type engineDeletedImage struct {
+	Untagged string `json:"Untagged,omitempty"`
+	Deleted  string `json:"Deleted,omitempty"`
+}
+
+// pruneImagesFailed is the final result of a failed prune job.
+type pruneImagesFailed struct {
+	Success bool   `json:"success"`
+	Error   string `json:"error"`
+	Details string `json:"details,omitempty"`
 }
 
 // stackUpResult is the final payload of a stack's up job.

@@ -13,8 +13,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/berth-dev/berth/shared/enginetest"
+	"github.com/berth-dev/berth/shared/testwait"
 )
 
 // engine2 is the raw Engine API of the second engine (scripts/lib/engine2.sh),
@@ -192,6 +194,9 @@ func TestPruneImagesReadsDangling(t *testing.T) {
 		t.Fatal("a refused prune removed images")
 	}
 
+	// A client that asks for JSON gets the answer itself (COMPAT: the job's
+	// final payload); the job form is checked at the end.
+	h.headers["Accept"] = "application/json"
 	h.must(200, "POST", base, nil, nil)
 	if e.hasImage(dangling) {
 		t.Errorf("the default prune left the dangling image %s", dangling)
@@ -206,8 +211,14 @@ func TestPruneImagesReadsDangling(t *testing.T) {
 
 	var rep struct {
 		Deleted []struct{ Untagged, Deleted string }
+		Result  struct {
+			ImagesDeleted []struct{ Untagged, Deleted string }
+		}
 	}
 	h.must(200, "POST", base+"&dangling=false", nil, &rep)
+	if len(rep.Result.ImagesDeleted) != len(rep.Deleted) {
+		t.Errorf("the reference's result.ImagesDeleted = %+v, want the same as deleted %+v", rep.Result, rep.Deleted)
+	}
 	if e.hasImage(tagged) {
 		t.Errorf("dangling=false left the unused tagged image %s (answer %+v)", tagged, rep)
 	}
@@ -217,5 +228,29 @@ func TestPruneImagesReadsDangling(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the answer's deleted = %+v, want %s among them", rep.Deleted, tagged)
+	}
+
+	// Without Accept: application/json, a job: {jobId} at once, its result
+	// the same answer.
+	again := e.importImage(h.label, "", "dangling again "+h.label)
+	delete(h.headers, "Accept")
+	var started struct{ JobID string }
+	h.must(200, "POST", base, nil, &started)
+	if started.JobID == "" {
+		t.Fatal("no jobId without Accept: application/json")
+	}
+	var snap struct {
+		Status string
+		Result struct {
+			Success bool
+			Result  struct{ ImagesDeleted []struct{ Deleted string } }
+		}
+	}
+	testwait.Within(t, time.Minute, "the prune job to end", func() bool {
+		h.must(200, "GET", "/api/jobs/"+started.JobID, nil, &snap)
+		return snap.Status != "running"
+	})
+	if snap.Status != "done" || !snap.Result.Success || e.hasImage(again) {
+		t.Errorf("prune job = %+v; the dangling image still there: %v", snap, e.hasImage(again))
 	}
 }
