@@ -409,8 +409,10 @@ func TestTheLastAdminStays(t *testing.T) {
 		method string
 		body   any
 	}{{"PUT", map[string]any{"isAdmin": false}}, {"PUT", map[string]any{"isActive": false}}, {"DELETE", nil}} {
-		if status, body := h.do(req.method, "/api/users/1", req.body); status != 400 {
-			t.Errorf("%s of the last admin = %d %s, want 400", req.method, status, body)
+		// 409 without confirmDisableAuth (TestLastAdminNeedsConfirmDisableAuth
+		// has the confirmed path).
+		if status, body := h.do(req.method, "/api/users/1", req.body); status != 409 || !strings.Contains(string(body), "This is the last admin user") {
+			t.Errorf("%s of the last admin = %d %s, want 409", req.method, status, body)
 		}
 	}
 	if status, _ := h.do("POST", "/api/users", map[string]any{"username": "short", "password": "1234567"}); status != 400 {
