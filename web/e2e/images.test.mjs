@@ -16,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { docker, startConsole, testImage } from './lib/harness.mjs';
+import { docker, scannerEnv, startConsole, testImage } from './lib/harness.mjs';
 
 const env = process.env;
 const registry = env.BERTH_TEST_REGISTRY || '127.0.0.1:5000';
@@ -59,15 +59,7 @@ function quietly(fn) {
 
 describe('images and registries', { timeout: 600_000, skip: missing.length ? `needs ${missing.join(', ')}` : false }, () => {
   before(async () => {
-    h = await startConsole({
-      env: {
-        GRYPE_PATH: env.BERTH_TEST_GRYPE,
-        TRIVY_PATH: env.BERTH_TEST_TRIVY,
-        GRYPE_DB_DIR: env.BERTH_TEST_GRYPE_DB,
-        TRIVY_CACHE_DIR: env.BERTH_TEST_TRIVY_CACHE,
-        SCANNER_OFFLINE: 'true',
-      },
-    });
+    h = await startConsole({ env: scannerEnv() });
     ({ page, label } = h);
     regName = `e2e-${label}`;
     remote = `${registry}/berth-e2e-${label}:1`;

@@ -14,7 +14,7 @@
 // BERTH_TEST_TRIVY_CACHE).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { docker, removeLabelled, startConsole } from './lib/harness.mjs';
+import { docker, removeLabelled, scannerEnv, startConsole } from './lib/harness.mjs';
 
 const env = process.env;
 const scanImage = env.BERTH_TEST_SCAN_IMAGE || 'berth-test/debian-vuln:1';
@@ -28,15 +28,7 @@ let container;
 
 describe('vulnerabilities', { timeout: 420_000, skip: missing.length ? `needs ${missing.join(', ')}` : false }, () => {
   before(async () => {
-    h = await startConsole({
-      env: {
-        GRYPE_PATH: env.BERTH_TEST_GRYPE,
-        TRIVY_PATH: env.BERTH_TEST_TRIVY,
-        GRYPE_DB_DIR: env.BERTH_TEST_GRYPE_DB,
-        TRIVY_CACHE_DIR: env.BERTH_TEST_TRIVY_CACHE,
-        SCANNER_OFFLINE: 'true',
-      },
-    });
+    h = await startConsole({ env: scannerEnv() });
     ({ page, label } = h);
     stack = `e2e-vuln-${label}`;
     container = `e2e-vuln-${label}`;

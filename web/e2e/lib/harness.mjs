@@ -66,6 +66,19 @@ export function removeLabelled(label) {
  * label (berth.test value of this run), admin ({username, password}), page,
  * context, browser, pageErrors, and the helpers below.
  */
+/** The environment that points a console's scanners at the test's pinned Grype and Trivy and their offline databases
+ * (scripts/test-env.sh provides them). */
+export function scannerEnv() {
+  const env = process.env;
+  return {
+    GRYPE_PATH: env.BERTH_TEST_GRYPE,
+    TRIVY_PATH: env.BERTH_TEST_TRIVY,
+    GRYPE_DB_DIR: env.BERTH_TEST_GRYPE_DB,
+    TRIVY_CACHE_DIR: env.BERTH_TEST_TRIVY_CACHE,
+    SCANNER_OFFLINE: 'true',
+  };
+}
+
 export async function startConsole(opts = {}) {
   assert.ok(existsSync(berthBin), `${berthBin} is missing: run make build`);
   assert.ok(existsSync(chromiumPath), `${chromiumPath} is missing: run scripts/test-env.sh`);
