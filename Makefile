@@ -52,7 +52,7 @@ WITH_TEST_ENV := set -a && . ./.test-env && set +a &&
 # Targets run one after the other, in the order they are listed, even under -j.
 .NOTPARALLEL:
 
-.PHONY: all build helper agent web web-test e2e check-static images run run-env test test-env lint proto proto-check bench clean
+.PHONY: all build helper api-types agent web web-test e2e check-static images run run-env test test-env lint proto proto-check bench clean
 
 all: build
 
@@ -60,6 +60,14 @@ build: web agent helper
 	CGO_ENABLED=1 go build -trimpath -tags '$(GO_TAGS)' -ldflags '$(GO_LDFLAGS)' -o $(BIN) ./server/cmd/berth
 
 helper: $(HELPER_BINS)
+
+# The console's typed API client: the OpenAPI document of the route table
+# (web/src/lib/openapi.json) and the types generated from it
+# (web/src/lib/api-schema.d.ts). Run after changing a route or an answer type;
+# TestConsoleAPISnapshotIsCurrent and the console's own test check both.
+api-types:
+	BERTH_UPDATE_CONSOLE_API=1 go test ./server/internal/api -run '^TestConsoleAPISnapshotIsCurrent$$' -count=1
+	cd web && npm run gen:api
 
 # The arm build is ARMv6, which ARMv7 runs too.
 $(HELPER_DIR)/berth-helper-linux-%: $(HELPER_SRC)

@@ -19,3 +19,9 @@ if (typeof Range !== 'undefined' && typeof Range.prototype.getClientRects !== 'f
   Range.prototype.getClientRects = () => ({ length: 0, item: () => null, [Symbol.iterator]: [][Symbol.iterator] }) as unknown as DOMRectList;
   Range.prototype.getBoundingClientRect = () => new DOMRect(0, 0, 0, 0);
 }
+
+// The console's one query client is a module singleton: no cached read of
+// one test reaches the next.
+import { afterEach } from 'vitest';
+import { queryClient } from './lib/query';
+afterEach(() => queryClient.clear());

@@ -24,6 +24,10 @@ type sessionUser struct {
 	Provider    string           `json:"provider,omitempty"`
 	Permissions auth.Permissions `json:"permissions,omitempty"`
 	MFAEnabled  *bool            `json:"mfaEnabled,omitempty"` // in the session answer only (the profile shows it)
+	// EnvironmentPermissions (session answer, non-admins): what the user may do
+	// on each environment it can reach, by environment id, so the console shows
+	// only the controls that would be allowed there. Permissions is their union.
+	EnvironmentPermissions map[string]auth.Permissions `json:"environmentPermissions,omitempty"`
 }
 
 func (s *Server) login(c *gin.Context) error {
@@ -95,10 +99,22 @@ func (s *Server) session(c *gin.Context) error {
 		provider = ident.User.AuthProvider
 	}
 	provider, _, _ = strings.Cut(provider, ":") // "oidc:<name>" → "oidc"
-	return writeJSON(c, http.StatusOK, map[string]any{"authenticated": true, "authEnabled": true,
-		"user": sessionUser{ID: ident.User.ID, Username: ident.User.Username, Email: ident.User.Email,
-			DisplayName: ident.User.DisplayName, IsAdmin: ident.User.IsAdmin, Provider: provider,
-			Permissions: ident.Access.Summary(), MFAEnabled: &ident.User.MFAEnabled}})
+	user := sessionUser{ID: ident.User.ID, Username: ident.User.Username, Email: ident.User.Email,
+		DisplayName: ident.User.DisplayName, IsAdmin: ident.User.IsAdmin, Provider: provider,
+		Permissions: ident.Access.Summary(), MFAEnabled: &ident.User.MFAEnabled}
+	if !ident.Access.Admin {
+		envs, err := s.store.ListEnvironments(c.Request.Context())
+		if err != nil {
+			return err
+		}
+		user.EnvironmentPermissions = map[string]auth.Permissions{}
+		for _, e := range envs {
+			if ident.Access.CanAccess(e.ID) {
+				user.EnvironmentPermissions[strconv.FormatInt(e.ID, 10)] = ident.Access.SummaryFor(e.ID)
+			}
+		}
+	}
+	return writeJSON(c, http.StatusOK, map[string]any{"authenticated": true, "authEnabled": true, "user": user})
 }
 
 // provider is one sign-in choice of the login page.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -237,4 +238,51 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// The session answer says, per environment the user can reach, what it may
+// do there (the console shows only those controls): the Operator of
+// environment 2 alone gets Operator permissions on 2 and no entry for 1; a
+// Viewer everywhere gets Viewer permissions on both; an admin gets no map
+// (everything is allowed).
+func TestSessionAnswersPermissionsPerEnvironment(t *testing.T) {
+	f := newAuthzFixture(t)
+	srv := httptest.NewServer(f.server.engine(f.server.routes())) // the real handlers
+	t.Cleanup(srv.Close)
+	session := func(principal string) (envPerms map[string]map[string][]string, admin bool) {
+		req, _ := http.NewRequest("GET", srv.URL+"/api/auth/session", nil)
+		req.Header.Set("Authorization", "Bearer "+f.tokens[principal])
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out struct {
+			User struct {
+				IsAdmin                bool
+				EnvironmentPermissions map[string]map[string][]string
+			}
+		}
+		if res.StatusCode != 200 {
+			t.Fatalf("%s: session = %d", principal, res.StatusCode)
+		}
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out.User.EnvironmentPermissions, out.User.IsAdmin
+	}
+	outsider, _ := session("outsider")
+	if _, ok := outsider["1"]; ok || !slices.Contains(outsider["2"]["containers"], "create") {
+		t.Errorf("outsider (Operator on 2) = %v, want only environment 2 with containers:create", outsider)
+	}
+	viewer, _ := session("viewer")
+	for _, env := range []string{"1", "2"} {
+		p := viewer[env]
+		if !slices.Contains(p["containers"], "view") || slices.Contains(p["containers"], "stop") || p["settings"] != nil {
+			t.Errorf("viewer on %s = %v, want view without stop or settings", env, p)
+		}
+	}
+	if perms, admin := session("admin"); !admin || perms != nil {
+		t.Errorf("admin: isAdmin=%v environmentPermissions=%v, want true and none", admin, perms)
+	}
 }

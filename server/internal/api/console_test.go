@@ -75,3 +75,45 @@ func TestConsoleCoversEveryRouteArea(t *testing.T) {
 		t.Errorf("web/src/lib/areas.json names areas the route table does not have: %s", strings.Join(stale, ", "))
 	}
 }
+
+// consoleAPIPath is the console's copy of the OpenAPI document, from which
+// web/src/lib/api-schema.d.ts is generated (openapi-typescript; the console's
+// own test checks that the two agree).
+var consoleAPIPath = filepath.Join("..", "..", "..", "web", "src", "lib", "openapi.json")
+
+// consoleAPIDoc is the served document with a fixed version (the console's
+// types do not change with a release number), indented for reviewable diffs.
+func consoleAPIDoc(t *testing.T) []byte {
+	t.Helper()
+	doc := buildOpenAPI((&Server{}).routes(), apiOps)
+	doc["info"].(map[string]any)["version"] = "console"
+	body, err := json.MarshalIndent(doc, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(body, '\n')
+}
+
+// The console's typed API client is generated from the route table: a route
+// or an answer type changed without regenerating it (make api-types) fails
+// here, so the console never compiles against a shape the server no longer has.
+func TestConsoleAPISnapshotIsCurrent(t *testing.T) {
+	want := consoleAPIDoc(t)
+	if os.Getenv("BERTH_UPDATE_CONSOLE_API") == "1" {
+		tmp := consoleAPIPath + ".tmp"
+		if err := os.WriteFile(tmp, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, consoleAPIPath); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, err := os.ReadFile(consoleAPIPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("%s is stale: run `make api-types` and commit web/src/lib/openapi.json and api-schema.d.ts", consoleAPIPath)
+	}
+}

@@ -181,6 +181,22 @@ func (a Access) CanAccess(env int64) bool {
 
 // Summary returns the union of the user's permissions over every grant, as
 // the session endpoint reports them.
+// SummaryFor is what the user may do on environment env: the permissions of
+// the grants that cover it (everything for an admin).
+func (a Access) SummaryFor(env int64) Permissions {
+	p := Permissions{}
+	if a.Admin {
+		p.add(Catalog)
+		return p.sorted()
+	}
+	for _, g := range a.grants {
+		if g.appliesTo(&env) {
+			p.add(g.role.Permissions)
+		}
+	}
+	return p.sorted()
+}
+
 func (a Access) Summary() Permissions {
 	p := Permissions{}
 	if a.Admin {

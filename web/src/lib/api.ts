@@ -25,6 +25,11 @@ export function onUnauthorized(fn: UnauthorizedHandler | null): void {
   unauthorizedHandler = fn;
 }
 
+/** Reports a 401 to the app (also used by the typed client of client.ts). */
+export function reportUnauthorized(err: ApiError): void {
+  unauthorizedHandler?.(err);
+}
+
 export type Query = Record<string, string | number | boolean | undefined | null>;
 
 export interface RequestOptions {
@@ -77,15 +82,13 @@ export async function request<T>(method: string, path: string, opts: RequestOpti
   }
   if (!res.ok) {
     const err = toApiError(res.status, res.statusText, data);
-    if (res.status === 401 && opts.redirectOn401 !== false && unauthorizedHandler) {
-      unauthorizedHandler(err);
-    }
+    if (res.status === 401 && opts.redirectOn401 !== false) reportUnauthorized(err);
     throw err;
   }
   return data as T;
 }
 
-function toApiError(status: number, statusText: string, data: unknown): ApiError {
+export function toApiError(status: number, statusText: string, data: unknown): ApiError {
   if (data && typeof data === 'object') {
     const o = data as Record<string, unknown>;
     const msg = typeof o.error === 'string' && o.error ? o.error : typeof o.message === 'string' ? o.message : '';
@@ -107,6 +110,8 @@ export interface SessionUser {
   isAdmin: boolean;
   provider?: 'local' | 'oidc' | 'ldap' | string;
   permissions?: Record<string, string[]>;
+  /** In GET /api/auth/session, non-admins: the permissions per environment id they can reach. */
+  environmentPermissions?: Record<string, Record<string, string[]>>;
   /** In GET /api/auth/session: whether sign-ins need a TOTP code. */
   mfaEnabled?: boolean;
 }

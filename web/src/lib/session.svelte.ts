@@ -20,6 +20,18 @@ class SessionStore {
     return !!this.session && (!this.session.authEnabled || !!this.session.user?.isAdmin);
   }
 
+  /**
+   * Whether the signed-in user may do `perm` ("<resource>:<action>", e.g.
+   * "containers:stop") on environment `env` (the selected one by default;
+   * null for what is not bound to an environment). The console's one
+   * permission check: every screen shows and enables a control only when this
+   * allows it, so a Viewer sees no New, Stop or Remove. The server still
+   * decides; this only spares users buttons that would answer 403.
+   */
+  can(perm: string, env: number | null = this.envId): boolean {
+    return allows(this.session, perm, env);
+  }
+
   get currentEnvironment(): api.Environment | undefined {
     return this.environments.find((e) => e.id === this.envId);
   }
@@ -77,6 +89,19 @@ class SessionStore {
 }
 
 export const session = new SessionStore();
+
+/** The rule of SessionStore.can, for a given session. */
+export function allows(s: api.Session | null | undefined, perm: string, env: number | null): boolean {
+  if (!s) return false;
+  if (!s.authEnabled) return true;
+  const u = s.user;
+  if (!u) return false;
+  if (u.isAdmin) return true;
+  const [resource, action] = perm.split(':');
+  const grants = env !== null && u.environmentPermissions ? u.environmentPermissions[String(env)] : u.permissions;
+  const actions = grants?.[resource];
+  return !!actions && actions.some((a) => a === action || a === '*');
+}
 
 /** The message of an error for display. */
 export function messageOf(e: unknown): string {

@@ -1,15 +1,13 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
-import * as infra from '../lib/api-infra';
+import type * as infra from '../lib/api-infra';
+import { queryClient } from '../lib/query';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import VolumesScreen from './VolumesScreen.svelte';
 
-vi.mock('../lib/api-infra', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-infra')>();
-  return { ...real, listVolumes: vi.fn(), createVolume: vi.fn(), removeVolume: vi.fn() };
-});
 
 const list: infra.Volume[] = [
   { name: 'pgdata', driver: 'local', created: '2025-01-02T10:00:00Z', usedBy: [{ containerId: 'c1', containerName: 'db' }] },
@@ -19,14 +17,19 @@ const list: infra.Volume[] = [
 beforeEach(() => {
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
-  vi.mocked(infra.listVolumes).mockResolvedValue(structuredClone(list));
-  vi.mocked(infra.createVolume).mockResolvedValue({ success: true, name: 'new-vol' });
-  vi.mocked(infra.removeVolume).mockResolvedValue({ success: true });
+  session.session = { authenticated: false, authEnabled: false };
+  api = stubApi({
+    'GET /api/volumes': list,
+    'POST /api/volumes': { success: true, name: 'new-vol' },
+    'DELETE /api/volumes/pgdata': { success: true },
+    'DELETE /api/volumes/cache': { success: true },
+  });
 });
 afterEach(() => {
   cleanup();
-  vi.clearAllMocks();
+  vi.unstubAllGlobals();
 });
+let api: StubApi;
 
 const names = () =>
   screen
@@ -39,7 +42,7 @@ describe('VolumesScreen', () => {
     const { container } = render(VolumesScreen);
     expect(screen.getByRole('heading', { level: 1, name: 'Volumes' })).toBeTruthy();
     await screen.findByRole('table');
-    expect(infra.listVolumes).toHaveBeenCalledWith(1);
+    expect(api.called('GET /api/volumes')[0].query).toEqual({ env: '1' });
     expect(names()).toEqual(['cache', 'pgdata']);
     expect(screen.getByRole('link', { name: 'pgdata' }).getAttribute('href')).toBe('/volumes/pgdata');
     const pg = screen.getAllByRole('row')[2];
@@ -55,13 +58,17 @@ describe('VolumesScreen', () => {
   });
 
   it('shows an explicit empty state and the list error', async () => {
-    vi.mocked(infra.listVolumes).mockResolvedValueOnce([]);
+    api.routes['GET /api/volumes'] = [];
     render(VolumesScreen);
     expect(await screen.findByText('No volumes on this environment.')).toBeTruthy();
     cleanup();
-    vi.mocked(infra.listVolumes).mockRejectedValueOnce(new ApiError(403, 'Permission denied'));
+    queryClient.clear();
+    api.routes['GET /api/volumes'] = () => {
+      throw new ApiError(403, 'Permission denied');
+    };
     render(VolumesScreen);
     expect((await screen.findByRole('alert')).textContent).toContain('Permission denied');
+    expect(api.called('GET /api/volumes')).toHaveLength(2); // a 403 is not asked again
   });
 
   it('creates a volume from the form, checking it first', async () => {
@@ -72,21 +79,24 @@ describe('VolumesScreen', () => {
     await fireEvent.click(within(form).getByRole('button', { name: 'Create volume' }));
     expect(within(form).getByText('Volume name is required')).toBeTruthy();
     expect(within(form).getByLabelText('Name').getAttribute('aria-invalid')).toBe('true');
-    expect(infra.createVolume).not.toHaveBeenCalled();
+    expect(api.called('POST /api/volumes')).toHaveLength(0);
     await expectNoSeriousAxeViolations(container);
 
     await fireEvent.input(within(form).getByLabelText('Name'), { target: { value: 'new-vol' } });
     await fireEvent.input(within(form).getByLabelText('Labels'), { target: { value: 'berth.test=abc' } });
     await fireEvent.click(within(form).getByRole('button', { name: 'Create volume' }));
-    await waitFor(() =>
-      expect(infra.createVolume).toHaveBeenCalledWith(1, { name: 'new-vol', driver: 'local', driverOpts: {}, labels: { 'berth.test': 'abc' } }),
-    );
+    await waitFor(() => expect(api.called('POST /api/volumes')).toHaveLength(1));
+    const [post] = api.called('POST /api/volumes');
+    expect(post.query).toEqual({ env: '1' });
+    expect(post.body).toEqual({ name: 'new-vol', driver: 'local', driverOpts: {}, labels: { 'berth.test': 'abc' } });
     await waitFor(() => expect(screen.queryByRole('region', { name: 'New volume' })).toBeNull());
     expect(screen.getByRole('status').textContent).toBe('Volume new-vol created.');
   });
 
   it('shows the server message with its details when creation fails', async () => {
-    vi.mocked(infra.createVolume).mockRejectedValueOnce(new ApiError(500, 'Failed to create volume', {}, 'volume "x" already exists'));
+    api.routes['POST /api/volumes'] = () => {
+      throw new ApiError(500, 'Failed to create volume', {}, 'volume "x" already exists');
+    };
     render(VolumesScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'New volume' }));
@@ -96,9 +106,9 @@ describe('VolumesScreen', () => {
   });
 
   it('asks before removing, warns about a volume in use and explains a refusal', async () => {
-    vi.mocked(infra.removeVolume).mockRejectedValueOnce(
-      new ApiError(409, 'Volume is in use by a container', {}, 'remove pgdata: volume is in use - [c1]'),
-    );
+    api.routes['DELETE /api/volumes/pgdata'] = () => {
+      throw new ApiError(409, 'Volume is in use by a container', {}, 'remove pgdata: volume is in use - [c1]');
+    };
     render(VolumesScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Remove pgdata' }));
@@ -106,7 +116,7 @@ describe('VolumesScreen', () => {
     expect(within(dialog).getByText(/in use by db/)).toBeTruthy();
     await fireEvent.click(within(dialog).getByRole('checkbox'));
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Remove' }));
-    await waitFor(() => expect(infra.removeVolume).toHaveBeenCalledWith(1, 'pgdata', true));
+    await waitFor(() => expect(api.called('DELETE /api/volumes/pgdata')[0]?.query).toEqual({ env: '1', force: 'true' }));
     expect((await screen.findByRole('alert')).textContent).toBe(
       'Remove pgdata: Volume is in use by a container: remove pgdata: volume is in use - [c1]',
     );
@@ -116,7 +126,20 @@ describe('VolumesScreen', () => {
     expect(screen.queryByRole('dialog')).toBeNull();
     await fireEvent.click(screen.getByRole('button', { name: 'Remove cache' }));
     await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Remove' }));
-    await waitFor(() => expect(infra.removeVolume).toHaveBeenLastCalledWith(1, 'cache', false));
+    await waitFor(() => expect(api.called('DELETE /api/volumes/cache')[0]?.query).toEqual({ env: '1', force: 'false' }));
     await waitFor(() => expect(screen.getByRole('status').textContent).toBe('Volume cache removed.'));
+  });
+
+  it('offers no New or Remove to a user who may only view volumes there', async () => {
+    session.session = {
+      authenticated: true,
+      authEnabled: true,
+      user: { id: 2, username: 'v', isAdmin: false, environmentPermissions: { '1': { volumes: ['view', 'inspect'] } } },
+    };
+    render(VolumesScreen);
+    await screen.findByRole('table');
+    expect(screen.queryByRole('button', { name: 'New volume' })).toBeNull();
+    expect(screen.queryByRole('button', { name: /^Remove/ })).toBeNull();
+    expect(screen.getByRole('button', { name: 'Refresh' })).toBeTruthy();
   });
 });
