@@ -403,6 +403,19 @@ func (c *Client) UnpauseContainer(ctx context.Context, id string) error {
 	return stateConflict(c.fail(err), "is not paused", "is not running")
 }
 
+// KillContainer sends signal (a name such as SIGKILL or KILL, or a number;
+// empty: SIGKILL) to a running container's main process.
+func (c *Client) KillContainer(ctx context.Context, id, signal string) error {
+	id, err := checkContainer(id)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err = c.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: signal})
+	return stateConflict(c.fail(err), "is not running")
+}
+
 // RemoveContainer removes a container; force kills a running one first.
 func (c *Client) RemoveContainer(ctx context.Context, id string, force bool) error {
 	id, err := checkContainer(id)

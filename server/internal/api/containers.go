@@ -96,6 +96,19 @@ func (s *Server) removeContainer(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, success)
 }
 
+// killContainer serves POST /api/containers/{id}/kill ({signal}, optional).
+func (s *Server) killContainer(c *gin.Context) error {
+	env := envOf(c)
+	var req killInput
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := s.containers.Kill(c.Request.Context(), env, c.Param("id"), req.Signal); err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, success)
+}
+
 func (s *Server) renameContainer(c *gin.Context) error {
 	env := envOf(c)
 	var req nameInput

@@ -483,6 +483,30 @@ func TestTopAndRename(t *testing.T) {
 	}
 }
 
+func TestKillSendsTheSignalAndRefusesAStoppedOrUnknownSignal(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.createContainer("berth-kill-"+h.label, true, "sleep", "300")
+	h.expectRefusals([]refusal{
+		{"unknown signal", "POST", "/api/containers/" + id + "/kill?env=1", map[string]string{"signal": "SIGNOPE"}, 400, "Unknown signal"},
+		{"signal out of range", "POST", "/api/containers/" + id + "/kill?env=1", map[string]string{"signal": "99"}, 400, "Unknown signal"},
+	})
+	if !h.inspectState(id).Running {
+		t.Fatal("a refused kill stopped the container")
+	}
+	// SIGTERM is ignored by sleep as PID 1; SIGKILL (the default) is not.
+	h.must(200, "POST", "/api/containers/"+id+"/kill?env=1", nil, nil)
+	waitExited(t, h, id)
+	var doc struct{ State struct{ ExitCode int } }
+	h.must(200, "GET", "/api/containers/"+id+"?env=1", nil, &doc)
+	if doc.State.ExitCode != 137 {
+		t.Errorf("exit code after kill = %d, want 137 (SIGKILL)", doc.State.ExitCode)
+	}
+	if status, body := h.do("POST", "/api/containers/"+id+"/kill?env=1", map[string]string{"signal": "TERM"}); status != 409 {
+		t.Errorf("kill of a stopped container = %d %s, want 409", status, body)
+	}
+}
+
 func waitExited(t *testing.T, h *harness, id string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)

@@ -113,15 +113,17 @@ var coreOps = map[string]apiOp{
 	// Containers.
 	"GET /api/containers": {Summary: "List containers", Response: []engine.Container{},
 		Query: []queryParam{{"all", "boolean", "include stopped containers (default true; false: running ones only)"}}},
-	"POST /api/containers":                     {Summary: "Create a container", Request: createContainerRequest{}, Response: idAnswer{}},
-	"GET /api/containers/stats/stream":         {Summary: "Every container's stats, live", Content: mediaSSE},
-	"DELETE /api/containers/{id}":              {Summary: "Remove a container", Response: successAnswer{}, Query: []queryParam{{"force", "boolean", "remove even when running"}}},
-	"POST /api/containers/{id}/start":          {Summary: "Start a container", Response: successAnswer{}},
-	"POST /api/containers/{id}/stop":           {Summary: "Stop a container", Response: successAnswer{}},
-	"POST /api/containers/{id}/restart":        {Summary: "Restart a container", Response: successAnswer{}},
-	"POST /api/containers/{id}/pause":          {Summary: "Pause a container", Response: successAnswer{}},
-	"POST /api/containers/{id}/unpause":        {Summary: "Unpause a container", Response: successAnswer{}},
-	"POST /api/containers/{id}/rename":         {Summary: "Rename a container", Request: nameInput{}, Response: successAnswer{}},
+	"POST /api/containers":              {Summary: "Create a container", Request: createContainerRequest{}, Response: idAnswer{}},
+	"GET /api/containers/stats/stream":  {Summary: "Every container's stats, live", Content: mediaSSE},
+	"DELETE /api/containers/{id}":       {Summary: "Remove a container", Response: successAnswer{}, Query: []queryParam{{"force", "boolean", "remove even when running"}}},
+	"POST /api/containers/{id}/start":   {Summary: "Start a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/stop":    {Summary: "Stop a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/restart": {Summary: "Restart a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/pause":   {Summary: "Pause a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/unpause": {Summary: "Unpause a container", Response: successAnswer{}},
+	"POST /api/containers/{id}/rename":  {Summary: "Rename a container", Request: nameInput{}, Response: successAnswer{}},
+	"POST /api/containers/{id}/kill": {Summary: "Send a signal to a running container (default SIGKILL); 409 when it is not running",
+		Request: killInput{}, Response: successAnswer{}},
 	"GET /api/containers/{id}/stats":           {Summary: "A container's stats", Response: containers.TimedSnapshot{}},
 	"GET /api/containers/{id}/top":             {Summary: "A container's processes", Response: engine.Processes{}},
 	"GET /api/containers/exec/{execId}/attach": {Summary: "Attach a terminal to an exec instance", Content: mediaWebSocket},
@@ -185,6 +187,12 @@ type nameAnswer struct {
 type toggleAnswer struct {
 	Success bool `json:"success"`
 	Enabled bool `json:"enabled"`
+}
+
+// killInput is the signal a kill sends: a name (SIGTERM or TERM) or a
+// number from 1 to 64; absent or empty is SIGKILL.
+type killInput struct {
+	Signal string `json:"signal,omitempty"`
 }
 
 type nameInput struct {

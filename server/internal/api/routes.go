@@ -129,6 +129,7 @@ func (s *Server) routes() []route {
 		{"POST", "/api/containers/{id}/restart", "containers:restart", EnvQuery, "container.restart", false, s.containerAction},
 		{"POST", "/api/containers/{id}/pause", "containers:stop", EnvQuery, "container.pause", false, s.containerAction},
 		{"POST", "/api/containers/{id}/unpause", "containers:start", EnvQuery, "container.unpause", false, s.containerAction},
+		{"POST", "/api/containers/{id}/kill", "containers:stop", EnvQuery, "container.kill", false, s.killContainer},
 		{"POST", "/api/containers/{id}/rename", "containers:edit", EnvQuery, "container.rename", false, s.renameContainer},
 		{"GET", "/api/containers/{id}/stats", "containers:view", EnvQuery, "", false, s.containerStats},
 		{"GET", "/api/containers/{id}/logs", "containers:logs", EnvQuery, "", false, s.containerLogs},

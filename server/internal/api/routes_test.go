@@ -47,6 +47,7 @@ func TestPauseNeedsStopAndUnpauseNeedsStart(t *testing.T) {
 	want := map[string]Perm{
 		"POST /api/containers/{id}/pause":           "containers:stop",
 		"POST /api/containers/{id}/unpause":         "containers:start",
+		"POST /api/containers/{id}/kill":            "containers:stop",
 		"POST /api/containers/{id}/exec":            "containers:exec",
 		"GET /api/containers/exec/{execId}/attach":  "containers:exec",
 		"POST /api/containers/exec/{execId}/resize": "containers:exec",

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -131,6 +132,48 @@ func (s *Service) Do(ctx context.Context, env store.Environment, id string, a Ac
 	}
 	if err != nil {
 		return opFault(op, err)
+	}
+	return nil
+}
+
+// signals are the signal names a kill takes (with or without "SIG").
+var signals = map[string]bool{
+	"HUP": true, "INT": true, "QUIT": true, "ILL": true, "TRAP": true, "ABRT": true, "BUS": true, "FPE": true,
+	"KILL": true, "USR1": true, "SEGV": true, "USR2": true, "PIPE": true, "ALRM": true, "TERM": true,
+	"STKFLT": true, "CHLD": true, "CONT": true, "STOP": true, "TSTP": true, "TTIN": true, "TTOU": true,
+	"URG": true, "XCPU": true, "XFSZ": true, "VTALRM": true, "PROF": true, "WINCH": true, "IO": true,
+	"PWR": true, "SYS": true,
+}
+
+// CheckSignal returns the signal a kill sends ("" is SIGKILL) in the form
+// the engine takes, or an Invalid fault naming what is accepted.
+func CheckSignal(sig string) (string, error) {
+	sig = strings.ToUpper(strings.TrimSpace(sig))
+	if sig == "" {
+		return "SIGKILL", nil
+	}
+	if n, err := strconv.Atoi(sig); err == nil {
+		if n >= 1 && n <= 64 {
+			return sig, nil
+		}
+	} else if signals[strings.TrimPrefix(sig, "SIG")] {
+		return "SIG" + strings.TrimPrefix(sig, "SIG"), nil
+	}
+	return "", fault.Invalidf("Unknown signal %q: give a name such as SIGKILL, SIGTERM or SIGHUP, or a number from 1 to 64", sig)
+}
+
+// Kill sends a signal (see CheckSignal) to a running container.
+func (s *Service) Kill(ctx context.Context, env store.Environment, id, signal string) error {
+	sig, err := CheckSignal(signal)
+	if err != nil {
+		return err
+	}
+	c, err := s.client(ctx, env, "kill container")
+	if err != nil {
+		return err
+	}
+	if err := c.KillContainer(ctx, id, sig); err != nil {
+		return opFault("kill container", err)
 	}
 	return nil
 }

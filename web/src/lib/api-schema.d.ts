@@ -894,6 +894,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/containers/{id}/kill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signal to a running container (default SIGKILL); 409 when it is not running */
+        post: operations["post_api_containers_id_kill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/containers/{id}/logs": {
         parameters: {
             query?: never;
@@ -5150,6 +5167,9 @@ export interface components {
         };
         "api.jobStartAnswer": {
             jobId: string;
+        };
+        "api.killInputInput": {
+            signal?: string;
         };
         "api.labelEnvironmentRef": {
             /** Format: int64 */
@@ -9780,6 +9800,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["api.containerInspectDoc"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_containers_id_kill: {
+        parameters: {
+            query?: {
+                /** @description The environment's id (default 1). */
+                env?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["api.killInputInput"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.successAnswer"];
                 };
             };
             400: components["responses"]["Error"];

@@ -44,6 +44,7 @@ export const AUDIT_ACTIONS = [
   'container.restart',
   'container.pause',
   'container.unpause',
+  'container.kill',
   'container.rename',
   'container.remove',
   'container.exec',
