@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/apitest"
+	"github.com/berth-dev/berth/shared/enginetest"
 )
 
 // scheduleInfo is a schedules list entry as clients decode it.
@@ -380,6 +381,39 @@ func TestDeletingAContainerRemovesItsAutoUpdate(t *testing.T) {
 	if _, ok := h.schedules()[fmt.Sprintf("container_update/%d", a.ID)]; ok {
 		t.Error("schedule survived its container")
 	}
+}
+
+// A container removed outside Berth (docker rm -f) takes its auto-update
+// with it at the schedule's next run: that run is recorded as skipped with
+// the reason (no failure, no failed-update notification), the configuration
+// and the schedule are gone, so nothing fails again every tick.
+func TestAutoUpdateOfAContainerRemovedOutsideBerthIsRemoved(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	name := "au-orphan-" + h.label
+	id := h.createContainer(name, false, "sleep", "60")
+	var a struct{ ID int64 }
+	h.must(200, "POST", "/api/auto-update/"+name+"?env=1", map[string]any{"enabled": true, "cronExpression": "*/5 * * * *"}, &a)
+	key := fmt.Sprintf("container_update/%d", a.ID)
+	if _, ok := h.schedules()[key]; !ok {
+		t.Fatal("not scheduled")
+	}
+	enginetest.Must(t, 204, "DELETE", "/containers/"+id+"?force=1", nil, nil, nil)
+
+	e := h.runSchedule("container_update", a.ID)
+	if e.Status != "skipped" || e.ErrorMessage == nil || !strings.Contains(*e.ErrorMessage, "no longer exists") {
+		t.Errorf("run of the orphaned schedule = %s %v, want skipped with the reason", e.Status, e.ErrorMessage)
+	}
+	var byName map[string]any
+	h.must(200, "GET", "/api/auto-update?env=1", nil, &byName)
+	if _, ok := byName[name]; ok {
+		t.Error("configuration survived its container")
+	}
+	if _, ok := h.schedules()[key]; ok {
+		t.Error("schedule survived its container")
+	}
+	// It cannot run (and fail) again.
+	wantError(t, h, "POST", "/api/schedules/"+key+"/run", nil, 404, "Schedule not found")
 }
 
 // A git stack's auto-sync is a schedule: listed, run through the run

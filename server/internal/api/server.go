@@ -174,7 +174,8 @@ func New(d Deps) *Server {
 			schedule.ContainerUpdate: au.Recover,
 			schedule.EnvUpdateCheck:  au.Recover,
 		}})
-	git.UseRecorder(sched) // webhook deploys are git_stack_sync executions
+	au.UseSchedulesChanged(sched.Changed) // an orphaned auto-update removed by its run
+	git.UseRecorder(sched)                // webhook deploys are git_stack_sync executions
 	act := activity.New(activity.Options{Store: d.Store, Engines: d.Engines, Log: d.Log})
 	nopts := notify.Options{Store: d.Store, Engines: d.Engines, Relay: events.NewRelay(d.Engines, d.Log), Log: d.Log,
 		Node: d.Node, Outbound: ob}

@@ -172,6 +172,9 @@ func (s *Service) RunContainerUpdate(ctx context.Context, d schedule.Definition,
 		return err
 	}
 	out, err := s.Update(ctx, env, d.EntityName, d.VulnerabilityCriteria, run)
+	if errors.Is(err, ErrContainerGone) {
+		return s.dropOrphan(ctx, env, d, run)
+	}
 	s.notifyOutcome(env.ID, d.EntityName, out, err)
 	if err != nil {
 		return err
@@ -179,6 +182,22 @@ func (s *Service) RunContainerUpdate(ctx context.Context, d schedule.Definition,
 	if out.Skipped != "" {
 		run.Skip(out.Skipped)
 	}
+	return nil
+}
+
+// dropOrphan removes the auto-update of a container that was removed
+// outside Berth (a container removed through Berth takes its auto-update
+// with it): the run is recorded as skipped with the reason, once, instead
+// of failing at every tick of the schedule, and the schedule is gone.
+func (s *Service) dropOrphan(ctx context.Context, env store.Environment, d schedule.Definition, run *schedule.Run) error {
+	if _, err := s.store.DeleteAutoUpdate(ctx, &env.ID, d.EntityName); err != nil {
+		return err
+	}
+	s.log.Info("auto-update of a removed container removed", "environment", env.ID, "container", d.EntityName)
+	if s.schedulesChanged != nil {
+		s.schedulesChanged(ctx)
+	}
+	run.Skip(fmt.Sprintf("Container %s no longer exists (removed outside Berth): its auto-update was removed", d.EntityName))
 	return nil
 }
 

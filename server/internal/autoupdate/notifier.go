@@ -1,6 +1,7 @@
 package autoupdate
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -15,6 +16,10 @@ type Notifier interface {
 
 // UseNotifier makes scheduled container updates report their outcome.
 func (s *Service) UseNotifier(n Notifier) { s.notifier = n }
+
+// UseSchedulesChanged is told when the service removed an auto-update by
+// itself (its container is gone), to unregister the schedule.
+func (s *Service) UseSchedulesChanged(fn func(context.Context)) { s.schedulesChanged = fn }
 
 // notifyOutcome reports a scheduled update of container name: updated,
 // blocked (skipped by the vulnerability criteria), or failed. Up to date and

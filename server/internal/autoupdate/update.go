@@ -62,6 +62,8 @@ type Service struct {
 	poll          time.Duration
 	now           func() time.Time
 	notifier      Notifier // nil: no notifications
+	// schedulesChanged is called after an orphaned auto-update is removed.
+	schedulesChanged func(context.Context)
 }
 
 // Defaults of Options.
@@ -116,6 +118,10 @@ func pinned(ref, id string) bool {
 	return imageID.MatchString(ref) && strings.HasPrefix(strings.TrimPrefix(id, "sha256:"), short)
 }
 
+// ErrContainerGone is in the error of an update whose container does not
+// exist on its engine (removed outside Berth).
+var ErrContainerGone = errors.New("the container does not exist")
+
 // Update brings container name of env to the newest image of its
 // reference. criteria decides, when the environment scans, whether a
 // vulnerable new image is refused.
@@ -127,7 +133,7 @@ func (s *Service) Update(ctx context.Context, env store.Environment, name, crite
 	cfg, err := c.InspectConfig(ctx, name)
 	if err != nil {
 		if errors.Is(err, engine.ErrNotFound) {
-			return Outcome{}, fault.Wrap(fault.NotFound, "Container not found", err).WithDetails(name)
+			return Outcome{}, fault.Wrap(fault.NotFound, "Container not found", errors.Join(ErrContainerGone, err)).WithDetails(name)
 		}
 		return Outcome{}, engineFault("inspect the container", env, err)
 	}
