@@ -150,14 +150,15 @@ describe('stacks and git screens', { timeout: 300_000 }, () => {
     await page.getByRole('button', { name: 'Add variable' }).click();
     await page.getByLabel('Name of variable 1').fill('GREETING');
     await page.getByLabel('Value of GREETING').fill('hello');
-    await page.getByRole('button', { name: 'Save variables' }).click();
-    await page.getByText('Saved. The stack uses them from its next deploy.').waitFor();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('Saved. Deploy or restart the stack to apply it.').waitFor();
     let raw = await h.api('GET', `/api/stacks/${stackName}/env/raw?env=${env}`);
     assert.equal(raw.body.content, 'GREETING=hello\n');
 
     await page.getByLabel('Value of GREETING').fill('hello world');
-    await page.getByRole('button', { name: 'Save variables' }).click();
-    await page.getByText('Saved. The stack uses them from its next deploy.').waitFor();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved. Deploy or restart the stack to apply it.' }).waitFor();
+    await page.getByText(/^Unsaved changes/).waitFor({ state: 'detached' });
     await page.waitForFunction(async ([n, e]) => {
       const r = await fetch(`/api/stacks/${n}/env/raw?env=${e}`);
       return (await r.json()).content === "GREETING='hello world'\n";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from './api';
-import { createStack, getEnv, putEnv, runStreamed, scanStacks } from './api-stacks';
+import { createStack, runStreamed, scanStacks } from './api-stacks';
 import { startGitJob, webhookUrl } from './api-git';
 
 function sse(chunks: string[], init: ResponseInit = {}): Response {
@@ -72,19 +72,9 @@ describe('streamed deploys', () => {
 });
 
 describe('small calls', () => {
-  it('reads the variables and the scan result, tolerating missing lists', async () => {
+  it('reads the scan result, tolerating a missing list', async () => {
     vi.stubGlobal('fetch', vi.fn(async () => new Response('{}', { status: 200 })));
-    expect(await getEnv(1, 'a')).toEqual([]);
     expect(await scanStacks(1)).toEqual([]);
-  });
-
-  it('sends the secrets to PUT env with the stack name encoded', async () => {
-    const fetchMock = vi.fn(async () => new Response('{"success":true,"count":1}', { status: 200 }));
-    vi.stubGlobal('fetch', fetchMock);
-    await putEnv(2, 'my stack', [{ key: 'T', value: '***', isSecret: true }]);
-    const [url, init] = fetchMock.mock.calls[0] as unknown as [string, RequestInit];
-    expect(url).toBe('/api/stacks/my%20stack/env?env=2');
-    expect(JSON.parse(init.body as string)).toEqual({ variables: [{ key: 'T', value: '***', isSecret: true }] });
   });
 
   it('starts a git job asking for its id, not for the result', async () => {

@@ -91,15 +91,6 @@ export async function getStack(env: number, name: string): Promise<StackEntry | 
   return (Array.isArray(list) ? list : []).find((s) => s.name === name) ?? null;
 }
 
-export function getCompose(env: number, name: string): Promise<ComposeFile> {
-  return request('GET', path(name, '/compose'), { query: { env } });
-}
-
-/** Saves the compose file without starting anything. */
-export function saveCompose(env: number, name: string, content: string): Promise<{ success: boolean }> {
-  return request('PUT', path(name, '/compose'), { query: { env }, body: { content, restart: false } });
-}
-
 export function stackAction(env: number, name: string, action: StackAction): Promise<{ success: boolean; output?: string }> {
   return request('POST', path(name, `/${action}`), { query: { env } });
 }
@@ -107,25 +98,6 @@ export function stackAction(env: number, name: string, action: StackAction): Pro
 /** Deletes a stack; force also tears a running one down and removes its named volumes (spec). */
 export function deleteStack(env: number, name: string, force: boolean): Promise<{ success: boolean }> {
   return request('DELETE', path(name), { query: { env, force } });
-}
-
-export async function getEnv(env: number, name: string): Promise<StackVariable[]> {
-  const r = await request<{ variables?: StackVariable[] | null }>('GET', path(name, '/env'), { query: { env } });
-  return Array.isArray(r?.variables) ? r.variables : [];
-}
-
-/** Stores the stack's secrets (the full set; a secret sent as *** keeps its value); plain variables are ignored. */
-export function putEnv(env: number, name: string, variables: StackVariable[]): Promise<{ success: boolean; count: number }> {
-  return request('PUT', path(name, '/env'), { query: { env }, body: { variables } });
-}
-
-export async function getRawEnv(env: number, name: string): Promise<string> {
-  const r = await request<{ content?: string }>('GET', path(name, '/env/raw'), { query: { env } });
-  return r?.content ?? '';
-}
-
-export function putRawEnv(env: number, name: string, content: string): Promise<{ success: boolean }> {
-  return request('PUT', path(name, '/env/raw'), { query: { env }, body: { content } });
 }
 
 export async function scanStacks(env: number): Promise<DiscoveredStack[]> {

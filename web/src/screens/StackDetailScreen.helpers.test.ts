@@ -2,7 +2,7 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
 import * as stacks from '../lib/api-stacks';
-import * as git from '../lib/api-git';
+import { stubApi, type StubApi } from '../test-api';
 import { matchRoute } from '../lib/routes';
 import { session } from '../lib/session.svelte';
 import { expectNoSeriousAxeViolations } from '../test-axe';
@@ -14,19 +14,11 @@ vi.mock('../lib/api-stacks', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-stacks')>();
   return {
     ...real,
-    getStack: vi.fn(),
-    getCompose: vi.fn(),
-    getEnv: vi.fn(),
-    getRawEnv: vi.fn(),
     deletePreview: vi.fn(),
     checkPathChange: vi.fn(),
     relocateStack: vi.fn(),
     getPathHints: vi.fn(),
   };
-});
-vi.mock('../lib/api-git', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-git')>();
-  return { ...real, listGitStacks: vi.fn() };
 });
 // CodeMirror needs layout jsdom lacks: a text area stands in (editor-test-double).
 vi.mock('../components/stacks/codemirror', () => import('../components/stacks/editor-test-double'));
@@ -60,24 +52,29 @@ function preview(removeVolumes: boolean): stacks.DeletePreview {
 beforeEach(() => {
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
-  vi.mocked(stacks.getStack).mockResolvedValue(structuredClone(entry));
-  vi.mocked(stacks.getCompose).mockResolvedValue({
-    content: 'services: {}\n',
-    stackDir: '/data/stacks/1/shop',
-    composePath: '/data/stacks/1/shop/compose.yaml',
-    envPath: '/data/stacks/1/shop/.env',
-    sourceType: 'internal',
+  session.session = { authenticated: false, authEnabled: false };
+  api = stubApi({
+    'GET /api/stacks': [entry],
+    'GET /api/git/stacks': [],
+    'GET /api/stacks/shop/compose': {
+      content: 'services: {}\n',
+      stackDir: '/data/stacks/1/shop',
+      composePath: '/data/stacks/1/shop/compose.yaml',
+      envPath: '/data/stacks/1/shop/.env',
+      sourceType: 'internal',
+    },
+    'GET /api/stacks/shop/env': { variables: [] },
+    'GET /api/stacks/shop/env/raw': { content: '' },
   });
-  vi.mocked(stacks.getEnv).mockResolvedValue([]);
-  vi.mocked(stacks.getRawEnv).mockResolvedValue('');
   vi.mocked(stacks.deletePreview).mockImplementation(async (_env, _name, removeVolumes) => preview(removeVolumes));
   vi.mocked(stacks.getPathHints).mockResolvedValue({ basePath: '/data/stacks/1', directories: [], composeFiles: [], truncated: false });
-  vi.mocked(git.listGitStacks).mockResolvedValue([]);
 });
 afterEach(() => {
   cleanup();
   vi.clearAllMocks();
+  vi.unstubAllGlobals();
 });
+let api: StubApi;
 
 const route = () => matchRoute('/stacks/shop');
 
@@ -130,13 +127,13 @@ describe('StackDetailScreen (helpers)', () => {
     await fireEvent.input(input, { target: { value: '/srv/shop' } });
     await waitFor(() => expect(dialog.textContent).toContain('Ready to move.'));
     expect(dialog.textContent).toContain('/data/stacks/1/shop/compose.yaml → /srv/shop/compose.yaml');
-    vi.mocked(stacks.getCompose).mockResolvedValue({
+    api.routes['GET /api/stacks/shop/compose'] = {
       content: 'services: {}\n',
       stackDir: '/srv/shop',
       composePath: '/srv/shop/compose.yaml',
       envPath: '/srv/shop/.env',
       sourceType: 'internal',
-    });
+    };
     await waitFor(() => expect(move.disabled).toBe(false));
     await fireEvent.click(move);
     await waitFor(() => expect(stacks.relocateStack).toHaveBeenCalledWith(1, 'shop', '/srv/shop'));
@@ -145,13 +142,13 @@ describe('StackDetailScreen (helpers)', () => {
   });
 
   it('offers no Relocate for a git stack', async () => {
-    vi.mocked(stacks.getCompose).mockResolvedValue({
+    api.routes['GET /api/stacks/shop/compose'] = {
       content: 'services: {}\n',
       stackDir: '/data/git/stack-1',
       composePath: '/data/git/stack-1/compose.yaml',
       envPath: '/data/stacks/1/shop/.env',
       sourceType: 'git',
-    });
+    };
     render(StackDetailScreen, { route: route() });
     await screen.findByRole('textbox', { name: 'Compose file' });
     expect(screen.queryByRole('button', { name: 'Relocate' })).toBeNull();

@@ -19,8 +19,10 @@ import {
 import { yaml } from '@codemirror/lang-yaml';
 import { linter, lintGutter, type Diagnostic } from '@codemirror/lint';
 import { HighlightStyle, bracketMatching, indentUnit, syntaxHighlighting } from '@codemirror/language';
+import { autocompletion, completionKeymap } from '@codemirror/autocomplete';
 import { tags as t } from '@lezer/highlight';
 import { lintCompose, type LintProblem } from './yaml-lint';
+import { composeCompletions } from './compose-complete';
 
 export interface EditorOptions {
   doc: string;
@@ -77,6 +79,7 @@ function chrome(dark: boolean): Extension {
       '.cm-diagnostic': { color: 'var(--text)' },
       '.cm-diagnostic-error': { borderLeftColor: 'var(--danger)' },
       '.cm-diagnostic-warning': { borderLeftColor: 'var(--warn)' },
+      '.cm-tooltip-autocomplete > ul > li[aria-selected]': { backgroundColor: 'var(--accent)', color: 'var(--accent-text)' },
       '.cm-panels': { backgroundColor: 'var(--surface-2)', color: 'var(--text)' },
     },
     { dark },
@@ -123,8 +126,10 @@ export function createEditor(parent: HTMLElement, opts: EditorOptions): EditorHa
     indentUnit.of('  '),
     EditorState.tabSize.of(2),
     history(),
-    keymap.of([...defaultKeymap, ...historyKeymap]),
+    keymap.of([...completionKeymap, ...defaultKeymap, ...historyKeymap]),
     yaml(),
+    // Compose keys where the cursor is on a key (top level, service, healthcheck, deploy, logging, …).
+    autocompletion({ override: [composeCompletions], icons: false }),
     themeSlot.of(themeOf(opts.dark)),
     readOnlySlot.of(readOnly(!!opts.readOnly)),
     EditorView.contentAttributes.of({

@@ -245,3 +245,9 @@ export function finalizeEnv(tab: EnvTab, rows: EnvRow[], raw: string): { rows: E
   const errors = validateRows(rows);
   return { rows, raw: errors.length ? raw : mergeEnv(raw, plainOf(rows)), errors };
 }
+
+/** What saving the editor's state would write (plain variables, secrets, the text): equal signatures, nothing to save. */
+export function envSignature(tab: EnvTab, rows: EnvRow[], raw: string): string {
+  const f = finalizeEnv(tab, rows, raw);
+  return JSON.stringify([plainOf(f.rows), secretsOf(f.rows), f.raw]);
+}
