@@ -5,6 +5,8 @@ import * as containers from '../lib/api-containers';
 import { router } from '../lib/router.svelte';
 import type { Route } from '../lib/routes';
 import { session } from '../lib/session.svelte';
+import { queryClient } from '../lib/query';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import ContainerDetailScreen from './ContainerDetailScreen.svelte';
 
@@ -91,6 +93,10 @@ const inspect = (status = 'running'): containers.ContainerDetails => ({
   NetworkSettings: { Networks: { bridge: { IPAddress: '172.17.0.2' } } },
 });
 
+function selectTabByName(name: string) {
+  fireEvent.click(screen.getByRole('tab', { name }));
+}
+
 const route = (id = 'web'): Route => ({ name: 'container', params: { id }, path: `/containers/${id}` });
 
 function go(path: string) {
@@ -98,7 +104,21 @@ function go(path: string) {
   router.navigate(path, { replace: true });
 }
 
+const busyboxShells = {
+  shells: ['/bin/sh'],
+  defaultShell: '/bin/sh',
+  allShells: [
+    { path: '/bin/bash', label: 'Bash', available: false },
+    { path: '/bin/sh', label: 'sh', available: true },
+    { path: '/bin/ash', label: 'Ash', available: false },
+  ],
+};
+let server: StubApi;
+
 beforeEach(() => {
+  queryClient.clear();
+  session.session = { authenticated: false, authEnabled: false };
+  server = stubApi({ [`GET /api/containers/${ID}/shells`]: busyboxShells });
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
   go('/containers/web');
@@ -185,7 +205,7 @@ describe('ContainerDetailScreen', () => {
     await waitFor(() => expect(location.search).toBe('?tab=files'));
   });
 
-  it('follows the logs live with colours, search highlights and a filter', async () => {
+  it('follows the logs live with colours, a timestamp column, search with next/previous, wrap and download', async () => {
     let push: (l: containers.LogLine) => void = () => {};
     vi.mocked(containers.followLogs).mockImplementation((_env, _id, onLine, opts) => {
       push = onLine;
@@ -195,23 +215,59 @@ describe('ContainerDetailScreen', () => {
     go('/containers/web?tab=logs');
     render(ContainerDetailScreen, { route: route() });
     const log = await screen.findByRole('log', { name: 'Logs of web' });
-    expect(containers.followLogs).toHaveBeenCalledWith(1, ID, expect.any(Function), expect.objectContaining({ tail: '100', timestamps: false }));
-    push({ text: 'plain line', stream: 'stdout' });
-    push({ text: '\x1b[31mred error\x1b[0m done\x1b[2K', stream: 'stderr' });
+    expect(containers.followLogs).toHaveBeenCalledWith(1, ID, expect.any(Function), expect.objectContaining({ tail: '100', timestamps: true }));
+    push({ text: '2024-05-01T10:00:00.123456789Z plain line', stream: 'stdout' });
+    push({ text: '2024-05-01T10:00:01.000000000Z \x1b[31mred error\x1b[0m done\x1b[2K', stream: 'stderr' });
+    push({ text: '2024-05-01T10:00:02.000000000Z another error', stream: 'stdout' });
     await waitFor(() => expect(log.textContent).toContain('red error done'));
     expect(log.querySelector('.c31')?.textContent).toBe('red error');
     expect(screen.getByText('Live')).toBeTruthy();
+    // The timestamp is a column of its own, apart from the text, and can be hidden.
+    const first = log.querySelector('.line')!;
+    expect(first.querySelector('.ts')?.textContent).toBe('2024-05-01 10:00:00.123');
+    expect(first.querySelector('.text')?.textContent).toBe('plain line');
+    await fireEvent.click(screen.getByLabelText('Timestamps'));
+    expect(log.querySelector('.ts')).toBeNull();
+    expect(containers.followLogs).toHaveBeenCalledTimes(1); // no reconnect for that
 
+    // Search: a counter, next and previous (wrapping around), the current line marked.
     await fireEvent.input(screen.getByLabelText('Search logs'), { target: { value: 'ERROR' } });
     expect(log.querySelector('mark')?.textContent).toBe('error');
-    expect(screen.getByText(/1 matching line/)).toBeTruthy();
+    expect(screen.getByText('2 matches')).toBeTruthy();
+    await fireEvent.click(screen.getByRole('button', { name: 'Next match' }));
+    expect(screen.getByText('1 of 2')).toBeTruthy();
+    expect(log.querySelector('.line.current')?.textContent).toContain('red error done');
+    await fireEvent.keyDown(screen.getByLabelText('Search logs'), { key: 'Enter' });
+    expect(screen.getByText('2 of 2')).toBeTruthy();
+    expect(log.querySelector('.line.current')?.textContent).toContain('another error');
+    await fireEvent.click(screen.getByRole('button', { name: 'Previous match' }));
+    expect(screen.getByText('1 of 2')).toBeTruthy();
     await fireEvent.click(screen.getByLabelText('Only matching lines'));
     expect(log.textContent).not.toContain('plain line');
+    await fireEvent.click(screen.getByLabelText('Only matching lines'));
 
-    // Tail and timestamps reconnect; follow off stops the stream.
-    await fireEvent.click(screen.getByLabelText('Timestamps'));
+    // Wrap off keeps long lines on one line; full screen and back.
+    expect(log.classList.contains('nowrap')).toBe(false);
+    await fireEvent.click(screen.getByLabelText('Wrap lines'));
+    expect(log.classList.contains('nowrap')).toBe(true);
+    await fireEvent.click(screen.getByRole('button', { name: 'Full screen' }));
+    expect(screen.getByRole('region', { name: 'Logs of web, full screen' })).toBeTruthy();
+    await fireEvent.keyDown(window, { key: 'Escape' });
+    expect(screen.queryByRole('region', { name: 'Logs of web, full screen' })).toBeNull();
+
+    // Download: every line shown, with its full timestamp, as a .log file.
+    const blobs: Blob[] = [];
+    vi.stubGlobal('URL', Object.assign(URL, { createObjectURL: (b: Blob) => (blobs.push(b), 'blob:x'), revokeObjectURL: () => {} }));
+    await fireEvent.click(screen.getByRole('button', { name: 'Download' }));
+    expect(await blobs[0].text()).toBe(
+      '2024-05-01T10:00:00.123456789Z plain line\n2024-05-01T10:00:01.000000000Z red error done\n2024-05-01T10:00:02.000000000Z another error\n',
+    );
+    expect(screen.getByText(/^Downloaded web-\d{8}-\d{6}\.log \(3 lines\)\.$/)).toBeTruthy();
+
+    // The tail reconnects; follow off stops the stream.
+    await fireEvent.change(screen.getByLabelText('Lines'), { target: { value: '500' } });
     await waitFor(() => expect(containers.followLogs).toHaveBeenCalledTimes(2));
-    expect(vi.mocked(containers.followLogs).mock.calls[1][3]).toMatchObject({ timestamps: true });
+    expect(vi.mocked(containers.followLogs).mock.calls[1][3]).toMatchObject({ tail: '500', timestamps: true });
     const signal = vi.mocked(containers.followLogs).mock.calls[1][3].signal!;
     await fireEvent.click(screen.getByLabelText('Follow'));
     expect(signal.aborted).toBe(true);
@@ -268,11 +324,15 @@ describe('ContainerDetailScreen', () => {
     expect(containers.containerStats).toHaveBeenCalledWith(1, ID, expect.any(AbortSignal));
   });
 
-  it('opens a terminal over the exec WebSocket', async () => {
+  it('opens a terminal over the exec WebSocket with a shell the container has', async () => {
     go('/containers/web?tab=terminal');
     render(ContainerDetailScreen, { route: route() });
     await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
+    expect(server.called(`GET /api/containers/${ID}/shells`)[0].query).toEqual({ env: '1' });
     expect(containers.createExec).toHaveBeenCalledWith(1, ID, '/bin/sh', '');
+    // Only the shells that exist are offered (no bash on busybox), and a command of one's own.
+    const picker = screen.getByLabelText('Shell') as HTMLSelectElement;
+    expect([...picker.options].map((o) => o.textContent)).toEqual(['sh (/bin/sh)', 'Custom command…']);
     const ws = FakeSocket.all[0];
     expect(ws.url).toBe(`ws://${location.host}/api/containers/exec/ex9/attach?envId=1`);
     ws.readyState = 1;
@@ -283,9 +343,65 @@ describe('ContainerDetailScreen', () => {
     expect(terms[0].written).toContain('/ # ');
     terms[0].dataHandler?.('echo hi\r');
     expect(ws.sent).toEqual(['echo hi\r']);
+    expect(screen.getByRole('link', { name: 'Open in a new tab' }).getAttribute('href')).toBe(`/containers/${ID}/terminal`);
+
+    // Another tab: the session stays open (same socket, not closed), and is there on return.
+    selectTabByName('Logs');
+    await screen.findByRole('log', { name: 'Logs of web' });
+    expect(ws.readyState).toBe(1);
+    expect(screen.getByRole('group', { name: 'Terminal of web', hidden: true })).toBeTruthy();
+    selectTabByName('Terminal');
+    await waitFor(() => expect(screen.getByText('Connected to web (/bin/sh)')).toBeTruthy());
+    expect(FakeSocket.all).toHaveLength(1);
+    expect(terms).toHaveLength(1);
+
     await fireEvent.click(screen.getByRole('button', { name: 'Disconnect' }));
     expect(ws.readyState).toBe(3);
     expect(screen.getByRole('button', { name: 'Reconnect' })).toBeTruthy();
+
+    // A custom command.
+    await fireEvent.change(picker, { target: { value: 'custom' } });
+    await fireEvent.input(screen.getByLabelText('Command'), { target: { value: 'python3 -i' } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Reconnect' }));
+    await waitFor(() => expect(containers.createExec).toHaveBeenLastCalledWith(1, ID, 'python3 -i', ''));
+  });
+
+  it('says so in words when the shell cannot be started', async () => {
+    go('/containers/web?tab=terminal');
+    render(ContainerDetailScreen, { route: route() });
+    await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
+    const ws = FakeSocket.all[0];
+    ws.readyState = 1;
+    ws.onopen?.();
+    ws.onmessage?.({ data: 'OCI runtime exec failed: exec failed: unable to start container process: exec: "/bin/sh": stat /bin/sh: no such file or directory: unknown\r\n' });
+    ws.readyState = 3;
+    ws.onclose?.({ reason: 'session ended' });
+    expect((await screen.findByRole('alert')).textContent).toBe(
+      'Terminal: The command “/bin/sh” could not be started: it does not exist in the container. Pick another shell or enter a command that exists there.',
+    );
+  });
+
+  it('offers no shell but a command when the container has none', async () => {
+    server.routes[`GET /api/containers/${ID}/shells`] = { shells: [], defaultShell: '', allShells: busyboxShells.allShells.map((s) => ({ ...s, available: false })) };
+    go('/containers/web?tab=terminal');
+    render(ContainerDetailScreen, { route: route() });
+    expect(await screen.findByText(/No shell was found in web \(looked for \/bin\/bash, \/bin\/sh, \/bin\/ash\)/)).toBeTruthy();
+    expect((screen.getByLabelText('Shell') as HTMLSelectElement).value).toBe('custom');
+    expect(containers.createExec).not.toHaveBeenCalled();
+  });
+
+  it('shows a Viewer the logs but no terminal', async () => {
+    session.session = {
+      authenticated: true,
+      authEnabled: true,
+      user: { id: 2, username: 'val', isAdmin: false, environmentPermissions: { '1': { containers: ['view', 'logs', 'inspect'] } } },
+    };
+    go('/containers/web?tab=terminal');
+    render(ContainerDetailScreen, { route: route() });
+    await screen.findByRole('tab', { name: 'Logs' });
+    expect(screen.queryByRole('tab', { name: 'Terminal' })).toBeNull();
+    expect(screen.getByRole('tab', { name: 'Overview', selected: true })).toBeTruthy();
+    expect(containers.createExec).not.toHaveBeenCalled();
   });
 
   it('asks before removing, then goes back to the list', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findMatches, highlight, parseAnsi, shortTimestamp, splitTimestamp, stripAnsi } from './ansi';
-import { LogLines, countMatches, visibleLines } from './log-lines';
+import { LogLines, countMatches, logFileName, logText, matchIndexes, stepMatch, visibleLines } from './log-lines';
 
 const ESC = '\x1b';
 
@@ -132,5 +132,40 @@ describe('LogLines', () => {
     expect(visibleLines(lines, 'error', true).map((l) => l.plain)).toEqual(['GET /b 500 error']);
     expect(visibleLines(lines, 'error', false)).toHaveLength(3);
     expect(visibleLines(lines, '  ', true)).toHaveLength(3);
+  });
+});
+
+describe('log search, copy and download', () => {
+  const lines = new LogLines().push(
+    [
+      { text: '2024-05-01T10:00:00.000000001Z GET /a 200' },
+      { text: '2024-05-01T10:00:01.000000001Z \x1b[31mGET /b 500 error\x1b[0m' },
+      { text: '2024-05-01T10:00:02.000000001Z get /c 200' },
+    ],
+    true,
+  );
+
+  it('finds the matching lines and steps through them both ways, wrapping around', () => {
+    expect(matchIndexes(lines, 'get')).toEqual([0, 1, 2]);
+    expect(matchIndexes(lines, ' 200')).toEqual([0, 2]);
+    expect(matchIndexes(lines, '')).toEqual([]);
+    expect(stepMatch(-1, 3, 1)).toBe(0);
+    expect(stepMatch(-1, 3, -1)).toBe(2);
+    expect(stepMatch(2, 3, 1)).toBe(0);
+    expect(stepMatch(0, 3, -1)).toBe(2);
+    expect(stepMatch(0, 0, 1)).toBe(-1);
+  });
+
+  it('writes lines as plain text, with the timestamp and container when asked for', () => {
+    expect(logText(lines)).toBe('GET /a 200\nGET /b 500 error\nget /c 200\n');
+    expect(logText(lines.slice(1, 2), { timestamps: true })).toBe('2024-05-01T10:00:01.000000001Z GET /b 500 error\n');
+    const merged = new LogLines().push([{ text: 'hi', source: 'web', ts: '2024-05-01T10:00:00Z' }], false);
+    expect(logText(merged, { timestamps: true, sources: true })).toBe('2024-05-01T10:00:00Z web | hi\n');
+    expect(logText([])).toBe('');
+  });
+
+  it('names the downloaded file after the container and the time', () => {
+    expect(logFileName('my app/1', new Date(2026, 10, 27, 9, 5, 3))).toBe('my-app-1-20261127-090503.log');
+    expect(logFileName('///')).toMatch(/^logs-\d{8}-\d{6}\.log$/);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../lib/api';
 import { execAttachUrl } from '../../lib/api-containers';
-import { ExecSession, type ExecState } from './exec-session';
+import { ExecSession, startFailure, type ExecState } from './exec-session';
 
 class FakeSocket {
   static last: FakeSocket | null = null;
@@ -113,5 +113,44 @@ describe('ExecSession', () => {
     await s.open(24, 80);
     FakeSocket.last!.serverClose('');
     expect(states.at(-1)?.[0]).toBe('error');
+  });
+
+  it('says in words that the shell could not be started when the engine refuses it', async () => {
+    const { s, states, output } = setup();
+    await s.open(24, 80);
+    const ws = FakeSocket.last!;
+    ws.open();
+    ws.onmessage?.({
+      data: 'OCI runtime exec failed: exec failed: unable to start container process: exec: "/bin/sh": stat /bin/sh: no such file or directory: unknown\r\n',
+    });
+    ws.serverClose('session ended');
+    expect(output).toHaveLength(1);
+    expect(states.at(-1)).toEqual([
+      'error',
+      'The command “/bin/sh” could not be started: it does not exist in the container. Pick another shell or enter a command that exists there.',
+    ]);
+  });
+
+  it('ends as closed (not an error) when a shell that ran exits', async () => {
+    const { s, states } = setup();
+    await s.open(24, 80);
+    const ws = FakeSocket.last!;
+    ws.open();
+    ws.onmessage?.({ data: '/ # exit\r\n' });
+    ws.serverClose('session ended');
+    expect(states.at(-1)).toEqual(['closed', 'session ended']);
+  });
+});
+
+describe('startFailure', () => {
+  it('names the reason of a refusal', () => {
+    expect(startFailure('unable to find user bob: no matching entries in passwd file', '/bin/sh', 'bob')).toBe(
+      'The command “/bin/sh” could not be started: the user “bob” does not exist in the container.',
+    );
+    expect(startFailure('OCI runtime exec failed: exec failed: exec: "x": executable file not found in $PATH: unknown', 'x')).toMatch(
+      /it does not exist in the container/,
+    );
+    expect(startFailure('OCI runtime exec failed: exec failed: open /x: permission denied: unknown', '/x')).toMatch(/permission denied/);
+    expect(startFailure('hello\r\n/ # ', '/bin/sh')).toBeNull();
   });
 });

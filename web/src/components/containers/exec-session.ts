@@ -22,6 +22,24 @@ export interface ExecSessionOptions {
   api?: Pick<typeof containers, 'createExec' | 'resizeExec' | 'execAttachUrl'>;
 }
 
+/**
+ * What the engine's refusal to start a command means, in words: the engine
+ * writes it to the terminal ("OCI runtime exec failed: … exec: "/bin/bash":
+ * stat /bin/bash: no such file or directory") and ends the session. null when
+ * output is not such a refusal.
+ */
+export function startFailure(output: string, shell: string, user = ''): string | null {
+  const o = output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+  if (!/OCI runtime exec failed|exec failed:|unable to start container process|unable to find user|no matching entries in passwd/i.test(o)) return null;
+  const what = `The command “${shell}” could not be started`;
+  if (/unable to find user|no matching entries in passwd/i.test(o)) return `${what}: the user “${user || 'root'}” does not exist in the container.`;
+  if (/no such file or directory|executable file not found|not found in \$PATH/i.test(o))
+    return `${what}: it does not exist in the container. Pick another shell or enter a command that exists there.`;
+  if (/permission denied/i.test(o)) return `${what}: permission denied (it is not executable for this user).`;
+  const detail = /exec failed:\s*(.*?)(?::\s*unknown)?\s*$/im.exec(o)?.[1]?.trim();
+  return `${what}: the engine refused it${detail ? ` (${detail})` : ''}.`;
+}
+
 export class ExecSession {
   #o: ExecSessionOptions;
   #ws: WebSocket | null = null;
@@ -29,6 +47,8 @@ export class ExecSession {
   #size = { rows: 0, cols: 0 };
   #sent = '';
   #closedByUs = false;
+  /** The first output of the session, to recognise a refusal to start. */
+  #head = '';
   state: ExecState = 'idle';
 
   constructor(opts: ExecSessionOptions) {
@@ -76,15 +96,20 @@ export class ExecSession {
       this.#sent = '';
       void this.resize(this.#size.rows, this.#size.cols);
     };
+    this.#head = '';
+    const decoder = new TextDecoder();
     ws.onmessage = (ev: MessageEvent) => {
       const d = ev.data;
+      if (this.#head.length < 4096) this.#head += typeof d === 'string' ? d : decoder.decode(d as ArrayBuffer, { stream: true });
       this.#o.onOutput(typeof d === 'string' ? d : new Uint8Array(d as ArrayBuffer));
     };
     ws.onclose = (ev: CloseEvent) => {
       if (this.#ws !== ws) return;
       this.#ws = null;
       if (this.#closedByUs) return;
+      const refused = startFailure(this.#head, this.#o.shell, this.#o.user);
       if (!opened) this.#set('error', 'The terminal could not connect (the session may have expired or the shell may not exist)');
+      else if (refused) this.#set('error', refused);
       else this.#set('closed', ev.reason || 'The session ended');
     };
   }

@@ -11,6 +11,8 @@ export interface ParsedLine {
   /** The text without escapes (searched by the filter). */
   plain: string;
   stream: string;
+  /** The container the line came from (merged logs), '' otherwise. */
+  source: string;
 }
 
 export class LogLines {
@@ -26,14 +28,16 @@ export class LogLines {
   }
 
   /** Parses and appends lines; returns the new array (a fresh reference for reactive views). */
-  push(raw: { text: string; stream?: string }[], timestamps: boolean): ParsedLine[] {
+  push(raw: { text: string; stream?: string; source?: string; ts?: string }[], timestamps: boolean): ParsedLine[] {
     const added: ParsedLine[] = [];
     for (const r of raw) {
       const stream = r.stream ?? 'stdout';
-      const { ts, text } = timestamps ? splitTimestamp(r.text) : { ts: '', text: r.text };
-      const { segments, state } = parseAnsi(text, this.#states.get(stream) ?? plainState);
-      this.#states.set(stream, state);
-      added.push({ id: this.#next++, ts, segments, plain: segments.map((s) => s.text).join(''), stream });
+      const source = r.source ?? '';
+      const { ts, text } = r.ts !== undefined ? { ts: r.ts, text: r.text } : timestamps ? splitTimestamp(r.text) : { ts: '', text: r.text };
+      const key = `${source}\u0000${stream}`;
+      const { segments, state } = parseAnsi(text, this.#states.get(key) ?? plainState);
+      this.#states.set(key, state);
+      added.push({ id: this.#next++, ts, segments, plain: segments.map((s) => s.text).join(''), stream, source });
     }
     let all = this.lines.concat(added);
     if (all.length > this.limit) {
@@ -65,4 +69,38 @@ export function countMatches(lines: readonly ParsedLine[], query: string): numbe
   let n = 0;
   for (const l of lines) if (l.plain.toLowerCase().includes(q)) n++;
   return n;
+}
+
+/** The indexes (in lines) of the lines containing query, case-insensitive. */
+export function matchIndexes(lines: readonly ParsedLine[], query: string): number[] {
+  const q = query.trim().toLowerCase();
+  if (!q) return [];
+  const out: number[] = [];
+  lines.forEach((l, i) => {
+    if (l.plain.toLowerCase().includes(q)) out.push(i);
+  });
+  return out;
+}
+
+/** The next (step 1) or previous (step -1) of n matches after current (-1: none yet), wrapping around. */
+export function stepMatch(current: number, n: number, step: 1 | -1): number {
+  if (n <= 0) return -1;
+  if (current < 0 || current >= n) return step === 1 ? 0 : n - 1;
+  return (current + step + n) % n;
+}
+
+/** Lines as plain text (no escapes), one a line: the timestamp and the container first when asked for. */
+export function logText(lines: readonly ParsedLine[], opts: { timestamps?: boolean; sources?: boolean } = {}): string {
+  return lines
+    .map((l) => [opts.timestamps && l.ts ? l.ts : '', opts.sources && l.source ? `${l.source} |` : '', l.plain].filter(Boolean).join(' '))
+    .join('\n')
+    .concat(lines.length ? '\n' : '');
+}
+
+/** A file name for a downloaded log: the name made safe, and the time (berth-web-20261127-2310.log). */
+export function logFileName(name: string, now = new Date()): string {
+  const safe = name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '') || 'logs';
+  const p = (n: number) => String(n).padStart(2, '0');
+  const stamp = `${now.getFullYear()}${p(now.getMonth() + 1)}${p(now.getDate())}-${p(now.getHours())}${p(now.getMinutes())}${p(now.getSeconds())}`;
+  return `${safe}-${stamp}.log`;
 }
