@@ -107,8 +107,10 @@ describe('containers screens', { timeout: 240_000 }, () => {
     await h.checkA11y('container terminal');
     await h.screenshot('container-terminal');
 
-    // Leaving the tab ends the shell.
+    // Another tab keeps the shell; leaving the container's page ends it.
     await page.getByRole('tab', { name: 'Overview' }).click();
+    assert.match(docker('top', formName, '-o', 'pid,args'), /\/bin\/sh/);
+    await h.open('/containers', 'Containers');
     await h.waitFor('the exec session to end', 15_000, async () => {
       const top = docker('top', formName, '-o', 'pid,args');
       return !/\/bin\/sh/.test(top);

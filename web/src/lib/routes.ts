@@ -11,6 +11,7 @@ export const routeTable = [
   { name: 'containers', pattern: '/containers', nav: { label: 'Containers', group: 'Docker' } },
   { name: 'containerNew', pattern: '/containers/new', parent: 'containers' },
   { name: 'container', pattern: '/containers/:id', parent: 'containers' },
+  { name: 'containerTerminal', pattern: '/containers/:id/terminal', parent: 'containers', bare: true },
   { name: 'images', pattern: '/images', nav: { label: 'Images', group: 'Docker' } },
   { name: 'image', pattern: '/images/:id', parent: 'images' },
   { name: 'vulnerabilities', pattern: '/vulnerabilities', nav: { label: 'Vulnerabilities', group: 'Docker' } },
@@ -54,6 +55,8 @@ interface RouteDef {
   parent?: string;
   /** Shown without signing in, outside the app shell. */
   public?: boolean;
+  /** Signed in, but the whole window (no top bar or menu): the standalone terminal. */
+  bare?: boolean;
 }
 
 export type RouteName = (typeof routeTable)[number]['name'] | 'notfound';
@@ -70,6 +73,9 @@ export interface Route {
 export const publicRoutes: ReadonlySet<RouteName> = new Set(
   routeTable.filter((r) => 'public' in r && r.public).map((r) => r.name),
 );
+
+/** Routes that fill the window without the app shell (signed in). */
+export const bareRoutes: ReadonlySet<RouteName> = new Set(routeTable.filter((r) => 'bare' in r && r.bare).map((r) => r.name));
 
 const compiled = routeTable.map((r) => {
   const keys: string[] = [];

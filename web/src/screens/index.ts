@@ -12,6 +12,7 @@ export const screens: Record<RouteName, () => Promise<ScreenModule>> = {
   containers: () => import('./ContainersScreen.svelte'),
   containerNew: () => import('./ContainerCreateScreen.svelte'),
   container: () => import('./ContainerDetailScreen.svelte'),
+  containerTerminal: () => import('./TerminalScreen.svelte'),
   images: () => import('./ImagesScreen.svelte'),
   image: () => import('./ImageDetailScreen.svelte'),
   vulnerabilities: () => import('./VulnerabilitiesScreen.svelte'),
