@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"regexp"
 	"strings"
@@ -23,11 +24,25 @@ type registryJSON struct {
 	HasCredentials bool      `json:"hasCredentials"`
 	CreatedAt      time.Time `json:"createdAt"`
 	UpdatedAt      time.Time `json:"updatedAt"`
+	// LastTest is the outcome of the last connection test of the saved
+	// registry (null: never tested, or changed since).
+	LastTest *registryTestJSON `json:"lastTest"`
+}
+
+// registryTestJSON is the kept outcome of a registry's connection test.
+type registryTestJSON struct {
+	Success  bool      `json:"success"`
+	Message  string    `json:"message"`
+	TestedAt time.Time `json:"testedAt"`
 }
 
 func toRegistryJSON(r store.Registry) registryJSON {
-	return registryJSON{ID: r.ID, Name: r.Name, URL: r.URL, Username: r.Username, IsDefault: r.IsDefault,
+	out := registryJSON{ID: r.ID, Name: r.Name, URL: r.URL, Username: r.Username, IsDefault: r.IsDefault,
 		HasCredentials: r.Username != "" && r.Password != "", CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	if r.LastTest != nil {
+		out.LastTest = &registryTestJSON{Success: r.LastTest.Success, Message: r.LastTest.Message, TestedAt: r.LastTest.At}
+	}
+	return out
 }
 
 // registryRequest is the body of create and update. The password follows
@@ -136,10 +151,11 @@ func (s *Server) testRegistry(c *gin.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	reg, err := s.registryToTest(c, req)
+	reg, saved, err := s.registryToTest(c, req)
 	if err != nil {
 		return err
 	}
+	var out registryTestAnswer
 	if err := s.images.TestRegistry(c.Request.Context(), envOf(c), reg); err != nil {
 		_, body := errorResponse(err)
 		msg := body.Error
@@ -149,12 +165,20 @@ func (s *Server) testRegistry(c *gin.Context) error {
 		// The engine's login tells a refused sign-in from an unreachable
 		// registry only by its message.
 		refused := authRefused.MatchString(msg)
-		return writeJSON(c, http.StatusOK, registryTestAnswer{Success: false, Connectivity: refused, Authenticated: false,
-			Message: msg, Error: body.Error})
+		out = registryTestAnswer{Success: false, Connectivity: refused, Authenticated: false, Message: msg, Error: body.Error}
+	} else {
+		out = registryTestAnswer{Success: true, Connectivity: true, Authenticated: reg.Username != "", Message: "Connected"}
+		if out.Authenticated {
+			out.Message = "Connected and authenticated as " + reg.Username
+		}
 	}
-	out := registryTestAnswer{Success: true, Connectivity: true, Authenticated: reg.Username != "", Message: "Connected"}
-	if out.Authenticated {
-		out.Message = "Connected and authenticated as " + reg.Username
+	// The outcome is kept for a saved registry tested as saved (not for
+	// unsaved settings, nor for a saved one with fields changed in the form).
+	if saved {
+		err := s.store.RecordRegistryTest(c.Request.Context(), reg.ID, store.RegistryTest{At: time.Now().UTC(), Success: out.Success, Message: out.Message})
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 	}
 	return writeJSON(c, http.StatusOK, out)
 }
@@ -175,11 +199,11 @@ var authRefused = regexp.MustCompile(`(?i)unauthorized|authentication (required|
 
 // registryToTest is the registry a test asks for: a saved one with the
 // body's fields over it, or the body's alone.
-func (s *Server) registryToTest(c *gin.Context, req registryTestInput) (store.Registry, error) {
+func (s *Server) registryToTest(c *gin.Context, req registryTestInput) (reg store.Registry, saved bool, err error) {
 	id := req.RegistryID
 	switch {
 	case req.ID > 0 && req.RegistryID > 0 && req.ID != req.RegistryID:
-		return store.Registry{}, fault.Invalidf("registryId and id name different registries: send one of them")
+		return store.Registry{}, false, fault.Invalidf("registryId and id name different registries: send one of them")
 	case req.ID > 0:
 		id = req.ID
 	}
@@ -188,16 +212,17 @@ func (s *Server) registryToTest(c *gin.Context, req registryTestInput) (store.Re
 		if req.Username != nil {
 			reg.Username = *req.Username
 		}
-		return reg, nil
+		return reg, false, nil
 	}
-	reg, err := s.images.Registry(c.Request.Context(), id)
+	reg, err = s.images.Registry(c.Request.Context(), id)
 	if err != nil {
-		return store.Registry{}, err
+		return store.Registry{}, false, err
 	}
+	stored := reg
 	if strings.TrimSpace(req.URL) != "" {
 		kept := req.Password.change() == nil && reg.Password != ""
 		if err := secretStays("registry password", registryURL(reg.URL), registryURL(req.URL), kept); err != nil {
-			return store.Registry{}, err
+			return store.Registry{}, false, err
 		}
 		reg.URL = req.URL
 	}
@@ -205,5 +230,5 @@ func (s *Server) registryToTest(c *gin.Context, req registryTestInput) (store.Re
 		reg.Username = *req.Username
 	}
 	req.Password.applyTo(&reg.Password)
-	return reg, nil
+	return reg, reg.URL == stored.URL && reg.Username == stored.Username && reg.Password == stored.Password, nil
 }

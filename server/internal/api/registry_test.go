@@ -579,3 +579,60 @@ func TestRegistryTestReadsRegistryID(t *testing.T) {
 		{"registryId not a number", "POST", "/api/registries/test?env=1", map[string]any{"registryId": "one"}, 400, ""},
 	})
 }
+
+// TestRegistryTestOutcomeIsKept: the last test of a saved registry, as
+// saved, is kept and listed (success or failure, message, time); a test
+// with fields overridden in the form is not kept, and a change of the
+// registry forgets the outcome.
+func TestRegistryTestOutcomeIsKept(t *testing.T) {
+	t.Parallel()
+	reg := requireRegistry(t)
+	h := newHarness(t)
+	type kept struct {
+		Success  bool
+		Message  string
+		TestedAt time.Time
+	}
+	lastTest := func(id int64) *kept {
+		t.Helper()
+		var list []struct {
+			ID       int64
+			LastTest *kept
+		}
+		h.must(200, "GET", "/api/registries", nil, &list)
+		for _, r := range list {
+			if r.ID == id {
+				return r.LastTest
+			}
+		}
+		t.Fatalf("registry %d not listed", id)
+		return nil
+	}
+	var good, bad struct{ ID int64 }
+	h.must(201, "POST", "/api/registries", map[string]any{"name": "kept-" + h.label, "url": reg.host,
+		"username": reg.user, "password": reg.password}, &good)
+	h.must(201, "POST", "/api/registries", map[string]any{"name": "kept-bad-" + h.label, "url": reg.host,
+		"username": reg.user, "password": "wrong-" + h.label}, &bad)
+	if got := lastTest(good.ID); got != nil {
+		t.Errorf("last test of a new registry = %+v, want null", got)
+	}
+	before := time.Now().Add(-time.Second)
+	h.must(200, "POST", "/api/registries/test?env=1", map[string]any{"registryId": good.ID}, nil)
+	got := lastTest(good.ID)
+	if got == nil || !got.Success || got.Message != "Connected and authenticated as "+reg.user || got.TestedAt.Before(before) {
+		t.Errorf("kept test = %+v, want the success with its message and time", got)
+	}
+	h.must(200, "POST", "/api/registries/test?env=1", map[string]any{"id": good.ID, "password": "wrong-" + h.label}, nil)
+	if got := lastTest(good.ID); got == nil || !got.Success {
+		t.Errorf("kept test after a test with another password = %+v, want the saved settings' success kept", got)
+	}
+	h.must(200, "POST", "/api/registries/test?env=1", map[string]any{"id": bad.ID}, nil)
+	if got := lastTest(bad.ID); got == nil || got.Success || got.Message == "" {
+		t.Errorf("kept failed test = %+v, want the failure with its message", got)
+	}
+	h.must(200, "PUT", fmt.Sprintf("/api/registries/%d", bad.ID), map[string]any{"name": "kept-bad-" + h.label,
+		"url": reg.host, "username": reg.user, "password": reg.password}, nil)
+	if got := lastTest(bad.ID); got != nil {
+		t.Errorf("kept test after the registry changed = %+v, want null", got)
+	}
+}

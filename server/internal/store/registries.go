@@ -19,18 +19,29 @@ type Registry struct {
 	IsDefault bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	LastTest  *RegistryTest // nil: never tested, or changed since
+}
+
+// RegistryTest is the outcome of a registry's last connection test.
+type RegistryTest struct {
+	At      time.Time
+	Success bool
+	Message string
 }
 
 // registryRow is a row of the registries table, the password sealed.
 type registryRow struct {
-	ID        int64
-	Name      string
-	URL       string `gorm:"column:url"`
-	Username  string
-	Password  string
-	IsDefault bool
-	CreatedAt dbTime
-	UpdatedAt dbTime
+	ID              int64
+	Name            string
+	URL             string `gorm:"column:url"`
+	Username        string
+	Password        string
+	IsDefault       bool
+	CreatedAt       dbTime
+	UpdatedAt       dbTime
+	LastTestAt      dbTime
+	LastTestOK      bool `gorm:"column:last_test_ok"`
+	LastTestMessage string
 }
 
 func (registryRow) TableName() string { return "registries" }
@@ -40,10 +51,14 @@ func (s *Store) registry(r registryRow) (Registry, error) {
 	if err != nil {
 		return Registry{}, fmt.Errorf("registry %d: password: %w", r.ID, err)
 	}
-	return Registry{
+	reg := Registry{
 		ID: r.ID, Name: r.Name, URL: r.URL, Username: r.Username, Password: password, IsDefault: r.IsDefault,
 		CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time,
-	}, nil
+	}
+	if r.LastTestAt.Valid {
+		reg.LastTest = &RegistryTest{At: r.LastTestAt.Time, Success: r.LastTestOK, Message: r.LastTestMessage}
+	}
+	return reg, nil
 }
 
 // ListRegistries returns every registry ordered by id.
@@ -118,12 +133,26 @@ func (s *Store) UpdateRegistry(ctx context.Context, r *Registry) error {
 		return oneRow(tx.Model(&registryRow{}).Where("id = ?", r.ID).Updates(map[string]any{
 			"name": r.Name, "url": r.URL, "username": r.Username, "password": password,
 			"is_default": r.IsDefault, "updated_at": timeValue(t),
+			// A changed registry's last test no longer tells about it.
+			"last_test_at": dbTime{}, "last_test_ok": false, "last_test_message": "",
 		}))
 	})
 	if err != nil {
 		return fmt.Errorf("store: update registry %d: %w", r.ID, err)
 	}
-	r.UpdatedAt = t
+	r.UpdatedAt, r.LastTest = t, nil
+	return nil
+}
+
+// RecordRegistryTest keeps the outcome of registry id's connection test
+// (ErrNotFound when there is no such registry).
+func (s *Store) RecordRegistryTest(ctx context.Context, id int64, test RegistryTest) error {
+	err := oneRow(s.db.WithContext(ctx).Model(&registryRow{}).Where("id = ?", id).Updates(map[string]any{
+		"last_test_at": timeValue(test.At), "last_test_ok": test.Success, "last_test_message": test.Message,
+	}))
+	if err != nil {
+		return fmt.Errorf("store: record test of registry %d: %w", id, err)
+	}
 	return nil
 }
 

@@ -5649,6 +5649,7 @@ export interface components {
             /** Format: int64 */
             id: number;
             isDefault: boolean;
+            lastTest: components["schemas"]["api.registryTestJSON"] | null;
             name: string;
             /** Format: date-time */
             updatedAt: string;
@@ -5693,6 +5694,12 @@ export interface components {
             registryId?: number;
             url?: string;
             username?: string | null;
+        };
+        "api.registryTestJSON": {
+            message: string;
+            success: boolean;
+            /** Format: date-time */
+            testedAt: string;
         };
         "api.releasedAnswer": {
             released: boolean;
