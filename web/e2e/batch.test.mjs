@@ -87,7 +87,7 @@ describe('bulk actions through /api/batch', { timeout: 240_000 }, () => {
     await h.open('/containers', 'Containers');
     await page.getByLabel('Filter').fill(`e2e-batch ${label}`);
     await page.getByRole('link', { name: a, exact: true }).waitFor();
-    assert.equal(await page.getByRole('checkbox').count(), 0, 'no selection boxes');
+    assert.equal(await page.getByRole('checkbox', { name: /^Select/ }).count(), 0, 'no selection boxes');
     const toolbar = page.getByRole('toolbar', { name: 'Selected containers' });
     for (const name of ['Start', 'Stop', 'Restart', 'Pause', 'Unpause', 'Remove…']) {
       assert.equal(await toolbar.getByRole('button', { name, exact: true }).count(), 0, `no bulk ${name}`);

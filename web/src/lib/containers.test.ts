@@ -201,3 +201,75 @@ describe('runEach', () => {
 it('shortId', () => {
   expect(shortId('sha256:0123456789abcdef')).toBe('0123456789ab');
 });
+
+import * as cl from './containers';
+
+describe('the list at fleet size', () => {
+  const c = (id: string, name: string, stack?: string, state = 'running'): ContainerSummary => ({
+    id,
+    name,
+    image: 'busybox',
+    state,
+    status: '',
+    labels: stack ? { [cl.STACK_LABEL]: stack } : {},
+  });
+
+  it('restores saved columns, keeps defaults for unnamed ones and ignores unknown ids', () => {
+    expect(cl.columnsFrom(undefined)).toEqual(cl.defaultColumns());
+    expect(cl.defaultColumns()).not.toContain('uptime');
+    const saved = { columns: [{ id: 'image', visible: false }, { id: 'uptime', visible: true }, { id: 'bogus', visible: true }] };
+    expect(cl.columnsFrom(saved)).toEqual(['state', 'uptime', 'cpu', 'memory', 'ports', 'stack']);
+    expect(cl.columnsFrom({ columns: 'nope' })).toEqual(cl.defaultColumns());
+    const out = cl.columnsToSave(['cpu']);
+    expect(out).toHaveLength(cl.COLUMNS.length);
+    expect(out.filter((x) => x.visible)).toEqual([{ id: 'cpu', visible: true }]);
+    expect(cl.columnsFrom({ columns: out })).toEqual(['cpu']);
+  });
+
+  it('groups by stack, stacks by name then the containers of none, and collapses a group', () => {
+    const list = [c('1', 'b', 'shop'), c('2', 'x'), c('3', 'a', 'blog', 'exited'), c('4', 'c', 'shop', 'exited')];
+    expect(cl.listItems(list, false).map((i) => i.key)).toEqual(['1', '2', '3', '4']);
+    const items = cl.listItems(list, true);
+    expect(items.map((i) => i.key)).toEqual(['group:blog', '3', 'group:shop', '1', '4', 'group:', '2']);
+    expect(items[2]).toMatchObject({ kind: 'group', stack: 'shop', count: 2, running: 1, collapsed: false });
+    expect(cl.listItems(list, true, new Set(['shop'])).map((i) => i.key)).toEqual(['group:blog', '3', 'group:shop', 'group:', '2']);
+  });
+
+  it('links published TCP ports to the host, not local or unpublished ones', () => {
+    const ports = [
+      { IP: '0.0.0.0', PrivatePort: 80, PublicPort: 8080, Type: 'tcp' },
+      { IP: '::', PrivatePort: 80, PublicPort: 8080, Type: 'tcp' },
+      { IP: '127.0.0.1', PrivatePort: 5432, PublicPort: 5432, Type: 'tcp' },
+      { PrivatePort: 9000, Type: 'tcp' },
+      { IP: '0.0.0.0', PrivatePort: 53, PublicPort: 53, Type: 'udp' },
+    ];
+    expect(cl.portLinks(ports, 'berth.example')).toEqual([
+      { label: '53→53/udp' },
+      { label: '8080→80/tcp', href: 'http://berth.example:8080' },
+      { label: '5432→5432/tcp' },
+      { label: '9000/tcp' },
+    ]);
+    expect(cl.portLinks(ports, '::1')[1].href).toBe('http://[::1]:8080');
+    expect(cl.publicHost({ publicIp: ' 203.0.113.7 ' }, 'localhost')).toBe('203.0.113.7');
+    expect(cl.publicHost({ publicIp: null }, 'localhost')).toBe('localhost');
+  });
+
+  it('keeps the last samples of the sampled containers and draws them', () => {
+    let h = new Map<string, cl.StatHistory>();
+    for (let i = 0; i < cl.HISTORY + 5; i++) h = cl.addSamples(h, new Map([['a', { cpuPercent: i, memoryUsage: i * 10 }]]));
+    expect(h.get('a')!.cpu).toHaveLength(cl.HISTORY);
+    expect(h.get('a')!.cpu.at(-1)).toBe(cl.HISTORY + 4);
+    h = cl.addSamples(h, new Map([['b', { cpuPercent: 1, memoryUsage: 1 }]]));
+    expect([...h.keys()]).toEqual(['b']); // a stopped
+    expect(cl.sparkPath([5], 30, 10)).toBe('');
+    expect(cl.sparkPath([0, 50, 100], 30, 10, 100)).toBe('M0.0 10.0 L15.0 5.0 L30.0 0.0');
+    expect(cl.sparkPath([0, 0], 30, 10)).toBe('M0.0 10.0 L30.0 10.0');
+  });
+
+  it('finds pending updates by id or by name', () => {
+    const p = cl.pendingOf([{ containerId: 'aaa', containerName: '/web' }, { containerId: 'old', containerName: 'db' }]);
+    expect(cl.hasUpdate(c('aaa', 'x'), p)).toBe(true);
+    expect(cl.hasUpdate(c('new', 'web'), p)).toBe(true);
+    expect(cl.hasUpdate(c('zzz', 'cache'), p)).toBe(false);
+  });
+});

@@ -272,3 +272,201 @@ export async function runEach<T, R>(
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
   return out;
 }
+
+// ------------------------------------------------------------ the list at fleet size
+
+/** A column of the containers list that the user may show or hide. */
+export type ColumnId = 'image' | 'state' | 'uptime' | 'cpu' | 'memory' | 'ports' | 'stack';
+
+export interface ColumnDef {
+  id: ColumnId;
+  label: string;
+  /** The sort key of its header, if it sorts. */
+  sort?: SortKey;
+  /** Shown until the user chooses otherwise. */
+  default: boolean;
+  num?: boolean;
+}
+
+/** Every optional column, in display order (name, selection and actions are always shown). */
+export const COLUMNS: readonly ColumnDef[] = [
+  { id: 'image', label: 'Image', sort: 'image', default: true },
+  { id: 'state', label: 'State', sort: 'state', default: true },
+  { id: 'uptime', label: 'Uptime', sort: 'uptime', default: false },
+  { id: 'cpu', label: 'CPU', sort: 'cpu', default: true, num: true },
+  { id: 'memory', label: 'Memory', sort: 'memory', default: true, num: true },
+  { id: 'ports', label: 'Ports', sort: 'ports', default: true },
+  { id: 'stack', label: 'Stack', sort: 'stack', default: true },
+];
+
+/** The grid id of the containers list in the grid preferences (GET/POST/DELETE /api/preferences/grid). */
+export const CONTAINERS_GRID = 'containers';
+
+/** A column as saved in the grid preferences: {id, visible}. */
+export interface SavedColumn {
+  id: string;
+  visible: boolean;
+}
+
+export function defaultColumns(): ColumnId[] {
+  return COLUMNS.filter((c) => c.default).map((c) => c.id);
+}
+
+/** The shown columns from a saved layout (unknown ids are ignored; columns it does not name keep their default). */
+export function columnsFrom(saved: unknown): ColumnId[] {
+  const cols = (saved as { columns?: unknown } | null | undefined)?.columns;
+  if (!Array.isArray(cols)) return defaultColumns();
+  const said = new Map<string, boolean>();
+  for (const c of cols) {
+    if (c && typeof c === 'object' && typeof (c as SavedColumn).id === 'string') said.set((c as SavedColumn).id, !!(c as SavedColumn).visible);
+  }
+  return COLUMNS.filter((c) => said.get(c.id) ?? c.default).map((c) => c.id);
+}
+
+/** The layout to save: every column with its visibility, in display order. */
+export function columnsToSave(shown: readonly ColumnId[]): SavedColumn[] {
+  return COLUMNS.map((c) => ({ id: c.id, visible: shown.includes(c.id) }));
+}
+
+/** One line of the list: a stack's group header or a container. */
+export type ListItem =
+  | { kind: 'group'; key: string; stack: string; count: number; running: number; collapsed: boolean }
+  | { kind: 'row'; key: string; c: ContainerSummary };
+
+/**
+ * The lines of the list: the containers as they are, or grouped by compose
+ * project (stacks by name, then the containers of no stack), each group a
+ * header with its counts followed by its containers unless collapsed. The
+ * containers keep their order (the sort) inside a group.
+ */
+export function listItems(list: readonly ContainerSummary[], group: boolean, collapsed: ReadonlySet<string> = new Set()): ListItem[] {
+  if (!group) return list.map((c) => ({ kind: 'row', key: c.id, c }));
+  const groups = new Map<string, ContainerSummary[]>();
+  for (const c of list) {
+    const s = stackOf(c);
+    const g = groups.get(s);
+    if (g) g.push(c);
+    else groups.set(s, [c]);
+  }
+  const names = [...groups.keys()].sort((a, b) => (!a ? 1 : !b ? -1 : collator.compare(a, b)));
+  const out: ListItem[] = [];
+  for (const s of names) {
+    const members = groups.get(s)!;
+    const shut = collapsed.has(s);
+    out.push({
+      kind: 'group',
+      key: `group:${s}`,
+      stack: s,
+      count: members.length,
+      running: members.filter((c) => c.state === 'running').length,
+      collapsed: shut,
+    });
+    if (!shut) for (const c of members) out.push({ kind: 'row', key: c.id, c });
+  }
+  return out;
+}
+
+/** A published port as a link: http://host:public, with the label shown for it. */
+export interface PortLink {
+  label: string;
+  href?: string;
+}
+
+/**
+ * The ports of a container as links where a port is published on the host
+ * (TCP): to the environment's public host, or the browser's own host when the
+ * environment has none (a local socket). Bindings to 127.0.0.1 are not
+ * reachable from elsewhere: they are shown without a link.
+ */
+export function portLinks(ports: ContainerPort[] | null | undefined, host: string): PortLink[] {
+  if (!ports?.length) return [];
+  const seen = new Set<string>();
+  const out: PortLink[] = [];
+  const sorted = [...ports].sort(
+    (a, b) => a.PrivatePort - b.PrivatePort || (a.PublicPort ?? 0) - (b.PublicPort ?? 0) || a.Type.localeCompare(b.Type),
+  );
+  for (const p of sorted) {
+    const label = p.PublicPort ? `${p.PublicPort}→${p.PrivatePort}/${p.Type}` : `${p.PrivatePort}/${p.Type}`;
+    if (seen.has(label)) continue;
+    seen.add(label);
+    const local = p.IP === '127.0.0.1' || p.IP === '::1';
+    const h = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+    out.push(p.PublicPort && p.Type === 'tcp' && !local && h ? { label, href: `http://${h}:${p.PublicPort}` } : { label });
+  }
+  return out;
+}
+
+/** The host of a published port's link: the environment's public address, else the browser's host. */
+export function publicHost(env: { publicIp?: string | null } | undefined, browserHost: string): string {
+  const ip = env?.publicIp?.trim();
+  return ip || browserHost;
+}
+
+/** The recent samples of a running container's CPU % and memory bytes, oldest first. */
+export interface StatHistory {
+  cpu: number[];
+  memory: number[];
+}
+
+/** Samples kept per container for its sparklines. */
+export const HISTORY = 20;
+
+/**
+ * The histories after one pass of the stats: each sampled container's figures
+ * appended (at most HISTORY kept); containers the pass did not sample (stopped,
+ * gone) dropped.
+ */
+export function addSamples(
+  prev: ReadonlyMap<string, StatHistory>,
+  pass: ReadonlyMap<string, StatFigures>,
+): Map<string, StatHistory> {
+  const next = new Map<string, StatHistory>();
+  for (const [id, s] of pass) {
+    const h = prev.get(id);
+    next.set(id, {
+      cpu: [...(h?.cpu ?? []), s.cpuPercent].slice(-HISTORY),
+      memory: [...(h?.memory ?? []), s.memoryUsage].slice(-HISTORY),
+    });
+  }
+  return next;
+}
+
+/**
+ * The SVG path of a sparkline of values in a w×h box (y grows down): the
+ * values spread over the width, scaled to max (at least the largest value);
+ * '' when there are fewer than two values.
+ */
+export function sparkPath(values: readonly number[], w: number, h: number, max = 0): string {
+  if (values.length < 2) return '';
+  const top = Math.max(max, ...values.map((v) => (Number.isFinite(v) ? v : 0)));
+  const step = w / (values.length - 1);
+  return values
+    .map((v, i) => {
+      const y = top > 0 ? h - (Math.max(0, Number.isFinite(v) ? v : 0) / top) * h : h;
+      return `${i ? 'L' : 'M'}${(i * step).toFixed(1)} ${y.toFixed(1)}`;
+    })
+    .join(' ');
+}
+
+/** A pending update of the last check (GET /api/containers/check-updates). */
+export interface PendingUpdate {
+  containerId: string;
+  containerName: string;
+  currentImage?: string;
+  checkedAt?: string;
+}
+
+/** The containers with a pending update, by id and by name (a recreated container keeps its name). */
+export function pendingOf(list: readonly PendingUpdate[] | null | undefined): { ids: Set<string>; names: Set<string> } {
+  const ids = new Set<string>();
+  const names = new Set<string>();
+  for (const p of list ?? []) {
+    if (p.containerId) ids.add(p.containerId);
+    if (p.containerName) names.add(p.containerName.replace(/^\//, ''));
+  }
+  return { ids, names };
+}
+
+export function hasUpdate(c: Pick<ContainerSummary, 'id' | 'name'>, pending: { ids: Set<string>; names: Set<string> }): boolean {
+  return pending.ids.has(c.id) || pending.names.has(c.name);
+}
