@@ -66,3 +66,14 @@ func (c *Client) Info(ctx context.Context) (Info, error) {
 func (c *Client) APIVersion() string { return c.cli.ClientVersion() }
 
 func parseAddr(s string) (netip.Addr, error) { return netip.ParseAddr(s) }
+
+// Ping asks the engine whether it is there: the cheapest call it answers.
+// The caller's deadline bounds it (a busy engine is told from a dead one by
+// the deadline passing rather than the connection failing).
+func (c *Client) Ping(ctx context.Context) error {
+	if _, err := c.cli.Ping(ctx, client.PingOptions{}); err != nil {
+		return c.fail(err)
+	}
+	c.conn.lastOK.Store(c.m.now().UnixNano())
+	return nil
+}

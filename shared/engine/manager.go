@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -40,6 +41,14 @@ type Manager struct {
 
 	mu    sync.Mutex
 	conns map[int64]*conn
+
+	reached sync.Map // env id → *atomic.Int64: when its engine last answered, across connection rebuilds
+}
+
+// lastOKOf is the record of when env's engine last answered.
+func (m *Manager) lastOKOf(envID int64) *atomic.Int64 {
+	v, _ := m.reached.LoadOrStore(envID, new(atomic.Int64))
+	return v.(*atomic.Int64)
 }
 
 // conn is the cached connection state of one environment.
@@ -55,6 +64,7 @@ type conn struct {
 	failures  int
 	openUntil time.Time // breaker: no attempt before this instant
 	lastErr   error
+	lastOK    *atomic.Int64 // unix nanoseconds of the last call the engine answered (kept across rebuilds)
 
 	execMu sync.Mutex
 	execs  map[string]*agentExec // execs attached through an agent, by exec id
@@ -103,6 +113,7 @@ func (m *Manager) Client(ctx context.Context, env Endpoint) (*Client, error) {
 		return nil, &OfflineError{EnvID: env.ID, Cause: err}
 	}
 	c.ready, c.failures, c.lastErr = true, 0, nil
+	c.lastOK.Store(m.now().UnixNano())
 	return c.client(m), nil
 }
 
@@ -121,7 +132,7 @@ func (m *Manager) conn(env Endpoint) (*conn, error) {
 	if old, ok := m.conns[env.ID]; ok {
 		go old.cli.Close() // in-flight requests finish on their own connections
 	}
-	c := &conn{stamp: env.UpdatedAt, env: env, agent: link, hawser: hawser, cli: cli}
+	c := &conn{stamp: env.UpdatedAt, env: env, agent: link, hawser: hawser, cli: cli, lastOK: m.lastOKOf(env.ID)}
 	m.conns[env.ID] = c
 	return c, nil
 }
@@ -141,6 +152,9 @@ func (m *Manager) tripLocked(c *conn, envID int64, err error) {
 // A call that ended because its caller left or its deadline passed says
 // nothing certain about the engine and leaves the breaker alone.
 func (m *Manager) observe(c *conn, envID int64, err error) {
+	if err == nil || !isConnectionError(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		c.lastOK.Store(m.now().UnixNano()) // the engine answered (an error of its own is an answer)
+	}
 	if err == nil || !isConnectionError(err) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return
@@ -165,6 +179,33 @@ func (m *Manager) Online(envID int64) (online, known bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.ready, c.ready || c.lastErr != nil
+}
+
+// Health is what Berth knows of an environment's connection.
+type Health struct {
+	Known     bool      // Berth tried to reach it since it started
+	Online    bool      // the last attempt succeeded and no call failed to connect since
+	LastError error     // why it is offline
+	LastOK    time.Time // when the engine last answered (zero: never since Berth started)
+	RetryAt   time.Time // offline: when Berth tries again at the earliest
+}
+
+// Health reports env's connection state without reaching out to it.
+func (m *Manager) Health(envID int64) Health {
+	var h Health
+	if ns := m.lastOKOf(envID).Load(); ns != 0 {
+		h.LastOK = time.Unix(0, ns)
+	}
+	m.mu.Lock()
+	c, ok := m.conns[envID]
+	m.mu.Unlock()
+	if !ok {
+		return h
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h.Known, h.Online, h.LastError, h.RetryAt = c.ready || c.lastErr != nil, c.ready, c.lastErr, c.openUntil
+	return h
 }
 
 // Reset forgets the breaker state of an environment, so that the next call
@@ -220,7 +261,7 @@ func (m *Manager) TestAgent(ctx context.Context, env Endpoint) (AgentInfo, Info,
 		return AgentInfo{}, Info{}, err
 	}
 	defer cli.Close()
-	c := &Client{cli: cli, conn: &conn{cli: cli, env: env, agent: link, hawser: hawser}, m: m, envID: env.ID, agent: link, hawser: hawser}
+	c := &Client{cli: cli, conn: &conn{cli: cli, env: env, agent: link, hawser: hawser, lastOK: new(atomic.Int64)}, m: m, envID: env.ID, agent: link, hawser: hawser}
 	if hawser != nil {
 		pctx, cancel := context.WithTimeout(ctx, PingTimeout)
 		defer cancel()

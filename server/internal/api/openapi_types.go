@@ -107,6 +107,8 @@ var coreOps = map[string]apiOp{
 	"POST /api/environments/{id}/test":        {Summary: "Test an environment's connection", Response: testResult{}},
 	"POST /api/environments/{id}/agent-token": {Summary: "Issue an agent token (and its install lines)", Response: agents.Install{}},
 	"GET /api/environments/{id}/agent-status": {Summary: "An agent environment's connection", Response: agents.Status{}},
+	"GET /api/environments/{id}/status": {Summary: "Whether the environment's engine can be used now: online, offline (with the reason) or busy; when it last answered",
+		Response: envStatusAnswer{}},
 
 	"GET /api/dashboard/stats": {Summary: "Dashboard figures per environment", Response: []dashboard.Stats{}},
 

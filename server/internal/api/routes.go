@@ -103,6 +103,7 @@ func (s *Server) routes() []route {
 		{"POST", "/api/environments/{id}/test", "environments:edit", EnvPath, Quiet, false, s.testEnvironment},
 		{"POST", "/api/environments/{id}/agent-token", "environments:edit", EnvPath, "environment.agent_token", false, s.issueAgentToken},
 		{"GET", "/api/environments/{id}/agent-status", "environments:view", EnvPath, "", false, s.agentStatus},
+		{"GET", "/api/environments/{id}/status", "environments:view", EnvPath, "", false, s.environmentStatus},
 		{"GET", "/api/environments/{id}/update-check", "environments:view", EnvPath, "", false, s.getUpdateCheck},
 		{"POST", "/api/environments/{id}/update-check", "environments:edit", EnvPath, "environment.update_check", false, s.setUpdateCheck},
 		{"GET", "/api/environments/{id}/image-prune", "environments:view", EnvPath, "", false, s.getImagePrune},

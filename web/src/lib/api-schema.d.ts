@@ -1487,6 +1487,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/environments/{id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the environment's engine can be used now: online, offline (with the reason) or busy; when it last answered */
+        get: operations["get_api_environments_id_status"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/environments/{id}/test": {
         parameters: {
             query?: never;
@@ -4690,6 +4707,16 @@ export interface components {
             allowSecurityOpt: boolean;
             allowedBindPaths: string[] | null;
             berthHost: boolean;
+        };
+        "api.envStatusAnswer": {
+            /** Format: date-time */
+            checkedAt: string;
+            /** Format: date-time */
+            lastReachable?: string | null;
+            reason?: string;
+            /** Format: date-time */
+            retryAt?: string | null;
+            state: string;
         };
         "api.envValidateInputInput": {
             compose?: string | null;
@@ -11271,6 +11298,34 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["api.envSecurityAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_environments_id_status: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The environment's id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.envStatusAnswer"];
                 };
             };
             400: components["responses"]["Error"];

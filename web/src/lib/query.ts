@@ -12,7 +12,7 @@
 //   }), qc);
 //   … vols.data, vols.isPending, vols.error (an ApiError), vols.refetch()
 //   after a change: invalidateEnv(env, 'volumes')
-import { QueryClient, type QueryKey } from '@tanstack/svelte-query';
+import { QueryCache, QueryClient, type QueryKey } from '@tanstack/svelte-query';
 import { ApiError } from './api';
 
 /** Whether a failed read is worth asking again: the server unreachable, 5xx, 408, 429. */
@@ -29,7 +29,18 @@ export function backoff(n: number): number {
 export const MAX_RETRIES = 4;
 
 export function newQueryClient(): QueryClient {
-  return new QueryClient({
+  const client: QueryClient = new QueryClient({
+    // A read of an environment that failed on the server's side may mean its
+    // engine went away: its status (EnvironmentBanner) is asked again now
+    // rather than at its next interval.
+    queryCache: new QueryCache({
+      onError: (err, query) => {
+        const [scope, env, what] = query.queryKey;
+        if (scope === 'env' && what !== 'status' && retryable(err)) {
+          client.invalidateQueries({ queryKey: ['env', env, 'status'] });
+        }
+      },
+    }),
     defaultOptions: {
       queries: {
         retry: (n, err) => n < MAX_RETRIES && retryable(err),
@@ -41,6 +52,7 @@ export function newQueryClient(): QueryClient {
       mutations: { retry: false },
     },
   });
+  return client;
 }
 
 /** The console's client (App.svelte provides it; screens pass `qc` so they also run alone in unit tests). */

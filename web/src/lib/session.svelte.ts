@@ -1,5 +1,18 @@
 // Cross-page state: who is signed in, the environments and the selected one.
+import { QueryObserver } from '@tanstack/svelte-query';
 import * as api from './api';
+import { queryClient } from './query';
+
+/** The query key of the environment list (the data layer keeps it fresh). */
+export const ENVIRONMENTS_KEY = ['environments'] as const;
+
+/** What GET /api/environments/{id}/status says of the selected environment. */
+export interface EnvHealth {
+  envId: number;
+  state: 'online' | 'offline' | 'busy';
+  reason?: string;
+  lastReachable?: string | null;
+}
 
 export const ENV_KEY = 'berth.env';
 
@@ -10,6 +23,22 @@ class SessionStore {
   envError: string | null = $state(null);
   /** Set by an explicit sign-out, so the login page does not offer to come back. */
   signedOut = $state(false);
+  /** The selected environment's engine state (EnvironmentBanner keeps it current). */
+  envHealth: EnvHealth | null = $state(null);
+
+  /**
+   * Whether work can be sent to environment env now: false while its engine
+   * is known to be offline (a create is refused before the request, with the
+   * banner's reason, instead of failing with a 500).
+   */
+  usable(env: number | null = this.envId): boolean {
+    return env !== null && !(this.envHealth?.envId === env && this.envHealth.state === 'offline');
+  }
+
+  /** The selected environment is known to be offline: its lists are not "empty". */
+  get envOffline(): boolean {
+    return this.envId !== null && !this.usable(this.envId);
+  }
 
   get signedIn(): boolean {
     return !!this.session && (this.session.authenticated || !this.session.authEnabled);
@@ -48,15 +77,46 @@ class SessionStore {
     if (this.session) this.session = { ...this.session, authenticated: false, user: undefined };
   }
 
+  /** Reads the environment list now (after a change to it). */
   async loadEnvironments(): Promise<void> {
     try {
-      const list = await api.listEnvironments();
-      this.environments = Array.isArray(list) ? list : [];
-      this.envError = null;
+      const list = await queryClient.fetchQuery({ queryKey: ENVIRONMENTS_KEY, queryFn: () => api.listEnvironments(), staleTime: 0 });
+      this.applyEnvironments(list);
     } catch (e) {
       this.environments = [];
       this.envError = e instanceof Error ? e.message : String(e);
+      this.pickEnvironment();
     }
+  }
+
+  /**
+   * Keeps the environment list current while signed in: a failed read is
+   * retried with back-off (one refused request never leaves every screen on
+   * an error), refreshed on focus and every minute, every 5 s while failing.
+   * Returns the function that stops it.
+   */
+  watchEnvironments(): () => void {
+    const obs = new QueryObserver(queryClient, {
+      queryKey: ENVIRONMENTS_KEY,
+      queryFn: () => api.listEnvironments(),
+      refetchInterval: (q) => (q.state.status === 'error' ? 5_000 : 60_000),
+    });
+    return obs.subscribe((r) => {
+      if (r.status === 'success') this.applyEnvironments(r.data);
+      else if (r.status === 'error' && !r.isFetching) {
+        this.envError = r.error instanceof Error ? r.error.message : String(r.error);
+        if (this.environments.length === 0) this.pickEnvironment();
+      }
+    });
+  }
+
+  private applyEnvironments(list: api.Environment[] | null | undefined): void {
+    this.environments = Array.isArray(list) ? list : [];
+    this.envError = null;
+    this.pickEnvironment();
+  }
+
+  private pickEnvironment(): void {
     let stored: number | null = null;
     try {
       const v = Number(localStorage.getItem(ENV_KEY));
