@@ -33,27 +33,6 @@ export function renameContainer(env: number, id: string, name: string): Promise<
 }
 
 /** The body of POST /api/containers (the de-facto form the server accepts besides the spec's). */
-export interface CreateContainerBody {
-  name?: string;
-  image: string;
-  command?: string[];
-  ports?: { containerPort: string; hostPort: string; protocol: string; hostIp?: string }[];
-  env?: string[];
-  labels?: Record<string, string>;
-  /** Binds: "source:destination[:ro]". */
-  volumes?: string[];
-  networkMode?: string;
-  restartPolicy?: string;
-  memory?: number;
-  nanoCpus?: number;
-  tty?: boolean;
-  startAfterCreate: boolean;
-}
-
-export function createContainer(env: number, body: CreateContainerBody): Promise<{ success: boolean; id: string }> {
-  return request('POST', '/api/containers', { query: { env }, body });
-}
-
 export interface Processes {
   Titles: string[] | null;
   Processes: string[][] | null;
@@ -170,13 +149,4 @@ export function resizeExec(env: number, execId: string, rows: number, cols: numb
 export function execAttachUrl(env: number, execId: string, loc: Pick<Location, 'protocol' | 'host'> = location): string {
   const scheme = loc.protocol === 'https:' ? 'wss:' : 'ws:';
   return `${scheme}//${loc.host}${buildUrl(`/api/containers/exec/${encodeURIComponent(execId)}/attach`, { envId: env })}`;
-}
-
-/** Names for the create form's pickers (networks and volumes of the environment). */
-export function networkNames(env: number): Promise<{ name: string; driver?: string }[]> {
-  return request('GET', '/api/networks', { query: { env } });
-}
-
-export function volumeNames(env: number): Promise<{ name: string }[]> {
-  return request('GET', '/api/volumes', { query: { env } });
 }

@@ -172,3 +172,94 @@ it('rates turns running totals into per-second rates', () => {
     { rx: 0, tx: 100, read: 0, write: 0 },
   ]);
 });
+
+describe('the advanced options, edit and the image check', () => {
+  it('joinCommand quotes what splitCommand splits back', async () => {
+    const { joinCommand, splitCommand } = await import('./create-form');
+    const args = ['sh', '-c', "echo 'hi there'; sleep 1", '', 'a"b'];
+    expect(splitCommand(joinCommand(args))).toEqual(args);
+    expect(joinCommand(['sleep', '600'])).toBe('sleep 600');
+  });
+
+  it('validates the advanced fields', async () => {
+    const { emptyForm, validate } = await import('./create-form');
+    const f = {
+      ...emptyForm(),
+      image: 'x',
+      workingDir: 'srv',
+      capAdd: 'NET_ADMIN bad-cap',
+      dns: '1.1.1.1 dns.example',
+      devices: [{ host: 'fuse', container: '', permissions: 'rwx' }],
+      healthMode: 'custom' as const,
+      healthTest: '',
+      healthInterval: '0',
+      pidsLimit: 'many',
+    };
+    expect(validate(f)).toEqual({
+      workingDir: 'The working directory is an absolute path (starts with /).',
+      capAdd: '“bad-cap” is not a capability name (e.g. NET_ADMIN).',
+      dns: '“dns.example” is not an IP address.',
+      'devices.0.host': 'A device is a host path such as /dev/fuse.',
+      'devices.0.permissions': 'Permissions are letters of r, w and m.',
+      healthTest: 'The health check command is required.',
+      healthInterval: 'A duration in seconds, at least 0.001 (1 ms).',
+      pidsLimit: 'Process limit is a whole number (-1 for no limit).',
+    });
+  });
+
+  it('an edit sends what was emptied, so the update removes it; "none" turns the health check off', async () => {
+    const { emptyForm, toBody } = await import('./create-form');
+    const f = { ...emptyForm(), image: 'busybox', healthMode: 'none' as const };
+    expect(toBody(f)).toEqual({ image: 'busybox', startAfterCreate: true, healthcheck: null });
+    const b = toBody(f, true);
+    expect(b).toMatchObject({ image: 'busybox', ports: [], env: [], volumes: [], capAdd: [], privileged: false, memory: 0, networkMode: 'bridge' });
+    expect(b).not.toHaveProperty('startAfterCreate');
+  });
+
+  it('fromInspect reads a container back into the form', async () => {
+    const { fromInspect, toBody } = await import('./create-form');
+    const f = fromInspect({
+      Id: 'abcdefabcdef' + '0'.repeat(52),
+      Name: '/api',
+      Config: { Image: 'app:2', Cmd: ['sh', '-c', 'run it'], Hostname: 'abcdefabcdef', Env: ['A=1=2'], Tty: true },
+      HostConfig: {
+        NetworkMode: 'backend',
+        Memory: 2 * 1024 ** 3,
+        NanoCpus: 1.5e9,
+        RestartPolicy: { Name: 'unless-stopped' },
+        Devices: [{ PathOnHost: '/dev/fuse', PathInContainer: '/dev/fuse', CgroupPermissions: 'rwm' }],
+        LogConfig: { Type: 'local', Config: { 'max-size': '5m' } },
+      },
+      Mounts: [{ Type: 'bind', Source: '/srv/conf', Destination: '/conf', RW: false }],
+      NetworkSettings: { Networks: { backend: { Aliases: ['abcdefabcdef', 'api', 'db'] } } },
+    });
+    expect(f).toMatchObject({
+      name: 'api',
+      command: "sh -c 'run it'",
+      hostname: '',
+      env: [{ key: 'A', value: '1=2' }],
+      network: 'backend',
+      memory: '2',
+      memoryUnit: 'GiB',
+      cpus: '1.5',
+      restartPolicy: 'unless-stopped',
+      volumes: [{ source: '/srv/conf', target: '/conf', readOnly: true }],
+      logDriver: 'local',
+      logOptions: [{ key: 'max-size', value: '5m' }],
+      networkAliases: 'db',
+      tty: true,
+    });
+    expect(toBody(f)).toMatchObject({ command: ['sh', '-c', 'run it'], volumes: ['/srv/conf:/conf:ro'], memory: 2 * 1024 ** 3, nanoCpus: 1.5e9 });
+  });
+
+  it('imageMatches finds a reference among the engine images as the engine names them', async () => {
+    const { imageMatches } = await import('./create-form');
+    const img = { Id: 'sha256:0123456789abcdef', RepoTags: ['nginx:1.27', 'busybox:latest', 'localhost:5000/team/app:2'] };
+    expect(imageMatches(img, 'docker.io/library/nginx:1.27')).toBe(true);
+    expect(imageMatches(img, 'busybox')).toBe(true);
+    expect(imageMatches(img, 'localhost:5000/team/app:2')).toBe(true);
+    expect(imageMatches(img, 'localhost:5000/team/app')).toBe(false);
+    expect(imageMatches(img, 'nginx')).toBe(false);
+    expect(imageMatches(img, '0123456789ab')).toBe(true);
+  });
+});

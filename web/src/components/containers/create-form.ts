@@ -1,6 +1,51 @@
 // The "New container" form as data: its fields, their validation (messages by
 // field id) and the POST /api/containers body it becomes.
-import type { CreateContainerBody } from '../../lib/api-containers';
+
+/** The POST /api/containers body (and POST …/update's) as this form sends it; the server's field names. */
+export interface CreateContainerBody {
+  name?: string;
+  image: string;
+  command?: string[];
+  entrypoint?: string[];
+  workingDir?: string;
+  user?: string;
+  hostname?: string;
+  ports?: { containerPort: string; hostPort: string; protocol: string; hostIp?: string }[];
+  env?: string[];
+  labels?: Record<string, string>;
+  /** Binds: "source:destination[:ro]". */
+  volumes?: string[];
+  networkMode?: string;
+  networkAliases?: string[];
+  restartPolicy?: string;
+  memory?: number;
+  memoryReservation?: number;
+  nanoCpus?: number;
+  pidsLimit?: number;
+  capAdd?: string[];
+  capDrop?: string[];
+  privileged?: boolean;
+  devices?: { hostPath: string; containerPath: string; permissions: string }[];
+  dns?: string[];
+  dnsSearch?: string[];
+  dnsOptions?: string[];
+  healthcheck?: { test: string[]; interval?: number; timeout?: number; retries?: number; startPeriod?: number } | null;
+  logDriver?: string;
+  logOptions?: Record<string, string>;
+  init?: boolean;
+  readonlyRootfs?: boolean;
+  tty?: boolean;
+  startAfterCreate?: boolean;
+}
+
+/** Pull policy of a create: pull when the engine lacks the image, always, or never. */
+export type PullPolicy = 'missing' | 'always' | 'never';
+
+export interface DeviceRow {
+  host: string;
+  container: string;
+  permissions: string;
+}
 
 export interface PortRow {
   host: string;
@@ -36,6 +81,36 @@ export interface CreateForm {
   labels: KeyValueRow[];
   tty: boolean;
   startAfterCreate: boolean;
+  // Advanced (docker run's other options).
+  pullPolicy: PullPolicy;
+  entrypoint: string;
+  workingDir: string;
+  user: string;
+  hostname: string;
+  networkAliases: string;
+  memoryReservation: string;
+  pidsLimit: string;
+  /** Capabilities, separated by spaces or commas (CAP_ optional). */
+  capAdd: string;
+  capDrop: string;
+  privileged: boolean;
+  devices: DeviceRow[];
+  /** Separated by spaces or commas. */
+  dns: string;
+  dnsSearch: string;
+  dnsOptions: string;
+  /** 'image' keeps the image's health check; 'none' turns it off; 'custom' uses the fields below. */
+  healthMode: 'image' | 'none' | 'custom';
+  healthTest: string;
+  /** Seconds. */
+  healthInterval: string;
+  healthTimeout: string;
+  healthStartPeriod: string;
+  healthRetries: string;
+  logDriver: string;
+  logOptions: KeyValueRow[];
+  init: boolean;
+  readonlyRootfs: boolean;
 }
 
 export function emptyForm(): CreateForm {
@@ -55,7 +130,53 @@ export function emptyForm(): CreateForm {
     labels: [],
     tty: false,
     startAfterCreate: true,
+    pullPolicy: 'missing',
+    entrypoint: '',
+    workingDir: '',
+    user: '',
+    hostname: '',
+    networkAliases: '',
+    memoryReservation: '',
+    pidsLimit: '',
+    capAdd: '',
+    capDrop: '',
+    privileged: false,
+    devices: [],
+    dns: '',
+    dnsSearch: '',
+    dnsOptions: '',
+    healthMode: 'image',
+    healthTest: '',
+    healthInterval: '',
+    healthTimeout: '',
+    healthStartPeriod: '',
+    healthRetries: '',
+    logDriver: '',
+    logOptions: [],
+    init: false,
+    readonlyRootfs: false,
   };
+}
+
+/** Words of a list typed with spaces or commas. */
+export function words(s: string): string[] {
+  return s
+    .split(/[\s,]+/)
+    .map((w) => w.trim())
+    .filter(Boolean);
+}
+
+/** A capability as the engine names it: upper case, CAP_ prefix. */
+export function capName(s: string): string {
+  const u = s.trim().toUpperCase();
+  return u === 'ALL' || u.startsWith('CAP_') ? u : `CAP_${u}`;
+}
+
+/** Joins arguments into one line that splitCommand splits back into them. */
+export function joinCommand(args: string[]): string {
+  return args
+    .map((a) => (a !== '' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))
+    .join(' ');
 }
 
 /**
@@ -137,7 +258,7 @@ export function validate(f: CreateForm): Record<string, string> {
     }
   });
 
-  const pairs = (rows: KeyValueRow[], field: 'env' | 'labels', what: string) => {
+  const pairs = (rows: KeyValueRow[], field: 'env' | 'labels' | 'logOptions', what: string) => {
     const seen = new Map<string, number>();
     rows.forEach((r, i) => {
       const key = r.key.trim();
@@ -177,11 +298,94 @@ export function validate(f: CreateForm): Record<string, string> {
     if (!Number.isFinite(c) || c <= 0) e.cpus = 'CPU limit is a positive number, e.g. 0.5.';
     else if (Math.round(c * 1e9) < 1e7) e.cpus = 'The smallest CPU limit is 0.01.';
   }
+  try {
+    splitCommand(f.entrypoint);
+  } catch (err) {
+    e.entrypoint = `${(err as Error).message}.`;
+  }
+  if (!blank(f.workingDir) && !f.workingDir.trim().startsWith('/')) e.workingDir = 'The working directory is an absolute path (starts with /).';
+  if (/\s/.test(f.user.trim())) e.user = 'A user is a name or uid[:gid], without spaces.';
+  if (!blank(f.hostname) && !/^[a-zA-Z0-9]([a-zA-Z0-9.-]{0,252})$/.test(f.hostname.trim()))
+    e.hostname = 'A host name has letters, digits, "." and "-".';
+  if (!blank(f.memoryReservation)) {
+    const m = Number(f.memoryReservation);
+    if (!Number.isFinite(m) || m <= 0) e.memoryReservation = 'Memory reservation is a positive number.';
+  }
+  if (!blank(f.pidsLimit) && !/^-?\d+$/.test(f.pidsLimit.trim())) e.pidsLimit = 'Process limit is a whole number (-1 for no limit).';
+  const capOK = /^(CAP_)?[A-Z_]+$/i;
+  for (const k of ['capAdd', 'capDrop'] as const) {
+    const bad = words(f[k]).find((w) => !capOK.test(w));
+    if (bad) e[k] = `“${bad}” is not a capability name (e.g. NET_ADMIN).`;
+  }
+  f.devices.forEach((d, i) => {
+    if (blank(d.host) && blank(d.container)) return;
+    if (!d.host.trim().startsWith('/')) e[`devices.${i}.host`] = 'A device is a host path such as /dev/fuse.';
+    if (!blank(d.container) && !d.container.trim().startsWith('/')) e[`devices.${i}.container`] = 'The path in the container is absolute.';
+    if (!/^[rwm]{0,3}$/.test(d.permissions.trim())) e[`devices.${i}.permissions`] = 'Permissions are letters of r, w and m.';
+  });
+  const ipOK = /^[0-9a-fA-F:.]+$/;
+  const badDns = words(f.dns).find((w) => !ipOK.test(w));
+  if (badDns) e.dns = `“${badDns}” is not an IP address.`;
+  if (f.healthMode === 'custom') {
+    if (blank(f.healthTest)) e.healthTest = 'The health check command is required.';
+    else
+      try {
+        splitCommand(f.healthTest);
+      } catch (err) {
+        e.healthTest = `${(err as Error).message}.`;
+      }
+    for (const k of ['healthInterval', 'healthTimeout', 'healthStartPeriod'] as const) {
+      if (blank(f[k])) continue;
+      const n = Number(f[k]);
+      if (!Number.isFinite(n) || n < 0.001) e[k] = 'A duration in seconds, at least 0.001 (1 ms).';
+    }
+    if (!blank(f.healthRetries) && !/^\d+$/.test(f.healthRetries.trim())) e.healthRetries = 'Retries is a whole number.';
+  }
+  if (!blank(f.logDriver) && !/^[a-z0-9][a-z0-9_.:/-]*$/i.test(f.logDriver.trim())) e.logDriver = 'A log driver is a name such as json-file or local.';
+  pairs(f.logOptions, 'logOptions', 'Option');
   return e;
 }
 
-/** The request body of a valid form. */
-export function toBody(f: CreateForm): CreateContainerBody {
+/**
+ * The request body of a valid form. complete (an edit) also sends what is
+ * empty or off (no ports, no variables, privileged false, no limit …), so
+ * that the update, which keeps every absent field, removes what the user
+ * removed; the image's defaults (command, entrypoint, health check) are
+ * kept when their field is empty.
+ */
+export function toBody(f: CreateForm, complete = false): CreateContainerBody {
+  const body = createBody(f);
+  if (!complete) return body;
+  const b: CreateContainerBody = {
+    ports: [],
+    env: [],
+    labels: {},
+    volumes: [],
+    networkAliases: [],
+    restartPolicy: 'no',
+    memory: 0,
+    memoryReservation: 0,
+    nanoCpus: 0,
+    capAdd: [],
+    capDrop: [],
+    privileged: false,
+    devices: [],
+    dns: [],
+    dnsSearch: [],
+    dnsOptions: [],
+    init: false,
+    readonlyRootfs: false,
+    tty: false,
+    workingDir: '',
+    user: '',
+    ...body,
+  };
+  delete b.startAfterCreate;
+  if (!b.networkMode) b.networkMode = 'bridge';
+  return b;
+}
+
+function createBody(f: CreateForm): CreateContainerBody {
   const body: CreateContainerBody = { image: f.image.trim(), startAfterCreate: f.startAfterCreate };
   const name = f.name.trim().replace(/^\//, '');
   if (name) body.name = name;
@@ -209,7 +413,181 @@ export function toBody(f: CreateForm): CreateContainerBody {
   if (!blank(f.memory)) body.memory = Math.round(Number(f.memory) * 1024 ** (f.memoryUnit === 'GiB' ? 3 : 2));
   if (!blank(f.cpus)) body.nanoCpus = Math.round(Number(f.cpus) * 1e9);
   if (f.tty) body.tty = true;
+  const ep = splitCommand(f.entrypoint);
+  if (ep.length) body.entrypoint = ep;
+  if (!blank(f.workingDir)) body.workingDir = f.workingDir.trim();
+  if (!blank(f.user)) body.user = f.user.trim();
+  if (!blank(f.hostname)) body.hostname = f.hostname.trim();
+  const aliases = words(f.networkAliases);
+  if (aliases.length) body.networkAliases = aliases;
+  if (!blank(f.memoryReservation)) body.memoryReservation = Math.round(Number(f.memoryReservation) * 1024 ** 2);
+  if (!blank(f.pidsLimit)) body.pidsLimit = Number(f.pidsLimit.trim());
+  const add = words(f.capAdd).map(capName);
+  if (add.length) body.capAdd = add;
+  const drop = words(f.capDrop).map(capName);
+  if (drop.length) body.capDrop = drop;
+  if (f.privileged) body.privileged = true;
+  const devices = f.devices
+    .filter((d) => !blank(d.host))
+    .map((d) => ({ hostPath: d.host.trim(), containerPath: d.container.trim() || d.host.trim(), permissions: d.permissions.trim() || 'rwm' }));
+  if (devices.length) body.devices = devices;
+  for (const k of ['dns', 'dnsSearch', 'dnsOptions'] as const) {
+    const w = words(f[k]);
+    if (w.length) body[k] = w;
+  }
+  if (f.healthMode === 'none') body.healthcheck = null;
+  else if (f.healthMode === 'custom') {
+    const ns = (v: string) => (blank(v) ? undefined : Math.round(Number(v) * 1e9));
+    body.healthcheck = {
+      test: ['CMD-SHELL', f.healthTest.trim()],
+      interval: ns(f.healthInterval),
+      timeout: ns(f.healthTimeout),
+      startPeriod: ns(f.healthStartPeriod),
+      retries: blank(f.healthRetries) ? undefined : Number(f.healthRetries),
+    };
+  }
+  if (!blank(f.logDriver)) body.logDriver = f.logDriver.trim();
+  const logOpts = f.logOptions.filter((r) => r.key.trim());
+  if (logOpts.length) body.logOptions = Object.fromEntries(logOpts.map((r) => [r.key.trim(), r.value]));
+  if (f.init) body.init = true;
+  if (f.readonlyRootfs) body.readonlyRootfs = true;
   return body;
+}
+
+/** The fields of a container's inspection that fromInspect reads. */
+export interface InspectDoc {
+  Id?: string;
+  Name?: string;
+  Config?: {
+    Image?: string;
+    Cmd?: string[] | null;
+    Entrypoint?: string[] | null;
+    Env?: string[] | null;
+    Labels?: Record<string, string> | null;
+    WorkingDir?: string;
+    User?: string;
+    Hostname?: string;
+    Tty?: boolean;
+    Healthcheck?: { Test?: string[] | null; Interval?: number; Timeout?: number; StartPeriod?: number; Retries?: number } | null;
+  };
+  HostConfig?: {
+    NetworkMode?: string;
+    PortBindings?: Record<string, { HostIp?: string; HostPort?: string }[] | null> | null;
+    RestartPolicy?: { Name?: string; MaximumRetryCount?: number };
+    Memory?: number;
+    MemoryReservation?: number;
+    NanoCpus?: number;
+    PidsLimit?: number | null;
+    CapAdd?: string[] | null;
+    CapDrop?: string[] | null;
+    Privileged?: boolean;
+    Devices?: { PathOnHost?: string; PathInContainer?: string; CgroupPermissions?: string }[] | null;
+    Dns?: string[] | null;
+    DnsSearch?: string[] | null;
+    DnsOptions?: string[] | null;
+    LogConfig?: { Type?: string; Config?: Record<string, string> | null };
+    Init?: boolean | null;
+    ReadonlyRootfs?: boolean;
+  };
+  Mounts?: { Type?: string; Name?: string; Source?: string; Destination?: string; RW?: boolean }[] | null;
+  NetworkSettings?: { Networks?: Record<string, { Aliases?: string[] | null }> | null };
+}
+
+const secs = (ns?: number) => (ns ? String(ns / 1e9) : '');
+
+/** A form holding a container's settings (Edit and Duplicate). Anonymous volumes are not copied: the engine makes new ones. */
+export function fromInspect(doc: InspectDoc): CreateForm {
+  const f = emptyForm();
+  const c = doc.Config ?? {};
+  const h = doc.HostConfig ?? {};
+  f.name = (doc.Name ?? '').replace(/^\//, '');
+  f.image = c.Image ?? '';
+  f.command = joinCommand(c.Cmd ?? []);
+  f.entrypoint = joinCommand(c.Entrypoint ?? []);
+  f.env = (c.Env ?? []).map((v) => {
+    const p = splitPair(v);
+    return p ?? { key: v, value: '' };
+  });
+  f.labels = Object.entries(c.Labels ?? {}).map(([key, value]) => ({ key, value }));
+  f.workingDir = c.WorkingDir ?? '';
+  f.user = c.User ?? '';
+  // The engine names a container's host after its short id unless told otherwise.
+  f.hostname = c.Hostname && !(doc.Id ?? '').startsWith(c.Hostname) ? c.Hostname : '';
+  f.tty = !!c.Tty;
+  f.ports = Object.entries(h.PortBindings ?? {}).flatMap(([key, binds]) => {
+    const [container, proto] = key.split('/');
+    const protocol = proto === 'udp' ? 'udp' : 'tcp';
+    return (binds?.length ? binds : [{ HostPort: '' }]).map((b) => ({ host: b.HostPort ?? '', container, protocol }) as PortRow);
+  });
+  f.volumes = (doc.Mounts ?? []).flatMap((m) => {
+    const src = m.Type === 'volume' ? (m.Name ?? '') : m.Type === 'bind' ? (m.Source ?? '') : '';
+    if (!src || !m.Destination || (m.Type === 'volume' && /^[0-9a-f]{64}$/.test(src))) return [];
+    return [{ source: src, target: m.Destination, readOnly: m.RW === false }];
+  });
+  const net = h.NetworkMode ?? '';
+  f.network = net === 'default' || net === 'bridge' ? '' : net;
+  const rp = h.RestartPolicy?.Name ?? '';
+  f.restartPolicy = rp === 'always' || rp === 'unless-stopped' || rp === 'on-failure' ? rp : 'no';
+  f.restartRetries = rp === 'on-failure' && h.RestartPolicy?.MaximumRetryCount ? String(h.RestartPolicy.MaximumRetryCount) : '';
+  if (h.Memory) {
+    const mib = h.Memory / 1024 ** 2;
+    if (mib >= 1024 && Number.isInteger(mib / 1024)) {
+      f.memory = String(mib / 1024);
+      f.memoryUnit = 'GiB';
+    } else f.memory = String(Math.round(mib * 100) / 100);
+  }
+  if (h.MemoryReservation) f.memoryReservation = String(Math.round((h.MemoryReservation / 1024 ** 2) * 100) / 100);
+  if (h.NanoCpus) f.cpus = String(h.NanoCpus / 1e9);
+  if (h.PidsLimit) f.pidsLimit = String(h.PidsLimit);
+  const plain = (caps?: string[] | null) => (caps ?? []).map((x) => x.replace(/^CAP_/, '')).join(' ');
+  f.capAdd = plain(h.CapAdd);
+  f.capDrop = plain(h.CapDrop);
+  f.privileged = !!h.Privileged;
+  f.devices = (h.Devices ?? []).map((d) => ({ host: d.PathOnHost ?? '', container: d.PathInContainer ?? '', permissions: d.CgroupPermissions ?? '' }));
+  f.dns = (h.Dns ?? []).join(' ');
+  f.dnsSearch = (h.DnsSearch ?? []).join(' ');
+  f.dnsOptions = (h.DnsOptions ?? []).join(' ');
+  const hc = c.Healthcheck;
+  if (hc?.Test?.length) {
+    if (hc.Test[0] === 'NONE') f.healthMode = 'none';
+    else {
+      f.healthMode = 'custom';
+      f.healthTest = hc.Test[0] === 'CMD-SHELL' ? hc.Test.slice(1).join(' ') : joinCommand(hc.Test.slice(1));
+      f.healthInterval = secs(hc.Interval);
+      f.healthTimeout = secs(hc.Timeout);
+      f.healthStartPeriod = secs(hc.StartPeriod);
+      f.healthRetries = hc.Retries ? String(hc.Retries) : '';
+    }
+  }
+  const lc = h.LogConfig;
+  if (lc?.Type && lc.Type !== 'json-file') f.logDriver = lc.Type;
+  f.logOptions = Object.entries(lc?.Config ?? {}).map(([key, value]) => ({ key, value }));
+  if (f.logOptions.length && !f.logDriver) f.logDriver = lc?.Type ?? '';
+  const primary = doc.NetworkSettings?.Networks?.[net === 'default' ? 'bridge' : net];
+  const short = (doc.Id ?? '').slice(0, 12);
+  f.networkAliases = (primary?.Aliases ?? []).filter((a) => a !== short && a !== f.name).join(' ');
+  f.init = !!h.Init;
+  f.readonlyRootfs = !!h.ReadonlyRootfs;
+  return f;
+}
+
+/** A reference as the engine lists it in RepoTags: docker.io/library/ dropped, :latest added. */
+export function normalizeRef(ref: string): string {
+  let r = ref.trim();
+  if (r.includes('@')) return r;
+  r = r.replace(/^(docker\.io|index\.docker\.io|registry-1\.docker\.io)\//, '').replace(/^library\//, '');
+  const slash = r.lastIndexOf('/');
+  if (!r.slice(slash + 1).includes(':')) r += ':latest';
+  return r;
+}
+
+/** Whether an image of the engine (its RepoTags, RepoDigests and id) is the reference. */
+export function imageMatches(img: { Id?: string; RepoTags?: string[] | null; RepoDigests?: string[] | null }, ref: string): boolean {
+  const want = normalizeRef(ref);
+  if ((img.RepoTags ?? []).some((t) => normalizeRef(t) === want)) return true;
+  if (want.includes('@')) return (img.RepoDigests ?? []).some((d) => normalizeRef(d) === want) || img.Id === want;
+  const id = ref.trim().replace(/^sha256:/, '');
+  return /^[0-9a-f]{12,64}$/.test(id) && !!img.Id?.replace(/^sha256:/, '').startsWith(id);
 }
 
 /** Splits "KEY=VALUE" typed or pasted into a name field; null when there is no "=". */
