@@ -121,6 +121,7 @@ beforeEach(() => {
   server = stubApi({ [`GET /api/containers/${ID}/shells`]: busyboxShells });
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
+  session.session = { authenticated: false, authEnabled: false };
   go('/containers/web');
   terms.length = 0;
   FakeSocket.all = [];
@@ -166,9 +167,13 @@ describe('ContainerDetailScreen', () => {
       'Stop',
       'Restart',
       'Pause',
+      'Kill',
+      'Recreate',
       'Rename',
       'Remove',
     ]);
+    expect(within(actions).getByRole('link', { name: 'Edit' }).getAttribute('href')).toBe(`/containers/new?edit=${ID}`);
+    expect(within(actions).getByRole('link', { name: 'Duplicate' }).getAttribute('href')).toBe(`/containers/new?duplicate=${ID}`);
     expect(screen.getByText('berth-test/busybox:1')).toBeTruthy();
     expect(screen.getByText('berth.test')).toBeTruthy();
     expect(screen.getByRole('tab', { name: 'Overview', selected: true })).toBeTruthy();
