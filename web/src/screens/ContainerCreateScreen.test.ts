@@ -8,6 +8,9 @@ import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import ContainerCreateScreen from './ContainerCreateScreen.svelte';
 
+// The form is large: rendering it takes seconds on a shared machine.
+vi.setConfig({ testTimeout: 30_000 });
+
 let api: StubApi;
 
 const sse = (events: [string, unknown][]) =>

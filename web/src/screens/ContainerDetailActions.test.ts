@@ -24,6 +24,9 @@ const doc = (id = ID) => ({
 });
 const route = (id = 'web'): Route => ({ name: 'container', params: { id }, path: `/containers/${id}` });
 
+// The page is large: rendering it takes seconds on a shared machine.
+vi.setConfig({ testTimeout: 30_000 });
+
 let api: StubApi;
 beforeEach(() => {
   queryClient.clear();
