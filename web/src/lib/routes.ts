@@ -19,6 +19,7 @@ export const routeTable = [
   { name: 'volume', pattern: '/volumes/:name', parent: 'volumes' },
   { name: 'networks', pattern: '/networks', nav: { label: 'Networks', group: 'Docker' } },
   { name: 'network', pattern: '/networks/:id', parent: 'networks' },
+  { name: 'logs', pattern: '/logs', nav: { label: 'Logs', group: 'Docker' } },
   { name: 'stacks', pattern: '/stacks', nav: { label: 'Stacks', group: 'Docker' } },
   { name: 'stackNew', pattern: '/stacks/new', parent: 'stacks' },
   { name: 'stack', pattern: '/stacks/:name', parent: 'stacks' },

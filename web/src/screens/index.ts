@@ -20,6 +20,7 @@ export const screens: Record<RouteName, () => Promise<ScreenModule>> = {
   volume: () => import('./VolumeDetailScreen.svelte'),
   networks: () => import('./NetworksScreen.svelte'),
   network: () => import('./NetworkDetailScreen.svelte'),
+  logs: () => import('./LogsScreen.svelte'),
   stacks: () => import('./StacksScreen.svelte'),
   stackNew: () => import('./StackCreateScreen.svelte'),
   stack: () => import('./StackDetailScreen.svelte'),
