@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from './api';
-import { createStack, runStreamed, scanStacks } from './api-stacks';
+import { createStack, runStreamed } from './api-stacks';
 import { startGitJob, webhookUrl } from './api-git';
 
 function sse(chunks: string[], init: ResponseInit = {}): Response {
@@ -72,11 +72,6 @@ describe('streamed deploys', () => {
 });
 
 describe('small calls', () => {
-  it('reads the scan result, tolerating a missing list', async () => {
-    vi.stubGlobal('fetch', vi.fn(async () => new Response('{}', { status: 200 })));
-    expect(await scanStacks(1)).toEqual([]);
-  });
-
   it('starts a git job asking for its id, not for the result', async () => {
     const fetchMock = vi.fn(async () => new Response('{"jobId":"abc"}', { status: 200 }));
     vi.stubGlobal('fetch', fetchMock);

@@ -100,19 +100,6 @@ export function deleteStack(env: number, name: string, force: boolean): Promise<
   return request('DELETE', path(name), { query: { env, force } });
 }
 
-export async function scanStacks(env: number): Promise<DiscoveredStack[]> {
-  const r = await request<{ stacks?: DiscoveredStack[] | null }>('POST', '/api/stacks/scan', { query: { env } });
-  return Array.isArray(r?.stacks) ? r.stacks : [];
-}
-
-export function adoptStack(
-  env: number,
-  name: string,
-  composePath?: string,
-): Promise<{ success: boolean; name: string; sourceType: string; composePath: string }> {
-  return request('POST', '/api/stacks/adopt', { query: { env }, body: { name, composePath: composePath || undefined } });
-}
-
 // ---------------------------------------------------------------- streamed deploys
 
 export interface CreateStackBody {
