@@ -7,6 +7,13 @@ export class Router {
   search = $state('');
   route: Route = $derived(matchRoute(this.path));
 
+  /**
+   * Asked before back/forward leaves the current location (a screen with
+   * unsaved changes sets it); false keeps the page where it is. Links and
+   * navigate() are the screen's own to intercept.
+   */
+  guard: ((to: string) => boolean) | null = null;
+
   #win: Window;
   #listeners: (() => void)[] = [];
 
@@ -42,7 +49,16 @@ export class Router {
 
   /** Starts listening to back/forward and link clicks; returns the stop function. */
   start(): () => void {
-    const onPop = () => this.#sync();
+    const onPop = () => {
+      const loc = this.#win.location;
+      const to = loc.pathname + loc.search + loc.hash;
+      if (this.guard && loc.pathname + loc.search !== this.path + this.search && !this.guard(to)) {
+        // Stay: the location the user left is put back (the history gains an entry).
+        this.#win.history.pushState(null, '', this.path + this.search);
+        return;
+      }
+      this.#sync();
+    };
     const onClick = (e: MouseEvent) => this.#onClick(e);
     this.#win.addEventListener('popstate', onPop);
     this.#win.document.addEventListener('click', onClick);

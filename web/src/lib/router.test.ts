@@ -54,6 +54,23 @@ describe('Router', () => {
     expect(router.route.name).toBe('setup');
   });
 
+  it('asks its guard before following back/forward, and stays when it says no', () => {
+    router.navigate('/stacks/shop');
+    const asked: string[] = [];
+    let answer = false;
+    router.guard = (to) => (asked.push(to), answer);
+    history.replaceState(null, '', '/stacks?x=1');
+    window.dispatchEvent(new PopStateEvent('popstate'));
+    expect(asked).toEqual(['/stacks?x=1']);
+    expect(location.pathname).toBe('/stacks/shop');
+    expect(router.route.name).not.toBe('stacks');
+    answer = true;
+    history.replaceState(null, '', '/stacks');
+    window.dispatchEvent(new PopStateEvent('popstate'));
+    expect(router.path).toBe('/stacks');
+    router.guard = null;
+  });
+
   it('intercepts plain clicks on same-origin links', () => {
     document.body.innerHTML = '<a href="/containers/x1"><span>go</span></a>';
     const ev = click(document.querySelector('span')!);
