@@ -57,7 +57,7 @@ afterEach(() => {
 
 describe('LogsScreen', () => {
   it("merges the picked containers' logs, each line with its container", async () => {
-    const { container: root } = render(LogsScreen);
+    render(LogsScreen);
     await screen.findByLabelText(/web/);
     expect(screen.getByText('Pick the containers whose logs to show.')).toBeTruthy();
     expect(server.called('GET /api/logs/merged')).toHaveLength(0);
@@ -81,8 +81,14 @@ describe('LogsScreen', () => {
     await fireEvent.click(screen.getByRole('checkbox', { name: /cache/ }));
     await waitFor(() => expect(server.called('GET /api/logs/merged')).toHaveLength(2));
     expect(server.called('GET /api/logs/merged')[1].query.containers).toBe('db,web,cache');
+  }, 20_000);
+
+  it('has no serious or critical axe violations', async () => {
+    go('/logs?containers=web,db');
+    const { container: root } = render(LogsScreen);
+    await waitFor(() => expect(screen.getByRole('log', { name: 'Merged logs' }).querySelectorAll('.line')).toHaveLength(2));
     await expectNoSeriousAxeViolations(root);
-  });
+  }, 20_000);
 
   it('opens with the containers of its address and says why a stream failed', async () => {
     server.routes['GET /api/logs/merged'] = () => sse([['connected', { containers: ['web'] }], ['error', { error: 'Container not found' }]]);
