@@ -130,7 +130,11 @@ describe('infrastructure screens', { timeout: 300_000 }, () => {
     await link.click();
     await page.getByRole('heading', { level: 1, name }).waitFor();
     await page.getByText('No running container is attached.').waitFor();
-    await page.getByLabel('Connect a container').selectOption({ label: worker });
+    // The searchable picker: type, then choose the match with the keyboard.
+    const picker = page.getByRole('combobox', { name: 'Connect a container' });
+    await picker.fill(worker);
+    await page.getByRole('option', { name: worker }).waitFor();
+    await picker.press('Enter');
     await page.getByRole('button', { name: 'Connect', exact: true }).click();
     await page.getByRole('table').getByRole('link', { name: worker }).waitFor();
     assert.match(docker('inspect', '-f', '{{json .NetworkSettings.Networks}}', worker), new RegExp(`"${name}"`));

@@ -47,6 +47,13 @@ afterEach(() => {
   vi.clearAllMocks();
 });
 
+/** Types into the searchable picker and chooses the first match with Enter. */
+async function pick(text: string) {
+  const box = screen.getByRole('combobox', { name: 'Connect a container' });
+  await fireEvent.input(box, { target: { value: text } });
+  await fireEvent.keyDown(box, { key: 'Enter' });
+}
+
 describe('NetworkDetailScreen', () => {
   it('shows the network and its containers', async () => {
     const { container } = render(NetworkDetailScreen, { route });
@@ -56,15 +63,16 @@ describe('NetworkDetailScreen', () => {
     const table = screen.getByRole('table');
     expect(within(table).getByRole('link', { name: 'api' })).toBeTruthy();
     expect(within(table).getByText('172.30.0.2/16')).toBeTruthy();
-    const select = screen.getByLabelText('Connect a container') as HTMLSelectElement;
-    expect(Array.from(select.options).map((o) => o.textContent)).toEqual(['Choose a container…', 'worker (exited)']);
+    const picker = screen.getByRole('combobox', { name: 'Connect a container' });
+    await fireEvent.focus(picker);
+    expect(screen.getAllByRole('option').map((o) => o.textContent?.trim())).toEqual(['worker (exited)']);
     await expectNoSeriousAxeViolations(container);
   });
 
   it('connects a container and disconnects one after confirmation', async () => {
     render(NetworkDetailScreen, { route });
     await screen.findByRole('table');
-    await fireEvent.change(screen.getByLabelText('Connect a container'), { target: { value: 'c2' } });
+    await pick('work');
     await fireEvent.click(screen.getByRole('button', { name: 'Connect' }));
     await waitFor(() => expect(infra.connectNetwork).toHaveBeenCalledWith(1, 'n3', 'c2'));
     await waitFor(() => expect(screen.getByRole('status').textContent).toBe('worker connected to backend.'));
@@ -80,7 +88,7 @@ describe('NetworkDetailScreen', () => {
     vi.mocked(infra.connectNetwork).mockRejectedValueOnce(new api.ApiError(409, 'Container is already connected to this network'));
     render(NetworkDetailScreen, { route });
     await screen.findByRole('table');
-    await fireEvent.change(screen.getByLabelText('Connect a container'), { target: { value: 'c2' } });
+    await pick('work');
     await fireEvent.click(screen.getByRole('button', { name: 'Connect' }));
     expect((await screen.findByRole('alert')).textContent).toBe('Connect worker: Container is already connected to this network');
   });
