@@ -112,7 +112,8 @@ const rows = () => [...document.querySelectorAll<HTMLElement>('tbody tr.row')];
 const names = () => rows().map((r) => r.querySelector('td.name')?.textContent?.trim());
 const row = (name: string) => rows().find((r) => within(r).queryByRole('link', { name }))!;
 
-describe('ContainersScreen', () => {
+// A shared machine renders slowly: room beyond the default 5 s (no timing is asserted).
+describe('ContainersScreen', { timeout: 20_000 }, () => {
   it('lists the containers of the selected environment, sorted by name, with their figures', async () => {
     render(ContainersScreen);
     expect(screen.getByRole('heading', { level: 1, name: 'Containers' })).toBeTruthy();
