@@ -6,6 +6,8 @@ import { router } from '../lib/router.svelte';
 import { session } from '../lib/session.svelte';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import EnvironmentEditScreen from './EnvironmentEditScreen.svelte';
+import { settingsRoutes } from '../components/environment/test-routes';
+import { stubApi } from '../test-api';
 
 vi.mock('../lib/api', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api')>();
@@ -62,6 +64,7 @@ const openSecurity: infra.EnvironmentSecurity = {
 };
 
 beforeEach(() => {
+  stubApi(settingsRoutes());
   session.session = { authenticated: true, authEnabled: false };
   vi.mocked(api.listEnvironments).mockResolvedValue([]);
   vi.mocked(infra.getEnvironment).mockResolvedValue(structuredClone(edge));
@@ -79,6 +82,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   cleanup();
+  vi.unstubAllGlobals();
   vi.restoreAllMocks();
   vi.clearAllMocks();
   vi.useRealTimers();
