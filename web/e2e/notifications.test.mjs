@@ -53,7 +53,7 @@ describe('notifications', { timeout: 300_000 }, () => {
     const dialog = page.getByRole('dialog', { name: 'Add a notification channel' });
     await dialog.getByLabel('Name').fill(name);
     await dialog.getByLabel('Webhook URL').fill(url);
-    await dialog.getByLabel('container_exited').check();
+    await dialog.getByLabel('Container exited').check();
     await h.checkA11y('notification form');
     await dialog.getByRole('button', { name: 'Send a test' }).click();
     await dialog.getByText('Test message sent.').waitFor();
@@ -73,7 +73,7 @@ describe('notifications', { timeout: 300_000 }, () => {
     assert.deepEqual(listed.body[0].eventTypes, ['container_exited']);
 
     const subs = page.getByRole('region', { name: 'Environment subscriptions' });
-    await subs.getByLabel(`Notify ${name} (webhook)`).check();
+    await subs.getByLabel(`Notify ${name} (Webhook)`).check();
     await h.waitFor('the subscription', 10_000, async () => (await h.api('GET', '/api/environments/1/notifications')).body.length === 1);
     const trig = await h.api('POST', '/api/notifications/trigger-test', { environmentId: 1, eventType: 'container_exited' });
     assert.equal(trig.status, 200);

@@ -56,9 +56,9 @@ describe('ActivityScreen', () => {
     expect(api.listActivity).toHaveBeenCalledWith({}, 50, 0);
     const rows = within(table).getAllByRole('row').slice(1);
     expect(rows).toHaveLength(2);
-    expect(within(rows[0]).getByText('die')).toBeTruthy();
+    expect(within(rows[0]).getByText('Exited')).toBeTruthy();
     expect(within(rows[0]).getByText('web2')).toBeTruthy();
-    expect(within(rows[1]).getByText('start')).toBeTruthy();
+    expect(within(rows[1]).getByText('Started')).toBeTruthy();
     await waitFor(() => expect(screen.getByText('Live')).toBeTruthy());
     await expectNoSeriousAxeViolations(container);
   });
@@ -71,7 +71,7 @@ describe('ActivityScreen', () => {
     await waitFor(() => expect(within(table).getAllByRole('row')).toHaveLength(4));
     const first = within(table).getAllByRole('row')[1];
     expect(within(first).getByText('fresh')).toBeTruthy();
-    expect(within(first).getByText('restart')).toBeTruthy();
+    expect(within(first).getByText('Restarted')).toBeTruthy();
     // The same event twice shows once.
     pushLive!(mk(3, { action: 'restart', actorName: 'fresh' }));
     await new Promise((r) => setTimeout(r, 0));

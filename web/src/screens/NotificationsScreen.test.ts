@@ -67,7 +67,7 @@ describe('NotificationsScreen', () => {
     expect(within(rows[0]).getByText('delivered')).toBeTruthy();
     expect(within(rows[1]).getByText('failing')).toBeTruthy();
     expect(within(rows[1]).getByText('attempt 5 of 5: connection refused')).toBeTruthy();
-    expect(within(rows[1]).getByText('container_exited')).toBeTruthy();
+    expect(within(rows[1]).getByText('Container exited')).toBeTruthy();
     await expectNoSeriousAxeViolations(container);
   });
 
@@ -91,7 +91,7 @@ describe('NotificationsScreen', () => {
     expect(within(dialog).getByRole('alert').textContent).toContain('Enter a name');
     await fireEvent.input(within(dialog).getByLabelText('Name'), { target: { value: 'alerts' } });
     await fireEvent.input(within(dialog).getByLabelText('Webhook URL'), { target: { value: 'https://hooks.example/abc' } });
-    await fireEvent.click(within(dialog).getByLabelText('container_oom'));
+    await fireEvent.click(within(dialog).getByLabelText('Container out of memory'));
     await expectNoSeriousAxeViolations(container);
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Send a test' }));
     expect(await within(dialog).findByText('Test message sent.')).toBeTruthy();
@@ -130,9 +130,9 @@ describe('NotificationsScreen', () => {
     render(NotificationsScreen);
     await screen.findByRole('table');
     const section = screen.getByRole('region', { name: 'Environment subscriptions' });
-    const hook = (await within(section).findByLabelText('Notify hook (webhook)')) as HTMLInputElement;
+    const hook = (await within(section).findByLabelText('Notify hook (Webhook)')) as HTMLInputElement;
     await waitFor(() => expect(hook.checked).toBe(true));
-    await fireEvent.click(within(section).getByLabelText('Notify ops mail (smtp)'));
+    await fireEvent.click(within(section).getByLabelText('Notify ops mail (Email (SMTP))'));
     await waitFor(() => expect(notif.subscribe).toHaveBeenCalledWith(1, 2));
     await fireEvent.click(hook);
     await waitFor(() => expect(notif.unsubscribe).toHaveBeenCalledWith(1, 1));
@@ -149,7 +149,7 @@ describe('NotificationsScreen', () => {
     session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
     session.envId = 1;
     const section = screen.getByRole('region', { name: 'Environment subscriptions' });
-    const hook = (await within(section).findByLabelText('Notify hook (webhook)')) as HTMLInputElement;
+    const hook = (await within(section).findByLabelText('Notify hook (Webhook)')) as HTMLInputElement;
     await waitFor(() => expect(hook.checked).toBe(true));
     expect(notif.listSubscriptions).toHaveBeenCalledWith(1);
   });
