@@ -79,8 +79,20 @@ describe('templates screen', { timeout: 120_000 }, () => {
     const envs = await h.api('GET', '/api/environments');
     env = envs.body[0]?.id;
     assert.ok(env, 'an environment exists');
+    // Logos: the built-in templates name remote logo URLs; the browser asks
+    // nothing of another origin (placeholders instead, offline-safe).
+    const requests = [];
+    const record = (req) => requests.push(req.url());
+    page.on('request', record);
     await h.open('/templates', 'Templates');
     await page.getByRole('list', { name: 'Templates' }).waitFor();
+    await page.locator('.card .logo-ph').first().waitFor();
+    await page.waitForLoadState('networkidle');
+    page.off('request', record);
+    const outside = requests.filter((u) => new URL(u).hostname !== '127.0.0.1');
+    assert.deepEqual(outside, [], 'requests that left 127.0.0.1');
+    const imgs = await page.locator('.card img').evaluateAll((els) => els.map((e) => e.getAttribute('src')));
+    assert.ok(imgs.every((src) => src.startsWith('/')), `logos: ${imgs.join(', ')}`);
     await page.getByLabel('Source name').fill(`e2e ${h.label}`);
     await page.getByLabel('URL or absolute file path').fill(sourceURL);
     await page.getByRole('button', { name: 'Add source' }).click();

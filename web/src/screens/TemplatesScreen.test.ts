@@ -78,6 +78,24 @@ afterEach(() => {
 const cardTitles = () => within(screen.getByRole('list', { name: 'Templates' })).getAllByRole('heading', { level: 2 }).map((h) => h.textContent);
 
 describe('TemplatesScreen', () => {
+  it('shows only logos Berth serves; a remote logo URL shows the local placeholder (no request leaves the browser)', { timeout: 60_000 }, async () => {
+    const withLogos = structuredClone(templates);
+    withLogos[0].logo = 'https://raw.githubusercontent.com/docker-library/docs/master/postgres/logo.png';
+    withLogos[1].logo = '/api/templates/logo/nginx.png';
+    withLogos[2].logo = '//evil.example/x.png';
+    vi.mocked(tpl.listTemplates).mockResolvedValue(withLogos);
+    const { container } = render(TemplatesScreen);
+    await screen.findByRole('list', { name: 'Templates' });
+    const imgs = [...container.querySelectorAll('.card img')].map((i) => i.getAttribute('src'));
+    expect(imgs).toEqual(['/api/templates/logo/nginx.png']);
+    const placeholders = [...container.querySelectorAll('.card .logo-ph')].map((p) => p.textContent);
+    expect(placeholders).toEqual(['P', 'R']);
+    // A logo Berth cannot serve falls back to the placeholder, not a broken image.
+    await fireEvent.error(container.querySelector('.card img')!);
+    expect(container.querySelectorAll('.card img')).toHaveLength(0);
+    expect([...container.querySelectorAll('.card .logo-ph')].map((p) => p.textContent)).toEqual(['P', 'N', 'R']);
+  });
+
   it('shows the templates as cards, filtered by search and category', { timeout: 60_000 }, async () => {
     const { container } = render(TemplatesScreen);
     expect(screen.getByRole('heading', { level: 1, name: 'Templates' })).toBeTruthy();
