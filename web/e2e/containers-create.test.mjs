@@ -3,7 +3,8 @@
 // and the test registry: create from a registry image the engine does not
 // have (the pull's progress, then running), create with advanced options and
 // read them back with docker inspect, edit a container's environment (it is
-// recreated: new id, new value), duplicate one, kill one; a Viewer sees no
+// recreated: new id, new value), recreate one pulling its image again,
+// duplicate one, kill one; a Viewer sees no
 // New, Edit or Kill; the form at phone width; axe-core on each state.
 //
 // Everything created carries the label berth.test=<run label>; the image
@@ -127,6 +128,21 @@ describe('create and change containers', { timeout: 600_000, skip: registry ? fa
     assert.equal(inspect(pulledName, '{{.State.Status}}'), 'running');
     assert.equal(inspect(pulledName, '{{.Config.Image}}'), `${repo}:1`);
     assert.ok(docker('image', 'inspect', '--format', '{{.Id}}', `${repo}:1`).startsWith('sha256:'), 'the engine has the image now');
+  });
+
+  it('recreates the container, pulling its image again: a new container under the same name', async () => {
+    const before = inspect(pulledName, '{{.Id}}');
+    await h.open(`/containers/${before}`, pulledName);
+    await page.getByRole('group', { name: 'Container actions' }).getByRole('button', { name: 'Recreate' }).click();
+    const dialog = page.getByRole('dialog', { name: `Recreate ${pulledName}?` });
+    assert.equal(await dialog.getByLabel(/Pull a newer/).isChecked(), true);
+    await h.checkA11y('recreate dialog');
+    await dialog.getByRole('button', { name: 'Recreate', exact: true }).click();
+    await page.waitForURL((u) => u.pathname !== `/containers/${before}`, { timeout: 120_000 });
+    const after = inspect(pulledName, '{{.Id}}');
+    assert.notEqual(after, before);
+    assert.equal(new URL(page.url()).pathname, `/containers/${after}`);
+    assert.equal(inspect(pulledName, '{{.State.Status}}'), 'running');
   });
 
   it('refuses "never" for an image the engine lacks before creating anything', async () => {

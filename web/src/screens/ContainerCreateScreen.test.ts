@@ -249,12 +249,19 @@ describe('ContainerCreateScreen', () => {
       authEnabled: true,
       user: { id: 3, username: 'op', isAdmin: false, environmentPermissions: { '2': { containers: ['create', 'view'], environments: ['view'] } } },
     } as never;
-    api.routes['GET /api/environments/2/security'] = { allowPrivileged: false, allowCapAdd: true, allowDevices: false, allowBindMounts: true };
+    api.routes['GET /api/environments/2/security'] = {
+      allowPrivileged: false,
+      allowCapAdd: true,
+      allowDevices: false,
+      allowBindMounts: true,
+      allowedBindPaths: ['/srv/data'],
+    };
     render(ContainerCreateScreen);
     await fireEvent.click(screen.getByText('Advanced: security and devices'));
     const note = await screen.findByText(/This environment's security settings refuse/);
     expect(note.textContent).toContain('privileged containers, devices');
     expect(note.textContent).not.toContain('capabilities');
+    expect(screen.getByText(/Host paths are allowed under \/srv\/data only/)).toBeTruthy();
   });
 
   it('a user who may not create containers gets no form', () => {
