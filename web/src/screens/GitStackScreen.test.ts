@@ -49,6 +49,7 @@ const gs: git.GitStack = {
 };
 
 beforeEach(() => {
+  session.session = { authenticated: false, authEnabled: false };
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
   vi.mocked(git.getGitStack).mockResolvedValue(structuredClone(gs));
@@ -223,5 +224,18 @@ describe('GitStackScreen', () => {
     render(GitStackScreen, { route: route(99) });
     expect((await screen.findByRole('alert')).textContent).toBe('Git stack not found');
     expect(screen.getByRole('heading', { level: 1 })).toBeTruthy();
+  });
+
+  it('offers a user who may only view git stacks no Sync, Deploy, Test, Edit, Delete or new secret', async () => {
+    session.session = {
+      authenticated: true,
+      authEnabled: true,
+      user: { id: 2, username: 'v', isAdmin: false, permissions: { git: ['view'] }, environmentPermissions: { '1': { stacks: ['view'] } } },
+    };
+    render(GitStackScreen, { route: route(5) });
+    await screen.findByRole('link', { name: 'Open stack' });
+    for (const b of ['Sync', 'Deploy', 'Test', 'Edit', 'Delete', 'Generate a new secret']) {
+      expect(screen.queryByRole('button', { name: b })).toBeNull();
+    }
   });
 });

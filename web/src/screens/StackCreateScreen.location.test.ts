@@ -17,6 +17,7 @@ vi.mock('../components/stacks/codemirror', () => import('../components/stacks/ed
 const compose = 'services:\n  web:\n    image: berth-test/busybox:1\n';
 
 beforeEach(() => {
+  session.session = { authenticated: false, authEnabled: false };
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
   vi.mocked(stacks.getDefaultPath).mockImplementation(async (_env, name) => ({
@@ -58,7 +59,7 @@ describe('StackCreateScreen (location)', () => {
     expect(options).toEqual(['/data/stacks/1/shop', '/srv/stacks', '/srv/stacks/blog/compose.yaml']);
     expect(input.getAttribute('list')).toBe('stack-location-hints');
     await expectNoSeriousAxeViolations(container);
-  });
+  }, 20_000);
 
   it('checks a typed location with the server and refuses to deploy to an invalid one', async () => {
     render(StackCreateScreen);

@@ -30,6 +30,7 @@ vi.mock('../components/stacks/codemirror', () => import('../components/stacks/ed
 const compose = 'services:\n  web:\n    image: berth-test/busybox:1\n    command: sleep 600\n';
 
 beforeEach(() => {
+  session.session = { authenticated: false, authEnabled: false };
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
   vi.mocked(git.listRepositories).mockResolvedValue([
@@ -240,5 +241,16 @@ describe('StackCreateScreen (git)', () => {
     expect((await screen.findByRole('alert')).textContent).toBe('Invalid stack name');
     // The repository now exists: a retry uses it.
     expect((screen.getByLabelText('Repository') as HTMLSelectElement).value).toBe('22');
+  });
+
+  it('tells a user who may not create stacks there so, with no form', async () => {
+    session.session = {
+      authenticated: true,
+      authEnabled: true,
+      user: { id: 2, username: 'v', isAdmin: false, environmentPermissions: { '1': { stacks: ['view'] } } },
+    };
+    render(StackCreateScreen);
+    expect(screen.getByText('You may not create stacks on local.')).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Deploy' })).toBeNull();
   });
 });
