@@ -220,10 +220,6 @@ export function updateRegistry(id: number, r: RegistryInput): Promise<Registry> 
   return request('PUT', `/api/registries/${id}`, { body: r });
 }
 
-export function deleteRegistry(id: number): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/registries/${id}`);
-}
-
 /** Tests a saved registry ({id}) or unsaved settings, from env's engine. */
 export function testRegistry(
   env: number,

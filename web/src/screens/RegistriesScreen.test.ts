@@ -2,7 +2,9 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as images from '../lib/api-images';
 import { ApiError } from '../lib/api';
+import { queryClient } from '../lib/query';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import RegistriesScreen from './RegistriesScreen.svelte';
 
@@ -10,10 +12,8 @@ vi.mock('../lib/api-images', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-images')>();
   return {
     ...real,
-    listRegistries: vi.fn(),
     createRegistry: vi.fn(),
     updateRegistry: vi.fn(),
-    deleteRegistry: vi.fn(),
     testRegistry: vi.fn(),
   };
 });
@@ -23,17 +23,24 @@ const regs: images.Registry[] = [
   { id: 2, name: 'local', url: 'https://127.0.0.1:5000', username: 'berth', hasCredentials: true, isDefault: true },
 ];
 
+let api: StubApi;
 beforeEach(() => {
+  queryClient.clear();
+  session.session = { authenticated: false, authEnabled: false };
+  api = stubApi({
+    'GET /api/registries': regs,
+    'DELETE /api/registries/1': { success: true },
+    'POST /api/registries/test': { success: true },
+  });
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
-  vi.mocked(images.listRegistries).mockResolvedValue(structuredClone(regs));
   vi.mocked(images.createRegistry).mockImplementation(async (r) => ({ id: 3, ...r, hasCredentials: !!r.password }));
   vi.mocked(images.updateRegistry).mockImplementation(async (id, r) => ({ id, ...r }));
-  vi.mocked(images.deleteRegistry).mockResolvedValue({ success: true });
   vi.mocked(images.testRegistry).mockResolvedValue({ success: true });
 });
 afterEach(() => {
   cleanup();
+  vi.unstubAllGlobals();
   vi.clearAllMocks();
 });
 
@@ -55,11 +62,14 @@ describe('RegistriesScreen', () => {
   });
 
   it('shows the empty state and the list error', async () => {
-    vi.mocked(images.listRegistries).mockResolvedValueOnce([]);
+    api.routes['GET /api/registries'] = [];
     const r = render(RegistriesScreen);
     expect(await screen.findByText(/No registry is configured/)).toBeTruthy();
     r.unmount();
-    vi.mocked(images.listRegistries).mockRejectedValueOnce(new ApiError(403, 'Permission denied'));
+    queryClient.clear();
+    api.routes['GET /api/registries'] = () => {
+      throw new ApiError(403, 'Permission denied');
+    };
     render(RegistriesScreen);
     expect((await screen.findByRole('alert')).textContent).toContain('Permission denied');
   });
@@ -114,15 +124,35 @@ describe('RegistriesScreen', () => {
     await waitFor(() => expect(vi.mocked(images.updateRegistry).mock.calls[1][1].password).toBe(''));
   });
 
-  it('tests a saved registry from its row', async () => {
-    vi.mocked(images.testRegistry).mockResolvedValueOnce({ success: false, error: 'no such host' });
+  it('tests a saved registry from its row and shows the kept outcome', async () => {
     render(RegistriesScreen);
     await screen.findByRole('table');
+    // The server keeps the outcome: the list read after the test shows it.
+    api.routes['POST /api/registries/test'] = () => {
+      api.routes['GET /api/registries'] = [
+        { ...regs[0], lastTest: { success: false, message: 'no such host', testedAt: '2026-11-27T10:00:00Z' } },
+        { ...regs[1], lastTest: { success: true, message: 'Connected', testedAt: '2026-11-27T10:00:00Z' } },
+      ];
+      return { success: false, message: 'no such host' };
+    };
     await fireEvent.click(screen.getByRole('button', { name: 'Test hub' }));
-    expect(images.testRegistry).toHaveBeenCalledWith(1, { id: 1 });
+    await waitFor(() => expect(api.called('POST /api/registries/test')[0]?.body).toEqual({ id: 1 }));
+    expect(api.called('POST /api/registries/test')[0].query).toEqual({ env: '1' });
     expect(await screen.findByText('no such host')).toBeTruthy();
-    await fireEvent.click(screen.getByRole('button', { name: 'Test local' }));
+    expect(screen.getByText('connected')).toBeTruthy();
+  });
+
+  it('shows the last test kept by the server, and no mutating control to a viewer', async () => {
+    api.routes['GET /api/registries'] = [{ ...regs[0], lastTest: { success: true, message: 'Connected', testedAt: '2026-11-27T10:00:00Z' } }];
+    session.session = {
+      authenticated: true,
+      authEnabled: true,
+      user: { id: 5, username: 'v', isAdmin: false, permissions: { registries: ['view'] } },
+    };
+    render(RegistriesScreen);
     expect(await screen.findByText('connected')).toBeTruthy();
+    expect(screen.getByRole('link', { name: 'Browse hub' })).toBeTruthy();
+    expect(screen.queryByRole('button', { name: /^(Add registry|Test|Edit|Delete)/ })).toBeNull();
   });
 
   it('deletes after confirmation', async () => {
@@ -131,10 +161,10 @@ describe('RegistriesScreen', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Delete hub' }));
     const dialog = screen.getByRole('dialog', { name: 'Delete hub?' });
     await fireEvent.keyDown(dialog, { key: 'Escape' });
-    expect(images.deleteRegistry).not.toHaveBeenCalled();
+    expect(api.called('DELETE /api/registries/1')).toHaveLength(0);
     await fireEvent.click(screen.getByRole('button', { name: 'Delete hub' }));
     await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Delete' }));
-    await waitFor(() => expect(images.deleteRegistry).toHaveBeenCalledWith(1));
+    await waitFor(() => expect(api.called('DELETE /api/registries/1')).toHaveLength(1));
     await waitFor(() => expect(screen.getByRole('status').textContent).toContain('Registry hub deleted.'));
   });
 
