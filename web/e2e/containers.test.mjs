@@ -119,6 +119,8 @@ describe('containers screens', { timeout: 240_000 }, () => {
 
   it('follows the logs live, with colours and search', async () => {
     await h.open('/containers', 'Containers');
+    // The list is windowed: on a busy engine the row may be out of view until filtered.
+    await page.getByLabel('Filter').fill(logsName);
     await page.getByRole('link', { name: logsName, exact: true }).click();
     await page.getByRole('heading', { level: 1, name: logsName }).waitFor();
     await page.getByRole('tab', { name: 'Logs' }).click();
