@@ -21,7 +21,7 @@ function setup(props: Record<string, unknown> = {}) {
   return { ...r, onpick, box: screen.getByRole('combobox') as HTMLInputElement };
 }
 
-describe('SearchPicker', () => {
+describe('SearchPicker', { timeout: 20_000 }, () => {
   it('matches every word in the label or hint', () => {
     expect(matchItems(items, 'app-01 exited').map((i) => i.label)).toEqual(['app-011', 'app-013', 'app-015', 'app-017', 'app-019']);
     expect(matchItems(items, '')).toHaveLength(300);

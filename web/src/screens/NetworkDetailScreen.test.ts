@@ -54,7 +54,8 @@ async function pick(text: string) {
   await fireEvent.keyDown(box, { key: 'Enter' });
 }
 
-describe('NetworkDetailScreen', () => {
+// A shared machine renders slowly: room beyond the default 5 s (no timing is asserted).
+describe('NetworkDetailScreen', { timeout: 20_000 }, () => {
   it('shows the network and its containers', async () => {
     const { container } = render(NetworkDetailScreen, { route });
     expect(await screen.findByRole('heading', { level: 1, name: 'backend' })).toBeTruthy();
