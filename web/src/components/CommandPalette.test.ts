@@ -69,6 +69,18 @@ describe('CommandPalette', () => {
     expect(router.path).toBe('/stacks');
   });
 
+  it('leaves Ctrl+K to a terminal or the code editor', async () => {
+    render(CommandPalette);
+    const term = document.createElement('div');
+    term.className = 'xterm';
+    const inner = document.createElement('textarea');
+    term.append(inner);
+    document.body.append(term);
+    await fireEvent.keyDown(inner, { key: 'k', ctrlKey: true });
+    expect(screen.queryByRole('dialog')).toBeNull();
+    term.remove();
+  });
+
   it('Escape closes', async () => {
     render(CommandPalette, { open: true });
     const dialog = await screen.findByRole('dialog');
