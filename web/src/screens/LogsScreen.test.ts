@@ -83,6 +83,20 @@ describe('LogsScreen', () => {
     expect(server.called('GET /api/logs/merged')[1].query.containers).toBe('db,web,cache');
   }, 20_000);
 
+  it('copies the lines shown, each with its time and container', async () => {
+    const writeText = vi.fn(async () => {});
+    Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true });
+    go('/logs?containers=web,db');
+    render(LogsScreen);
+    await waitFor(() => expect(screen.getByRole('log', { name: 'Merged logs' }).querySelectorAll('.line')).toHaveLength(2));
+    await fireEvent.click(screen.getByRole('button', { name: 'Copy' }));
+    await waitFor(() => expect(writeText).toHaveBeenCalledWith('2026-11-27T10:00:00.100Z web | GET / 200\n2026-11-27T10:00:00.200Z db | ready\n'));
+    expect(await screen.findByText('Copied 2 lines.')).toBeTruthy();
+    await fireEvent.click(screen.getByLabelText('Timestamps'));
+    await fireEvent.click(screen.getByRole('button', { name: 'Copy' }));
+    await waitFor(() => expect(writeText).toHaveBeenLastCalledWith('web | GET / 200\ndb | ready\n'));
+  }, 20_000);
+
   it('has no serious or critical axe violations', async () => {
     go('/logs?containers=web,db');
     const { container: root } = render(LogsScreen);
