@@ -37,9 +37,6 @@ export interface VolumeCreate {
   labels?: Record<string, string>;
 }
 
-export function listVolumes(env: number): Promise<Volume[]> {
-  return request('GET', '/api/volumes', { query: { env } });
-}
 
 export function inspectVolume(env: number, name: string): Promise<Volume> {
   return request('GET', `/api/volumes/${seg(name)}`, { query: { env } });
@@ -105,9 +102,6 @@ export interface NetworkCreate {
 /** The networks every engine creates itself; the server refuses to remove them. */
 export const builtInNetworks: readonly string[] = ['bridge', 'host', 'none'];
 
-export function listNetworks(env: number): Promise<Network[]> {
-  return request('GET', '/api/networks', { query: { env } });
-}
 
 export function inspectNetwork(env: number, id: string): Promise<NetworkInspect> {
   return request('GET', `/api/networks/${seg(id)}`, { query: { env } });
