@@ -22,6 +22,14 @@ if (typeof Range !== 'undefined' && typeof Range.prototype.getClientRects !== 'f
 
 // The console's one query client is a module singleton: no cached read of
 // one test reaches the next.
-import { afterEach } from 'vitest';
+import { afterEach, beforeEach } from 'vitest';
 import { queryClient } from './lib/query';
+import { session } from './lib/session.svelte';
 afterEach(() => queryClient.clear());
+
+// Screens render once the session is known: by default, one with
+// authentication off (everything allowed); a test of permissions sets its own.
+beforeEach(() => {
+  session.session = { authenticated: false, authEnabled: false };
+  session.envHealth = null;
+});
