@@ -3,6 +3,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
 import * as reg from '../lib/api-registry';
 import type { Route } from '../lib/routes';
+import { session } from '../lib/session.svelte';
+import { stubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import RegistryBrowserScreen from './RegistryBrowserScreen.svelte';
 
@@ -28,6 +30,10 @@ const d2 = 'sha256:2222222222222222222222222222222222222222222222222222222222222
 const onePage = (n: number) => ({ total: n, page: 1, pageSize: n, hasNext: false, hasPrev: false });
 
 beforeEach(() => {
+  session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
+  session.envId = 1;
+  session.session = { authenticated: false, authEnabled: false };
+  stubApi({ 'GET /api/registries': [registry], 'GET /api/settings/scanner': { scanner: 'none' } }); // the pull dialog's reads
   vi.mocked(reg.getRegistry).mockResolvedValue({ ...registry });
   vi.mocked(reg.registryCatalog).mockImplementation(async (_id, opts) =>
     opts?.last
@@ -53,6 +59,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   cleanup();
+  vi.unstubAllGlobals();
   vi.clearAllMocks();
 });
 
@@ -119,6 +126,38 @@ describe('RegistryBrowserScreen', () => {
     await waitFor(() => expect(screen.getByRole('status').textContent).toContain('Deleted team/app:0.9.'));
     expect(reg.deleteRegistryImage).toHaveBeenCalledWith(2, 'team/app', '0.9');
     await waitFor(() => expect(screen.queryByRole('button', { name: 'Delete team/app:0.9' })).toBeNull());
+  });
+
+  it('pulls, runs or copies the reference of a tag', async () => {
+    const writeText = vi.fn(async () => {});
+    Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true });
+    render(RegistryBrowserScreen, { route });
+    await screen.findByRole('list', { name: 'Repositories' });
+    await fireEvent.click(screen.getByRole('button', { name: 'team/app' }));
+    await screen.findByRole('table', { name: 'Tags of team/app' });
+    expect(screen.getByRole('link', { name: 'Run team/app:1.0' }).getAttribute('href')).toBe(
+      `/containers/new?image=${encodeURIComponent('127.0.0.1:5000/team/app:1.0')}`,
+    );
+    await fireEvent.click(screen.getByRole('button', { name: 'Copy reference team/app:1.0' }));
+    await waitFor(() => expect(writeText).toHaveBeenCalledWith('127.0.0.1:5000/team/app:1.0'));
+    await fireEvent.click(screen.getByRole('button', { name: 'Pull team/app:latest' }));
+    const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByDisplayValue('127.0.0.1:5000/team/app:latest')).toBeTruthy();
+  });
+
+  it('offers no Pull, Run or Delete to a viewer, only Copy reference', async () => {
+    session.session = {
+      authenticated: true,
+      authEnabled: true,
+      user: { id: 5, username: 'v', isAdmin: false, permissions: { registries: ['view'] }, environmentPermissions: { '1': { images: ['view'] } } },
+    };
+    render(RegistryBrowserScreen, { route });
+    await screen.findByRole('list', { name: 'Repositories' });
+    await fireEvent.click(screen.getByRole('button', { name: 'team/app' }));
+    await screen.findByRole('table', { name: 'Tags of team/app' });
+    expect(screen.queryByRole('button', { name: /^(Pull|Delete) / })).toBeNull();
+    expect(screen.queryByRole('link', { name: /^Run / })).toBeNull();
+    expect(screen.getByRole('button', { name: 'Copy reference team/app:1.0' })).toBeTruthy();
   });
 
   it('reports a refused deletion and a tag list error', async () => {
