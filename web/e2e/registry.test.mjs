@@ -118,6 +118,37 @@ describe('registry browser', { timeout: 300_000, skip: missing.length ? `needs $
     await h.checkA11y('registry browser with tags');
   });
 
+  it('pulls a tag to the environment with progress, and offers Run and Copy reference', async () => {
+    const ref = `${registry}/${repo}:v2`;
+    docker('rmi', '-f', ref); // not on the engine until the console pulls it
+    await page.getByRole('button', { name: `Pull ${repo}:v2` }).click();
+    const dialog = page.getByRole('dialog', { name: 'Pull an image' });
+    assert.equal(await dialog.getByLabel('Image reference').inputValue(), ref);
+    await dialog.getByLabel(/Scan for vulnerabilities/).uncheck();
+    await dialog.getByRole('button', { name: 'Pull', exact: true }).click();
+    await dialog.getByRole('button', { name: 'Pull another' }).waitFor({ timeout: 120_000 });
+    await dialog.locator('strong', { hasText: /^Pull complete$/ }).waitFor();
+    assert.ok(docker('image', 'inspect', '--format', '{{.Id}}', ref).startsWith('sha256:'), 'the pulled image is on the engine');
+    await dialog.getByRole('button', { name: 'Close' }).click();
+
+    await page.getByRole('button', { name: `Copy reference ${repo}:v2` }).click();
+    await page.getByRole('status').getByText(new RegExp(`(Copied|Copy this reference:) ${ref.replace(/[.]/g, '\\.')}`)).waitFor();
+
+    const run = page.getByRole('link', { name: `Run ${repo}:v2` });
+    assert.equal(await run.getAttribute('href'), `/containers/new?image=${encodeURIComponent(ref)}`);
+    await run.click();
+    await page.getByRole('heading', { level: 1 }).first().waitFor({ timeout: 30_000 });
+    await page.waitForFunction((want) => [...document.querySelectorAll('input')].some((i) => i.value === want), ref);
+    await page.goBack();
+    await page.getByLabel('Filter').fill(h.label);
+    const repoButton = page.getByRole('button', { name: repo, exact: true });
+    const searchAll = page.getByRole('button', { name: 'Search the whole registry' });
+    await repoButton.or(searchAll).first().waitFor();
+    if (!(await repoButton.isVisible())) await searchAll.click();
+    await repoButton.click();
+    await page.getByRole('table', { name: `Tags of ${repo}` }).waitFor({ timeout: 30_000 });
+  });
+
   it('deletes a tag after confirming; the other tag stays', async () => {
     await page.getByRole('button', { name: `Delete ${repo}:v1` }).click();
     const dialog = page.getByRole('dialog', { name: `Delete ${repo}:v1?` });
