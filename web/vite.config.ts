@@ -37,5 +37,8 @@ export default defineConfig({
     environment: 'jsdom',
     include: ['src/**/*.test.ts'],
     setupFiles: ['src/test-setup.ts'],
+    // Screens with axe checks take seconds on a loaded 2-core CI machine; the
+    // default 5 s made them fail by time, not by behaviour.
+    testTimeout: 30_000,
   },
 });
