@@ -21,15 +21,17 @@ if (typeof Range !== 'undefined' && typeof Range.prototype.getClientRects !== 'f
 }
 
 // The console's one query client is a module singleton: no cached read of
-// one test reaches the next.
+// one test reaches the next. Screens render once the session is known: by
+// default one with authentication off (everything allowed); a test of
+// permissions sets its own. Imported when the hooks run, after the test file's
+// vi.mock calls, so these modules see the test's mocks.
 import { afterEach, beforeEach } from 'vitest';
-import { queryClient } from './lib/query';
-import { session } from './lib/session.svelte';
-afterEach(() => queryClient.clear());
-
-// Screens render once the session is known: by default, one with
-// authentication off (everything allowed); a test of permissions sets its own.
-beforeEach(() => {
+afterEach(async () => {
+  const { queryClient } = await import('./lib/query');
+  queryClient.clear();
+});
+beforeEach(async () => {
+  const { session } = await import('./lib/session.svelte');
   session.session = { authenticated: false, authEnabled: false };
   session.envHealth = null;
 });

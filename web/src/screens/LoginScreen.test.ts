@@ -13,6 +13,7 @@ vi.mock('../lib/api', async (importOriginal) => {
 
 
 beforeEach(() => {
+  session.session = null; // the sign-in page is shown before any session
   vi.mocked(api.getProviders).mockResolvedValue({ providers: [{ id: 'local', name: 'Local', type: 'local' }], defaultProvider: 'local' });
   vi.mocked(api.getSession).mockResolvedValue({ authenticated: true, authEnabled: true, user: { id: 1, username: 'admin', isAdmin: true } });
 });
