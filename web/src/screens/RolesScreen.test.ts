@@ -3,12 +3,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
 import * as admin from '../lib/api-admin';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import RolesScreen from './RolesScreen.svelte';
 
 vi.mock('../lib/api-admin', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-admin')>();
-  return { ...real, listRoles: vi.fn(), createRole: vi.fn(), updateRole: vi.fn(), deleteRole: vi.fn(), getLicense: vi.fn() };
+  return { ...real, createRole: vi.fn(), updateRole: vi.fn() };
 });
 
 const roles: admin.Role[] = [
@@ -22,16 +23,21 @@ beforeEach(() => {
     { id: 1, name: 'local', connectionType: 'socket' },
     { id: 2, name: 'prod', connectionType: 'direct' },
   ];
-  vi.mocked(admin.listRoles).mockResolvedValue(structuredClone(roles));
-  vi.mocked(admin.getLicense).mockResolvedValue({ edition: 'enterprise', license: null });
-  vi.mocked(admin.deleteRole).mockResolvedValue({ success: true });
+  api = stubApi({
+    'GET /api/roles': roles,
+    'GET /api/license': { edition: 'enterprise', license: null },
+    'DELETE /api/roles/4': { success: true },
+  });
 });
 afterEach(() => {
   cleanup();
   vi.clearAllMocks();
+  vi.unstubAllGlobals();
   session.session = null;
   session.environments = [];
 });
+
+let api: StubApi;
 
 describe('RolesScreen', () => {
   it('lists the roles with scope and permission count', async () => {
@@ -126,20 +132,22 @@ describe('RolesScreen', () => {
   });
 
   it('deletes a custom role after confirmation and shows a refusal', async () => {
-    vi.mocked(admin.deleteRole).mockRejectedValueOnce(new ApiError(403, 'Enterprise license required'));
+    api.routes['DELETE /api/roles/4'] = () => {
+      throw new ApiError(403, 'Enterprise license required');
+    };
     render(RolesScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Delete Deployers' }));
-    expect(admin.deleteRole).not.toHaveBeenCalled();
+    expect(api.called('DELETE /api/roles/4')).toHaveLength(0);
     await fireEvent.click(within(screen.getByRole('dialog', { name: 'Delete role Deployers?' })).getByRole('button', { name: 'Delete role' }));
-    expect(admin.deleteRole).toHaveBeenCalledWith(4);
+    await waitFor(() => expect(api.called('DELETE /api/roles/4')).toHaveLength(1));
     const alert = await screen.findByRole('alert');
     expect(alert.textContent).toContain('Enterprise license required');
     expect(within(alert).getByRole('link', { name: 'See the license' }).getAttribute('href')).toBe('/license');
   });
 
   it('explains that custom roles need a license in the community edition', async () => {
-    vi.mocked(admin.getLicense).mockResolvedValue({ edition: 'community', license: null });
+    api.routes['GET /api/license'] = { edition: 'community', license: null };
     render(RolesScreen);
     await screen.findByRole('table');
     await waitFor(() => expect(screen.getByText(/Custom roles are an enterprise feature/)).toBeTruthy());
@@ -150,7 +158,9 @@ describe('RolesScreen', () => {
   });
 
   it('tells a user without the permission that they are not allowed', async () => {
-    vi.mocked(admin.listRoles).mockRejectedValue(new ApiError(403, 'Permission denied'));
+    api.routes['GET /api/roles'] = () => {
+      throw new ApiError(403, 'Permission denied');
+    };
     render(RolesScreen);
     const alert = await screen.findByRole('alert');
     expect(alert.textContent).toMatch(/Not allowed\..*Permission denied/);
