@@ -141,10 +141,6 @@ export function updateRole(id: number, r: RoleInput): Promise<Role> {
   return request('PUT', `/api/roles/${id}`, { body: r });
 }
 
-export function deleteRole(id: number): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/roles/${id}`);
-}
-
 // ---------------------------------------------------------------- API tokens
 
 /** An API token as listed: never the token itself. */
