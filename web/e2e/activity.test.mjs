@@ -36,7 +36,7 @@ describe('activity', { timeout: 180_000 }, () => {
     const started = page
       .getByRole('row')
       .filter({ hasText: name })
-      .filter({ has: page.getByRole('cell', { name: 'start', exact: true }) });
+      .filter({ has: page.getByRole('cell', { name: 'Started', exact: true }) });
     const deadline = Date.now() + 60_000;
     for (;;) {
       try {

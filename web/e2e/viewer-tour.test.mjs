@@ -11,7 +11,7 @@ import { docker, removeLabelled, startConsole, testImage } from './lib/harness.m
 
 // The names of controls that change something: none may be shown to a Viewer.
 const mutating =
-  /^(New|Create|Add|Remove|Delete|Stop|Start|Restart|Kill|Pause|Unpause|Edit|Deploy|Redeploy|Pull|Push|Prune|Update|Check for updates|Terminal|Open terminal|Save|Import|Upload|Rename|Duplicate|Recreate|Run|Scan|Connect|Disconnect|Sync|Test|Tag|Generate|Rotate|Adopt|Down|Up)\b/i;
+  /^(New|Create|Add|Remove|Delete|Stop|Start|Restart|Kill|Pause|Unpause|Edit|Deploy|Redeploy|Pull|Push|Prune|Update|Check for updates|Terminal|Open terminal|Save|Import|Upload|Rename|Duplicate|Recreate|Run|Scan|Connect|Disconnect|Sync|Test|Tag|Generate|Rotate|Adopt|Down|Up)\b|^Clear…/i;
 
 // Every screen of the navigation a non-admin reaches.
 const screens = [
