@@ -25,6 +25,22 @@ export function onUnauthorized(fn: UnauthorizedHandler | null): void {
   unauthorizedHandler = fn;
 }
 
+let mutatedHandler: (() => void) | null = null;
+
+/**
+ * Sets what happens after a request that may have changed something (any
+ * method but GET and HEAD) came back: the data layer marks its cached reads
+ * stale, so a list never shows what a change just removed.
+ */
+export function onMutated(fn: (() => void) | null): void {
+  mutatedHandler = fn;
+}
+
+/** Reports a finished change (api.ts, client.ts and sse.ts call it). */
+export function reportMutated(method: string): void {
+  if (method !== 'GET' && method !== 'HEAD') mutatedHandler?.();
+}
+
 /** Reports a 401 to the app (also used by the typed client of client.ts). */
 export function reportUnauthorized(err: ApiError): void {
   unauthorizedHandler?.(err);
@@ -71,6 +87,7 @@ export async function request<T>(method: string, path: string, opts: RequestOpti
     if (e instanceof DOMException && e.name === 'AbortError') throw e;
     throw new ApiError(0, 'Cannot reach the Berth server');
   }
+  reportMutated(method);
   const text = await res.text();
   let data: unknown = undefined;
   if (text) {

@@ -9,7 +9,7 @@
 // `error` message and status) and reports a 401 to the app.
 import createClient from 'openapi-fetch';
 import type { paths } from './api-schema';
-import { ApiError, reportUnauthorized, toApiError } from './api';
+import { ApiError, reportMutated, reportUnauthorized, toApiError } from './api';
 
 export type { paths, components } from './api-schema';
 
@@ -25,6 +25,11 @@ export const client = createClient<paths>({
   headers: { Accept: 'application/json' },
   // Late-bound, so a test's stubbed fetch is the one called.
   fetch: (req: Request) => globalThis.fetch(req),
+});
+client.use({
+  onResponse: ({ request }) => {
+    reportMutated(request.method);
+  },
 });
 
 interface Answer<D> {

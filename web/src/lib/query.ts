@@ -13,7 +13,7 @@
 //   … vols.data, vols.isPending, vols.error (an ApiError), vols.refetch()
 //   after a change: invalidateEnv(env, 'volumes')
 import { QueryCache, QueryClient, type QueryKey } from '@tanstack/svelte-query';
-import { ApiError } from './api';
+import { ApiError, onMutated } from './api';
 
 /** Whether a failed read is worth asking again: the server unreachable, 5xx, 408, 429. */
 export function retryable(err: unknown): boolean {
@@ -57,6 +57,10 @@ export function newQueryClient(): QueryClient {
 
 /** The console's client (App.svelte provides it; screens pass `qc` so they also run alone in unit tests). */
 export const queryClient = newQueryClient();
+
+// Whatever a request changed, the cached reads may no longer say: they are
+// marked stale (the shown ones read again now, the others when next shown).
+onMutated(() => void queryClient.invalidateQueries());
 
 /** Accessor form for createQuery/createMutation's second argument. */
 export const qc = () => queryClient;

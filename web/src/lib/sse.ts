@@ -2,7 +2,7 @@
 // events, stack deploys) read with the session cookie, for any method (a
 // stack deploy is a POST that answers with its job's stream). EventSource is
 // not used: it cannot POST, and it reconnects on its own, which replays jobs.
-import { ApiError, buildUrl, type Query } from './api';
+import { ApiError, buildUrl, reportMutated, type Query } from './api';
 
 export interface SSEvent {
   /** The event's name ("message" when the server sent none). */
@@ -74,6 +74,7 @@ export async function stream(
     if (e instanceof DOMException && e.name === 'AbortError') throw e;
     throw new ApiError(0, 'Cannot reach the Berth server');
   }
+  reportMutated(method);
   if (!res.ok) {
     const text = await res.text();
     let msg = res.statusText || `Request failed (${res.status})`;
@@ -89,10 +90,14 @@ export async function stream(
   if (!res.body) return;
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   const parser = new SSEParser();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    for (const e of parser.feed(value)) onEvent(e);
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      for (const e of parser.feed(value)) onEvent(e);
+    }
+  } finally {
+    reportMutated(method); // a streamed change (deploy, pull) is done when its stream ends
   }
 }
 
@@ -107,5 +112,6 @@ export function dataOf<T = unknown>(e: SSEvent): T | undefined {
 
 /** Follows a job (/api/jobs/{id}): replay of its past events, then live, until it ends. */
 export function followJob(jobId: string, onEvent: (e: SSEvent) => void, signal?: AbortSignal): Promise<void> {
-  return stream('GET', `/api/jobs/${encodeURIComponent(jobId)}`, onEvent, { signal });
+  // A job's end is a change (batch updates, removals): cached reads are refreshed.
+  return stream('GET', `/api/jobs/${encodeURIComponent(jobId)}`, onEvent, { signal }).finally(() => reportMutated('POST'));
 }
