@@ -2,6 +2,7 @@
 // file, env variables, lifecycle, adoption of external compose projects, and
 // the deploys that answer with their job's event stream.
 import { ApiError, request } from './api';
+import { client, unwrap } from './client';
 import { dataOf, followJob, stream, type SSEvent } from './sse';
 
 export type StackStatus = 'running' | 'stopped' | 'partial' | 'created' | string;
@@ -326,4 +327,18 @@ export function composePathOf(location: string): string {
   const l = location.trim().replace(/\/+$/, '');
   if (!l) return '';
   return /\.ya?ml$/i.test(l) ? l : `${l}/compose.yaml`;
+}
+
+/** Runs a stack lifecycle action through the typed client (both stack screens use it). */
+export async function runStackAction(name: string, env: number | null, a: StackAction): Promise<{ success: boolean; output?: string } | null> {
+  const p = { params: { path: { name }, query: { env: env ?? undefined } } };
+  const r =
+    a === 'start'
+      ? client.POST('/api/stacks/{name}/start', p)
+      : a === 'stop'
+        ? client.POST('/api/stacks/{name}/stop', p)
+        : a === 'restart'
+          ? client.POST('/api/stacks/{name}/restart', p)
+          : client.POST('/api/stacks/{name}/down', p);
+  return (await unwrap(r)) as { success: boolean; output?: string } | null;
 }
