@@ -138,6 +138,23 @@ describe('stack editing', { timeout: 300_000 }, () => {
     assert.equal(new URL(page.url()).pathname, `/stacks/${stackName}`);
     assert.equal(await page.getByLabel('Value of GREETING').inputValue(), 'changed, not saved');
 
+    // Switching environment asks the same; Cancel keeps this one selected.
+    const other = await h.api('POST', '/api/environments', { name: `e2e-edit-other-${h.label}`, connectionType: 'agent-edge' });
+    assert.equal(other.status, 201, JSON.stringify(other.body));
+    try {
+      await page.reload();
+      await page.getByLabel('Value of GREETING').fill('changed, not saved');
+      const select = page.locator('#env-select');
+      await select.selectOption(String(other.body.id));
+      await dialog.waitFor();
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      assert.equal(await select.inputValue(), String(env), 'the select still shows this environment');
+      assert.equal(await page.getByLabel('Value of GREETING').inputValue(), 'changed, not saved');
+    } finally {
+      await h.api('DELETE', `/api/environments/${other.body.id}`);
+    }
+
     await page.getByRole('link', { name: 'All stacks' }).click();
     await dialog.getByRole('button', { name: 'Leave' }).click();
     await page.waitForURL((u) => u.pathname === '/stacks');

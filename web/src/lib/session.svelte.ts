@@ -128,7 +128,22 @@ class SessionStore {
     this.envId = pick ?? this.environments[0]?.id ?? null;
   }
 
-  selectEnvironment(id: number): void {
+  /**
+   * Asked before the selected environment changes (a screen with unsaved
+   * changes sets it). It answers false to keep the current one for now and
+   * calls proceed once the user agrees to leave.
+   */
+  envGuard: ((proceed: () => void) => boolean) | null = null;
+
+  /** Selects environment id unless the guard holds it back; whether it changed now. */
+  selectEnvironment(id: number): boolean {
+    if (id === this.envId) return true;
+    if (this.envGuard && !this.envGuard(() => this.#setEnvironment(id))) return false;
+    this.#setEnvironment(id);
+    return true;
+  }
+
+  #setEnvironment(id: number): void {
     this.envId = id;
     try {
       localStorage.setItem(ENV_KEY, String(id));

@@ -242,6 +242,30 @@ describe('StackDetailScreen', () => {
     nav.mockRestore();
   });
 
+  it('asks before switching environment with unsaved changes: Cancel keeps this one, Leave switches', async () => {
+    session.environments = [
+      { id: 1, name: 'local', connectionType: 'socket' },
+      { id: 2, name: 'remote', connectionType: 'socket' },
+    ];
+    render(StackDetailScreen, { route: route('shop') });
+    await ready();
+    await fireEvent.input(screen.getByLabelText('Value of MODE'), { target: { value: 'staging' } });
+
+    expect(session.selectEnvironment(2)).toBe(false);
+    expect(session.envId).toBe(1);
+    const dialog = await screen.findByRole('dialog', { name: 'Leave without saving?' });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Cancel' }));
+    expect(session.envId).toBe(1);
+    expect((screen.getByLabelText('Value of MODE') as HTMLInputElement).value).toBe('staging');
+
+    expect(session.selectEnvironment(2)).toBe(false);
+    await fireEvent.click(within(await screen.findByRole('dialog')).getByRole('button', { name: 'Leave' }));
+    expect(session.envId).toBe(2);
+    await waitFor(() => expect(session.envGuard).toBeNull());
+    // Nothing held back any more: switching back is immediate.
+    expect(session.selectEnvironment(1)).toBe(true);
+  });
+
   it('shows the service graph of the compose being edited, with a list of the same', async () => {
     api.routes['GET /api/stacks/shop/compose'] = file({
       content: 'services:\n  web:\n    image: nginx\n    depends_on: [db]\n    networks: [front]\n  db:\n    image: postgres\n    volumes:\n      - pgdata:/var/lib/postgresql/data\nnetworks:\n  front: {}\nvolumes:\n  pgdata: {}\n',
