@@ -37,17 +37,8 @@ export interface VolumeCreate {
   labels?: Record<string, string>;
 }
 
-
-export function inspectVolume(env: number, name: string): Promise<Volume> {
-  return request('GET', `/api/volumes/${seg(name)}`, { query: { env } });
-}
-
 export function createVolume(env: number, req: VolumeCreate): Promise<{ success: boolean; name: string }> {
   return request('POST', '/api/volumes', { query: { env }, body: req });
-}
-
-export function removeVolume(env: number, name: string, force = false): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/volumes/${seg(name)}`, { query: { env, force } });
 }
 
 // ---------------------------------------------------------------- networks
@@ -102,30 +93,8 @@ export interface NetworkCreate {
 /** The networks every engine creates itself; the server refuses to remove them. */
 export const builtInNetworks: readonly string[] = ['bridge', 'host', 'none'];
 
-
-export function inspectNetwork(env: number, id: string): Promise<NetworkInspect> {
-  return request('GET', `/api/networks/${seg(id)}`, { query: { env } });
-}
-
 export function createNetwork(env: number, req: NetworkCreate): Promise<{ success: boolean; id: string }> {
   return request('POST', '/api/networks', { query: { env }, body: req });
-}
-
-export function removeNetwork(env: number, id: string): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/networks/${seg(id)}`, { query: { env } });
-}
-
-export function connectNetwork(env: number, id: string, containerId: string): Promise<{ success: boolean }> {
-  return request('POST', `/api/networks/${seg(id)}/connect`, { query: { env }, body: { containerId } });
-}
-
-export function disconnectNetwork(
-  env: number,
-  id: string,
-  containerId: string,
-  force = false,
-): Promise<{ success: boolean }> {
-  return request('POST', `/api/networks/${seg(id)}/disconnect`, { query: { env }, body: { containerId, force } });
 }
 
 // ---------------------------------------------------------------- environments
