@@ -78,14 +78,13 @@ describe('permission-aware console', { timeout: 300_000 }, () => {
     const found = {};
     for (const [p, heading] of screens) {
       await h.open(p, heading ?? undefined);
-      await page.waitForLoadState('networkidle').catch(() => {});
-      await page.waitForTimeout(300);
+      await h.settled();
       const bad = await mutatingControls();
       if (bad.length) found[p] = bad;
     }
     await h.open(`/containers/${container}`);
     await page.getByRole('heading', { level: 1 }).waitFor();
-    await page.waitForLoadState('networkidle').catch(() => {});
+    await h.settled();
     const detail = await mutatingControls();
     if (detail.length) found[`/containers/${container}`] = detail;
     return found;
@@ -105,7 +104,7 @@ describe('permission-aware console', { timeout: 300_000 }, () => {
     await h.open('/networks', 'Networks');
     await page.getByRole('button', { name: 'New network' }).waitFor();
     await h.open('/environments', 'Environments');
-    await page.waitForLoadState('networkidle').catch(() => {});
+    await h.settled();
     const envControls = await mutatingControls();
     assert.deepEqual(envControls, [], 'an Operator does not edit environments');
   });

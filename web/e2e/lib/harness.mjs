@@ -180,6 +180,24 @@ export async function startConsole(opts = {}) {
   h.page = await h.context.newPage();
   h.page.setDefaultTimeout(15_000);
   h.page.on('pageerror', (e) => h.pageErrors.push(String(e)));
+  // Requests in flight other than event streams (which stay open): h.settled() waits for none.
+  const inFlight = new Set();
+  const isStream = (r) => /text\/event-stream/.test(r.headers().accept ?? '') || r.resourceType() === 'eventsource' || r.resourceType() === 'websocket';
+  h.page.on('request', (r) => {
+    if (!isStream(r)) inFlight.add(r);
+  });
+  for (const ev of ['requestfinished', 'requestfailed']) h.page.on(ev, (r) => inFlight.delete(r));
+  /** Waits until the page has had no request in flight (event streams aside) for quietMs, at most maxMs:
+   * unlike Playwright's networkidle it is not held up by a screen's open event stream. */
+  h.settled = async (quietMs = 400, maxMs = 10_000) => {
+    const end = Date.now() + maxMs;
+    let quietSince = Date.now();
+    while (Date.now() < end) {
+      if (inFlight.size > 0) quietSince = Date.now();
+      else if (Date.now() - quietSince >= quietMs) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
   // A resource or script the Content-Security-Policy refused is an error of the page too: the console must work
   // under the policy every answer carries (no inline script, no eval).
   h.page.on('console', (m) => {
