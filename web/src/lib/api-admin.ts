@@ -23,40 +23,6 @@ export interface AdminUser {
   updatedAt?: string;
 }
 
-export interface UserCreate {
-  username: string;
-  password: string;
-  email?: string;
-  displayName?: string;
-  isAdmin?: boolean;
-}
-
-/** PUT /api/users/{id}: absent fields keep their value. */
-export interface UserPatch {
-  username?: string;
-  password?: string;
-  email?: string;
-  displayName?: string;
-  isAdmin?: boolean;
-  isActive?: boolean;
-}
-
-export function listUsers(): Promise<AdminUser[]> {
-  return request('GET', '/api/users');
-}
-
-export function createUser(u: UserCreate): Promise<AdminUser> {
-  return request('POST', '/api/users', { body: u });
-}
-
-export function updateUser(id: number, patch: UserPatch): Promise<AdminUser> {
-  return request('PUT', `/api/users/${id}`, { body: patch });
-}
-
-export function deleteUser(id: number): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/users/${id}`);
-}
-
 /** One role of a user: on one environment, or on all (environmentId null). */
 export interface RoleAssignment {
   id: number;
@@ -66,18 +32,6 @@ export interface RoleAssignment {
   /** "manual", or "ldap:<id>" / "oidc:<id>" for roles a directory mapping gave. */
   source: string;
   createdAt?: string;
-}
-
-export function listUserRoles(userId: number): Promise<RoleAssignment[]> {
-  return request('GET', `/api/users/${userId}/roles`);
-}
-
-export function assignRole(userId: number, roleId: number, environmentId: number | null): Promise<RoleAssignment> {
-  return request('POST', `/api/users/${userId}/roles`, { body: { roleId, environmentId } });
-}
-
-export function unassignRole(userId: number, roleId: number, environmentId: number | null): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/users/${userId}/roles`, { body: { roleId, environmentId } });
 }
 
 // ---------------------------------------------------------------- roles
@@ -212,10 +166,6 @@ export interface AuditPage {
   total: number;
   limit: number;
   offset: number;
-}
-
-export function listAudit(f: AuditFilter, signal?: AbortSignal): Promise<AuditPage> {
-  return request('GET', '/api/audit', { query: { ...f }, signal });
 }
 
 // ---------------------------------------------------------------- authentication settings

@@ -2,16 +2,13 @@
 // /api/audit/events appear at the top of the first page.
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as admin from '../lib/api-admin';
+import type * as admin from '../lib/api-admin';
 import * as sys from '../lib/api-system';
 import { session } from '../lib/session.svelte';
+import { stubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import AuditScreen from './AuditScreen.svelte';
 
-vi.mock('../lib/api-admin', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-admin')>();
-  return { ...real, listAudit: vi.fn(), listUsers: vi.fn() };
-});
 vi.mock('../lib/api-system', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-system')>();
   return { ...real, followAudit: vi.fn() };
@@ -24,12 +21,12 @@ const mk = (id: number, action: string): admin.AuditEntry => ({
 
 beforeEach(() => {
   session.session = { authenticated: true, authEnabled: true, user: { id: 1, username: 'admin', isAdmin: true } };
-  vi.mocked(admin.listAudit).mockResolvedValue({ entries: [mk(1, 'login')], total: 1, limit: 50, offset: 0 });
-  vi.mocked(admin.listUsers).mockResolvedValue([]);
+  stubApi({ 'GET /api/audit': { entries: [mk(1, 'login')], total: 1, limit: 50, offset: 0 }, 'GET /api/users': [] });
 });
 afterEach(() => {
   cleanup();
   vi.clearAllMocks();
+  vi.unstubAllGlobals();
   session.session = null;
 });
 

@@ -1,15 +1,15 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
-import * as admin from '../lib/api-admin';
+import type * as admin from '../lib/api-admin';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import AuditScreen from './AuditScreen.svelte';
 
-vi.mock('../lib/api-admin', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-admin')>();
-  return { ...real, listAudit: vi.fn(), listUsers: vi.fn() };
-});
+let api: StubApi;
+/** The queries GET /api/audit was called with, oldest first. */
+const asked = () => api.called('GET /api/audit').map((c) => c.query);
 
 const mk = (id: number, extra: Partial<admin.AuditEntry> = {}): admin.AuditEntry => ({
   id,
@@ -42,8 +42,7 @@ let saved: { name: string; text: string }[] = [];
 beforeEach(() => {
   session.session = { authenticated: true, authEnabled: true, user: { id: 1, username: 'admin', isAdmin: true } };
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
-  vi.mocked(admin.listAudit).mockResolvedValue(page(structuredClone(entries)));
-  vi.mocked(admin.listUsers).mockResolvedValue([]);
+  api = stubApi({ 'GET /api/audit': page(entries), 'GET /api/users': [] });
   saved = [];
   URL.createObjectURL = vi.fn(() => 'blob:audit');
   URL.revokeObjectURL = vi.fn();
@@ -62,7 +61,7 @@ beforeEach(() => {
 afterEach(() => {
   cleanup();
   vi.restoreAllMocks();
-  vi.clearAllMocks();
+  vi.unstubAllGlobals();
   session.session = null;
   session.environments = [];
 });
@@ -72,7 +71,7 @@ describe('AuditScreen', () => {
     render(AuditScreen);
     expect(screen.getByRole('heading', { level: 1, name: 'Audit log' })).toBeTruthy();
     const table = await screen.findByRole('table');
-    expect(admin.listAudit).toHaveBeenCalledWith({ limit: 50, offset: 0 });
+    expect(asked()).toEqual([{ limit: '50', offset: '0' }]);
     const rows = within(table).getAllByRole('row').slice(1);
     expect(rows).toHaveLength(3);
     expect(within(rows[0]).getByText('container.start')).toBeTruthy();
@@ -91,25 +90,28 @@ describe('AuditScreen', () => {
     await fireEvent.input(screen.getByLabelText('From'), { target: { value: '2025-01-01T00:00' } });
     await fireEvent.input(screen.getByLabelText('Until'), { target: { value: '2025-02-01T00:00' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Apply filters' }));
-    const f = vi.mocked(admin.listAudit).mock.calls.at(-1)![0];
-    expect(f).toMatchObject({ username: 'admin', action: 'user.*', entityType: 'user', environmentId: 1, limit: 50, offset: 0 });
+    await waitFor(() => expect(asked()).toHaveLength(2));
+    const f = asked()[1];
+    expect(f).toMatchObject({ username: 'admin', action: 'user.*', entityType: 'user', environmentId: '1', limit: '50', offset: '0' });
     expect(f.since).toBe(new Date('2025-01-01T00:00').toISOString().replace('.000Z', 'Z'));
     expect(f.until).toMatch(/^2025-0[12]-\d\dT\d\d:00:00Z$/);
 
+    // Back to no filter: the first page is still cached, and shown at once.
     await fireEvent.click(screen.getByRole('button', { name: 'Reset' }));
-    expect(vi.mocked(admin.listAudit).mock.calls.at(-1)![0]).toEqual({ limit: 50, offset: 0 });
+    expect(await screen.findByText('Entries 1–3 of 3')).toBeTruthy();
+    expect(asked().every((q) => q.username === undefined || q.username === 'admin')).toBe(true);
     expect((screen.getByLabelText('Action') as HTMLInputElement).value).toBe('');
   });
 
   it('refuses a time range that ends before it starts', async () => {
     render(AuditScreen);
     await screen.findByRole('table');
-    const calls = vi.mocked(admin.listAudit).mock.calls.length;
+    const calls = asked().length;
     await fireEvent.input(screen.getByLabelText('From'), { target: { value: '2025-02-01T00:00' } });
     await fireEvent.input(screen.getByLabelText('Until'), { target: { value: '2025-01-01T00:00' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Apply filters' }));
     expect(screen.getByRole('alert').textContent).toContain('must come after its start');
-    expect(vi.mocked(admin.listAudit).mock.calls.length).toBe(calls);
+    expect(asked().length).toBe(calls);
   });
 
   it('narrows the loaded rows by text', async () => {
@@ -122,16 +124,29 @@ describe('AuditScreen', () => {
   });
 
   it('pages through the entries', async () => {
-    vi.mocked(admin.listAudit).mockResolvedValue(page(entries, 120));
+    let release = () => {};
+    api.routes['GET /api/audit'] = async (c: { query: Record<string, string> }) => {
+      if (c.query.offset === '50') await new Promise<void>((r) => (release = r));
+      return page(c.query.offset === '50' ? [mk(9, { action: 'image.pull' })] : entries, 120, Number(c.query.offset));
+    };
     render(AuditScreen);
     await screen.findByRole('table');
     expect((screen.getByRole('button', { name: 'Previous page' }) as HTMLButtonElement).disabled).toBe(true);
     expect(screen.getByText('Page 1 of 3')).toBeTruthy();
     await fireEvent.click(screen.getByRole('button', { name: 'Next page' }));
-    expect(vi.mocked(admin.listAudit).mock.calls.at(-1)![0]).toEqual({ limit: 50, offset: 50 });
-    await waitFor(() => expect(screen.getByText('Page 2 of 3')).toBeTruthy());
+    await waitFor(() => expect(asked().at(-1)).toEqual({ limit: '50', offset: '50' }));
+    // The previous page stays on screen while the next one loads.
+    expect(screen.getByText('container.start')).toBeTruthy();
+    release();
+    expect(await screen.findByText('image.pull')).toBeTruthy();
+    expect(screen.getByText('Page 2 of 3')).toBeTruthy();
+    // Back: the first page comes from the cache.
+    const n = asked().length;
+    await fireEvent.click(screen.getByRole('button', { name: 'Previous page' }));
+    expect(await screen.findByText('container.start')).toBeTruthy();
+    expect(asked()).toHaveLength(n);
     await fireEvent.change(screen.getByLabelText('Rows per page'), { target: { value: '100' } });
-    expect(vi.mocked(admin.listAudit).mock.calls.at(-1)![0]).toEqual({ limit: 100, offset: 0 });
+    await waitFor(() => expect(asked().at(-1)).toEqual({ limit: '100', offset: '0' }));
   });
 
   it('expands the details of an entry', async () => {
@@ -155,7 +170,7 @@ describe('AuditScreen', () => {
     await fireEvent.input(screen.getByLabelText('Text'), { target: { value: 'setup' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Export CSV' }));
     await waitFor(() => expect(saved).toHaveLength(1));
-    expect(vi.mocked(admin.listAudit).mock.calls.at(-1)![0]).toEqual({ action: 'user.create', limit: 1000, offset: 0 });
+    expect(asked()).toContainEqual({ action: 'user.create', limit: '1000', offset: '0' });
     expect(saved[0].name).toMatch(/^berth-audit-\d{8}-\d{6}\.csv$/);
     const lines = saved[0].text.split('\r\n');
     expect(lines[0]).toBe('id,timestamp,userId,username,environmentId,action,entityType,entityId,entityName,description,details,ipAddress');
@@ -170,7 +185,7 @@ describe('AuditScreen', () => {
   });
 
   it('shows an empty log and an empty filter result differently', async () => {
-    vi.mocked(admin.listAudit).mockResolvedValue(page([]));
+    api.routes['GET /api/audit'] = page([]);
     render(AuditScreen);
     expect(await screen.findByText('The audit log is empty.')).toBeTruthy();
     expect((screen.getByRole('button', { name: 'Export CSV' }) as HTMLButtonElement).disabled).toBe(true);
@@ -180,7 +195,9 @@ describe('AuditScreen', () => {
   });
 
   it('says plainly that the audit log needs a license', async () => {
-    vi.mocked(admin.listAudit).mockRejectedValue(new ApiError(403, 'Enterprise license required'));
+    api.routes['GET /api/audit'] = () => {
+      throw new ApiError(403, 'Enterprise license required');
+    };
     render(AuditScreen);
     const alert = await screen.findByRole('alert');
     expect(alert.textContent).toMatch(/Not allowed\..*Enterprise license required/);

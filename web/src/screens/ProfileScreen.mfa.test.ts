@@ -9,7 +9,7 @@ import ProfileScreen from './ProfileScreen.svelte';
 
 vi.mock('../lib/api-admin', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-admin')>();
-  return { ...real, listTokens: vi.fn(), createToken: vi.fn(), revokeToken: vi.fn(), updateUser: vi.fn() };
+  return { ...real, listTokens: vi.fn(), createToken: vi.fn(), revokeToken: vi.fn() };
 });
 vi.mock('../lib/api-mfa', () => ({ beginMfa: vi.fn(), verifyMfa: vi.fn(), disableMfa: vi.fn() }));
 

@@ -13,7 +13,7 @@ vi.mock('../lib/api-system', async (importOriginal) => {
 });
 vi.mock('../lib/api-admin', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-admin')>();
-  return { ...real, listTokens: vi.fn(), createToken: vi.fn(), revokeToken: vi.fn(), updateUser: vi.fn() };
+  return { ...real, listTokens: vi.fn(), createToken: vi.fn(), revokeToken: vi.fn() };
 });
 
 const token: admin.ApiToken = {
@@ -38,7 +38,6 @@ beforeEach(() => {
   signIn();
   vi.mocked(admin.listTokens).mockResolvedValue([structuredClone(token)]);
   vi.mocked(admin.revokeToken).mockResolvedValue({ success: true });
-  vi.mocked(admin.updateUser).mockResolvedValue({} as admin.AdminUser);
 });
 afterEach(() => {
   cleanup();

@@ -1,31 +1,11 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
-import * as admin from '../lib/api-admin';
-import * as mfa from '../lib/api-mfa';
+import type * as admin from '../lib/api-admin';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import UsersScreen from './UsersScreen.svelte';
-
-vi.mock('../lib/api-mfa', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-mfa')>();
-  return { ...real, disableMfa: vi.fn() };
-});
-
-vi.mock('../lib/api-admin', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-admin')>();
-  return {
-    ...real,
-    listUsers: vi.fn(),
-    listRoles: vi.fn(),
-    createUser: vi.fn(),
-    updateUser: vi.fn(),
-    deleteUser: vi.fn(),
-    listUserRoles: vi.fn(),
-    assignRole: vi.fn(),
-    unassignRole: vi.fn(),
-  };
-});
 
 const base = { mfaEnabled: false, isActive: true, authProvider: 'local', lastLogin: null, createdAt: '2025-01-01T00:00:00Z' };
 const users: admin.AdminUser[] = [
@@ -43,17 +23,26 @@ beforeEach(() => {
     { id: 1, name: 'local', connectionType: 'socket' },
     { id: 2, name: 'prod', connectionType: 'direct' },
   ];
-  vi.mocked(admin.listUsers).mockResolvedValue(structuredClone(users));
-  vi.mocked(admin.listRoles).mockResolvedValue(structuredClone(roles));
-  vi.mocked(admin.deleteUser).mockResolvedValue({ success: true });
-  vi.mocked(admin.listUserRoles).mockResolvedValue([]);
+  api = stubApi({
+    'GET /api/users': users,
+    'GET /api/roles': roles,
+    'DELETE /api/users/2': { success: true },
+    'GET /api/users/2/roles': [],
+  });
 });
 afterEach(() => {
   cleanup();
-  vi.clearAllMocks();
+  vi.unstubAllGlobals();
   session.session = null;
   session.environments = [];
 });
+
+let api: StubApi;
+const one = (route: string) => {
+  const c = api.called(route);
+  expect(c).toHaveLength(1);
+  return c[0];
+};
 
 const rowOf = (name: string) =>
   screen.getAllByRole('row').find((r) => (r as HTMLTableRowElement).cells[0].textContent?.trim().split(/\s+/)[0] === name)!;
@@ -76,8 +65,8 @@ describe('UsersScreen', () => {
 
   it('creates a user with a first role on one environment', async () => {
     const created = { ...base, id: 9, username: 'bob', displayName: 'Bob', email: '', isAdmin: false };
-    vi.mocked(admin.createUser).mockResolvedValue(created);
-    vi.mocked(admin.assignRole).mockResolvedValue({ id: 1, roleId: 3, roleName: 'Viewer', environmentId: 2, source: 'manual' });
+    api.routes['POST /api/users'] = created;
+    api.routes['POST /api/users/9/roles'] = { id: 1, roleId: 3, roleName: 'Viewer', environmentId: 2, source: 'manual' };
     render(UsersScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'New user' }));
@@ -88,16 +77,21 @@ describe('UsersScreen', () => {
     await fireEvent.input(f.getByLabelText('Password'), { target: { value: 'bob-password-1' } });
     await fireEvent.change(f.getByLabelText('Role'), { target: { value: '3' } });
     await fireEvent.change(f.getByLabelText('On'), { target: { value: '2' } });
-    vi.mocked(admin.listUsers).mockResolvedValue([...users, created]);
+    api.routes['GET /api/users'] = [...users, created];
     await fireEvent.click(f.getByRole('button', { name: 'Create user' }));
-    expect(admin.createUser).toHaveBeenCalledWith({ username: 'bob', password: 'bob-password-1', displayName: 'Bob', email: undefined, isAdmin: false });
-    await waitFor(() => expect(admin.assignRole).toHaveBeenCalledWith(9, 3, 2));
+    await waitFor(() => expect(api.called('POST /api/users/9/roles')).toHaveLength(1));
+    expect(one('POST /api/users').body).toEqual({ username: 'bob', password: 'bob-password-1', displayName: 'Bob', isAdmin: false });
+    expect(one('POST /api/users/9/roles').body).toEqual({ roleId: 3, environmentId: 2 });
     expect((await screen.findByRole('status', { name: '' })).textContent).toContain('bob created.');
     expect(screen.queryByRole('form', { name: 'New user' })).toBeNull();
+    // the list is read again after the change
+    expect(await screen.findByText('Bob')).toBeTruthy();
   });
 
   it('shows the server message when the user cannot be created', async () => {
-    vi.mocked(admin.createUser).mockRejectedValue(new ApiError(409, 'A user with this username already exists'));
+    api.routes['POST /api/users'] = () => {
+      throw new ApiError(409, 'A user with this username already exists');
+    };
     render(UsersScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'New user' }));
@@ -109,7 +103,7 @@ describe('UsersScreen', () => {
   });
 
   it('edits a user and sends only what changed', async () => {
-    vi.mocked(admin.updateUser).mockResolvedValue({ ...users[1], displayName: 'Alice', isAdmin: true });
+    api.routes['PUT /api/users/2'] = { ...users[1], displayName: 'Alice', isAdmin: true };
     render(UsersScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Edit alice' }));
@@ -119,18 +113,19 @@ describe('UsersScreen', () => {
     await fireEvent.input(f.getByLabelText('Display name'), { target: { value: 'Alice' } });
     await fireEvent.click(f.getByLabelText(/Administrator/));
     await fireEvent.click(f.getByRole('button', { name: 'Save' }));
-    expect(admin.updateUser).toHaveBeenCalledWith(2, { displayName: 'Alice', isAdmin: true });
+    await waitFor(() => expect(one('PUT /api/users/2').body).toEqual({ displayName: 'Alice', isAdmin: true }));
+    expect(await screen.findByText('alice saved.')).toBeTruthy();
   });
 
   it('resets the password of a local user', async () => {
-    vi.mocked(admin.updateUser).mockResolvedValue(users[0]);
+    api.routes['PUT /api/users/1'] = users[0];
     render(UsersScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Edit admin' }));
     const f = within(screen.getByRole('form', { name: 'Edit admin' }));
     await fireEvent.input(f.getByLabelText('New password'), { target: { value: 'another-password' } });
     await fireEvent.click(f.getByRole('button', { name: 'Save' }));
-    expect(admin.updateUser).toHaveBeenCalledWith(1, { password: 'another-password' });
+    await waitFor(() => expect(one('PUT /api/users/1').body).toEqual({ password: 'another-password' }));
   });
 
   it('deletes a user only after confirmation', async () => {
@@ -139,20 +134,23 @@ describe('UsersScreen', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Delete alice' }));
     const dialog = screen.getByRole('dialog', { name: 'Delete alice?' });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Cancel' }));
-    expect(admin.deleteUser).not.toHaveBeenCalled();
+    expect(api.called('DELETE /api/users/2')).toHaveLength(0);
+    api.routes['GET /api/users'] = users.slice(0, 1);
     await fireEvent.click(screen.getByRole('button', { name: 'Delete alice' }));
     await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Delete user' }));
-    expect(admin.deleteUser).toHaveBeenCalledWith(2);
     expect(await screen.findByText('alice deleted.')).toBeTruthy();
+    one('DELETE /api/users/2');
+    await waitFor(() => expect(screen.queryByRole('button', { name: 'Delete alice' })).toBeNull());
   });
 
   it('lists, assigns and removes the roles of a user', async () => {
-    vi.mocked(admin.listUserRoles).mockResolvedValue([
+    const assigned = [
       { id: 5, roleId: 3, roleName: 'Viewer', environmentId: null, source: 'manual' },
       { id: 6, roleId: 1, roleName: 'Admin', environmentId: 2, source: 'ldap:1' },
-    ]);
-    vi.mocked(admin.assignRole).mockResolvedValue({ id: 7, roleId: 3, roleName: 'Viewer', environmentId: 1, source: 'manual' });
-    vi.mocked(admin.unassignRole).mockResolvedValue({ success: true });
+    ];
+    api.routes['GET /api/users/2/roles'] = assigned;
+    api.routes['POST /api/users/2/roles'] = { id: 7, roleId: 3, roleName: 'Viewer', environmentId: 1, source: 'manual' };
+    api.routes['DELETE /api/users/2/roles'] = { success: true };
     render(UsersScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Roles of alice' }));
@@ -164,18 +162,21 @@ describe('UsersScreen', () => {
 
     await fireEvent.change(panel.getByLabelText('Role'), { target: { value: '3' } });
     await fireEvent.change(panel.getByLabelText('On'), { target: { value: '1' } });
+    api.routes['GET /api/users/2/roles'] = [...assigned, { id: 7, roleId: 3, roleName: 'Viewer', environmentId: 1, source: 'manual' }];
     await fireEvent.click(panel.getByRole('button', { name: 'Assign role' }));
-    expect(admin.assignRole).toHaveBeenCalledWith(2, 3, 1);
+    await waitFor(() => expect(one('POST /api/users/2/roles').body).toEqual({ roleId: 3, environmentId: 1 }));
+    // the assignments are read again: the new one is listed
+    await waitFor(() => expect(within(table).getByText('local')).toBeTruthy());
 
     await fireEvent.click(panel.getByRole('button', { name: 'Remove Viewer on All environments' }));
     await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Remove role' }));
-    expect(admin.unassignRole).toHaveBeenCalledWith(2, 3, null);
+    await waitFor(() => expect(one('DELETE /api/users/2/roles').body).toEqual({ roleId: 3, environmentId: null }));
   });
 
   it("lets an admin disable another user's MFA after confirming", async () => {
     const withMfa = users.map((u) => ({ ...u, mfaEnabled: true }));
-    vi.mocked(admin.listUsers).mockResolvedValue(structuredClone(withMfa));
-    vi.mocked(mfa.disableMfa).mockResolvedValue({ success: true, message: 'MFA disabled' });
+    api.routes['GET /api/users'] = withMfa;
+    api.routes['DELETE /api/users/2/mfa'] = { success: true, message: 'MFA disabled' };
     render(UsersScreen);
     await screen.findByRole('table');
     // Not for the admin themself: their own MFA is the profile's business.
@@ -183,22 +184,24 @@ describe('UsersScreen', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Disable MFA of alice' }));
     const dialog = screen.getByRole('dialog', { name: 'Disable two-factor authentication of alice?' });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Cancel' }));
-    expect(mfa.disableMfa).not.toHaveBeenCalled();
+    expect(api.called('DELETE /api/users/2/mfa')).toHaveLength(0);
     expect(screen.queryByRole('dialog')).toBeNull();
 
-    vi.mocked(admin.listUsers).mockResolvedValue(structuredClone(withMfa.map((u) => (u.id === 2 ? { ...u, mfaEnabled: false } : u))));
+    api.routes['GET /api/users'] = withMfa.map((u) => (u.id === 2 ? { ...u, mfaEnabled: false } : u));
     await fireEvent.click(screen.getByRole('button', { name: 'Disable MFA of alice' }));
     await fireEvent.input(within(screen.getByRole('dialog')).getByLabelText('Your password'), { target: { value: 'admin-password-1' } });
     await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Disable MFA' }));
-    expect(mfa.disableMfa).toHaveBeenCalledWith(2, { password: 'admin-password-1' });
     expect((await screen.findByRole('status')).textContent).toContain('Two-factor authentication disabled for alice.');
+    expect(one('DELETE /api/users/2/mfa').body).toEqual({ password: 'admin-password-1' });
     await waitFor(() => expect(screen.queryByRole('button', { name: 'Disable MFA of alice' })).toBeNull());
     expect(within(rowOf('alice')).queryByText('MFA')).toBeNull();
   });
 
   it('shows why MFA could not be disabled', async () => {
-    vi.mocked(admin.listUsers).mockResolvedValue(structuredClone(users.map((u) => ({ ...u, mfaEnabled: true }))));
-    vi.mocked(mfa.disableMfa).mockRejectedValue(new ApiError(403, 'Permission denied'));
+    api.routes['GET /api/users'] = users.map((u) => ({ ...u, mfaEnabled: true }));
+    api.routes['DELETE /api/users/2/mfa'] = () => {
+      throw new ApiError(403, 'Permission denied');
+    };
     render(UsersScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Disable MFA of alice' }));
@@ -213,7 +216,7 @@ describe('UsersScreen', () => {
       authEnabled: true,
       user: { id: 5, username: 'eve', isAdmin: false, permissions: { users: ['view', 'edit'] } },
     };
-    vi.mocked(admin.listUsers).mockResolvedValue(structuredClone(users.map((u) => ({ ...u, mfaEnabled: true }))));
+    api.routes['GET /api/users'] = users.map((u) => ({ ...u, mfaEnabled: true }));
     render(UsersScreen);
     await screen.findByRole('table');
     expect(screen.queryByRole('button', { name: /Disable MFA/ })).toBeNull();
@@ -221,7 +224,9 @@ describe('UsersScreen', () => {
 
   it('tells a user without the permission that they are not allowed', async () => {
     session.session = { authenticated: true, authEnabled: true, user: { id: 5, username: 'eve', isAdmin: false, permissions: {} } };
-    vi.mocked(admin.listUsers).mockRejectedValue(new ApiError(403, 'Permission denied'));
+    api.routes['GET /api/users'] = () => {
+      throw new ApiError(403, 'Permission denied');
+    };
     render(UsersScreen);
     const alert = await screen.findByRole('alert');
     expect(alert.textContent).toContain('Not allowed.');
