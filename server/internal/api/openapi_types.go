@@ -33,6 +33,7 @@ var opGroups = []map[string]apiOp{coreOps, authOps, workloadOps, systemOps, cont
 	containersOps,
 	scannerCacheOps,
 	imageScanOps,
+	scannerOps,
 	jobsOps,
 	selfUpdateOps,
 	hawserOps,

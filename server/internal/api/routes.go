@@ -246,6 +246,7 @@ func (s *Server) routes() []route {
 		s.containersRoutes(),
 		s.scannerCacheRoutes(),
 		s.imageScanRoutes(),
+		s.scannerRoutes(),
 		s.jobsRoutes(),
 		s.selfUpdateRoutes(),
 		s.hawserRoutes(),

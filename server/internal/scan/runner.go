@@ -100,10 +100,10 @@ func lookPath(configured, name string) string {
 }
 
 // run scans image (resolved on env's engine) with t and returns the raw
-// report: with the binary on a saved tarball of the image, or else with the
+// report: with the binary (when it can run) on a saved tarball of the image, or else with the
 // scanner's image as a container on the engine.
 func (cfg Config) run(ctx context.Context, c *engine.Client, t tool, imageRef string) ([]byte, error) {
-	if t.binary != "" {
+	if t.usableBinary() != "" {
 		return cfg.runBinary(ctx, c, t, imageRef)
 	}
 	return cfg.runContainer(ctx, c, t, imageRef)

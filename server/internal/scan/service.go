@@ -82,7 +82,7 @@ func (s *Service) Availability() map[string]string {
 	out := map[string]string{}
 	for name, t := range s.tools {
 		out[name] = "container"
-		if t.binary != "" {
+		if t.usableBinary() != "" {
 			out[name] = "binary"
 		}
 	}

@@ -2084,6 +2084,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/images/scanners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether each vulnerability scanner can scan on the environment (its binary runs, or its image is on the engine) and, when not, how to get it: a configured registry serving its image, or the binary's setting */
+        get: operations["get_api_images_scanners"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/images/scanners/pull": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pull a scanner's image from the configured registry that serves it and give it the scanner's name: a job ({jobId}; with Accept: application/json, its result) */
+        post: operations["post_api_images_scanners_pull"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/images/{id}": {
         parameters: {
             query?: never;
@@ -5863,10 +5897,18 @@ export interface components {
             scanner?: string;
             trivyArgs?: string;
         };
+        "api.scannerPullInputInput": {
+            scanner?: string;
+        };
         "api.scannerRemovalAnswer": {
             errors?: string[] | null;
             removed: string[] | null;
             success: boolean;
+        };
+        "api.scannersAnswer": {
+            scanners: components["schemas"]["scan.Status"][] | null;
+            setting: string;
+            usable: boolean;
         };
         "api.scheduleJSON": {
             autoUpdate?: boolean | null;
@@ -7062,6 +7104,12 @@ export interface components {
             /** Format: int64 */
             total: number;
         };
+        "scan.PullSource": {
+            reference: string;
+            /** Format: int64 */
+            registryId: number;
+            registryName: string;
+        };
         "scan.Result": {
             imageId: string;
             imageName: string;
@@ -7086,6 +7134,19 @@ export interface components {
             summary: components["schemas"]["scan.Summary"];
             /** Format: int64 */
             total: number;
+        };
+        "scan.Status": {
+            binary?: string;
+            binaryProblem?: string;
+            binarySetting: string;
+            image: string;
+            imagePresent: boolean;
+            name: string;
+            pullFrom?: components["schemas"]["scan.PullSource"] | null;
+            reason?: string;
+            scanner: string;
+            usable: boolean;
+            via?: string;
         };
         "scan.Summary": {
             /** Format: int64 */
@@ -12793,6 +12854,66 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["scan.Result"][] | null;
                     "text/csv": string;
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_images_scanners: {
+        parameters: {
+            query?: {
+                /** @description The environment's id (default 1). */
+                env?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.scannersAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_images_scanners_pull: {
+        parameters: {
+            query?: {
+                /** @description The environment's id (default 1). */
+                env?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["api.scannerPullInputInput"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.jobStartAnswer"] | components["schemas"]["api.transferResult"];
                 };
             };
             400: components["responses"]["Error"];
