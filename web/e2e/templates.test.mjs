@@ -19,8 +19,16 @@ let env;
 let stackName;
 let server;
 let sourceURL;
+let base;
+let logoRequests = 0;
 
-const listOf = (label) =>
+// A 16×16 PNG (one colour), the logo the source lists.
+const LOGO_PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR42mOQqzhBEmIY1TCqYfhqAABoaV4QiY2AzgAAAABJRU5ErkJggg==',
+  'base64',
+);
+
+const listOf = (label, base) =>
   JSON.stringify({
     version: '2',
     templates: [
@@ -30,6 +38,7 @@ const listOf = (label) =>
         name: 'sleeper',
         description: 'A busybox that sleeps',
         categories: [`e2e-${label}`],
+        logo: `${base}/logo.png`,
         image: testImage,
         command: 'sleep 600',
         env: [{ name: 'GREETING', label: 'Greeting', default: 'hello' }],
@@ -48,16 +57,21 @@ describe('templates screen', { timeout: 120_000 }, () => {
     h = await startConsole();
     page = h.page;
     stackName = `e2e-tpl-${h.label}`;
-    const body = listOf(h.label);
     server = http.createServer((req, res) => {
+      if (req.url === '/logo.png') {
+        logoRequests++;
+        res.writeHead(200, { 'Content-Type': 'image/png' }).end(LOGO_PNG);
+        return;
+      }
       if (req.url !== '/templates.json') {
         res.writeHead(404).end();
         return;
       }
-      res.writeHead(200, { 'Content-Type': 'application/json' }).end(body);
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(listOf(h.label, base));
     });
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-    sourceURL = `http://127.0.0.1:${server.address().port}/templates.json`;
+    base = `http://127.0.0.1:${server.address().port}`;
+    sourceURL = `${base}/templates.json`;
   });
 
   after(async () => {
@@ -79,14 +93,14 @@ describe('templates screen', { timeout: 120_000 }, () => {
     const envs = await h.api('GET', '/api/environments');
     env = envs.body[0]?.id;
     assert.ok(env, 'an environment exists');
-    // Logos: the built-in templates name remote logo URLs; the browser asks
-    // nothing of another origin (placeholders instead, offline-safe).
+    // Logos: the built-in templates' are shipped in Berth and served by it;
+    // the browser asks nothing of another origin (offline-safe).
     const requests = [];
     const record = (req) => requests.push(req.url());
     page.on('request', record);
     await h.open('/templates', 'Templates');
     await page.getByRole('list', { name: 'Templates' }).waitFor();
-    await page.locator('.card .logo-ph').first().waitFor();
+    await page.locator('.card img').first().waitFor();
     await page.waitForLoadState('networkidle');
     page.off('request', record);
     const outside = requests.filter((u) => new URL(u).hostname !== '127.0.0.1');
@@ -102,6 +116,15 @@ describe('templates screen', { timeout: 120_000 }, () => {
     const cards = page.getByRole('list', { name: 'Templates' }).getByRole('listitem');
     await page.getByRole('heading', { level: 2, name: `Sleeper ${h.label}` }).waitFor();
     assert.equal(await cards.count(), 1);
+    // Its logo: fetched by Berth when the source was added (once), shown from
+    // Berth's own origin, and loaded.
+    const img = cards.first().locator('img');
+    await img.waitFor();
+    const src = await img.getAttribute('src');
+    assert.match(src, /^\/api\/templates\/[^/]+\/logo$/);
+    await h.waitFor('the logo loaded', 10_000, async () => (await img.evaluate((e) => e.complete && e.naturalWidth)) > 0);
+    assert.equal(await img.evaluate((e) => new URL(e.currentSrc).origin), new URL(page.url()).origin);
+    assert.equal(logoRequests, 1, 'Berth fetched the logo once; the browser never asked the source');
     await h.checkA11y('templates');
     await h.screenshot('templates');
   });

@@ -19,10 +19,14 @@ func (s *Server) templatesRoutes() []route {
 	if dir := s.templateFilesDir(); dir != "" {
 		s.tpl.catalog.UseFileDir(dir)
 	}
+	if s.dataDir != "" {
+		s.tpl.catalog.UseLogoDir(filepath.Join(s.dataDir, "template-logos"))
+	}
 	return []route{
 		{"GET", "/api/templates", "stacks:view", AnyEnv, "", false, s.listTemplates},
 		{"POST", "/api/templates/compose", "stacks:create", AnyEnv, Quiet, false, s.templateCompose},
 		{"POST", "/api/templates/deploy", "stacks:create", AnyEnv, "template.deploy", false, s.deployTemplate},
+		{"GET", "/api/templates/{id}/logo", "stacks:view", AnyEnv, "", false, s.templateLogo},
 		{"GET", "/api/templates/sources", "settings:view", NoEnv, "", false, s.listTemplateSources},
 		{"POST", "/api/templates/sources", "settings:edit", NoEnv, "template_source.create", false, s.createTemplateSource},
 		{"PUT", "/api/templates/sources", "settings:edit", NoEnv, "template_source.update", false, s.updateTemplateSource},

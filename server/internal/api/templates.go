@@ -80,6 +80,19 @@ func (s *Server) listTemplates(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, list)
 }
 
+// templateLogo answers a template's logo from Berth's own origin (issue
+// 22): a built-in template's from the binary, a source template's from the
+// copy fetched when its source was read; 404 when Berth has none (the
+// console shows its placeholder). Served like an uploaded picture: its own
+// type, nosniff, and an SVG sandboxed.
+func (s *Server) templateLogo(c *gin.Context) error {
+	data, ct, err := s.tpl.catalog.Logo(c.Request.Context(), c.Param("id"), isAdmin(c))
+	if err != nil {
+		return err
+	}
+	return writePicture(c, store.Picture{ContentType: ct, Data: data})
+}
+
 // templateComposeRequest is the body of POST /api/templates/compose: the
 // reference's {template} (an object as GET /api/templates answers it, or
 // the reference's {id, type, title, image, repository}); templateId names

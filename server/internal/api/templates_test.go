@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -32,7 +33,7 @@ func templateList(label string) string {
       "description": "A busybox that sleeps",
       "categories": ["testing", "tools"],
       "platform": "linux",
-      "logo": "https://example.com/logo.png",
+      "logo": "{{BASE}}/logo.svg",
       "image": %[2]q,
       "command": "sleep 3600",
       "env": [
@@ -64,6 +65,7 @@ func templateList(label string) string {
 
 type templateJSON struct {
 	ID         string   `json:"id"`
+	LogoURL    string   `json:"logoUrl"`
 	SourceID   string   `json:"sourceId"`
 	Type       int      `json:"type"`
 	Title      string   `json:"title"`
@@ -90,15 +92,49 @@ func serveTemplates(t *testing.T, content string) string {
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/templates.json" {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/logo.svg": // the list's logos point here ({{BASE}})
+			w.Header().Set("Content-Type", "image/svg+xml")
+			_, _ = w.Write([]byte(testLogoSVG))
+		case "/templates.json":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(strings.ReplaceAll(content, "{{BASE}}", srv.URL)))
+		default:
 			http.NotFound(w, r)
-			return
 		}
-		http.ServeFile(w, r, path)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/templates.json"
+}
+
+// testLogoSVG is the logo serveTemplates serves.
+const testLogoSVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 4 4"><rect width="4" height="4" fill="#0a0"/></svg>`
+
+// getLogo fetches a logo from Berth and checks how it is served: 200, an
+// image type, nosniff, and a sandboxing policy.
+func (h *harness) getLogo(path string) (string, []byte) {
+	h.t.Helper()
+	req, err := http.NewRequest("GET", h.url+path, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for k, v := range h.headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := h.http.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	ct := resp.Header.Get("Content-Type")
+	if resp.StatusCode != 200 || !strings.HasPrefix(ct, "image/") || resp.Header.Get("X-Content-Type-Options") != "nosniff" ||
+		!strings.Contains(resp.Header.Get("Content-Security-Policy"), "sandbox") {
+		h.t.Fatalf("GET %s = %d %q %v", path, resp.StatusCode, data, resp.Header)
+	}
+	return ct, data
 }
 
 func (h *harness) templates(query string) []templateJSON {
@@ -181,9 +217,24 @@ func TestTemplateFromAURLSourceDeploysARunningStack(t *testing.T) {
 	if tp.ID != fmt.Sprintf("%d:0", src.ID) || tp.Type != 1 || tp.SourceID != fmt.Sprint(src.ID) {
 		t.Fatalf("template = %+v", tp)
 	}
-	if builtin := h.templates("?category=database"); len(builtin) == 0 {
+	builtin := h.templates("?category=database")
+	if len(builtin) == 0 {
 		t.Error("no built-in database templates")
 	}
+	// Logos come from Berth's own origin (issue 22): the source's, fetched
+	// when the source was read, and a built-in one's, shipped in the binary.
+	if tp.LogoURL != fmt.Sprintf("/api/templates/%d:0/logo", src.ID) {
+		t.Fatalf("logoUrl = %q", tp.LogoURL)
+	}
+	if ct, data := h.getLogo(tp.LogoURL); ct != "image/svg+xml" || string(data) != testLogoSVG {
+		t.Errorf("source logo = %q %q", ct, data)
+	}
+	if len(builtin) > 0 {
+		if ct, _ := h.getLogo(builtin[0].LogoURL); ct != "image/svg+xml" {
+			t.Errorf("built-in logo type %q", ct)
+		}
+	}
+	h.must(404, "GET", "/api/templates/builtin:none/logo", nil, nil)
 
 	name := "tpl-" + h.label
 	h.removeStackAtCleanup(name)

@@ -61,6 +61,11 @@ type Options struct {
 	// settings never reads another file of the server; "" refuses file
 	// sources. See UseFileDir.
 	FileDir string
+	// LogoDir is the directory the logos of source templates are fetched
+	// into and served from ("": none; see UseLogoDir). LogoTimeout bounds
+	// the fetch of one source's new logos (0: DefaultLogoTimeout).
+	LogoDir     string
+	LogoTimeout time.Duration
 }
 
 // Service keeps the template sources and the catalogue read from them.
@@ -71,6 +76,7 @@ type Service struct {
 	mu      sync.Mutex
 	cache   map[int64]cached
 	fileDir string // Options.FileDir, absolute; guarded by mu
+	logoDir string // Options.LogoDir, absolute; guarded by mu
 }
 
 // cached is a source's last successful read.
@@ -91,8 +97,8 @@ func New(o Options) *Service {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = DefaultMaxBytes
 	}
-	if o.Client == nil {
-		o.Client = &http.Client{}
+	if o.LogoTimeout <= 0 {
+		o.LogoTimeout = DefaultLogoTimeout
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -104,9 +110,13 @@ func New(o Options) *Service {
 	for i := range list {
 		list[i].SourceID, list[i].SourceName = BuiltinSource, "Built-in"
 		list[i].ID = BuiltinSource + ":" + list[i].Name
+		if _, ok := builtinLogo(list[i].Name); ok {
+			list[i].Logo = LogoPath(list[i].ID) // shipped in the binary, served by Berth
+		}
 	}
 	s := &Service{o: o, builtin: list, cache: map[int64]cached{}}
 	s.UseFileDir(o.FileDir)
+	s.UseLogoDir(o.LogoDir)
 	return s
 }
 
@@ -367,6 +377,7 @@ func (s *Service) fetch(ctx context.Context, src store.TemplateSource) ([]Templa
 	for i := range list {
 		list[i].ID, list[i].SourceID, list[i].SourceName = sid+":"+strconv.Itoa(i), sid, src.Name
 	}
+	s.fetchLogos(context.WithoutCancel(ctx), src.Name, list)
 	return list, nil
 }
 
@@ -382,13 +393,9 @@ func (s *Service) read(ctx context.Context, location string) ([]byte, error) {
 			return nil, err
 		}
 		req.Header.Set("Accept", "application/json")
-		client := s.o.Client
-		if client == nil {
-			p, err := s.o.Outbound.Policy(ctx)
-			if err != nil {
-				return nil, err
-			}
-			client = p.Client()
+		client, err := s.client(ctx)
+		if err != nil {
+			return nil, err
 		}
 		resp, err := client.Do(req)
 		if f, ok := outbound.Refused(err); ok {
@@ -418,6 +425,19 @@ func (s *Service) read(ctx context.Context, location string) ([]byte, error) {
 	}
 	defer f.Close()
 	return s.limited(f)
+}
+
+// client is the client of URL sources: Options.Client, else one that
+// follows the outbound policy.
+func (s *Service) client(ctx context.Context) (*http.Client, error) {
+	if s.o.Client != nil {
+		return s.o.Client, nil
+	}
+	p, err := s.o.Outbound.Policy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.Client(), nil
 }
 
 // openable resolves the path of a file source: a regular file under the
@@ -499,6 +519,7 @@ func (s *Service) Catalogue(ctx context.Context, f Filter) ([]Template, error) {
 		out = append(out, l...)
 	}
 	out = append(out, s.builtin...)
+	s.withLogoURLs(out)
 	return slices.DeleteFunc(out, func(t Template) bool { return !f.match(t) }), nil
 }
 

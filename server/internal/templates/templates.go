@@ -24,15 +24,18 @@ const (
 
 // Template is one app template of the catalogue.
 type Template struct {
-	ID                string      `json:"id"` // "<sourceId>:<index>", or "builtin:<slug>"
-	SourceID          string      `json:"sourceId"`
-	SourceName        string      `json:"sourceName"`
-	Type              int         `json:"type"`
-	Title             string      `json:"title"`
-	Description       string      `json:"description"`
-	Categories        []string    `json:"categories"`
-	Platform          string      `json:"platform,omitempty"`
-	Logo              string      `json:"logo,omitempty"`
+	ID          string   `json:"id"` // "<sourceId>:<index>", or "builtin:<slug>"
+	SourceID    string   `json:"sourceId"`
+	SourceName  string   `json:"sourceName"`
+	Type        int      `json:"type"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Categories  []string `json:"categories"`
+	Platform    string   `json:"platform,omitempty"`
+	Logo        string   `json:"logo,omitempty"` // as the source lists it (a built-in one's: LogoURL)
+	// LogoURL is the path Berth serves the logo at (LogoPath), present
+	// only when Berth has it: the console never loads the remote Logo.
+	LogoURL           string      `json:"logoUrl,omitempty"`
 	Image             string      `json:"image,omitempty"`
 	Name              string      `json:"name,omitempty"`
 	Registry          string      `json:"registry,omitempty"`

@@ -3746,6 +3746,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/templates/{id}/logo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A template's logo, served by Berth (404: none; an image of its own type) */
+        get: operations["get_api_templates_id_logo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users": {
         parameters: {
             query?: never;
@@ -7465,6 +7482,7 @@ export interface components {
             interactive?: boolean;
             labels: components["schemas"]["templates.Pair"][] | null;
             logo?: string;
+            logoUrl?: string;
             name?: string;
             network?: string;
             note?: string;
@@ -17069,6 +17087,36 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_templates_id_logo: {
+        parameters: {
+            query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A stream (image/*). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": string;
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
             500: components["responses"]["Error"];
         };
     };

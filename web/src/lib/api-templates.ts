@@ -32,6 +32,8 @@ export interface AppTemplate {
   categories: string[];
   platform?: string;
   logo?: string;
+  /** Where Berth serves the logo (absent: Berth has none; the console shows a placeholder). */
+  logoUrl?: string;
   image?: string;
   name?: string;
   env: TemplateEnvField[];

@@ -80,14 +80,16 @@ const cardTitles = () => within(screen.getByRole('list', { name: 'Templates' }))
 describe('TemplatesScreen', () => {
   it('shows only logos Berth serves; a remote logo URL shows the local placeholder (no request leaves the browser)', { timeout: 60_000 }, async () => {
     const withLogos = structuredClone(templates);
+    // logo is the list's remote URL; logoUrl is where Berth serves its copy.
     withLogos[0].logo = 'https://raw.githubusercontent.com/docker-library/docs/master/postgres/logo.png';
-    withLogos[1].logo = '/api/templates/logo/nginx.png';
-    withLogos[2].logo = '//evil.example/x.png';
+    withLogos[1].logo = 'https://example.com/nginx.png';
+    withLogos[1].logoUrl = '/api/templates/builtin:nginx/logo';
+    withLogos[2].logoUrl = '//evil.example/x.png';
     vi.mocked(tpl.listTemplates).mockResolvedValue(withLogos);
     const { container } = render(TemplatesScreen);
     await screen.findByRole('list', { name: 'Templates' });
     const imgs = [...container.querySelectorAll('.card img')].map((i) => i.getAttribute('src'));
-    expect(imgs).toEqual(['/api/templates/logo/nginx.png']);
+    expect(imgs).toEqual(['/api/templates/builtin:nginx/logo']);
     const placeholders = [...container.querySelectorAll('.card .logo-ph')].map((p) => p.textContent);
     expect(placeholders).toEqual(['P', 'R']);
     // A logo Berth cannot serve falls back to the placeholder, not a broken image.
