@@ -1,19 +1,12 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as api from '../lib/api';
-import * as infra from '../lib/api-infra';
+import { ApiError } from '../lib/api';
+import type * as infra from '../lib/api-infra';
+import { queryClient } from '../lib/query';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import EnvironmentsScreen from './EnvironmentsScreen.svelte';
-
-vi.mock('../lib/api', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api')>();
-  return { ...real, dashboardStats: vi.fn(), listEnvironments: vi.fn() };
-});
-vi.mock('../lib/api-infra', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-infra')>();
-  return { ...real, listEnvironmentDetails: vi.fn(), testEnvironment: vi.fn(), deleteEnvironment: vi.fn() };
-});
 
 const envs: infra.EnvironmentDetail[] = [
   { id: 1, name: 'local', connectionType: 'socket', socketPath: '/var/run/docker.sock', labels: [] },
@@ -54,35 +47,40 @@ const edgeEnvs = (): infra.EnvironmentDetail[] => [
   { id: 7, name: 'issued', connectionType: 'agent-edge', hasAgentToken: true, agentConnected: false, agentStatus: { connected: false } },
 ];
 
+let api: StubApi;
+const online = { state: 'online', checkedAt: '2025-01-01T00:00:00Z' };
 beforeEach(() => {
+  queryClient.clear();
   session.session = { authenticated: true, authEnabled: false };
   session.envId = 1;
-  vi.mocked(infra.listEnvironmentDetails).mockResolvedValue(structuredClone(envs));
-  vi.mocked(api.listEnvironments).mockResolvedValue(envs.map(({ id, name, connectionType }) => ({ id, name, connectionType })));
-  vi.mocked(api.dashboardStats).mockResolvedValue([
-    { id: 1, name: 'local', online: true },
-    { id: 2, name: 'edge', online: false, error: 'connection refused' },
-  ]);
-  vi.mocked(infra.testEnvironment).mockResolvedValue({ success: true, info: { serverVersion: '27.3.1' } });
-  vi.mocked(infra.deleteEnvironment).mockResolvedValue({ success: true });
+  api = stubApi({
+    'GET /api/environments': envs,
+    'GET /api/environments/1/status': online,
+    'GET /api/environments/2/status': { state: 'offline', reason: 'The engine cannot be reached: connection refused', lastReachable: recently(120), checkedAt: recently(0) },
+    'GET /api/environments/3/status': { state: 'busy', reason: 'The engine did not answer within 4 s: it is busy, not offline', checkedAt: recently(0) },
+    'POST /api/environments/2/test': { success: true, info: { serverVersion: '27.3.1' } },
+    'DELETE /api/environments/2': { success: true },
+  });
+  for (const e of edgeEnvs()) api.routes[`GET /api/environments/${e.id}/status`] = e.agentConnected ? online : { state: 'offline', reason: 'The agent is not connected', checkedAt: recently(0) };
 });
 afterEach(() => {
   cleanup();
-  vi.clearAllMocks();
+  vi.unstubAllGlobals();
   vi.useRealTimers();
 });
 
 const rowOf = (name: string) => screen.getByRole('link', { name }).closest('tr') as HTMLElement;
 
-describe('EnvironmentsScreen', () => {
-  it('lists the environments with type, address and status', async () => {
+describe('EnvironmentsScreen', { timeout: 20_000 }, () => {
+  it('lists the environments with type, address and each engine\'s state: online, offline with why and since when, busy', async () => {
     const { container } = render(EnvironmentsScreen);
     await screen.findByRole('table');
     expect(within(rowOf('local')).getByText('Local socket')).toBeTruthy();
     expect(within(rowOf('local')).getByText('unix:///var/run/docker.sock')).toBeTruthy();
     await waitFor(() => expect(within(rowOf('local')).getByText('Online')).toBeTruthy());
-    expect(within(rowOf('edge')).getByText('Offline')).toBeTruthy();
-    expect(within(rowOf('edge')).getByText('connection refused')).toBeTruthy();
+    await waitFor(() => expect(within(rowOf('edge')).getByText('Offline')).toBeTruthy());
+    expect(within(rowOf('edge')).getByText('The engine cannot be reached: connection refused')).toBeTruthy();
+    expect(within(rowOf('edge')).getByText('2 min ago')).toBeTruthy();
     expect(within(rowOf('edge')).getByText('https://10.0.0.5:2376 (TLS)')).toBeTruthy();
     expect(within(rowOf('edge')).getByText('prod')).toBeTruthy();
     expect(within(rowOf('remote-agent')).getByText('Agent (standard)')).toBeTruthy();
@@ -93,8 +91,22 @@ describe('EnvironmentsScreen', () => {
     await expectNoSeriousAxeViolations(container);
   });
 
+  it('says an engine is busy, and that its state is unknown when it could not be asked', async () => {
+    api.routes['GET /api/environments'] = envs.slice(0, 2);
+    api.routes['GET /api/environments/1/status'] = { state: 'busy', reason: 'The engine did not answer within 4 s: it is busy, not offline', checkedAt: recently(0) };
+    api.routes['GET /api/environments/2/status'] = () => {
+      throw new ApiError(403, 'Permission denied');
+    };
+    render(EnvironmentsScreen);
+    await screen.findByRole('table');
+    await waitFor(() => expect(within(rowOf('local')).getByText('Busy')).toBeTruthy());
+    expect(within(rowOf('local')).getByText(/it is busy, not offline/)).toBeTruthy();
+    await waitFor(() => expect(within(rowOf('edge')).getByText('Unknown')).toBeTruthy());
+    expect(within(rowOf('edge')).getByText('Permission denied')).toBeTruthy();
+  });
+
   it("shows each edge agent's state, last seen, version, capabilities and last error", async () => {
-    vi.mocked(infra.listEnvironmentDetails).mockResolvedValue(edgeEnvs());
+    api.routes['GET /api/environments'] = edgeEnvs();
     const { container } = render(EnvironmentsScreen);
     await screen.findByRole('table');
     const far = within(rowOf('far'));
@@ -113,30 +125,50 @@ describe('EnvironmentsScreen', () => {
     await expectNoSeriousAxeViolations(container);
   });
 
-  it("refreshes the agents' status while the page is visible", async () => {
+  it('says when a connected agent\'s engine does not answer', async () => {
+    api.routes['GET /api/environments'] = edgeEnvs().slice(0, 1);
+    api.routes['GET /api/environments/4/status'] = { state: 'offline', reason: 'The engine cannot be reached: EOF', checkedAt: recently(0) };
+    render(EnvironmentsScreen);
+    await screen.findByRole('table');
+    expect(await within(rowOf('far')).findByText('Engine offline: The engine cannot be reached: EOF')).toBeTruthy();
+    expect(within(rowOf('far')).getByText('Connected')).toBeTruthy();
+  });
+
+  it("refreshes the agents' status while the page is visible, without asking the engines each time", async () => {
     vi.useFakeTimers({ shouldAdvanceTime: true });
     const list = edgeEnvs();
-    vi.mocked(infra.listEnvironmentDetails).mockResolvedValue(structuredClone(list));
+    api.routes['GET /api/environments'] = structuredClone(list);
     render(EnvironmentsScreen);
     await screen.findByRole('table');
     expect(within(rowOf('issued')).getByText('Waiting for the agent')).toBeTruthy();
-    const calls = vi.mocked(infra.listEnvironmentDetails).mock.calls.length;
+    await waitFor(() => expect(api.called('GET /api/environments/7/status')).toHaveLength(1));
+    const calls = api.called('GET /api/environments').length;
     list[3] = { ...list[3], agentConnected: true, agentStatus: { connected: true, lastSeen: recently(0), agentName: 'box', agentVersion: '2.0.0' } };
-    vi.mocked(infra.listEnvironmentDetails).mockResolvedValue(structuredClone(list));
+    api.routes['GET /api/environments'] = structuredClone(list);
     await vi.advanceTimersByTimeAsync(5000);
     await waitFor(() => expect(within(rowOf('issued')).getByText('Connected')).toBeTruthy());
     expect(within(rowOf('issued')).getByText('box 2.0.0')).toBeTruthy();
-    expect(vi.mocked(infra.listEnvironmentDetails).mock.calls.length).toBe(calls + 1);
-    expect(api.dashboardStats).toHaveBeenCalledTimes(1); // the engines are not asked again
+    expect(api.called('GET /api/environments').length).toBe(calls + 1);
+    expect(api.called('GET /api/environments/4/status')).toHaveLength(1); // an online engine is not asked again this soon
+  });
+
+  it('asks an offline engine again by itself and shows it back online', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    render(EnvironmentsScreen);
+    await screen.findByRole('table');
+    await waitFor(() => expect(within(rowOf('edge')).getByText('Offline')).toBeTruthy());
+    api.routes['GET /api/environments/2/status'] = online;
+    await vi.advanceTimersByTimeAsync(10_000);
+    await waitFor(() => expect(within(rowOf('edge')).getByText('Online')).toBeTruthy());
   });
 
   it('tests a connection from the list', async () => {
-    vi.mocked(infra.testEnvironment).mockResolvedValueOnce({ success: false, error: 'Cannot connect to the engine: refused' });
+    api.routes['POST /api/environments/2/test'] = { success: false, error: 'Cannot connect to the engine: refused' };
     render(EnvironmentsScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Test connection of edge' }));
     expect(await within(rowOf('edge')).findByText('Cannot connect to the engine: refused')).toBeTruthy();
-    expect(infra.testEnvironment).toHaveBeenCalledWith(2);
+    expect(api.called('POST /api/environments/2/test')).toHaveLength(1);
   });
 
   it('deletes after confirmation and refreshes the switcher', async () => {
@@ -144,16 +176,43 @@ describe('EnvironmentsScreen', () => {
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Delete edge' }));
     const dialog = screen.getByRole('dialog', { name: 'Delete environment edge?' });
-    expect(infra.deleteEnvironment).not.toHaveBeenCalled();
+    expect(api.called('DELETE /api/environments/2')).toHaveLength(0);
+    const before = api.called('GET /api/environments').length;
+    api.routes['GET /api/environments'] = [envs[0], envs[2]];
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Delete' }));
-    await waitFor(() => expect(infra.deleteEnvironment).toHaveBeenCalledWith(2));
-    await waitFor(() => expect(api.listEnvironments).toHaveBeenCalled());
+    await waitFor(() => expect(api.called('DELETE /api/environments/2')).toHaveLength(1));
     await waitFor(() => expect(screen.getByRole('status').textContent).toBe('Environment edge deleted.'));
+    expect(api.called('GET /api/environments').length).toBeGreaterThan(before);
+    expect(session.environments.map((e) => e.name)).toEqual(['local', 'remote-agent']);
+    await waitFor(() => expect(screen.queryByRole('link', { name: 'edge' })).toBeNull());
+  });
+
+  it('explains a refused delete', async () => {
+    api.routes['DELETE /api/environments/2'] = () => {
+      throw new ApiError(409, 'Environment is in use by 2 schedules');
+    };
+    render(EnvironmentsScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Delete edge' }));
+    await fireEvent.click(within(screen.getByRole('dialog', { name: 'Delete environment edge?' })).getByRole('button', { name: 'Delete' }));
+    expect((await screen.findByRole('alert')).textContent).toBe('Delete edge: Environment is in use by 2 schedules');
   });
 
   it('shows the list error', async () => {
-    vi.mocked(infra.listEnvironmentDetails).mockRejectedValue(new api.ApiError(403, 'Permission denied'));
+    api.routes['GET /api/environments'] = () => {
+      throw new ApiError(403, 'Permission denied');
+    };
     render(EnvironmentsScreen);
-    expect((await screen.findByRole('alert')).textContent).toContain('Permission denied');
+    expect((await screen.findByRole('alert')).textContent).toContain('Environments could not be listed: Permission denied');
+  });
+
+  it('shows a Viewer the environments with no control that changes them', async () => {
+    session.session = { authenticated: true, authEnabled: true, user: { id: 2, username: 'v', isAdmin: false, permissions: { environments: ['view'] } } };
+    render(EnvironmentsScreen);
+    await screen.findByRole('table');
+    expect(screen.getByRole('link', { name: 'View edge' })).toBeTruthy();
+    expect(screen.queryByRole('link', { name: 'New environment' })).toBeNull();
+    expect(screen.queryByRole('button', { name: /^(Test connection of|Delete) / })).toBeNull();
+    expect(screen.queryByRole('link', { name: /^Edit / })).toBeNull();
   });
 });
