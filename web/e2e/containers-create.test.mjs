@@ -3,7 +3,9 @@
 // and the test registry: create from a registry image the engine does not
 // have (the pull's progress, then running), create with advanced options and
 // read them back with docker inspect, edit a container's environment (it is
-// recreated: new id, new value), recreate one pulling its image again,
+// recreated: new id, new value; the image's own variables are not copied),
+// clear an entrypoint (recreated without one), change a limit in place (same
+// id), recreate one pulling its image again,
 // duplicate one, kill one; a Viewer sees no
 // New, Edit or Kill; the form at phone width; axe-core on each state.
 //
@@ -225,6 +227,8 @@ describe('create and change containers', { timeout: 600_000, skip: registry ? fa
     );
     assert.ok(row >= 0, 'MODE is among the prefilled variables');
     assert.equal(await page.getByLabel(`Variable ${row + 1} value`).inputValue(), 'first');
+    const keys = await page.evaluate(() => [...document.querySelectorAll('input[id^="f-env."][id$=".key"]')].map((i) => i.value));
+    assert.ok(!keys.includes('PATH'), `the image's own PATH is not copied into the form: ${keys}`);
     await page.getByLabel(`Variable ${row + 1} value`).fill('second');
     assert.equal(await page.getByLabel('Hostname').inputValue(), 'advbox'); // prefilled from the inspection
     await h.checkA11y('edit form');
@@ -234,11 +238,42 @@ describe('create and change containers', { timeout: 600_000, skip: registry ? fa
     assert.notEqual(doc.Id, advId, 'a new container');
     assert.ok(doc.Config.Env.includes('MODE=second'), JSON.stringify(doc.Config.Env));
     assert.ok(!doc.Config.Env.includes('MODE=first'));
+    assert.ok(doc.Config.Env.includes('PATH=/bin'), 'the engine still gives the image its PATH');
     assert.equal(doc.Config.Hostname, 'advbox');
     assert.deepEqual(doc.HostConfig.CapAdd, ['CAP_NET_ADMIN']);
     assert.equal(doc.State.Status, 'running');
     assert.throws(() => docker('inspect', advId), 'the old container is gone');
     advId = doc.Id;
+  });
+
+  it('clears an entrypoint (recreated without one), then changes a limit in place (same container)', async () => {
+    const name = `e2e-ep-${label}`;
+    docker('run', '-d', '--name', name, '--label', `berth.test=${label}`, '--entrypoint', '/bin/sh', testImage, '-c', 'sleep 600');
+    const first = inspect(name, '{{.Id}}');
+    await h.open(`/containers/new?edit=${first}`, `Edit ${name}`);
+    await page.getByLabel('Command', { exact: true }).waitFor();
+    // The section is open already when the container has such settings.
+    if (!(await page.getByLabel('Entrypoint').isVisible())) await page.getByText('Advanced: process').click();
+    assert.equal(await page.getByLabel('Entrypoint').inputValue(), '/bin/sh');
+    await page.getByLabel('Entrypoint').fill('');
+    await page.getByLabel('Command', { exact: true }).fill('sleep 600');
+    await page.getByRole('button', { name: 'Save and recreate' }).click();
+    await page.getByText(new RegExp(`${name} was recreated`)).waitFor({ timeout: 120_000 });
+    let doc = JSON.parse(docker('inspect', name))[0];
+    assert.ok(!doc.Config.Entrypoint?.length, `no entrypoint: ${JSON.stringify(doc.Config.Entrypoint)}`);
+    assert.deepEqual(doc.Config.Cmd, ['sleep', '600']);
+    assert.equal(doc.State.Status, 'running');
+
+    const second = doc.Id;
+    await h.open(`/containers/new?edit=${second}`, `Edit ${name}`);
+    await page.getByLabel('Memory limit').fill('32');
+    await page.getByText(/without recreating it/).waitFor();
+    await page.getByRole('button', { name: 'Apply without recreating' }).click();
+    await page.getByText(new RegExp(`${name} was changed in place`)).waitFor({ timeout: 60_000 });
+    doc = JSON.parse(docker('inspect', name))[0];
+    assert.equal(doc.Id, second, 'the same container');
+    assert.equal(doc.HostConfig.Memory, 32 * 1024 * 1024);
+    assert.equal(doc.State.Status, 'running');
   });
 
   it('duplicates the container under a new name', async () => {

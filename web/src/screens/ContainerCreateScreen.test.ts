@@ -22,11 +22,12 @@ const sse = (events: [string, unknown][]) =>
 const inspected = {
   Id: 'abc123abc123' + '0'.repeat(52),
   Name: '/web',
+  Image: 'sha256:1',
   Config: {
     Image: 'busybox:latest',
     Cmd: ['sleep', '600'],
     Env: ['MODE=old', 'PATH=/bin'],
-    Labels: { team: 'web' },
+    Labels: { team: 'web', 'org.opencontainers.image.title': 'busybox' },
     Hostname: 'abc123abc123',
     WorkingDir: '/srv',
     Healthcheck: { Test: ['CMD-SHELL', 'true'], Interval: 5e9, Retries: 2 },
@@ -66,6 +67,8 @@ beforeEach(() => {
         ['result', { status: 'complete' }],
       ]),
     'GET /api/containers/web': inspected,
+    // The image's own variable and label: not copied into the form.
+    'GET /api/images/sha256:1': { Id: 'sha256:1', Config: { Env: ['PATH=/bin'], Labels: { 'org.opencontainers.image.title': 'busybox' } } },
     'POST /api/containers/web/update': { success: true, id: 'beef'.repeat(16), recreated: true },
   });
 });
@@ -285,30 +288,49 @@ describe('ContainerCreateScreen', () => {
     expect((screen.getByLabelText('Hostname') as HTMLInputElement).value).toBe(''); // the engine's own
     expect((screen.getByLabelText('Mount 1 volume or host path') as HTMLInputElement).value).toBe('data');
     expect(screen.queryByLabelText('Mount 2 volume or host path')).toBeNull(); // anonymous: not copied
+    // The image's PATH and title label are the image's: not listed, so not frozen into the container.
+    expect(screen.queryByLabelText('Variable 2 name')).toBeNull();
+    expect((screen.getByLabelText('Label 1 name') as HTMLInputElement).value).toBe('team');
+    expect(screen.queryByLabelText('Label 2 name')).toBeNull();
+    expect(screen.getByText(/Nothing is changed yet/)).toBeTruthy();
     await input('Variable 1 value', 'new');
     await fireEvent.click(screen.getByRole('button', { name: 'Save and recreate' }));
     await waitFor(() => expect(screen.getByText(/web was recreated \(new id beefbeefbeef\)/)).toBeTruthy());
     expect(api.called('POST /api/images/pull')).toHaveLength(0); // same image
+    // Only what changed: the rest keeps what the container has.
     const body = api.called('POST /api/containers/web/update')[0].body as Record<string, unknown>;
-    expect(body).toMatchObject({
-      name: 'web',
-      image: 'busybox:latest',
-      env: ['MODE=new', 'PATH=/bin'],
-      command: ['sleep', '600'],
-      ports: [{ containerPort: '80', hostPort: '8080', protocol: 'tcp' }],
-      volumes: ['data:/data'],
-      restartPolicy: 'on-failure:3',
-      memory: 64 * 1024 * 1024,
-      capAdd: ['CAP_NET_ADMIN'],
-      dns: ['1.1.1.1'],
-      healthcheck: { test: ['CMD-SHELL', 'true'], interval: 5e9, retries: 2 },
-      privileged: false,
-      devices: [],
-      networkMode: 'bridge',
-      startAfterUpdate: true,
-    });
-    expect(body).not.toHaveProperty('startAfterCreate');
+    expect(body).toEqual({ env: ['MODE=new'], startAfterUpdate: true });
     expect(screen.getByRole('link', { name: 'Open the container' }).getAttribute('href')).toBe(`/containers/${'beef'.repeat(16)}`);
+  }, 30_000);
+
+  it('clears the command and the entrypoint of an edit: sent empty, not left out', async () => {
+    api.routes['GET /api/containers/web'] = { ...inspected, Config: { ...inspected.Config, Entrypoint: ['/bin/sh', '-c'] } };
+    router.navigate('/containers/new?edit=web', { replace: true });
+    render(ContainerCreateScreen);
+    expect(((await screen.findByLabelText('Command')) as HTMLInputElement).value).toBe('sleep 600');
+    expect((screen.getByLabelText('Entrypoint') as HTMLInputElement).value).toBe('/bin/sh -c');
+    await input('Command', '');
+    await input('Entrypoint', '');
+    await fireEvent.click(screen.getByRole('button', { name: 'Save and recreate' }));
+    await waitFor(() => expect(api.called('POST /api/containers/web/update')).toHaveLength(1));
+    expect(api.called('POST /api/containers/web/update')[0].body).toEqual({ command: [], entrypoint: [], startAfterUpdate: true });
+  }, 30_000);
+
+  it('applies a change of resources and restart policy in place, and says so before saving', async () => {
+    api.routes['POST /api/containers/web/update'] = { success: true, id: inspected.Id, recreated: false };
+    router.navigate('/containers/new?edit=web', { replace: true });
+    render(ContainerCreateScreen);
+    await screen.findByLabelText('Memory limit');
+    expect(screen.getByRole('button', { name: 'Save and recreate' })).toBeTruthy();
+    await input('Memory limit', '128');
+    await fireEvent.change(screen.getByLabelText('Restart policy'), { target: { value: 'always' } });
+    expect(screen.getByText(/without recreating it/)).toBeTruthy();
+    await fireEvent.click(screen.getByRole('button', { name: 'Apply without recreating' }));
+    await waitFor(() => expect(screen.getByText(/web was changed in place/)).toBeTruthy());
+    expect(api.called('POST /api/containers/web/update')[0].body).toEqual({ memory: 128 * 1024 * 1024, memorySwap: 256 * 1024 * 1024, restartPolicy: 'always' });
+    // Removing a limit is not something docker update does: that recreates.
+    await input('Memory limit', '');
+    expect(screen.getByRole('button', { name: 'Save and recreate' })).toBeTruthy();
   }, 30_000);
 
   it('shows a rolled-back edit as the server says it', async () => {
@@ -317,6 +339,8 @@ describe('ContainerCreateScreen', () => {
       throw new ApiError(500, 'Update rolled back: the new container exited (code 1)');
     };
     render(ContainerCreateScreen);
+    await screen.findByLabelText('Variable 1 value');
+    await input('Variable 1 value', 'new');
     await fireEvent.click(await screen.findByRole('button', { name: 'Save and recreate' }));
     await waitFor(() =>
       expect(screen.getByRole('alert').textContent).toContain('The container was not changed: Update rolled back: the new container exited (code 1)'),
@@ -330,7 +354,9 @@ describe('ContainerCreateScreen', () => {
     expect(((await screen.findByLabelText('Name')) as HTMLInputElement).value).toBe('web-copy');
     await fireEvent.click(screen.getByRole('button', { name: 'Create container' }));
     await waitFor(() => expect(api.called('POST /api/containers')).toHaveLength(1));
-    expect(api.called('POST /api/containers')[0].body).toMatchObject({ name: 'web-copy', image: 'busybox:latest', env: ['MODE=old', 'PATH=/bin'] });
+    expect(api.called('POST /api/containers')[0].body).toMatchObject({ name: 'web-copy', image: 'busybox:latest', env: ['MODE=old'] });
+    // The image's own variable and label stay the image's: the engine adds them.
+    expect((api.called('POST /api/containers')[0].body as { labels?: unknown }).labels).toEqual({ team: 'web' });
   });
 
   it('removes a row', async () => {

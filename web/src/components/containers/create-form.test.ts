@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emptyForm, splitCommand, splitPair, toBody, validate, type CreateForm } from './create-form';
+import { editBody, emptyForm, fromInspect, splitCommand, splitPair, toBody, validate, type CreateForm } from './create-form';
 import { rates } from './stats-history';
 
 const form = (f: Partial<CreateForm>): CreateForm => ({ ...emptyForm(), ...f });
@@ -261,5 +261,37 @@ describe('the advanced options, edit and the image check', () => {
     expect(imageMatches(img, 'localhost:5000/team/app')).toBe(false);
     expect(imageMatches(img, 'nginx')).toBe(false);
     expect(imageMatches(img, '0123456789ab')).toBe(true);
+  });
+});
+
+describe('editBody', () => {
+  const base = form({ image: 'busybox', name: 'web', command: 'sleep 600', memory: '64', pidsLimit: '100', restartPolicy: 'always' });
+  it('sends only what changed, and nothing when nothing did', () => {
+    expect(editBody(base, structuredClone(base))).toEqual({ body: {}, plan: 'none' });
+    expect(editBody(base, { ...base, command: '' })).toEqual({ body: { command: [] }, plan: 'recreate' });
+    expect(editBody(base, { ...base, env: [{ key: 'A', value: '1' }] })).toEqual({ body: { env: ['A=1'] }, plan: 'recreate' });
+  });
+  it('applies resources and restart policy in place, but not the removal of a limit', () => {
+    expect(editBody(base, { ...base, memory: '128', restartPolicy: 'no' })).toEqual({
+      body: { memory: 128 * 1024 ** 2, memorySwap: 256 * 1024 ** 2, restartPolicy: 'no' },
+      plan: 'live',
+    });
+    expect(editBody(base, { ...base, pidsLimit: '' })).toEqual({ body: { pidsLimit: -1 }, plan: 'live' });
+    expect(editBody(base, { ...base, memory: '' }).plan).toBe('recreate');
+    expect(editBody(base, { ...base, memory: '128', name: 'web2' }).plan).toBe('recreate');
+  });
+});
+
+describe('fromInspect', () => {
+  it("leaves out the image's own variables and labels, keeps the container's", () => {
+    const f = fromInspect(
+      { Config: { Image: 'x', Env: ['PATH=/bin', 'MODE=1', 'HOME=/root2'], Labels: { a: '1', b: '2', c: '3' } } },
+      { Env: ['PATH=/bin', 'HOME=/root'], Labels: { a: '1', b: 'x' } },
+    );
+    expect(f.env).toEqual([
+      { key: 'MODE', value: '1' },
+      { key: 'HOME', value: '/root2' },
+    ]);
+    expect(f.labels.map((l) => l.key)).toEqual(['b', 'c']);
   });
 });

@@ -20,6 +20,8 @@ export interface CreateContainerBody {
   restartPolicy?: string;
   memory?: number;
   memoryReservation?: number;
+  /** Memory plus swap (an in-place change of the memory limit sets it too). */
+  memorySwap?: number;
   nanoCpus?: number;
   pidsLimit?: number;
   capAdd?: string[];
@@ -348,15 +350,21 @@ export function validate(f: CreateForm): Record<string, string> {
 
 /**
  * The request body of a valid form. complete (an edit) also sends what is
- * empty or off (no ports, no variables, privileged false, no limit …), so
- * that the update, which keeps every absent field, removes what the user
- * removed; the image's defaults (command, entrypoint, health check) are
- * kept when their field is empty.
+ * empty or off (no ports, no variables, no command or entrypoint,
+ * privileged false, no limit …), so that the update, which keeps every
+ * absent field, removes what the user removed. The image's health check is
+ * kept when the form says "the image's".
  */
 export function toBody(f: CreateForm, complete = false): CreateContainerBody {
   const body = createBody(f);
   if (!complete) return body;
   const b: CreateContainerBody = {
+    command: [],
+    entrypoint: [],
+    hostname: '',
+    pidsLimit: 0,
+    logDriver: '',
+    logOptions: {},
     ports: [],
     env: [],
     labels: {},
@@ -383,6 +391,40 @@ export function toBody(f: CreateForm, complete = false): CreateContainerBody {
   delete b.startAfterCreate;
   if (!b.networkMode) b.networkMode = 'bridge';
   return b;
+}
+
+/** The fields docker update changes on a container as it is (no recreate). */
+const LIVE_FIELDS = new Set(['restartPolicy', 'memory', 'memoryReservation', 'nanoCpus', 'pidsLimit']);
+/** Limits that docker update cannot take away (0 means "unchanged" to it). */
+const LIVE_NONZERO = new Set(['memory', 'memoryReservation', 'nanoCpus']);
+
+/** What saving an edit does: nothing, a change in place (docker update), or a recreate. */
+export type EditPlan = 'none' | 'live' | 'recreate';
+
+/**
+ * The body of an edit: only the fields that differ between the form as it
+ * was filled (before) and as it is (after), so that a field left alone
+ * keeps what the container has (an image default stays the image's), and a
+ * field cleared is sent empty. plan says whether the change can be made in
+ * place (resources and restart policy only, no limit removed) or needs a
+ * recreate.
+ */
+export function editBody(before: CreateForm, after: CreateForm): { body: CreateContainerBody; plan: EditPlan } {
+  const was = toBody(before, true) as unknown as Record<string, unknown>;
+  const now = toBody(after, true) as unknown as Record<string, unknown>;
+  const body: Record<string, unknown> = {};
+  for (const k of new Set([...Object.keys(was), ...Object.keys(now)])) {
+    if (!(k in now)) continue; // e.g. back to the image's health check: the update keeps the current one
+    if (JSON.stringify(was[k]) !== JSON.stringify(now[k])) body[k] = now[k];
+  }
+  const keys = Object.keys(body);
+  if (!keys.length) return { body: {} as CreateContainerBody, plan: 'none' };
+  const live = keys.every((k) => LIVE_FIELDS.has(k) && !(LIVE_NONZERO.has(k) && !body[k]));
+  if (live && body.pidsLimit === 0) body.pidsLimit = -1; // docker update's "no limit"
+  // docker update refuses a memory limit above the swap limit in force: the
+  // swap is set with it, as docker run sets it (twice the memory).
+  if (live && typeof body.memory === 'number') body.memorySwap = body.memory * 2;
+  return { body: body as unknown as CreateContainerBody, plan: live ? 'live' : 'recreate' };
 }
 
 function createBody(f: CreateForm): CreateContainerBody {
@@ -495,20 +537,38 @@ export interface InspectDoc {
 
 const secs = (ns?: number) => (ns ? String(ns / 1e9) : '');
 
-/** A form holding a container's settings (Edit and Duplicate). Anonymous volumes are not copied: the engine makes new ones. */
-export function fromInspect(doc: InspectDoc): CreateForm {
+/** The defaults a container takes from its image (the image's inspection's Config). */
+export interface ImageDefaults {
+  Env?: string[] | null;
+  Labels?: Record<string, string> | null;
+}
+
+/**
+ * A form holding a container's settings (Edit and Duplicate). Anonymous
+ * volumes are not copied: the engine makes new ones. The variables and
+ * labels equal to the image's own (image) are left out: the engine adds
+ * them by itself, and copying them would freeze the image's defaults into
+ * the container.
+ */
+export function fromInspect(doc: InspectDoc, image?: ImageDefaults | null): CreateForm {
   const f = emptyForm();
   const c = doc.Config ?? {};
   const h = doc.HostConfig ?? {};
+  const imageEnv = new Set(image?.Env ?? []);
+  const imageLabels = image?.Labels ?? {};
   f.name = (doc.Name ?? '').replace(/^\//, '');
   f.image = c.Image ?? '';
   f.command = joinCommand(c.Cmd ?? []);
   f.entrypoint = joinCommand(c.Entrypoint ?? []);
-  f.env = (c.Env ?? []).map((v) => {
-    const p = splitPair(v);
-    return p ?? { key: v, value: '' };
-  });
-  f.labels = Object.entries(c.Labels ?? {}).map(([key, value]) => ({ key, value }));
+  f.env = (c.Env ?? [])
+    .filter((v) => !imageEnv.has(v))
+    .map((v) => {
+      const p = splitPair(v);
+      return p ?? { key: v, value: '' };
+    });
+  f.labels = Object.entries(c.Labels ?? {})
+    .filter(([key, value]) => !(key in imageLabels && imageLabels[key] === value))
+    .map(([key, value]) => ({ key, value }));
   f.workingDir = c.WorkingDir ?? '';
   f.user = c.User ?? '';
   // The engine names a container's host after its short id unless told otherwise.
@@ -538,7 +598,7 @@ export function fromInspect(doc: InspectDoc): CreateForm {
   }
   if (h.MemoryReservation) f.memoryReservation = String(Math.round((h.MemoryReservation / 1024 ** 2) * 100) / 100);
   if (h.NanoCpus) f.cpus = String(h.NanoCpus / 1e9);
-  if (h.PidsLimit) f.pidsLimit = String(h.PidsLimit);
+  if (h.PidsLimit && h.PidsLimit > 0) f.pidsLimit = String(h.PidsLimit);
   const plain = (caps?: string[] | null) => (caps ?? []).map((x) => x.replace(/^CAP_/, '')).join(' ');
   f.capAdd = plain(h.CapAdd);
   f.capDrop = plain(h.CapDrop);
