@@ -192,44 +192,6 @@ export interface ConnectionTest {
   error?: string;
 }
 
-export function listEnvironmentDetails(): Promise<EnvironmentDetail[]> {
-  return request('GET', '/api/environments');
-}
-
-export function getEnvironment(id: number): Promise<EnvironmentDetail> {
-  return request('GET', `/api/environments/${id}`);
-}
-
-export function createEnvironment(req: EnvironmentRequest): Promise<EnvironmentDetail> {
-  return request('POST', '/api/environments', { body: req });
-}
-
-export function updateEnvironment(id: number, req: EnvironmentRequest): Promise<EnvironmentDetail> {
-  return request('PUT', `/api/environments/${id}`, { body: req });
-}
-
-export function deleteEnvironment(id: number): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/environments/${id}`);
-}
-
-/** Tests connection settings before they are saved. */
-export function testEnvironmentSettings(req: EnvironmentRequest): Promise<ConnectionTest> {
-  return request('POST', '/api/environments/test', { body: req });
-}
-
-/** Tests a saved environment. */
-export function testEnvironment(id: number): Promise<ConnectionTest> {
-  return request('POST', `/api/environments/${id}/test`);
-}
-
-/**
- * Generates an edge environment's agent token and its install lines. A token
- * issued before stops working and its agent is disconnected.
- */
-export function issueAgentToken(id: number): Promise<AgentInstall> {
-  return request('POST', `/api/environments/${id}/agent-token`);
-}
-
 /** A Hawser edge agent's new token (POST /api/hawser/tokens): shown once. */
 export interface HawserToken {
   token: string;
@@ -249,26 +211,6 @@ export interface HawserTokenInfo {
   lastUsed: string | null;
   createdAt: string;
   expiresAt: string | null;
-}
-
-/** The Hawser tokens of the environments the caller may see. */
-export function listHawserTokens(): Promise<HawserTokenInfo[]> {
-  return request('GET', '/api/hawser/tokens');
-}
-
-/** Revokes a Hawser token (DELETE /api/hawser/tokens?id=): its agent is disconnected. */
-export function revokeHawserToken(id: number): Promise<{ success: boolean; message: string }> {
-  return request('DELETE', '/api/hawser/tokens', { query: { id } });
-}
-
-/** Issues a hawser-edge environment's token (its older ones are revoked, its agent disconnected). */
-export function createHawserToken(environmentId: number, name: string): Promise<HawserToken> {
-  return request('POST', '/api/hawser/tokens', { body: { name, environmentId } });
-}
-
-/** The live state of an agent environment's agent. */
-export function agentStatus(id: number): Promise<AgentStatus> {
-  return request('GET', `/api/environments/${id}/agent-status`);
 }
 
 // ---------------------------------------------------------------- security settings
@@ -291,15 +233,6 @@ export interface EnvironmentSecurity {
   allowCapAdd: boolean;
   allowSecurityOpt: boolean;
   berthHost?: boolean;
-}
-
-export function getEnvironmentSecurity(id: number): Promise<EnvironmentSecurity> {
-  return request('GET', `/api/environments/${id}/security`);
-}
-
-/** Saves the settings (administrators only); the answer is what is stored. */
-export function setEnvironmentSecurity(id: number, s: Omit<EnvironmentSecurity, 'berthHost'>): Promise<EnvironmentSecurity> {
-  return request('PUT', `/api/environments/${id}/security`, { body: s });
 }
 
 // ---------------------------------------------------------------- live figures and events

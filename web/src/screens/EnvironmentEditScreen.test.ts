@@ -1,37 +1,14 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as api from '../lib/api';
-import * as infra from '../lib/api-infra';
+import { ApiError } from '../lib/api';
+import type * as infra from '../lib/api-infra';
+import { queryClient } from '../lib/query';
 import { router } from '../lib/router.svelte';
 import { session } from '../lib/session.svelte';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import EnvironmentEditScreen from './EnvironmentEditScreen.svelte';
 import { settingsRoutes } from '../components/environment/test-routes';
-import { stubApi } from '../test-api';
-
-vi.mock('../lib/api', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api')>();
-  return { ...real, listEnvironments: vi.fn() };
-});
-vi.mock('../lib/api-infra', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-infra')>();
-  return {
-    ...real,
-    getEnvironment: vi.fn(),
-    createEnvironment: vi.fn(),
-    updateEnvironment: vi.fn(),
-    deleteEnvironment: vi.fn(),
-    testEnvironment: vi.fn(),
-    testEnvironmentSettings: vi.fn(),
-    issueAgentToken: vi.fn(),
-    agentStatus: vi.fn(),
-    getEnvironmentSecurity: vi.fn(),
-    setEnvironmentSecurity: vi.fn(),
-    createHawserToken: vi.fn(),
-    listHawserTokens: vi.fn(),
-    revokeHawserToken: vi.fn(),
-  };
-});
+import { stubApi, type StubApi, type StubCall } from '../test-api';
 
 const newRoute = { name: 'environmentNew' as const, params: {}, path: '/environments/new' };
 const editRoute = { name: 'environment' as const, params: { id: '2' }, path: '/environments/2' };
@@ -63,28 +40,37 @@ const openSecurity: infra.EnvironmentSecurity = {
   berthHost: false,
 };
 
+let api: StubApi;
+/** The bodies sent to "METHOD /path". */
+const sent = (route: string) => api.called(route).map((c) => c.body as Record<string, unknown>);
+const refuse = (status: number, message: string) => () => {
+  throw new ApiError(status, message);
+};
+
 beforeEach(() => {
-  stubApi(settingsRoutes());
+  queryClient.clear();
   session.session = { authenticated: true, authEnabled: false };
-  vi.mocked(api.listEnvironments).mockResolvedValue([]);
-  vi.mocked(infra.getEnvironment).mockResolvedValue(structuredClone(edge));
-  vi.mocked(infra.createEnvironment).mockResolvedValue({ id: 7, name: 'second', connectionType: 'socket' });
-  vi.mocked(infra.updateEnvironment).mockImplementation(async (id, req) => ({ ...edge, ...req, id }) as infra.EnvironmentDetail);
-  vi.mocked(infra.deleteEnvironment).mockResolvedValue({ success: true });
-  vi.mocked(infra.testEnvironment).mockResolvedValue({ success: true, info: { serverVersion: '27.3.1', containers: 4, images: 9, name: 'host1' } });
-  vi.mocked(infra.testEnvironmentSettings).mockResolvedValue({ success: true, info: { serverVersion: '27.3.1', containers: 1, images: 2 } });
-  vi.mocked(infra.issueAgentToken).mockResolvedValue(install('bae_first'));
-  vi.mocked(infra.agentStatus).mockResolvedValue({ connected: false });
-  vi.mocked(infra.getEnvironmentSecurity).mockResolvedValue(structuredClone(openSecurity));
-  vi.mocked(infra.setEnvironmentSecurity).mockImplementation(async (_id, s) => ({ ...s, berthHost: false }));
-  vi.mocked(infra.listHawserTokens).mockResolvedValue([]);
+  api = stubApi({
+    ...settingsRoutes(),
+    'GET /api/environments': [],
+    'GET /api/environments/2': edge,
+    'POST /api/environments': { id: 7, name: 'second', connectionType: 'socket' },
+    'PUT /api/environments/2': (c: StubCall) => ({ ...edge, ...(c.body as object), id: 2 }),
+    'DELETE /api/environments/2': { success: true },
+    'POST /api/environments/2/test': { success: true, info: { serverVersion: '27.3.1', containers: 4, images: 9, name: 'host1' } },
+    'POST /api/environments/test': { success: true, info: { serverVersion: '27.3.1', containers: 1, images: 2 } },
+    'POST /api/environments/2/agent-token': install('bae_first'),
+    'GET /api/environments/2/agent-status': { connected: false },
+    'GET /api/environments/2/security': openSecurity,
+    'PUT /api/environments/2/security': (c: StubCall) => ({ ...(c.body as object), berthHost: false }),
+    'GET /api/hawser/tokens': [],
+  });
   vi.spyOn(router, 'navigate').mockImplementation(() => {});
 });
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
   vi.restoreAllMocks();
-  vi.clearAllMocks();
   vi.useRealTimers();
 });
 
@@ -103,13 +89,13 @@ describe('EnvironmentEditScreen, new', () => {
     expect(screen.getByRole('heading', { level: 1, name: 'New environment' })).toBeTruthy();
     await fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
     expect(screen.getByText('Environment name is required')).toBeTruthy();
-    expect(infra.testEnvironmentSettings).not.toHaveBeenCalled();
+    expect(api.called('POST /api/environments/test')).toHaveLength(0);
 
     await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'second' } });
     expect((screen.getByLabelText('Socket path') as HTMLInputElement).value).toBe('/var/run/docker.sock');
     await fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
     await waitFor(() =>
-      expect(infra.testEnvironmentSettings).toHaveBeenCalledWith({
+      expect(sent('POST /api/environments/test')[0]).toEqual({
         name: 'second',
         connectionType: 'socket',
         socketPath: '/var/run/docker.sock',
@@ -123,20 +109,20 @@ describe('EnvironmentEditScreen, new', () => {
     await expectNoSeriousAxeViolations(container);
 
     await fireEvent.click(screen.getByRole('button', { name: 'Create environment' }));
-    await waitFor(() => expect(infra.createEnvironment).toHaveBeenCalled());
+    await waitFor(() => expect(api.called('POST /api/environments').length).toBeGreaterThan(0));
     await waitFor(() => expect(router.navigate).toHaveBeenCalledWith('/environments/7', { replace: true }));
-    expect(api.listEnvironments).toHaveBeenCalled(); // the switcher is refreshed
+    expect(api.called('GET /api/environments').length).toBeGreaterThan(0); // the switcher is refreshed
   });
 
   it('shows a failed test as an alert and the server refusal of a save', async () => {
-    vi.mocked(infra.testEnvironmentSettings).mockResolvedValueOnce({ success: false, error: 'Cannot connect to the engine: dial unix: no such file' });
-    vi.mocked(infra.createEnvironment).mockRejectedValueOnce(new api.ApiError(409, 'An environment with this name already exists'));
+    api.routes['POST /api/environments/test'] = { success: false, error: 'Cannot connect to the engine: dial unix: no such file' };
+    api.routes['POST /api/environments'] = refuse(409, 'An environment with this name already exists');
     render(EnvironmentEditScreen, { route: newRoute });
     await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'local' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
     expect((await screen.findByRole('alert')).textContent).toBe('Connection failed: Cannot connect to the engine: dial unix: no such file');
     await fireEvent.click(screen.getByRole('button', { name: 'Create environment' }));
-    await waitFor(() => expect(screen.getByText('An environment with this name already exists')).toBeTruthy());
+    await waitFor(() => expect(screen.getByText('Create: An environment with this name already exists')).toBeTruthy());
     expect(router.navigate).not.toHaveBeenCalled();
   });
 
@@ -159,9 +145,15 @@ describe('EnvironmentEditScreen, new', () => {
     await fireEvent.input(screen.getByLabelText('Client key'), { target: { value: KEY } });
     await fireEvent.click(screen.getByRole('button', { name: 'Create environment' }));
     await waitFor(() =>
-      expect(infra.createEnvironment).toHaveBeenCalledWith(
-        expect.objectContaining({ connectionType: 'direct', host: 'docker.lan', port: 2376, protocol: 'https', tlsCa: CERT, tlsCert: CERT, tlsKey: KEY }),
-      ),
+      expect(sent('POST /api/environments')[0]).toMatchObject({
+        connectionType: 'direct',
+        host: 'docker.lan',
+        port: 2376,
+        protocol: 'https',
+        tlsCa: CERT,
+        tlsCert: CERT,
+        tlsKey: KEY,
+      }),
     );
   });
 });
@@ -170,7 +162,7 @@ describe('EnvironmentEditScreen, edit', () => {
   it('never shows the stored key and keeps it unless replaced', async () => {
     const { container } = render(EnvironmentEditScreen, { route: editRoute });
     expect(await screen.findByRole('heading', { level: 1, name: 'edge' })).toBeTruthy();
-    expect(infra.getEnvironment).toHaveBeenCalledWith(2);
+    expect(api.called('GET /api/environments/2').length).toBeGreaterThan(0);
     expect((screen.getByLabelText('Host') as HTMLInputElement).value).toBe('10.0.0.5');
     expect((screen.getByLabelText('Client key') as HTMLTextAreaElement).value).toBe('');
     expect(screen.getByText(/A key is stored and never shown/)).toBeTruthy();
@@ -179,17 +171,16 @@ describe('EnvironmentEditScreen, edit', () => {
 
     // unchanged: the saved environment is tested
     await fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
-    await waitFor(() => expect(infra.testEnvironment).toHaveBeenCalledWith(2));
+    await waitFor(() => expect(api.called('POST /api/environments/2/test').length).toBeGreaterThan(0));
     expect(await screen.findByText(/^Connected: host1, engine 27.3.1/)).toBeTruthy();
 
     await fireEvent.input(screen.getByLabelText('Labels'), { target: { value: 'prod\neu' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(infra.updateEnvironment).toHaveBeenCalled());
-    const [id, req] = vi.mocked(infra.updateEnvironment).mock.calls[0];
-    expect(id).toBe(2);
+    await waitFor(() => expect(api.called('PUT /api/environments/2').length).toBeGreaterThan(0));
+    const [req] = sent('PUT /api/environments/2');
     expect(req.labels).toEqual(['prod', 'eu']);
     expect('tlsKey' in req).toBe(false);
-    await waitFor(() => expect(api.listEnvironments).toHaveBeenCalled());
+    await waitFor(() => expect(api.called('GET /api/environments').length).toBeGreaterThan(0));
   });
 
   it('removes the stored key on request', async () => {
@@ -198,8 +189,8 @@ describe('EnvironmentEditScreen, edit', () => {
     await fireEvent.input(screen.getByLabelText('Client certificate'), { target: { value: '' } });
     await fireEvent.click(screen.getByLabelText('Remove the stored key'));
     await fireEvent.click(screen.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(infra.updateEnvironment).toHaveBeenCalled());
-    expect(vi.mocked(infra.updateEnvironment).mock.calls[0][1]).toMatchObject({ tlsCert: '', tlsKey: '' });
+    await waitFor(() => expect(api.called('PUT /api/environments/2').length).toBeGreaterThan(0));
+    expect(sent('PUT /api/environments/2')[0]).toMatchObject({ tlsCert: '', tlsKey: '' });
   });
 
   it('deletes after confirmation', async () => {
@@ -208,12 +199,12 @@ describe('EnvironmentEditScreen, edit', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Delete' }));
     const dialog = screen.getByRole('dialog', { name: 'Delete environment edge?' });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Delete' }));
-    await waitFor(() => expect(infra.deleteEnvironment).toHaveBeenCalledWith(2));
+    await waitFor(() => expect(api.called('DELETE /api/environments/2').length).toBeGreaterThan(0));
     await waitFor(() => expect(router.navigate).toHaveBeenCalledWith('/environments'));
   });
 
   it('shows an unknown connection type read-only', async () => {
-    vi.mocked(infra.getEnvironment).mockResolvedValueOnce({ id: 2, name: 'odd', connectionType: 'carrier-pigeon' });
+    api.routes['GET /api/environments/2'] = { id: 2, name: 'odd', connectionType: 'carrier-pigeon' };
     render(EnvironmentEditScreen, { route: editRoute });
     expect(await screen.findByText(/carrier-pigeon/)).toBeTruthy();
     expect(screen.queryByRole('textbox')).toBeNull();
@@ -221,7 +212,7 @@ describe('EnvironmentEditScreen, edit', () => {
   });
 
   it('says so when the environment does not exist', async () => {
-    vi.mocked(infra.getEnvironment).mockRejectedValueOnce(new api.ApiError(404, 'Environment not found'));
+    api.routes['GET /api/environments/2'] = refuse(404, 'Environment not found');
     render(EnvironmentEditScreen, { route: editRoute });
     expect((await screen.findByRole('alert')).textContent).toBe('No environment 2.');
   });
@@ -240,7 +231,7 @@ const farEdge = (e: Partial<infra.EnvironmentDetail> = {}): infra.EnvironmentDet
 
 describe('EnvironmentEditScreen, agents', () => {
   it('creates an edge environment and shows its install lines once', async () => {
-    vi.mocked(infra.createEnvironment).mockResolvedValueOnce({ id: 2, name: 'far', connectionType: 'agent-edge' });
+    api.routes['POST /api/environments'] = { id: 2, name: 'far', connectionType: 'agent-edge' };
     const first = render(EnvironmentEditScreen, { route: newRoute });
     await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'far' } });
     await fireEvent.click(screen.getByLabelText('Agent (edge)'));
@@ -250,12 +241,12 @@ describe('EnvironmentEditScreen, agents', () => {
     await expectNoSeriousAxeViolations(first.container);
     await fireEvent.click(screen.getByRole('button', { name: 'Create environment' }));
     await waitFor(() => expect(router.navigate).toHaveBeenCalledWith('/environments/2', { replace: true }));
-    expect(infra.createEnvironment).toHaveBeenCalledWith({ name: 'far', connectionType: 'agent-edge', labels: [], publicIp: '' });
-    expect(infra.issueAgentToken).toHaveBeenCalledWith(2);
+    expect(sent('POST /api/environments')).toEqual([{ name: 'far', connectionType: 'agent-edge', labels: [], publicIp: '' }]);
+    expect(api.called('POST /api/environments/2/agent-token').length).toBeGreaterThan(0);
     first.unmount();
 
     // The environment's page (mounted anew by the router) shows the lines.
-    vi.mocked(infra.getEnvironment).mockResolvedValue(farEdge({ hasAgentToken: true }));
+    api.routes['GET /api/environments/2'] = farEdge({ hasAgentToken: true });
     const page = render(EnvironmentEditScreen, { route: editRoute });
     const region = await screen.findByRole('region', { name: 'Install the agent' });
     expect((within(region).getByLabelText('Token') as HTMLInputElement).value).toBe('bae_first');
@@ -279,15 +270,15 @@ describe('EnvironmentEditScreen, agents', () => {
   });
 
   it('says so when the token of a new edge environment cannot be issued', async () => {
-    vi.mocked(infra.createEnvironment).mockResolvedValueOnce({ id: 2, name: 'far', connectionType: 'agent-edge' });
-    vi.mocked(infra.issueAgentToken).mockRejectedValueOnce(new api.ApiError(400, 'The edge agent port is turned off (AGENT_PORT=0)'));
+    api.routes['POST /api/environments'] = { id: 2, name: 'far', connectionType: 'agent-edge' };
+    api.routes['POST /api/environments/2/agent-token'] = refuse(400, 'The edge agent port is turned off (AGENT_PORT=0)');
     const first = render(EnvironmentEditScreen, { route: newRoute });
     await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'far' } });
     await fireEvent.click(screen.getByLabelText('Agent (edge)'));
     await fireEvent.click(screen.getByRole('button', { name: 'Create environment' }));
     await waitFor(() => expect(router.navigate).toHaveBeenCalled());
     first.unmount();
-    vi.mocked(infra.getEnvironment).mockResolvedValue(farEdge());
+    api.routes['GET /api/environments/2'] = farEdge();
     render(EnvironmentEditScreen, { route: editRoute });
     expect((await screen.findByRole('alert')).textContent).toBe(
       'The environment is created, but its token could not be issued: The edge agent port is turned off (AGENT_PORT=0)',
@@ -297,32 +288,32 @@ describe('EnvironmentEditScreen, agents', () => {
   });
 
   it('generates the first token at once and a new one only after confirmation', async () => {
-    vi.mocked(infra.getEnvironment).mockResolvedValue(farEdge());
+    api.routes['GET /api/environments/2'] = farEdge();
     render(EnvironmentEditScreen, { route: editRoute });
     await screen.findByText('No token yet');
-    vi.mocked(infra.getEnvironment).mockResolvedValue(farEdge({ hasAgentToken: true }));
+    api.routes['GET /api/environments/2'] = farEdge({ hasAgentToken: true });
     await fireEvent.click(screen.getByRole('button', { name: 'Generate install lines' }));
     const region = await screen.findByRole('region', { name: 'Install the agent' });
     expect((within(region).getByLabelText('Token') as HTMLInputElement).value).toBe('bae_first');
     await waitFor(() => expect(screen.getByText('Waiting for the agent')).toBeTruthy());
 
-    vi.mocked(infra.issueAgentToken).mockResolvedValueOnce(install('bae_second'));
+    api.routes['POST /api/environments/2/agent-token'] = install('bae_second');
     await fireEvent.click(screen.getByRole('button', { name: 'Generate a new token' }));
     let dialog = screen.getByRole('dialog', { name: 'Generate a new token for far?' });
     expect(dialog.textContent).toMatch(/current token stops working at once/);
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Cancel' }));
-    expect(infra.issueAgentToken).toHaveBeenCalledTimes(1);
+    expect(api.called('POST /api/environments/2/agent-token')).toHaveLength(1);
 
     await fireEvent.click(screen.getByRole('button', { name: 'Generate a new token' }));
     dialog = screen.getByRole('dialog', { name: 'Generate a new token for far?' });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Generate a new token' }));
     await waitFor(() => expect((screen.getByLabelText('Token') as HTMLInputElement).value).toBe('bae_second'));
-    expect(infra.issueAgentToken).toHaveBeenCalledTimes(2);
+    expect(api.called('POST /api/environments/2/agent-token')).toHaveLength(2);
   });
 
   it("shows the server's refusal to issue a token", async () => {
-    vi.mocked(infra.getEnvironment).mockResolvedValue(farEdge());
-    vi.mocked(infra.issueAgentToken).mockRejectedValueOnce(new api.ApiError(403, 'Permission denied'));
+    api.routes['GET /api/environments/2'] = farEdge();
+    api.routes['POST /api/environments/2/agent-token'] = refuse(403, 'Permission denied');
     render(EnvironmentEditScreen, { route: editRoute });
     await fireEvent.click(await screen.findByRole('button', { name: 'Generate install lines' }));
     expect((await screen.findByRole('alert')).textContent).toBe('The token could not be issued: Permission denied');
@@ -330,7 +321,7 @@ describe('EnvironmentEditScreen, agents', () => {
 
   it('polls the status: connected with its facts, then disconnected with the last error', async () => {
     vi.useFakeTimers({ shouldAdvanceTime: true });
-    vi.mocked(infra.getEnvironment).mockResolvedValue(farEdge({ hasAgentToken: true }));
+    api.routes['GET /api/environments/2'] = farEdge({ hasAgentToken: true });
     const { container } = render(EnvironmentEditScreen, { route: editRoute });
     const region = await screen.findByRole('region', { name: 'Agent' });
     expect(within(region).getByText('Waiting for the agent')).toBeTruthy();
@@ -345,13 +336,11 @@ describe('EnvironmentEditScreen, agents', () => {
       agentVersion: '1.4.0',
       agentCapabilities: ['engine', 'exec', 'compose', 'metrics'],
     };
-    vi.mocked(infra.agentStatus).mockResolvedValue(connected);
-    vi.mocked(infra.getEnvironment).mockResolvedValue(
-      farEdge({ hasAgentToken: true, agentConnected: true, agentStatus: connected, agentId: 'a1', agentName: 'pi', agentVersion: '1.4.0' }),
-    );
+    api.routes['GET /api/environments/2/agent-status'] = connected;
+    api.routes['GET /api/environments/2'] = farEdge({ hasAgentToken: true, agentConnected: true, agentStatus: connected, agentId: 'a1', agentName: 'pi', agentVersion: '1.4.0' });
     await vi.advanceTimersByTimeAsync(4000);
     await waitFor(() => expect(within(region).getByText('Connected')).toBeTruthy());
-    expect(infra.agentStatus).toHaveBeenCalledWith(2);
+    expect(api.called('GET /api/environments/2/agent-status').length).toBeGreaterThan(0);
     expect(within(region).getByText('1.4.0')).toBeTruthy();
     expect(within(region).getByText('203.0.113.7:40000')).toBeTruthy();
     expect(within(region).getByText('1 min ago')).toBeTruthy();
@@ -365,10 +354,8 @@ describe('EnvironmentEditScreen, agents', () => {
       lastError: 'Disconnected: the edge token was rotated: this connection\'s token is no longer valid',
       lastErrorAt: new Date().toISOString(),
     };
-    vi.mocked(infra.agentStatus).mockResolvedValue(lost);
-    vi.mocked(infra.getEnvironment).mockResolvedValue(
-      farEdge({ hasAgentToken: true, agentStatus: lost, agentId: 'a1', agentName: 'pi', agentVersion: '1.4.0', agentLastSeen: lastSeen }),
-    );
+    api.routes['GET /api/environments/2/agent-status'] = lost;
+    api.routes['GET /api/environments/2'] = farEdge({ hasAgentToken: true, agentStatus: lost, agentId: 'a1', agentName: 'pi', agentVersion: '1.4.0', agentLastSeen: lastSeen });
     await vi.advanceTimersByTimeAsync(4000);
     await waitFor(() => expect(within(region).getByText('Disconnected')).toBeTruthy());
     expect(within(region).getByText('Token rotated')).toBeTruthy();
@@ -377,18 +364,27 @@ describe('EnvironmentEditScreen, agents', () => {
     expect(within(region).getByText('1.4.0')).toBeTruthy(); // the stored facts stay
   });
 
-  it('shows a failed status poll with its message', async () => {
+  it('says a failed status poll is retried, and recovers by itself', async () => {
     vi.useFakeTimers({ shouldAdvanceTime: true });
-    vi.mocked(infra.getEnvironment).mockResolvedValue(farEdge({ hasAgentToken: true }));
-    vi.mocked(infra.agentStatus).mockRejectedValue(new api.ApiError(0, 'Cannot reach the Berth server'));
+    api.routes['GET /api/environments/2'] = farEdge({ hasAgentToken: true });
+    api.routes['GET /api/environments/2/agent-status'] = () => {
+      throw new TypeError('Failed to fetch'); // the server does not answer
+    };
     render(EnvironmentEditScreen, { route: editRoute });
     await screen.findByRole('region', { name: 'Agent' });
     await vi.advanceTimersByTimeAsync(4000);
-    expect((await screen.findByRole('alert')).textContent).toBe("The agent's status could not be refreshed: Cannot reach the Berth server");
+    // asked again with back-off, and said so
+    expect((await screen.findByText("The agent's status could not be refreshed: Cannot reach the Berth server. Retrying…")).getAttribute('role')).toBe('status');
+    // and recovers by itself once the server answers
+    api.routes['GET /api/environments/2/agent-status'] = { connected: true, agentName: 'pi', agentVersion: '1.4.0' };
+    await vi.advanceTimersByTimeAsync(16_000);
+    const region = screen.getByRole('region', { name: 'Agent' });
+    await waitFor(() => expect(within(region).getByText('Connected')).toBeTruthy());
+    expect(within(region).queryByText(/could not be refreshed/)).toBeNull();
   });
 
   it('creates a standard agent environment with its token and pinned certificate', async () => {
-    vi.mocked(infra.createEnvironment).mockResolvedValueOnce({ id: 9, name: 'lan', connectionType: 'agent-standard' });
+    api.routes['POST /api/environments'] = { id: 9, name: 'lan', connectionType: 'agent-standard' };
     render(EnvironmentEditScreen, { route: newRoute });
     await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'lan' } });
     await fireEvent.click(screen.getByLabelText('Agent (standard)'));
@@ -399,7 +395,7 @@ describe('EnvironmentEditScreen, agents', () => {
     expect(screen.getByText('Host is required for a standard agent')).toBeTruthy();
     expect(screen.getByText(/The agent token is required/)).toBeTruthy();
     expect(screen.getByText("Paste the agent's certificate, or skip verification")).toBeTruthy();
-    expect(infra.createEnvironment).not.toHaveBeenCalled();
+    expect(api.called('POST /api/environments')).toHaveLength(0);
 
     await fireEvent.input(screen.getByLabelText('Host'), { target: { value: 'agent.lan' } });
     const token = screen.getByLabelText('Agent token') as HTMLInputElement;
@@ -411,14 +407,14 @@ describe('EnvironmentEditScreen, agents', () => {
     await fireEvent.input(screen.getByLabelText("Agent's certificate"), { target: { value: CERT } });
 
     await fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
-    await waitFor(() => expect(infra.testEnvironmentSettings).toHaveBeenCalled());
-    expect(vi.mocked(infra.testEnvironmentSettings).mock.calls[0][0]).toMatchObject({ connectionType: 'agent-standard', agentToken: token.value, tlsCa: CERT });
+    await waitFor(() => expect(api.called('POST /api/environments/test').length).toBeGreaterThan(0));
+    expect(sent('POST /api/environments/test')[0]).toMatchObject({ connectionType: 'agent-standard', agentToken: token.value, tlsCa: CERT });
     await fireEvent.click(screen.getByRole('button', { name: 'Create environment' }));
-    await waitFor(() => expect(infra.createEnvironment).toHaveBeenCalled());
-    const req = vi.mocked(infra.createEnvironment).mock.calls[0][0];
+    await waitFor(() => expect(api.called('POST /api/environments').length).toBeGreaterThan(0));
+    const [req] = sent('POST /api/environments');
     expect(req).toMatchObject({ connectionType: 'agent-standard', host: 'agent.lan', port: 2376, agentToken: token.value, tlsCa: CERT, tlsSkipVerify: false });
     expect('protocol' in req).toBe(false);
-    expect(infra.issueAgentToken).not.toHaveBeenCalled();
+    expect(api.called('POST /api/environments/2/agent-token')).toHaveLength(0);
   });
 
   it("keeps a standard agent's stored token and tests the saved settings with it", async () => {
@@ -436,11 +432,11 @@ describe('EnvironmentEditScreen, agents', () => {
       agentCapabilities: ['exec'],
       labels: [],
     };
-    vi.mocked(infra.getEnvironment).mockResolvedValue(saved);
-    vi.mocked(infra.testEnvironment).mockResolvedValueOnce({
+    api.routes['GET /api/environments/2'] = saved;
+    api.routes['POST /api/environments/2/test'] = {
       success: true,
       info: { serverVersion: '27.3.1', containers: 1, images: 2, name: 'lanhost', agent: { id: 'a', name: 'lanhost', version: '1.4.0' } },
-    });
+    };
     render(EnvironmentEditScreen, { route: editRoute });
     const region = await screen.findByRole('region', { name: 'Agent' });
     expect(within(region).getByText('Connected')).toBeTruthy();
@@ -449,11 +445,11 @@ describe('EnvironmentEditScreen, agents', () => {
     expect(screen.getByText(/A token is stored/)).toBeTruthy();
     await fireEvent.input(screen.getByLabelText('Labels'), { target: { value: 'lab' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Test connection' }));
-    await waitFor(() => expect(infra.testEnvironment).toHaveBeenCalledWith(2));
+    await waitFor(() => expect(api.called('POST /api/environments/2/test').length).toBeGreaterThan(0));
     expect(await screen.findByText(/^Connected \(the saved settings: save to test the changes with the stored token\): lanhost, engine 27.3.1.* Agent lanhost 1.4.0\.$/)).toBeTruthy();
     await fireEvent.click(screen.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(infra.updateEnvironment).toHaveBeenCalled());
-    expect('agentToken' in vi.mocked(infra.updateEnvironment).mock.calls[0][1]).toBe(false);
+    await waitFor(() => expect(api.called('PUT /api/environments/2').length).toBeGreaterThan(0));
+    expect('agentToken' in sent('PUT /api/environments/2')[0]).toBe(false);
   });
 });
 
@@ -471,23 +467,23 @@ describe('EnvironmentEditScreen, security settings', () => {
     await fireEvent.input(within(section).getByLabelText('Allowed directories for bind mounts'), { target: { value: 'srv/data' } });
     await fireEvent.click(within(section).getByRole('button', { name: 'Save security settings' }));
     expect(within(section).getByRole('alert').textContent).toContain('srv/data is not an absolute path');
-    expect(infra.setEnvironmentSecurity).not.toHaveBeenCalled();
+    expect(api.called('PUT /api/environments/2/security')).toHaveLength(0);
 
     await fireEvent.input(within(section).getByLabelText('Allowed directories for bind mounts'), { target: { value: '/srv/data\n\n/opt/apps ' } });
     await fireEvent.click(within(section).getByRole('checkbox', { name: /Privileged mode/ }));
     await fireEvent.click(within(section).getByRole('button', { name: 'Save security settings' }));
-    await waitFor(() => expect(infra.setEnvironmentSecurity).toHaveBeenCalled());
-    const [id, sent] = vi.mocked(infra.setEnvironmentSecurity).mock.calls[0];
-    expect(id).toBe(2);
-    expect(sent.allowPrivileged).toBe(false);
-    expect(sent.allowBindMounts).toBe(true);
-    expect(sent.allowedBindPaths).toEqual(['/srv/data', '/opt/apps']);
+    await waitFor(() => expect(api.called('PUT /api/environments/2/security').length).toBeGreaterThan(0));
+    const [body] = sent('PUT /api/environments/2/security');
+    expect(body.allowPrivileged).toBe(false);
+    expect(body.allowBindMounts).toBe(true);
+    expect(body.allowedBindPaths).toEqual(['/srv/data', '/opt/apps']);
+    expect('berthHost' in body).toBe(false);
     expect((await within(section).findByRole('status')).textContent).toBe('Security settings saved.');
   });
 
   it('shows the settings read-only to a non-admin, with the rule of Berth\'s own host', async () => {
     session.session = { authenticated: true, authEnabled: true, user: { id: 2, username: 'olga', isAdmin: false } };
-    vi.mocked(infra.getEnvironmentSecurity).mockResolvedValue({ ...openSecurity, allowBindMounts: false, berthHost: true });
+    api.routes['GET /api/environments/2/security'] = { ...openSecurity, allowBindMounts: false, berthHost: true };
     render(EnvironmentEditScreen, { route: editRoute });
     const section = await screen.findByRole('region', { name: 'Security' });
     const binds = (await within(section).findByRole('checkbox', { name: /Bind mounts/ })) as HTMLInputElement;
@@ -532,7 +528,7 @@ describe('EnvironmentEditScreen, Hawser (compatibility)', () => {
   });
 
   it('offers both Hawser kinds, marked as compatibility; a standard one sends host, port, protocol and token', async () => {
-    vi.mocked(infra.createEnvironment).mockResolvedValueOnce({ id: 3, name: 'old', connectionType: 'hawser-standard' });
+    api.routes['POST /api/environments'] = { id: 3, name: 'old', connectionType: 'hawser-standard' };
     render(EnvironmentEditScreen, { route: newRoute });
     expect(screen.getByLabelText('Hawser (edge) — compatibility')).toBeTruthy();
     await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'old' } });
@@ -541,16 +537,20 @@ describe('EnvironmentEditScreen, Hawser (compatibility)', () => {
     await fireEvent.input(screen.getByLabelText('Host'), { target: { value: '10.0.0.9' } });
     await fireEvent.input(screen.getByLabelText('Hawser token'), { target: { value: 'secret-token' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Create environment' }));
-    await waitFor(() => expect(infra.createEnvironment).toHaveBeenCalled());
-    expect(infra.createEnvironment).toHaveBeenCalledWith(
-      expect.objectContaining({ name: 'old', connectionType: 'hawser-standard', host: '10.0.0.9', protocol: 'http', agentToken: 'secret-token' }),
-    );
-    expect(infra.createHawserToken).not.toHaveBeenCalled();
+    await waitFor(() => expect(api.called('POST /api/environments').length).toBeGreaterThan(0));
+    expect(sent('POST /api/environments')[0]).toMatchObject({
+      name: 'old',
+      connectionType: 'hawser-standard',
+      host: '10.0.0.9',
+      protocol: 'http',
+      agentToken: 'secret-token',
+    });
+    expect(api.called('POST /api/hawser/tokens')).toHaveLength(0);
   });
 
   it('creates an edge environment, shows its token once, lists and revokes tokens', async () => {
-    vi.mocked(infra.createEnvironment).mockResolvedValueOnce({ id: 2, name: 'far', connectionType: 'hawser-edge' });
-    vi.mocked(infra.createHawserToken).mockResolvedValue(hawserToken);
+    api.routes['POST /api/environments'] = { id: 2, name: 'far', connectionType: 'hawser-edge' };
+    api.routes['POST /api/hawser/tokens'] = hawserToken;
     const first = render(EnvironmentEditScreen, { route: newRoute });
     await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'far' } });
     await fireEvent.click(screen.getByLabelText('Hawser (edge) — compatibility'));
@@ -558,12 +558,12 @@ describe('EnvironmentEditScreen, Hawser (compatibility)', () => {
     expect(screen.queryByRole('button', { name: 'Test connection' })).toBeNull();
     await fireEvent.click(screen.getByRole('button', { name: 'Create environment' }));
     await waitFor(() => expect(router.navigate).toHaveBeenCalledWith('/environments/2', { replace: true }));
-    expect(infra.createEnvironment).toHaveBeenCalledWith({ name: 'far', connectionType: 'hawser-edge', labels: [], publicIp: '' });
-    expect(infra.createHawserToken).toHaveBeenCalledWith(2, 'far');
+    expect(sent('POST /api/environments')).toEqual([{ name: 'far', connectionType: 'hawser-edge', labels: [], publicIp: '' }]);
+    expect(sent('POST /api/hawser/tokens')).toEqual([{ name: 'far', environmentId: 2 }]);
     first.unmount();
 
-    vi.mocked(infra.getEnvironment).mockResolvedValue(hawserEdge());
-    vi.mocked(infra.listHawserTokens).mockResolvedValue([listed(), listed({ id: 9, environmentId: 4, tokenPrefix: 'hw_other' })]);
+    api.routes['GET /api/environments/2'] = hawserEdge();
+    api.routes['GET /api/hawser/tokens'] = [listed(), listed({ id: 9, environmentId: 4, tokenPrefix: 'hw_other' })];
     const page = render(EnvironmentEditScreen, { route: editRoute });
     const region = await screen.findByRole('region', { name: 'Connect the agent' });
     expect((within(region).getByLabelText('Token') as HTMLInputElement).value).toBe(hawserToken.token);
@@ -576,12 +576,12 @@ describe('EnvironmentEditScreen, Hawser (compatibility)', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Done: hide the token' }));
     expect(page.container.innerHTML).not.toContain(hawserToken.token);
 
-    vi.mocked(infra.revokeHawserToken).mockResolvedValue({ success: true, message: 'Token revoked' });
-    vi.mocked(infra.listHawserTokens).mockResolvedValue([listed({ isActive: false })]);
+    api.routes['DELETE /api/hawser/tokens'] = { success: true, message: 'Token revoked' };
+    api.routes['GET /api/hawser/tokens'] = [listed({ isActive: false })];
     await fireEvent.click(within(tokens).getByRole('button', { name: 'Revoke token hw_01234' }));
     const dialog = screen.getByRole('dialog', { name: 'Revoke token hw_01234…?' });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Revoke' }));
-    await waitFor(() => expect(infra.revokeHawserToken).toHaveBeenCalledWith(5));
+    await waitFor(() => expect(api.called('DELETE /api/hawser/tokens').map((c) => c.query)).toEqual([{ id: '5' }]));
     await screen.findByText('revoked');
     expect(screen.getByText(/no active token/)).toBeTruthy();
     page.unmount();
@@ -598,8 +598,8 @@ describe('EnvironmentEditScreen, Hawser (compatibility)', () => {
       authEnabled: true,
       user: { id: 3, username: 'vera', isAdmin: false, permissions: { environments: ['view'] } },
     };
-    vi.mocked(infra.getEnvironment).mockResolvedValue(hawserEdge());
-    vi.mocked(infra.listHawserTokens).mockResolvedValue([listed()]);
+    api.routes['GET /api/environments/2'] = hawserEdge();
+    api.routes['GET /api/hawser/tokens'] = [listed()];
     render(EnvironmentEditScreen, { route: editRoute });
     await screen.findByText('You may view this environment, not change it.');
     await screen.findByRole('table', { name: 'Tokens' });

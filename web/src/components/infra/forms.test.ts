@@ -8,7 +8,6 @@ import {
   environmentRequest,
   formatKeyValues,
   isCIDR,
-  mayChangeEnvironments,
   isIP,
   isPem,
   networkRequest,
@@ -228,15 +227,5 @@ describe('Hawser environments and who may change environments', () => {
     expect(req.host).toBeUndefined();
     expect(req.agentToken).toBeUndefined();
     expect(environmentAddress({ connectionType: 'hawser-edge' })).toBe('Hawser edge agent (connects in)');
-  });
-
-  it('lets admins, holders of the permission and everyone without authentication change environments', () => {
-    const user = (over: object) => ({ authenticated: true, authEnabled: true, user: { id: 2, username: 'u', isAdmin: false, ...over } });
-    expect(mayChangeEnvironments(null, 'edit')).toBe(false);
-    expect(mayChangeEnvironments({ authenticated: false, authEnabled: false }, 'delete')).toBe(true);
-    expect(mayChangeEnvironments(user({ isAdmin: true }), 'create')).toBe(true);
-    expect(mayChangeEnvironments(user({ permissions: { environments: ['view'] } }), 'edit')).toBe(false);
-    expect(mayChangeEnvironments(user({ permissions: { environments: ['view', 'edit'] } }), 'edit')).toBe(true);
-    expect(mayChangeEnvironments(user({ permissions: { environments: ['edit'] } }), 'delete')).toBe(false);
   });
 });

@@ -2,7 +2,6 @@
 // environments: key=value lists, client-side checks that mirror the server's
 // (the server stays the judge and its message is shown as is) and the request
 // bodies built from the form values.
-import type { Session } from '../../lib/api';
 import type { EnvironmentDetail, EnvironmentRequest, NetworkCreate, VolumeCreate } from '../../lib/api-infra';
 
 /** Field name → message. Empty when the form may be sent. */
@@ -157,17 +156,6 @@ export const editableTypes = ['socket', 'direct', 'agent-standard', 'agent-edge'
 /** Hawser, the agent of the application Berth replaces: accepted for compatibility. */
 export function isHawserType(t: string | undefined): boolean {
   return t === 'hawser-standard' || t === 'hawser-edge';
-}
-
-/**
- * Whether the signed-in user may do action (create, edit, delete) on
- * environments: environments:<action>; everyone while authentication is off.
- */
-export function mayChangeEnvironments(s: Session | null | undefined, action: 'create' | 'edit' | 'delete'): boolean {
-  if (!s) return false;
-  if (!s.authEnabled) return true;
-  const u = s.user;
-  return !!u && (u.isAdmin || !!u.permissions?.environments?.some((a) => a === action || a === '*'));
 }
 
 export function isEditableType(t: string): boolean {
