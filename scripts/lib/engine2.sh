@@ -84,7 +84,8 @@ ensure_engine2() {
 		[[ -S $(engine2_socket) ]] && ! our_dockerd2_pid >/dev/null && rm -f "$(engine2_socket)"
 		start_dockerd2
 	fi
-	if ! docker2 image inspect "$image" >/dev/null 2>&1; then
+	# The same image as the first engine's (by id: the test image is rebuilt when its recipe changes).
+	if [[ $(docker2 image inspect -f '{{.Id}}' "$image" 2>/dev/null) != "$(docker image inspect -f '{{.Id}}' "$image")" ]]; then
 		log "loading $image into the second engine"
 		docker save "$image" | docker2 load >/dev/null
 	fi
