@@ -44,17 +44,6 @@ export interface AppTemplate {
   administratorOnly: boolean;
 }
 
-export interface TemplateFilter {
-  category?: string;
-  q?: string;
-  type?: TemplateType;
-  refresh?: boolean;
-}
-
-export function listTemplates(filter: TemplateFilter = {}): Promise<AppTemplate[]> {
-  return request('GET', '/api/templates', { query: { ...filter } });
-}
-
 export interface TemplateSource {
   id: number;
   name: string;
@@ -63,22 +52,6 @@ export interface TemplateSource {
   lastError: string | null;
   lastFetchedAt: string | null;
   templateCount: number;
-}
-
-export function listSources(): Promise<TemplateSource[]> {
-  return request('GET', '/api/templates/sources');
-}
-
-export function createSource(body: { name: string; url: string; enabled?: boolean }): Promise<TemplateSource> {
-  return request('POST', '/api/templates/sources', { body });
-}
-
-export function updateSource(body: { id: number; name?: string; url?: string; enabled?: boolean }): Promise<TemplateSource> {
-  return request('PUT', '/api/templates/sources', { body });
-}
-
-export function deleteSource(id: number): Promise<{ success: boolean }> {
-  return request('DELETE', '/api/templates/sources', { query: { id } });
 }
 
 export interface DeployTemplateBody {

@@ -2,8 +2,10 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as tpl from '../lib/api-templates';
 import { ApiError } from '../lib/api';
+import { queryClient } from '../lib/query';
 import { router } from '../lib/router.svelte';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import { emptyForm } from '../components/containers/create-form';
 import TemplatesScreen from './TemplatesScreen.svelte';
@@ -12,12 +14,7 @@ vi.mock('../lib/api-templates', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-templates')>();
   return {
     ...real,
-    listTemplates: vi.fn(),
-    listSources: vi.fn(),
-    createSource: vi.fn(),
-    updateSource: vi.fn(),
-    deleteSource: vi.fn(),
-    deployTemplate: vi.fn(),
+    deployTemplate: vi.fn(), // a streamed deploy
   };
 });
 
@@ -58,20 +55,26 @@ const sources: tpl.TemplateSource[] = [
   { id: 4, name: 'broken', url: '/srv/bad.json', enabled: true, lastError: 'invalid template list JSON: unexpected EOF', lastFetchedAt: null, templateCount: 0 },
 ];
 
+let api: StubApi;
 beforeEach(() => {
+  queryClient.clear();
+  session.session = { authenticated: false, authEnabled: false };
+  api = stubApi({
+    'GET /api/templates': templates,
+    'GET /api/templates/sources': sources,
+    'POST /api/templates/sources': (c: { body: unknown }) => ({ id: 5, enabled: true, lastError: null, lastFetchedAt: null, templateCount: 7, ...(c.body as object) }),
+    'PUT /api/templates/sources': (c: { body: unknown }) => ({ ...sources[0], ...(c.body as object) }),
+    'DELETE /api/templates/sources': { success: true },
+  });
   session.environments = [
     { id: 1, name: 'local', connectionType: 'socket' },
     { id: 2, name: 'edge', connectionType: 'socket' },
   ];
   session.envId = 1;
-  vi.mocked(tpl.listTemplates).mockResolvedValue(structuredClone(templates));
-  vi.mocked(tpl.listSources).mockResolvedValue(structuredClone(sources));
-  vi.mocked(tpl.createSource).mockImplementation(async (b) => ({ id: 5, enabled: true, lastError: null, lastFetchedAt: null, templateCount: 7, ...b }));
-  vi.mocked(tpl.deleteSource).mockResolvedValue({ success: true });
-  vi.mocked(tpl.updateSource).mockImplementation(async (b) => ({ ...sources[0], ...b }));
 });
 afterEach(() => {
   cleanup();
+  vi.unstubAllGlobals();
   vi.clearAllMocks();
 });
 
@@ -85,7 +88,7 @@ describe('TemplatesScreen', () => {
     withLogos[1].logo = 'https://example.com/nginx.png';
     withLogos[1].logoUrl = '/api/templates/builtin:nginx/logo';
     withLogos[2].logoUrl = '//evil.example/x.png';
-    vi.mocked(tpl.listTemplates).mockResolvedValue(withLogos);
+    api.routes['GET /api/templates'] = withLogos;
     const { container } = render(TemplatesScreen);
     await screen.findByRole('list', { name: 'Templates' });
     const imgs = [...container.querySelectorAll('.card img')].map((i) => i.getAttribute('src'));
@@ -168,13 +171,30 @@ describe('TemplatesScreen', () => {
     await fireEvent.input(screen.getByLabelText('Source name'), { target: { value: 'more' } });
     await fireEvent.input(screen.getByLabelText('URL or absolute file path'), { target: { value: 'https://example.com/more.json' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Add source' }));
-    await waitFor(() => expect(tpl.createSource).toHaveBeenCalledWith({ name: 'more', url: 'https://example.com/more.json' }));
+    await waitFor(() => expect(api.called('POST /api/templates/sources').map((c) => c.body)).toEqual([{ name: 'more', url: 'https://example.com/more.json' }]));
     expect(await screen.findByText('Source more added with 7 templates.')).toBeTruthy();
+    // The change refreshes the catalogue and the sources by itself.
+    await waitFor(() => expect(api.called('GET /api/templates').length).toBeGreaterThan(1));
     await fireEvent.click(screen.getByRole('button', { name: 'Disable mine' }));
-    await waitFor(() => expect(tpl.updateSource).toHaveBeenCalledWith({ id: 3, enabled: false }));
+    await waitFor(() => expect(api.called('PUT /api/templates/sources').map((c) => c.body)).toEqual([{ id: 3, enabled: false }]));
+    expect(await screen.findByText('Source mine disabled.')).toBeTruthy();
     await fireEvent.click(screen.getByRole('button', { name: 'Remove broken' }));
     await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Remove' }));
-    await waitFor(() => expect(tpl.deleteSource).toHaveBeenCalledWith(4));
+    await waitFor(() => expect(api.called('DELETE /api/templates/sources').map((c) => c.query)).toEqual([{ id: '4' }]));
+    expect(await screen.findByText('Source broken removed.')).toBeTruthy();
+  });
+
+  it('refreshes the sources on demand and says why a read failed, with Retry', async () => {
+    api.routes['GET /api/templates'] = () => {
+      throw new ApiError(403, 'Permission denied');
+    };
+    render(TemplatesScreen);
+    expect((await screen.findByRole('alert')).textContent).toContain('Templates could not be listed: Permission denied');
+    api.routes['GET /api/templates'] = templates;
+    await fireEvent.click(screen.getByRole('button', { name: 'Retry' }));
+    await screen.findByRole('list', { name: 'Templates' });
+    await fireEvent.click(screen.getByRole('button', { name: 'Refresh' }));
+    await waitFor(() => expect(api.called('GET /api/templates').some((c) => c.query.refresh === 'true')).toBe(true));
   });
 });
 
