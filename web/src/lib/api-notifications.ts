@@ -1,7 +1,6 @@
 // Notifications: channels (secrets masked as '********' by the server; sent
 // back unchanged they keep the stored value), tests, and the subscriptions of
 // environments to channels.
-import { request } from './api';
 
 export const MASK = '********';
 
@@ -73,53 +72,4 @@ export interface Subscription {
 export interface TestResult {
   success: boolean;
   error?: string;
-}
-
-export function listChannels(): Promise<Channel[]> {
-  return request('GET', '/api/notifications');
-}
-
-export function createChannel(c: ChannelInput): Promise<Channel> {
-  return request('POST', '/api/notifications', { body: c });
-}
-
-export function updateChannel(id: number, c: ChannelInput): Promise<Channel> {
-  return request('PUT', `/api/notifications/${id}`, { body: c });
-}
-
-export function deleteChannel(id: number): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/notifications/${id}`);
-}
-
-export function testChannel(id: number): Promise<TestResult> {
-  return request('POST', `/api/notifications/${id}/test`);
-}
-
-/** Tests unsaved settings; with id, the saved channel's secrets fill the masked ones. */
-export function testSettings(c: ChannelInput & { id?: number }): Promise<TestResult> {
-  return request('POST', '/api/notifications/test', { body: c });
-}
-
-export function catalogue(): Promise<{ types: string[]; eventTypes: string[] }> {
-  return request('GET', '/api/notifications/trigger-test');
-}
-
-export function listSubscriptions(env: number): Promise<Subscription[]> {
-  return request('GET', `/api/environments/${env}/notifications`);
-}
-
-export function subscribe(env: number, notificationId: number, eventTypes: string[] = []): Promise<Subscription> {
-  return request('POST', `/api/environments/${env}/notifications`, { body: { notificationId, eventTypes } });
-}
-
-export function updateSubscription(
-  env: number,
-  notificationId: number,
-  s: { enabled?: boolean; eventTypes?: string[] },
-): Promise<Subscription> {
-  return request('PUT', `/api/environments/${env}/notifications/${notificationId}`, { body: s });
-}
-
-export function unsubscribe(env: number, notificationId: number): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/environments/${env}/notifications/${notificationId}`);
 }

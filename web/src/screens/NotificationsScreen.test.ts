@@ -1,25 +1,11 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as notif from '../lib/api-notifications';
+import type * as notif from '../lib/api-notifications';
+import { queryClient } from '../lib/query';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import NotificationsScreen from './NotificationsScreen.svelte';
-
-vi.mock('../lib/api-notifications', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-notifications')>();
-  return {
-    ...real,
-    listChannels: vi.fn(),
-    createChannel: vi.fn(),
-    updateChannel: vi.fn(),
-    deleteChannel: vi.fn(),
-    testChannel: vi.fn(),
-    testSettings: vi.fn(),
-    listSubscriptions: vi.fn(),
-    subscribe: vi.fn(),
-    unsubscribe: vi.fn(),
-  };
-});
 
 const channels: notif.Channel[] = [
   { id: 1, type: 'webhook', name: 'hook', enabled: true, config: { url: '********' }, eventTypes: [], lastSentAt: '2026-01-01T00:00:00Z' },
@@ -34,26 +20,32 @@ const channels: notif.Channel[] = [
   },
 ];
 
+let api: StubApi;
 beforeEach(() => {
+  queryClient.clear();
+  session.session = { authenticated: false, authEnabled: false };
   session.environments = [
     { id: 1, name: 'local', connectionType: 'socket' },
     { id: 2, name: 'prod', connectionType: 'socket' },
   ];
   session.envId = 1;
-  vi.mocked(notif.listChannels).mockResolvedValue(structuredClone(channels));
-  vi.mocked(notif.createChannel).mockImplementation(async (c) => ({ id: 3, ...c }));
-  vi.mocked(notif.updateChannel).mockImplementation(async (id, c) => ({ id, ...c }));
-  vi.mocked(notif.deleteChannel).mockResolvedValue({ success: true });
-  vi.mocked(notif.testChannel).mockResolvedValue({ success: true });
-  vi.mocked(notif.testSettings).mockResolvedValue({ success: true });
-  vi.mocked(notif.listSubscriptions).mockResolvedValue([
-    { id: 9, environmentId: 1, notificationId: 1, enabled: true, eventTypes: [], channelName: 'hook', channelType: 'webhook' },
-  ]);
-  vi.mocked(notif.subscribe).mockResolvedValue({} as notif.Subscription);
-  vi.mocked(notif.unsubscribe).mockResolvedValue({ success: true });
+  const subs = [{ id: 9, environmentId: 1, notificationId: 1, enabled: true, eventTypes: [], channelName: 'hook', channelType: 'webhook' }];
+  api = stubApi({
+    'GET /api/notifications': channels,
+    'POST /api/notifications': (c: { body: unknown }) => ({ id: 3, ...(c.body as object) }),
+    'PUT /api/notifications/2': (c: { body: unknown }) => ({ id: 2, ...(c.body as object) }),
+    'DELETE /api/notifications/1': { success: true },
+    'POST /api/notifications/1/test': { success: true },
+    'POST /api/notifications/test': { success: true },
+    'GET /api/environments/1/notifications': subs,
+    'GET /api/environments/2/notifications': [],
+    'POST /api/environments/1/notifications': {},
+    'DELETE /api/environments/1/notifications/1': { success: true },
+  });
 });
 afterEach(() => {
   cleanup();
+  vi.unstubAllGlobals();
   vi.clearAllMocks();
 });
 
@@ -71,13 +63,23 @@ describe('NotificationsScreen', () => {
     await expectNoSeriousAxeViolations(container);
   });
 
+  it('deletes a channel and says so', async () => {
+    render(NotificationsScreen);
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Delete hook' }));
+    await fireEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Delete' }));
+    expect(await screen.findByText('Channel hook deleted.')).toBeTruthy();
+    expect(api.called('DELETE /api/notifications/1')).toHaveLength(1);
+  });
+
   it('tests a saved channel from its row', async () => {
-    vi.mocked(notif.testChannel).mockResolvedValueOnce({ success: false, error: 'the service answered 502 Bad Gateway' });
+    api.routes['POST /api/notifications/1/test'] = { success: false, error: 'the service answered 502 Bad Gateway' };
     render(NotificationsScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Test hook' }));
-    expect(notif.testChannel).toHaveBeenCalledWith(1);
     expect(await screen.findByText('the service answered 502 Bad Gateway')).toBeTruthy();
+    expect(api.called('POST /api/notifications/1/test')).toHaveLength(1);
+    api.routes['POST /api/notifications/1/test'] = { success: true };
     await fireEvent.click(screen.getByRole('button', { name: 'Test hook' }));
     expect(await screen.findByText('sent')).toBeTruthy();
   });
@@ -97,13 +99,15 @@ describe('NotificationsScreen', () => {
     expect(await within(dialog).findByText('Test message sent.')).toBeTruthy();
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
     await waitFor(() =>
-      expect(notif.createChannel).toHaveBeenCalledWith({
-        type: 'webhook',
-        name: 'alerts',
-        enabled: true,
-        config: { url: 'https://hooks.example/abc', token: undefined },
-        eventTypes: ['container_oom'],
-      }),
+      expect(api.called('POST /api/notifications').map((c) => c.body)).toEqual([
+        {
+          type: 'webhook',
+          name: 'alerts',
+          enabled: true,
+          config: { url: 'https://hooks.example/abc' },
+          eventTypes: ['container_oom'],
+        },
+      ]),
     );
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     expect(screen.getByText('Channel alerts added.')).toBeTruthy();
@@ -119,9 +123,8 @@ describe('NotificationsScreen', () => {
     expect(pw.placeholder).toBe('stored, hidden');
     await fireEvent.input(within(dialog).getByLabelText('SMTP host'), { target: { value: 'mail2.example' } });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(notif.updateChannel).toHaveBeenCalled());
-    const [id, body] = vi.mocked(notif.updateChannel).mock.calls[0];
-    expect(id).toBe(2);
+    await waitFor(() => expect(api.called('PUT /api/notifications/2')).toHaveLength(1));
+    const body = api.called('PUT /api/notifications/2')[0].body as notif.ChannelInput;
     expect(body.config).toMatchObject({ host: 'mail2.example', port: 587, password: '********', to_emails: ['ops@x.test'] });
     expect(body.eventTypes).toEqual(['container_exited']);
   });
@@ -133,11 +136,12 @@ describe('NotificationsScreen', () => {
     const hook = (await within(section).findByLabelText('Notify hook (Webhook)')) as HTMLInputElement;
     await waitFor(() => expect(hook.checked).toBe(true));
     await fireEvent.click(within(section).getByLabelText('Notify ops mail (Email (SMTP))'));
-    await waitFor(() => expect(notif.subscribe).toHaveBeenCalledWith(1, 2));
+    await waitFor(() => expect(api.called('POST /api/environments/1/notifications').map((c) => c.body)).toEqual([{ notificationId: 2, eventTypes: [] }]));
+    await waitFor(() => expect(hook.disabled).toBe(false));
     await fireEvent.click(hook);
-    await waitFor(() => expect(notif.unsubscribe).toHaveBeenCalledWith(1, 1));
+    await waitFor(() => expect(api.called('DELETE /api/environments/1/notifications/1')).toHaveLength(1));
     await fireEvent.change(within(section).getByLabelText('Environment'), { target: { value: '2' } });
-    await waitFor(() => expect(notif.listSubscriptions).toHaveBeenCalledWith(2));
+    await waitFor(() => expect(api.called('GET /api/environments/2/notifications')).toHaveLength(1));
   });
 
   it('shows the subscriptions of the environment selected after it opened', async () => {
@@ -151,6 +155,6 @@ describe('NotificationsScreen', () => {
     const section = screen.getByRole('region', { name: 'Environment subscriptions' });
     const hook = (await within(section).findByLabelText('Notify hook (Webhook)')) as HTMLInputElement;
     await waitFor(() => expect(hook.checked).toBe(true));
-    expect(notif.listSubscriptions).toHaveBeenCalledWith(1);
+    expect(api.called('GET /api/environments/1/notifications').length).toBeGreaterThan(0);
   });
 });
