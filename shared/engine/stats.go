@@ -96,8 +96,32 @@ type ContainerSample struct {
 // runs on the agent host: one operation, not one call per container across
 // the network.
 func (c *Client) SampleRunning(ctx context.Context, perContainer time.Duration, fn func(ContainerSample) error) error {
+	return c.SampleRunningOf(ctx, perContainer, nil, fn)
+}
+
+// SampleRunningOf is SampleRunning of the running containers that ids name
+// (full ids, or prefixes of at least 12 characters); nil ids samples every
+// one. Through an agent the agent samples its running containers and only
+// those named are passed on.
+func (c *Client) SampleRunningOf(ctx context.Context, perContainer time.Duration, ids []string, fn func(ContainerSample) error) error {
+	want := func(string) bool { return true }
+	if ids != nil {
+		want = func(id string) bool {
+			for _, p := range ids {
+				if len(p) >= 12 && strings.HasPrefix(id, p) {
+					return true
+				}
+			}
+			return false
+		}
+	}
 	if c.agent != nil {
-		return c.agentSample(ctx, perContainer.Milliseconds(), fn)
+		return c.agentSample(ctx, perContainer.Milliseconds(), func(cs ContainerSample) error {
+			if !want(cs.ID) {
+				return nil
+			}
+			return fn(cs)
+		})
 	}
 	lctx, cancel := context.WithTimeout(ctx, sampleListTimeout)
 	list, err := c.ListContainers(lctx, false)
@@ -111,6 +135,9 @@ func (c *Client) SampleRunning(ctx context.Context, perContainer time.Duration, 
 	for _, ct := range list {
 		if gctx.Err() != nil {
 			break
+		}
+		if !want(ct.ID) {
+			continue
 		}
 		g.Go(func() error {
 			sctx, cancel := context.WithTimeout(gctx, perContainer)

@@ -9,13 +9,12 @@
 // Needs: a Berth binary (BERTH_BIN, default bin/berth) with its console built
 // into web/dist, the test engine and Chromium (.test-env).
 // Usage: node bench.mjs   (BENCH_RUNS=5, BENCH_LARGE=1000 by default)
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { createContainers as createMany } from './lib/engine.mjs';
 import { labelledCompose } from './lib/fixtures.mjs';
 import { removeLabelled, root, startConsole, testImage } from './lib/harness.mjs';
 
-const run = promisify(execFile);
 const RUNS = Number(process.env.BENCH_RUNS || 5);
 /** The large list's size (BENCH_LARGE, for a quicker run while working on the bench). */
 const LARGE = Number(process.env.BENCH_LARGE || 1000);
@@ -23,14 +22,14 @@ const LARGE = Number(process.env.BENCH_LARGE || 1000);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function createContainers(label, prefix, from, to) {
-  for (let i = from; i < to; i += 25) {
-    await Promise.all(
-      Array.from({ length: Math.min(25, to - i) }, (_, k) => i + k).map((n) => {
-        const args = ['create', '--name', `${prefix}-${String(n).padStart(4, '0')}`, '--label', `berth.test=${label}`];
-        return run('docker', [...args, testImage, 'true']);
-      }),
-    );
-  }
+  await createMany(
+    Array.from({ length: to - from }, (_, k) => ({
+      name: `${prefix}-${String(from + k).padStart(4, '0')}`,
+      image: testImage,
+      cmd: ['true'],
+      labels: { 'berth.test': label },
+    })),
+  );
 }
 
 const h = await startConsole({ viewport: { width: 1366, height: 768 } });

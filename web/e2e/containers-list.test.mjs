@@ -5,17 +5,15 @@
 // a 1366 px laptop with the side navigation open and its actions in view; the
 // column choice is the user's and survives a reload; group by stack; a
 // published port is a link; on a phone each row still shows name, state and
-// actions; a Viewer sees no Stop, Remove or Update.
+// actions; a container run or removed outside Berth shows without a refresh
+// (the engine's events); a Viewer sees no Stop, Remove or Update.
 //
 // Everything created carries the label berth.test=<run label> (and a name
 // containing it); after() removes it.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { createContainers } from './lib/engine.mjs';
 import { docker, removeLabelled, startConsole, testImage } from './lib/harness.mjs';
-
-const run = promisify(execFile);
 /** E2E_LIST_COUNT makes a quicker run while working on this test. */
 const COUNT = Number(process.env.E2E_LIST_COUNT || 1000);
 /** At most this many container rows are in the page at once. */
@@ -51,18 +49,17 @@ describe('the containers list at fleet size', { timeout: 600_000 }, () => {
     prefix = `e2e-list-${label}`;
     stack = `e2e-stack-${label}`;
     web = `${prefix}-web`;
-    // Created, not started, in parallel batches; every 100th is in the test's stack.
-    const names = Array.from({ length: COUNT }, (_, i) => i);
+    // Created, not started, through the engine's API (parallel requests, no
+    // docker process each); every 100th is in the test's stack.
     const started = Date.now();
-    for (let i = 0; i < names.length; i += 25) {
-      await Promise.all(
-        names.slice(i, i + 25).map((n) => {
-          const args = ['create', '--name', `${prefix}-${String(n).padStart(4, '0')}`, '--label', `berth.test=${label}`];
-          if (n % 100 === 0) args.push('--label', `com.docker.compose.project=${stack}`);
-          return run('docker', [...args, testImage, 'true']);
-        }),
-      );
-    }
+    await createContainers(
+      Array.from({ length: COUNT }, (_, n) => ({
+        name: `${prefix}-${String(n).padStart(4, '0')}`,
+        image: testImage,
+        cmd: ['true'],
+        labels: { 'berth.test': label, ...(n % 100 === 0 ? { 'com.docker.compose.project': stack } : {}) },
+      })),
+    );
     console.log(`created ${COUNT} containers in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     docker('run', '-d', '--name', web, '--label', `berth.test=${label}`, '-p', '80', testImage, 'sleep', '600');
     port = /:(\d+)$/.exec(docker('port', web, '80/tcp').split('\n')[0])[1];
@@ -212,6 +209,23 @@ describe('the containers list at fleet size', { timeout: 600_000 }, () => {
     } finally {
       await page.setViewportSize({ width: 1366, height: 768 });
     }
+  });
+
+  it('follows the engine: a container run or removed outside Berth shows within 2 s, without a refresh', async () => {
+    const ext = `${prefix}-outside`;
+    await h.open('/containers', 'Containers');
+    await page.getByLabel('Filter').fill(ext);
+    await page.getByText(/No container matches/).waitFor();
+    const t0 = Date.now();
+    docker('run', '-d', '--name', ext, '--label', `berth.test=${label}`, testImage, 'sleep', '600');
+    await page.getByRole('link', { name: ext, exact: true }).waitFor({ timeout: 5_000 });
+    const shown = Date.now() - t0;
+    docker('rm', '-f', ext);
+    const t1 = Date.now();
+    await page.getByRole('link', { name: ext, exact: true }).waitFor({ state: 'detached', timeout: 5_000 });
+    const gone = Date.now() - t1;
+    console.log(`outside changes shown after ${shown} ms (run) and ${gone} ms (remove)`);
+    assert.ok(shown < 2_500 && gone < 2_500, `shown after ${shown} ms, gone after ${gone} ms`);
   });
 
   it('a Viewer sees no Stop, Remove, Update or New', async () => {

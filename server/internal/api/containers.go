@@ -163,13 +163,45 @@ func (s *Server) allContainerStats(c *gin.Context) error {
 	return writeJSON(c, http.StatusOK, out)
 }
 
-// streamContainerStats sends one `stat` event per running container, then
-// `done`; a failure of the pass is an `error` event.
+// statsIDs reads the ids query of the stats stream: the containers to
+// sample (a console samples the rows it shows), comma separated or
+// repeated; nil when absent (every running container).
+func statsIDs(c *gin.Context) ([]string, error) {
+	raw, ok := c.GetQueryArray("ids")
+	if !ok {
+		return nil, nil
+	}
+	ids := []string{}
+	for _, r := range raw {
+		for _, id := range strings.Split(r, ",") {
+			id = strings.TrimSpace(id)
+			if id == "" {
+				continue
+			}
+			if len(id) < 12 || len(id) > 64 || strings.Trim(id, "0123456789abcdef") != "" {
+				return nil, fault.Invalidf("ids: %q is not a container id (12 to 64 hex digits)", id)
+			}
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) > 500 {
+		return nil, fault.New(fault.Invalid, "ids: at most 500 containers at a time")
+	}
+	return ids, nil
+}
+
+// streamContainerStats sends one `stat` event per running container (of
+// those ids names, when given), then `done`; a failure of the pass is an
+// `error` event.
 func (s *Server) streamContainerStats(c *gin.Context) error {
 	env := envOf(c)
+	ids, err := statsIDs(c)
+	if err != nil {
+		return err
+	}
 	es := startEvents(c)
 	defer es.Close()
-	err := s.containers.StatsAll(c.Request.Context(), env, func(st containers.Stat) error {
+	err = s.containers.StatsOf(c.Request.Context(), env, ids, func(st containers.Stat) error {
 		return es.Send("stat", st)
 	})
 	if err != nil {

@@ -341,6 +341,28 @@ func TestStatsStreamSendsEachRunningContainerThenDone(t *testing.T) {
 		}
 	}
 
+	// ids: only the containers named (a list samples the rows on screen).
+	var one string
+	for id := range ids {
+		one = id
+		break
+	}
+	events, _ = h.openEvents(ctx, "/api/containers/stats/stream?env=1&ids="+one[:12]+","+stopped)
+	got := []string{}
+	for ev := range events {
+		if ev.Name == "stat" {
+			var st struct{ ID string }
+			_ = json.Unmarshal([]byte(ev.Data), &st)
+			got = append(got, st.ID)
+		}
+	}
+	if len(got) != 1 || got[0] != one {
+		t.Errorf("stats of ids=%s,%s = %v, want only %s", one[:12], stopped, got, one)
+	}
+	if status, body := h.do("GET", "/api/containers/stats/stream?env=1&ids=nope", nil); status != 400 {
+		t.Errorf("ids=nope = %d %s, want 400", status, body)
+	}
+
 	var all []map[string]any
 	h.must(200, "GET", "/api/containers/stats?env=1", nil, &all)
 	n := 0

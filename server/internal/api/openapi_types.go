@@ -116,8 +116,9 @@ var coreOps = map[string]apiOp{
 	// Containers.
 	"GET /api/containers": {Summary: "List containers", Response: []engine.Container{},
 		Query: []queryParam{{"all", "boolean", "include stopped containers (default true; false: running ones only)"}}},
-	"POST /api/containers":              {Summary: "Create a container", Request: createContainerRequest{}, Response: idAnswer{}},
-	"GET /api/containers/stats/stream":  {Summary: "Every container's stats, live", Content: mediaSSE},
+	"POST /api/containers": {Summary: "Create a container", Request: createContainerRequest{}, Response: idAnswer{}},
+	"GET /api/containers/stats/stream": {Summary: "Every container's stats, live", Content: mediaSSE,
+		Query: []queryParam{{"ids", "string", "only these containers (ids, comma separated; a list shows the stats of the rows on screen)"}}},
 	"DELETE /api/containers/{id}":       {Summary: "Remove a container", Response: successAnswer{}, Query: []queryParam{{"force", "boolean", "remove even when running"}}},
 	"POST /api/containers/{id}/start":   {Summary: "Start a container", Response: successAnswer{}},
 	"POST /api/containers/{id}/stop":    {Summary: "Stop a container", Response: successAnswer{}},

@@ -135,6 +135,12 @@ func (s *Service) Debug(ctx context.Context, env store.Environment, id string) (
 // no running containers. Through an agent the samples are taken on the agent
 // host in one operation.
 func (s *Service) StatsAll(ctx context.Context, env store.Environment, emit func(Stat) error) error {
+	return s.StatsOf(ctx, env, nil, emit)
+}
+
+// StatsOf is StatsAll of the running containers that ids name (full ids or
+// prefixes of at least 12 characters; nil: every one).
+func (s *Service) StatsOf(ctx context.Context, env store.Environment, ids []string, emit func(Stat) error) error {
 	c, err := s.engines.Client(ctx, env.Endpoint())
 	if err != nil {
 		if engine.IsOffline(err) {
@@ -143,7 +149,7 @@ func (s *Service) StatsAll(ctx context.Context, env store.Environment, emit func
 		return opFault("list containers", err)
 	}
 	var emitErr error
-	err = c.SampleRunning(ctx, StatsPerContainer, func(cs engine.ContainerSample) error {
+	err = c.SampleRunningOf(ctx, StatsPerContainer, ids, func(cs engine.ContainerSample) error {
 		emitErr = emit(Stat{ID: cs.ID, Name: cs.Name, Snapshot: Compute(cs.Stats)})
 		return emitErr
 	})

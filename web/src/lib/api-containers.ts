@@ -70,9 +70,10 @@ export interface Stat extends Omit<Snapshot, 'timestamp'> {
 
 /**
  * One pass of GET /api/containers/stats/stream: onStat for each running
- * container as its sample arrives; resolves after `done`, rejects on `error`.
+ * container (of ids, when given) as its sample arrives; resolves after
+ * `done`, rejects on `error`.
  */
-export async function statsPass(env: number, onStat: (s: Stat) => void, signal?: AbortSignal): Promise<void> {
+export async function statsPass(env: number, onStat: (s: Stat) => void, signal?: AbortSignal, ids?: readonly string[]): Promise<void> {
   let failure: string | null = null;
   await stream(
     'GET',
@@ -85,7 +86,7 @@ export async function statsPass(env: number, onStat: (s: Stat) => void, signal?:
         failure = dataOf<{ error?: string }>(e)?.error ?? 'Container statistics failed';
       }
     },
-    { query: { env }, signal },
+    { query: ids ? { env, ids: ids.join(',') } : { env }, signal },
   );
   if (failure) throw new Error(failure);
 }

@@ -9454,6 +9454,8 @@ export interface operations {
             query?: {
                 /** @description The environment's id (default 1). */
                 env?: number;
+                /** @description only these containers (ids, comma separated; a list shows the stats of the rows on screen) */
+                ids?: string;
             };
             header?: never;
             path?: never;

@@ -126,10 +126,38 @@ describe('ContainersScreen', { timeout: 20_000 }, () => {
     expect(within(web).getByRole('link', { name: '8080→80/tcp' }).getAttribute('href')).toBe(`http://${location.hostname}:8080`);
     expect(within(web).getByText('healthy')).toBeTruthy();
     expect(within(web).getByRole('link', { name: 'shop' }).getAttribute('href')).toBe('/stacks/shop');
-    await waitFor(() => expect(containers.statsPass).toHaveBeenCalledWith(1, expect.any(Function), expect.any(AbortSignal)));
+    // Only the running containers on screen are sampled.
+    await waitFor(() => expect(containers.statsPass).toHaveBeenCalledWith(1, expect.any(Function), expect.any(AbortSignal), ['c3', 'a1']));
     await waitFor(() => expect(within(row('web')).getByText('12.5 %')).toBeTruthy());
     expect(within(row('web')).getByText('64.0 MiB')).toBeTruthy();
     expect(within(row('db')).getAllByText('—').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('refetches the list once for a burst of engine events, not for quiet ones', async () => {
+    const sse = (events: [string, unknown][]) =>
+      new Response(events.map(([e, d]) => `event: ${e}\ndata: ${JSON.stringify(d)}\n\n`).join(''), {
+        status: 200,
+        headers: { 'Content-Type': 'text/event-stream' },
+      });
+    let opened = 0;
+    stub.routes['GET /api/events'] = () => {
+      opened++;
+      return opened === 1
+        ? sse([
+            ['connected', { env: 1 }],
+            ['container-exec_start: sh', { id: 'a1', name: 'web' }],
+            ['container-create', { id: 'd4', name: 'new' }],
+            ['container-start', { id: 'd4', name: 'new' }],
+            ['container-destroy', { id: 'b2', name: 'db' }],
+          ])
+        : new Response(new ReadableStream(), { status: 200, headers: { 'Content-Type': 'text/event-stream' } }); // stays open
+    };
+    render(ContainersScreen);
+    await screen.findByRole('table');
+    expect(stub.called('GET /api/events')[0].query).toEqual({ env: '1' });
+    await waitFor(() => expect(stub.called('GET /api/containers')).toHaveLength(2), { timeout: 3000 });
+    await new Promise((r) => setTimeout(r, 700));
+    expect(stub.called('GET /api/containers')).toHaveLength(2); // one refetch for the burst
   });
 
   it('links ports to the environment’s public address when it has one', async () => {
