@@ -1,6 +1,8 @@
-// Typed calls of the infrastructure screens: volumes, networks, environments,
-// engine events and the live container figures of the dashboard. Same rules as
-// api.ts (the one request() and ApiError); shapes from the handlers in
+// The shapes the infrastructure screens read (volumes, networks, environments
+// and their agents, security settings, live container figures, engine
+// events), and the calls that are not reads of the data layer: the volume and
+// network create forms' and the dashboard's engine event stream. Same rules
+// as api.ts (the one request() and ApiError); shapes from the handlers in
 // server/internal/api (volumes.go, networks.go, environments.go, events.go,
 // containers.go) and COMPAT.md. Every type lists only what the console reads.
 import { request } from './api';
@@ -245,11 +247,6 @@ export interface ContainerStat {
   memoryUsage?: number;
   memoryLimit?: number;
   memoryPercent?: number;
-}
-
-/** One sample of every running container of env (the engine samples for about a second). */
-export function containerStats(env: number, signal?: AbortSignal): Promise<ContainerStat[]> {
-  return request('GET', '/api/containers/stats', { query: { env }, signal });
 }
 
 /** An engine event as the API relays it: named "<type>-<action>", data {id, name}. */

@@ -98,7 +98,6 @@ describe('endpoints', () => {
     await api.removeContainer(2, 'abc');
     await api.inspectContainer(2, 'abc');
     await api.containerLogs(2, 'abc');
-    await api.dashboardStats();
     const calls = fetchMock.mock.calls.map(([u, i]) => `${i.method} ${u}`);
     expect(calls).toEqual([
       'POST /api/containers/my%20app/restart?env=2',
@@ -106,7 +105,6 @@ describe('endpoints', () => {
       'DELETE /api/containers/abc?env=2&force=false',
       'GET /api/containers/abc?env=2',
       'GET /api/containers/abc/logs?env=2&tail=200',
-      'GET /api/dashboard/stats',
     ]);
   });
 

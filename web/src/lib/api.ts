@@ -322,6 +322,3 @@ export interface DashboardStats {
   metrics?: Partial<{ cpuPercent: number; memoryPercent: number; memoryUsed: number; memoryTotal: number }>;
 }
 
-export function dashboardStats(): Promise<DashboardStats[]> {
-  return request('GET', '/api/dashboard/stats');
-}

@@ -1,18 +1,16 @@
 import { cleanup, render, screen, waitFor } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as api from '../lib/api';
+import { ApiError } from '../lib/api';
 import * as infra from '../lib/api-infra';
+import { queryClient } from '../lib/query';
 import * as sse from '../lib/sse';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import DashboardScreen from './DashboardScreen.svelte';
 
-vi.mock('../lib/api', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api')>();
-  return { ...real, dashboardStats: vi.fn() };
-});
 vi.mock('../lib/api-infra', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-infra')>();
-  return { ...real, containerStats: vi.fn(), followEvents: vi.fn() };
+  return { ...real, followEvents: vi.fn() };
 });
 vi.mock('../lib/sse', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/sse')>();
@@ -21,9 +19,11 @@ vi.mock('../lib/sse', async (importOriginal) => {
 
 const ev = (event: string, data: unknown): sse.SSEvent => ({ event, data: JSON.stringify(data) });
 
+let api: StubApi;
 beforeEach(() => {
+  queryClient.clear();
   session.envId = 1;
-  vi.mocked(infra.containerStats).mockResolvedValue([]);
+  api = stubApi({ 'GET /api/dashboard/stats': [{ id: 1, name: 'local', online: true }], 'GET /api/containers/stats': [] });
   vi.mocked(infra.followEvents).mockImplementation(
     (_env, _emit, _status, signal) => new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve())),
   );
@@ -31,6 +31,7 @@ beforeEach(() => {
 afterEach(() => {
   cleanup();
   vi.clearAllMocks();
+  vi.unstubAllGlobals();
 });
 
 describe('DashboardScreen with the stats stream', () => {
@@ -55,14 +56,13 @@ describe('DashboardScreen with the stats stream', () => {
       expect(screen.getAllByRole('heading', { level: 2 }).map((h) => h.textContent)).toEqual(['local', 'edge', 'Recent events']),
     );
     expect(screen.getByText(/Engine unreachable: context deadline exceeded/)).toBeTruthy();
-    expect(api.dashboardStats).not.toHaveBeenCalled();
+    expect(api.called('GET /api/dashboard/stats')).toHaveLength(0);
   });
 
   it('falls back to the plain request when the stream is unavailable', async () => {
-    vi.mocked(sse.stream).mockRejectedValue(new api.ApiError(404, 'Not found'));
-    vi.mocked(api.dashboardStats).mockResolvedValue([{ id: 1, name: 'local', online: true }]);
+    vi.mocked(sse.stream).mockRejectedValue(new ApiError(404, 'Not found'));
     render(DashboardScreen);
     expect(await screen.findByRole('heading', { level: 2, name: 'local' })).toBeTruthy();
-    expect(api.dashboardStats).toHaveBeenCalledTimes(1);
+    expect(api.called('GET /api/dashboard/stats')).toHaveLength(1);
   });
 });
