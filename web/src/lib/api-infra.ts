@@ -1,11 +1,10 @@
 // The shapes the infrastructure screens read (volumes, networks, environments
 // and their agents, security settings, live container figures, engine
-// events), and the calls that are not reads of the data layer: the volume and
-// network create forms' and the dashboard's engine event stream. Same rules
-// as api.ts (the one request() and ApiError); shapes from the handlers in
-// server/internal/api (volumes.go, networks.go, environments.go, events.go,
-// containers.go) and COMPAT.md. Every type lists only what the console reads.
-import { request } from './api';
+// events) — their requests go through the data layer and the typed client —
+// and the one call that is a stream, not a read: the engine events the
+// dashboard follows. Shapes from the handlers in server/internal/api
+// (volumes.go, networks.go, environments.go, events.go, containers.go) and
+// COMPAT.md. Every type lists only what the console reads.
 import { stream, dataOf, type SSEvent } from './sse';
 
 const seg = encodeURIComponent;
@@ -37,10 +36,6 @@ export interface VolumeCreate {
   driver?: string;
   driverOpts?: Record<string, string>;
   labels?: Record<string, string>;
-}
-
-export function createVolume(env: number, req: VolumeCreate): Promise<{ success: boolean; name: string }> {
-  return request('POST', '/api/volumes', { query: { env }, body: req });
 }
 
 // ---------------------------------------------------------------- networks
@@ -94,10 +89,6 @@ export interface NetworkCreate {
 
 /** The networks every engine creates itself; the server refuses to remove them. */
 export const builtInNetworks: readonly string[] = ['bridge', 'host', 'none'];
-
-export function createNetwork(env: number, req: NetworkCreate): Promise<{ success: boolean; id: string }> {
-  return request('POST', '/api/networks', { query: { env }, body: req });
-}
 
 // ---------------------------------------------------------------- environments
 
