@@ -2,6 +2,9 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
 import * as sched from '../lib/api-schedules';
+import { queryClient } from '../lib/query';
+import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import SchedulesScreen from './SchedulesScreen.svelte';
 
@@ -9,12 +12,7 @@ vi.mock('../lib/api-schedules', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-schedules')>();
   return {
     ...real,
-    listSchedules: vi.fn(),
-    listExecutions: vi.fn(),
-    runSchedule: vi.fn(),
-    toggleSchedule: vi.fn(),
-    deleteSchedule: vi.fn(),
-    followExecutions: vi.fn(),
+    followExecutions: vi.fn(), // the event stream
   };
 });
 
@@ -90,23 +88,32 @@ const list: sched.Schedule[] = [
   },
 ];
 
+const executions = () => ({
+  executions: [
+    run({ id: 12, status: 'failed', triggeredBy: 'manual', errorMessage: 'Update rolled back: the new container exited with code 1 within the grace period', logs: '2026-11-23T03:00:00Z Pulling r/web@sha256:b\n', details: { rolledBack: true } }),
+    run({ id: 11 }),
+  ],
+  total: 2,
+  limit: 20,
+  offset: 0,
+});
+
+let api: StubApi;
 beforeEach(() => {
-  vi.mocked(sched.listSchedules).mockResolvedValue(structuredClone(list));
-  vi.mocked(sched.runSchedule).mockResolvedValue({ success: true, executionId: 9, execution: run({ id: 9, status: 'success' }) });
-  vi.mocked(sched.toggleSchedule).mockResolvedValue({ success: true, enabled: false });
-  vi.mocked(sched.deleteSchedule).mockResolvedValue({ success: true });
-  vi.mocked(sched.listExecutions).mockResolvedValue({
-    executions: [
-      run({ id: 12, status: 'failed', triggeredBy: 'manual', errorMessage: 'Update rolled back: the new container exited with code 1 within the grace period', logs: '2026-11-23T03:00:00Z Pulling r/web@sha256:b\n', details: { rolledBack: true } }),
-      run({ id: 11 }),
-    ],
-    total: 2,
-    limit: 20,
-    offset: 0,
+  queryClient.clear();
+  session.session = { authenticated: false, authEnabled: false };
+  api = stubApi({
+    'GET /api/schedules': { schedules: list },
+    'POST /api/schedules/container_update/7/run': { success: true, executionId: 9, execution: run({ id: 9, status: 'success' }) },
+    'POST /api/schedules/container_update/7/toggle': { success: true, enabled: false },
+    'POST /api/schedules/system/1/toggle': { success: true, enabled: false },
+    'DELETE /api/schedules/git_stack_sync/3': { success: true },
+    'GET /api/schedules/executions': executions(),
   });
 });
 afterEach(() => {
   cleanup();
+  vi.unstubAllGlobals();
   vi.clearAllMocks();
 });
 
@@ -120,10 +127,10 @@ describe('SchedulesScreen', () => {
     });
     render(SchedulesScreen);
     await screen.findByRole('table');
-    expect(sched.listSchedules).toHaveBeenCalledTimes(1);
+    expect(api.called('GET /api/schedules')).toHaveLength(1);
     expect(announce).toBeTypeOf('function');
     announce?.(run({ id: 13, status: 'running' }));
-    await waitFor(() => expect(sched.listSchedules).toHaveBeenCalledTimes(2));
+    await waitFor(() => expect(api.called('GET /api/schedules')).toHaveLength(2));
   });
 
   it('lists every schedule with its cron in words, next and last run, and a switch', async () => {
@@ -158,19 +165,20 @@ describe('SchedulesScreen', () => {
     render(SchedulesScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Run now: Update container: web' }));
-    expect(sched.runSchedule).toHaveBeenCalledWith('container_update', 7, true);
     await waitFor(() => expect(screen.getByRole('status').textContent).toContain('Update container: web: success'));
-    expect(sched.listSchedules).toHaveBeenCalledTimes(2);
+    expect(api.called('POST /api/schedules/container_update/7/run').map((c) => c.query)).toEqual([{ wait: 'true' }]);
+    await waitFor(() => expect(api.called('GET /api/schedules')).toHaveLength(2));
   });
 
   it('switches a schedule off, system ones through their own endpoint', async () => {
     render(SchedulesScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('switch', { name: 'Enabled: Update container: web' }));
-    expect(sched.toggleSchedule).toHaveBeenCalledWith(expect.objectContaining({ type: 'container_update', id: 7, isSystem: false }));
     await waitFor(() => expect(screen.getByRole('status').textContent).toContain('Update container: web disabled.'));
+    expect(api.called('POST /api/schedules/container_update/7/toggle')).toHaveLength(1);
+    await waitFor(() => expect((screen.getByRole('switch', { name: 'Enabled: Schedule execution cleanup' }) as HTMLInputElement).disabled).toBe(false));
     await fireEvent.click(screen.getByRole('switch', { name: 'Enabled: Schedule execution cleanup' }));
-    expect(sched.toggleSchedule).toHaveBeenLastCalledWith(expect.objectContaining({ type: 'system_cleanup', id: 1, isSystem: true }));
+    await waitFor(() => expect(api.called('POST /api/schedules/system/1/toggle')).toHaveLength(1));
   });
 
   it('deletes after asking, and shows refusals', async () => {
@@ -179,24 +187,25 @@ describe('SchedulesScreen', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Delete Git sync: site' }));
     const dialog = screen.getByRole('dialog', { name: 'Delete Git sync: site?' });
     expect(within(dialog).getByText(/The stack stays/)).toBeTruthy();
-    vi.mocked(sched.deleteSchedule).mockRejectedValueOnce(new ApiError(403, 'Permission denied'));
+    api.routes['DELETE /api/schedules/git_stack_sync/3'] = () => {
+      throw new ApiError(403, 'Permission denied');
+    };
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Delete' }));
-    expect(sched.deleteSchedule).toHaveBeenCalledWith('git_stack_sync', 3);
     expect((await screen.findByRole('alert')).textContent).toContain('Delete Git sync: site: Permission denied');
   });
 
   it('removes the deleted schedule from the list as it says so, before the list is read again', async () => {
     render(SchedulesScreen);
     await screen.findByRole('table');
-    let answer: (v: sched.Schedule[]) => void = () => {};
-    vi.mocked(sched.listSchedules).mockImplementationOnce(() => new Promise((r) => (answer = r)));
+    let answer: (v: unknown) => void = () => {};
+    api.routes['GET /api/schedules'] = () => new Promise((r) => (answer = r));
     await fireEvent.click(screen.getByRole('button', { name: 'Delete Git sync: site' }));
     const dialog = screen.getByRole('dialog', { name: 'Delete Git sync: site?' });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Delete' }));
     await waitFor(() => expect(screen.getByRole('status').textContent).toContain('Git sync: site deleted.'));
     expect(screen.queryByRole('button', { name: 'Delete Git sync: site' })).toBeNull();
     expect(screen.getByRole('button', { name: 'Delete Update container: web' })).toBeTruthy();
-    answer([]);
+    answer({ schedules: [] });
   });
 
   it('shows the execution log of a schedule', async () => {
@@ -204,8 +213,8 @@ describe('SchedulesScreen', () => {
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Execution log of Update container: web' }));
     const dialog = screen.getByRole('dialog', { name: 'Execution log: Update container: web' });
-    expect(sched.listExecutions).toHaveBeenCalledWith({ scheduleType: 'container_update', scheduleId: 7, limit: 20 });
     expect(await within(dialog).findByText(/Update rolled back: the new container exited/)).toBeTruthy();
+    expect(api.called('GET /api/schedules/executions').map((c) => c.query)).toEqual([{ scheduleType: 'container_update', scheduleId: '7', limit: '20' }]);
     expect(within(dialog).getByLabelText('Log of run 12').textContent).toContain('Pulling r/web@sha256:b');
     expect(within(dialog).getByText('2 of 2 runs, newest first')).toBeTruthy();
     await expectNoSeriousAxeViolations(container);
@@ -214,11 +223,14 @@ describe('SchedulesScreen', () => {
   });
 
   it('shows an empty state and the list error', async () => {
-    vi.mocked(sched.listSchedules).mockResolvedValueOnce([]);
+    api.routes['GET /api/schedules'] = { schedules: [] };
     render(SchedulesScreen);
     expect(await screen.findByText('No schedules yet.')).toBeTruthy();
     cleanup();
-    vi.mocked(sched.listSchedules).mockRejectedValueOnce(new ApiError(403, 'Permission denied'));
+    queryClient.clear();
+    api.routes['GET /api/schedules'] = () => {
+      throw new ApiError(403, 'Permission denied');
+    };
     render(SchedulesScreen);
     expect((await screen.findByRole('alert')).textContent).toContain('Schedules could not be listed: Permission denied');
   });
