@@ -83,10 +83,6 @@ export const PERMISSION_CATALOG: readonly { resource: string; actions: readonly 
   { resource: 'license', actions: ['manage'] },
 ];
 
-export function listRoles(): Promise<Role[]> {
-  return request('GET', '/api/roles');
-}
-
 export function createRole(r: RoleInput): Promise<Role> {
   return request('POST', '/api/roles', { body: r });
 }
@@ -178,14 +174,6 @@ export interface AuthSettings {
   sessionTimeout: number;
 }
 
-export function getAuthSettings(): Promise<AuthSettings> {
-  return request('GET', '/api/auth/settings');
-}
-
-export function putAuthSettings(p: Partial<AuthSettings>): Promise<AuthSettings> {
-  return request('PUT', '/api/auth/settings', { body: p });
-}
-
 // ---------------------------------------------------------------- LDAP (enterprise)
 
 /** The mask the API answers for a stored secret; sent back it keeps the secret. */
@@ -219,31 +207,11 @@ export interface LdapConfig {
  */
 export type LdapConfigInput = Partial<Omit<LdapConfig, 'id' | 'createdAt'>>;
 
-export function listLdap(): Promise<LdapConfig[]> {
-  return request('GET', '/api/auth/ldap');
-}
-
-export function createLdap(c: LdapConfigInput): Promise<LdapConfig> {
-  return request('POST', '/api/auth/ldap', { body: c });
-}
-
-export function patchLdap(id: number, c: LdapConfigInput): Promise<LdapConfig> {
-  return request('PATCH', `/api/auth/ldap/${id}`, { body: c });
-}
-
-export function deleteLdap(id: number): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/auth/ldap/${id}`);
-}
-
 /** {success, userCount}, or {success: false, error} when the directory cannot be used. */
 export interface LdapTestResult {
   success: boolean;
   userCount?: number;
   error?: string;
-}
-
-export function testLdap(id: number): Promise<LdapTestResult> {
-  return request('POST', `/api/auth/ldap/${id}/test`);
 }
 
 // ---------------------------------------------------------------- OIDC
@@ -274,22 +242,6 @@ export type OidcProviderInput = Partial<Omit<OidcProvider, 'id' | 'createdAt'>>;
 /** The path every OIDC provider must redirect to (register it at the provider). */
 export const OIDC_CALLBACK_PATH = '/api/auth/oidc/callback';
 
-export function listOidc(): Promise<OidcProvider[]> {
-  return request('GET', '/api/auth/oidc');
-}
-
-export function createOidc(p: OidcProviderInput): Promise<OidcProvider> {
-  return request('POST', '/api/auth/oidc', { body: p });
-}
-
-export function patchOidc(id: number, p: OidcProviderInput): Promise<OidcProvider> {
-  return request('PATCH', `/api/auth/oidc/${id}`, { body: p });
-}
-
-export function deleteOidc(id: number): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/auth/oidc/${id}`);
-}
-
 /** {success, issuer, endpoints} when the discovery document was fetched, else {success: false, error, details}. */
 export interface OidcTestResult {
   success: boolean;
@@ -297,10 +249,6 @@ export interface OidcTestResult {
   endpoints?: { authorization?: string; token?: string; userinfo?: string };
   error?: string;
   details?: string;
-}
-
-export function testOidc(id: number): Promise<OidcTestResult> {
-  return request('POST', `/api/auth/oidc/${id}/test`);
 }
 
 // ---------------------------------------------------------------- scanner setting

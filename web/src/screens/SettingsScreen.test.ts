@@ -1,36 +1,21 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as api from '../lib/api';
+import { ApiError } from '../lib/api';
 import * as admin from '../lib/api-admin';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import SettingsScreen from './SettingsScreen.svelte';
 
-vi.mock('../lib/api', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api')>();
-  return { ...real, getProviders: vi.fn(), getSession: vi.fn() };
-});
+// The scanner section is ScannerSettings' own (not on the data layer yet).
 vi.mock('../lib/api-admin', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-admin')>();
-  const names = [
-    'getAuthSettings',
-    'putAuthSettings',
-    'listRoles',
-    'listLdap',
-    'createLdap',
-    'patchLdap',
-    'deleteLdap',
-    'testLdap',
-    'listOidc',
-    'createOidc',
-    'patchOidc',
-    'deleteOidc',
-    'testOidc',
-    'getScannerSetting',
-    'setScannerSetting',
-  ] as const;
-  return { ...real, ...Object.fromEntries(names.map((n) => [n, vi.fn()])) };
+  return { ...real, getScannerSetting: vi.fn(), setScannerSetting: vi.fn() };
 });
+
+let api: StubApi;
+/** The bodies sent to "METHOD /path", oldest first. */
+const sent = (route: string) => api.called(route).map((c) => c.body);
 
 const ldap: admin.LdapConfig = {
   id: 4,
@@ -74,25 +59,26 @@ beforeEach(() => {
   session.session = { authenticated: true, authEnabled: true, user: { id: 1, username: 'admin', isAdmin: true } };
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
-  vi.mocked(api.getProviders).mockResolvedValue({
-    providers: [
-      { id: 'local', name: 'Local', type: 'local' },
-      { id: 'ldap:4', name: 'Corp', type: 'ldap' },
-    ],
-    defaultProvider: 'local',
+  api = stubApi({
+    'GET /api/auth/providers': {
+      providers: [
+        { id: 'local', name: 'Local', type: 'local' },
+        { id: 'ldap:4', name: 'Corp', type: 'ldap' },
+      ],
+      defaultProvider: 'local',
+    },
+    'GET /api/auth/session': session.session,
+    'GET /api/auth/settings': { authEnabled: true, defaultProvider: 'local', sessionTimeout: 86400 },
+    'GET /api/roles': [{ id: 3, name: 'Viewer', description: '', permissions: {}, environmentIds: null, isSystem: true }],
+    'GET /api/auth/ldap': [ldap],
+    'GET /api/auth/oidc': [oidc],
   });
-  vi.mocked(api.getSession).mockResolvedValue(session.session);
-  vi.mocked(admin.getAuthSettings).mockResolvedValue({ authEnabled: true, defaultProvider: 'local', sessionTimeout: 86400 });
-  vi.mocked(admin.listRoles).mockResolvedValue([
-    { id: 3, name: 'Viewer', description: '', permissions: {}, environmentIds: null, isSystem: true },
-  ]);
-  vi.mocked(admin.listLdap).mockResolvedValue([structuredClone(ldap)]);
-  vi.mocked(admin.listOidc).mockResolvedValue([structuredClone(oidc)]);
   vi.mocked(admin.getScannerSetting).mockResolvedValue({ scanner: 'none', available: { scanner_a: 'binary', scanner_b: 'container' } });
 });
 afterEach(() => {
   cleanup();
   vi.clearAllMocks();
+  vi.unstubAllGlobals();
   session.session = null;
   session.environments = [];
   session.envId = null;
@@ -114,32 +100,32 @@ describe('SettingsScreen', () => {
   });
 
   it('saves the authentication settings that changed', async () => {
-    vi.mocked(admin.putAuthSettings).mockResolvedValue({ authEnabled: true, defaultProvider: 'ldap:4', sessionTimeout: 3600 });
+    api.routes['PUT /api/auth/settings'] = { authEnabled: true, defaultProvider: 'ldap:4', sessionTimeout: 3600 };
     render(SettingsScreen);
     const s = within(await screen.findByRole('region', { name: 'Authentication' }));
     await waitFor(() => expect(s.getByRole('option', { name: /Corp/ })).toBeTruthy());
     await fireEvent.change(s.getByLabelText('Preselected on the sign-in page'), { target: { value: 'ldap:4' } });
     await fireEvent.input(s.getByLabelText('Session lifetime (minutes)'), { target: { value: '60' } });
     await fireEvent.click(s.getByRole('button', { name: 'Save authentication settings' }));
-    expect(admin.putAuthSettings).toHaveBeenCalledWith({ defaultProvider: 'ldap:4', sessionTimeout: 3600 });
     expect(await s.findByText('Authentication settings saved.')).toBeTruthy();
+    expect(sent('PUT /api/auth/settings')).toEqual([{ defaultProvider: 'ldap:4', sessionTimeout: 3600 }]);
   });
 
   it('asks before turning sign-in off', async () => {
-    vi.mocked(admin.putAuthSettings).mockResolvedValue({ authEnabled: false, defaultProvider: 'local', sessionTimeout: 86400 });
+    api.routes['PUT /api/auth/settings'] = { authEnabled: false, defaultProvider: 'local', sessionTimeout: 86400 };
     render(SettingsScreen);
     const s = within(await screen.findByRole('region', { name: 'Authentication' }));
     await fireEvent.click(s.getByLabelText('Require sign-in'));
     await fireEvent.click(s.getByRole('button', { name: 'Save authentication settings' }));
-    expect(admin.putAuthSettings).not.toHaveBeenCalled();
+    expect(sent('PUT /api/auth/settings')).toHaveLength(0);
     const dialog = screen.getByRole('dialog', { name: 'Turn sign-in off?' });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Turn sign-in off' }));
-    expect(admin.putAuthSettings).toHaveBeenCalledWith({ authEnabled: false });
-    await waitFor(() => expect(api.getSession).toHaveBeenCalled());
+    await waitFor(() => expect(sent('PUT /api/auth/settings')).toEqual([{ authEnabled: false }]));
+    await waitFor(() => expect(api.called('GET /api/auth/session')).toHaveLength(1));
   });
 
   it('creates an LDAP configuration with its bind password', async () => {
-    vi.mocked(admin.createLdap).mockResolvedValue({ ...ldap, id: 5, name: 'Lab' });
+    api.routes['POST /api/auth/ldap'] = { ...ldap, id: 5, name: 'Lab' };
     render(SettingsScreen);
     const s = await section('LDAP');
     await s.findByText('Corp');
@@ -150,8 +136,10 @@ describe('SettingsScreen', () => {
     await fireEvent.input(f.getByLabelText('Base DN'), { target: { value: 'dc=berth,dc=test' } });
     await fireEvent.input(f.getByLabelText('Bind DN'), { target: { value: 'cn=reader,dc=berth,dc=test' } });
     await fireEvent.input(f.getByLabelText('Bind password'), { target: { value: 'reader-password' } });
+    api.routes['GET /api/auth/ldap'] = [ldap, { ...ldap, id: 5, name: 'Lab' }];
     await fireEvent.click(f.getByRole('button', { name: 'Create' }));
-    expect(admin.createLdap).toHaveBeenCalledWith(
+    await waitFor(() => expect(sent('POST /api/auth/ldap')).toHaveLength(1));
+    expect(sent('POST /api/auth/ldap')[0]).toEqual(
       expect.objectContaining({
         name: 'Lab',
         serverUrl: 'ldap://127.0.0.1:3890',
@@ -164,10 +152,13 @@ describe('SettingsScreen', () => {
       }),
     );
     expect(await s.findByText('LDAP configuration Lab created.')).toBeTruthy();
+    // the list is read again: the new configuration is in it
+    expect(await s.findByText('Lab')).toBeTruthy();
   });
 
   it('keeps, replaces or removes the stored bind password on edit', async () => {
-    vi.mocked(admin.patchLdap).mockResolvedValue(ldap);
+    api.routes['PATCH /api/auth/ldap/4'] = ldap;
+    const patches = () => sent('PATCH /api/auth/ldap/4') as Record<string, unknown>[];
     render(SettingsScreen);
     const s = await section('LDAP');
     await fireEvent.click(await s.findByRole('button', { name: 'Edit Corp' }));
@@ -176,48 +167,54 @@ describe('SettingsScreen', () => {
     expect(pw.value).toBe('');
     expect(pw.type).toBe('password');
     await fireEvent.click(f.getByRole('button', { name: 'Save' }));
-    expect(vi.mocked(admin.patchLdap).mock.calls[0][1]).not.toHaveProperty('bindPassword');
+    await waitFor(() => expect(patches()).toHaveLength(1));
+    expect(patches()[0]).not.toHaveProperty('bindPassword');
 
     await fireEvent.click(await s.findByRole('button', { name: 'Edit Corp' }));
     f = within(s.getByRole('form', { name: 'Edit LDAP configuration Corp' }));
     await fireEvent.click(f.getByLabelText('Remove the stored value'));
     await fireEvent.click(f.getByRole('button', { name: 'Save' }));
-    expect(vi.mocked(admin.patchLdap).mock.calls[1][1]).toHaveProperty('bindPassword', '');
+    await waitFor(() => expect(patches()).toHaveLength(2));
+    expect(patches()[1]).toHaveProperty('bindPassword', '');
 
     await fireEvent.click(await s.findByRole('button', { name: 'Edit Corp' }));
     f = within(s.getByRole('form', { name: 'Edit LDAP configuration Corp' }));
     await fireEvent.input(f.getByLabelText('Bind password'), { target: { value: 'new-secret' } });
     await fireEvent.click(f.getByRole('button', { name: 'Save' }));
-    expect(vi.mocked(admin.patchLdap).mock.calls[2][1]).toHaveProperty('bindPassword', 'new-secret');
+    await waitFor(() => expect(patches()).toHaveLength(3));
+    expect(patches()[2]).toHaveProperty('bindPassword', 'new-secret');
   });
 
   it('tests an LDAP configuration and shows success and failure', async () => {
-    vi.mocked(admin.testLdap)
-      .mockResolvedValueOnce({ success: true, userCount: 3 })
-      .mockResolvedValueOnce({ success: false, error: 'LDAP server unavailable: connection refused' });
+    const answers = [
+      { success: true, userCount: 3 },
+      { success: false, error: 'LDAP server unavailable: connection refused' },
+    ];
+    api.routes['POST /api/auth/ldap/4/test'] = () => answers.shift();
     render(SettingsScreen);
     const s = await section('LDAP');
     await fireEvent.click(await s.findByRole('button', { name: 'Test Corp' }));
-    expect(admin.testLdap).toHaveBeenCalledWith(4);
     expect(await s.findByText('Connected: 3 users found.')).toBeTruthy();
     await fireEvent.click(s.getByRole('button', { name: 'Test Corp' }));
     expect((await s.findByRole('alert')).textContent).toBe('LDAP server unavailable: connection refused');
   });
 
   it('deletes an LDAP configuration after confirmation', async () => {
-    vi.mocked(admin.deleteLdap).mockResolvedValue({ success: true });
+    api.routes['DELETE /api/auth/ldap/4'] = { success: true };
     render(SettingsScreen);
     const s = await section('LDAP');
     await fireEvent.click(await s.findByRole('button', { name: 'Delete Corp' }));
-    expect(admin.deleteLdap).not.toHaveBeenCalled();
-    vi.mocked(admin.listLdap).mockResolvedValue([]);
+    expect(api.called('DELETE /api/auth/ldap/4')).toHaveLength(0);
+    api.routes['GET /api/auth/ldap'] = [];
     await fireEvent.click(within(screen.getByRole('dialog', { name: 'Delete LDAP configuration Corp?' })).getByRole('button', { name: 'Delete' }));
-    expect(admin.deleteLdap).toHaveBeenCalledWith(4);
+    await waitFor(() => expect(api.called('DELETE /api/auth/ldap/4')).toHaveLength(1));
     expect(await s.findByText('No LDAP configuration.')).toBeTruthy();
   });
 
   it('says LDAP needs a license in the community edition', async () => {
-    vi.mocked(admin.listLdap).mockRejectedValue(new api.ApiError(403, 'Enterprise license required'));
+    api.routes['GET /api/auth/ldap'] = () => {
+      throw new ApiError(403, 'Enterprise license required');
+    };
     render(SettingsScreen);
     const s = await section('LDAP');
     expect(await s.findByText(/LDAP sign-in is an enterprise feature/)).toBeTruthy();
@@ -225,7 +222,7 @@ describe('SettingsScreen', () => {
   });
 
   it('creates an OIDC provider with the callback URL of this console as redirect', async () => {
-    vi.mocked(admin.createOidc).mockResolvedValue({ ...oidc, id: 3, name: 'Keycloak' });
+    api.routes['POST /api/auth/oidc'] = { ...oidc, id: 3, name: 'Keycloak' };
     render(SettingsScreen);
     const s = await section('OpenID Connect');
     await s.findByText('Dex');
@@ -241,7 +238,8 @@ describe('SettingsScreen', () => {
     await fireEvent.click(f.getByRole('button', { name: 'Add mapping' }));
     await fireEvent.input(f.getByLabelText('Claim value 1'), { target: { value: 'ops' } });
     await fireEvent.click(f.getByRole('button', { name: 'Create' }));
-    expect(admin.createOidc).toHaveBeenCalledWith(
+    await waitFor(() => expect(sent('POST /api/auth/oidc')).toHaveLength(1));
+    expect(sent('POST /api/auth/oidc')[0]).toEqual(
       expect.objectContaining({
         name: 'Keycloak',
         issuerUrl: 'https://kc.example.com/realms/x',
@@ -254,19 +252,20 @@ describe('SettingsScreen', () => {
   });
 
   it('leaves the stored client secret alone on edit, and tests a provider', async () => {
-    vi.mocked(admin.patchOidc).mockResolvedValue(oidc);
-    vi.mocked(admin.testOidc).mockResolvedValue({
+    api.routes['PATCH /api/auth/oidc/2'] = oidc;
+    api.routes['POST /api/auth/oidc/2/test'] = {
       success: false,
       error: 'Failed to fetch OIDC discovery document',
       details: 'connection refused',
-    });
+    };
     render(SettingsScreen);
     const s = await section('OpenID Connect');
     await fireEvent.click(await s.findByRole('button', { name: 'Edit Dex' }));
     const f = within(s.getByRole('form', { name: 'Edit OIDC provider Dex' }));
     expect((f.getByLabelText('Client secret') as HTMLInputElement).required).toBe(false);
     await fireEvent.click(f.getByRole('button', { name: 'Save' }));
-    expect(vi.mocked(admin.patchOidc).mock.calls[0][1]).not.toHaveProperty('clientSecret');
+    await waitFor(() => expect(sent('PATCH /api/auth/oidc/2')).toHaveLength(1));
+    expect(sent('PATCH /api/auth/oidc/2')[0]).not.toHaveProperty('clientSecret');
     await fireEvent.click(await s.findByRole('button', { name: 'Test Dex' }));
     expect((await s.findByRole('alert')).textContent).toBe('Failed to fetch OIDC discovery document: connection refused');
   });
@@ -283,7 +282,9 @@ describe('SettingsScreen', () => {
   });
 
   it('tells a user without the permission that they are not allowed', async () => {
-    vi.mocked(admin.getAuthSettings).mockRejectedValue(new api.ApiError(403, 'Permission denied'));
+    api.routes['GET /api/auth/settings'] = () => {
+      throw new ApiError(403, 'Permission denied');
+    };
     render(SettingsScreen);
     const alert = await screen.findByRole('alert');
     expect(alert.textContent).toMatch(/Not allowed\..*Permission denied/);

@@ -1,24 +1,19 @@
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../lib/api';
-import * as admin from '../../lib/api-admin';
+import { stubApi } from '../../test-api';
 import LdapForm from './LdapForm.svelte';
 import OidcForm from './OidcForm.svelte';
 
-vi.mock('../../lib/api-admin', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../lib/api-admin')>();
-  return { ...real, createLdap: vi.fn(), createOidc: vi.fn() };
-});
-
 afterEach(() => {
   cleanup();
-  vi.clearAllMocks();
+  vi.unstubAllGlobals();
 });
 
 describe('SignInProviderForm (through the LDAP and OIDC forms)', () => {
   it('focuses the first field, locks its buttons while saving and shows the refusal', async () => {
     let refuse: (e: unknown) => void = () => {};
-    vi.mocked(admin.createLdap).mockReturnValue(new Promise((_, reject) => (refuse = reject)));
+    const api = stubApi({ 'POST /api/auth/ldap': () => new Promise((_, reject) => (refuse = reject)) });
     const onsaved = vi.fn();
     render(LdapForm, { onsaved, oncancel: vi.fn() });
     const form = screen.getByRole('form', { name: 'New LDAP configuration' });
@@ -27,7 +22,8 @@ describe('SignInProviderForm (through the LDAP and OIDC forms)', () => {
     await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'Lab' } });
     await fireEvent.input(screen.getByLabelText('Base DN'), { target: { value: 'dc=berth,dc=test' } });
     await fireEvent.submit(form);
-    expect(admin.createLdap).toHaveBeenCalledWith(expect.objectContaining({ name: 'Lab', enabled: true }));
+    await waitFor(() => expect(api.called('POST /api/auth/ldap')).toHaveLength(1));
+    expect(api.called('POST /api/auth/ldap')[0].body).toEqual(expect.objectContaining({ name: 'Lab', enabled: true }));
     expect((screen.getByRole('button', { name: 'Saving…' }) as HTMLButtonElement).disabled).toBe(true);
     expect((screen.getByRole('button', { name: 'Cancel' }) as HTMLButtonElement).disabled).toBe(true);
 
@@ -40,13 +36,14 @@ describe('SignInProviderForm (through the LDAP and OIDC forms)', () => {
   });
 
   it('sends Enabled as ticked and reports the saved provider', async () => {
-    vi.mocked(admin.createOidc).mockImplementation(async (b) => ({ ...b, id: 3 }) as unknown as admin.OidcProvider);
+    const api = stubApi({ 'POST /api/auth/oidc': (c: { body: unknown }) => ({ ...(c.body as object), id: 3 }) });
     const onsaved = vi.fn();
     render(OidcForm, { origin: 'https://berth.example', onsaved, oncancel: vi.fn() });
     await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'Dex' } });
     await fireEvent.click(screen.getByRole('checkbox', { name: 'Enabled (offered on the sign-in page)' }));
     await fireEvent.submit(screen.getByRole('form', { name: 'New OIDC provider' }));
-    expect(admin.createOidc).toHaveBeenCalledWith(expect.objectContaining({ name: 'Dex', enabled: false }));
+    await waitFor(() => expect(api.called('POST /api/auth/oidc')).toHaveLength(1));
+    expect(api.called('POST /api/auth/oidc')[0].body).toEqual(expect.objectContaining({ name: 'Dex', enabled: false }));
     await waitFor(() => expect(onsaved).toHaveBeenCalledWith(expect.objectContaining({ id: 3 }), 'OIDC provider Dex created.'));
   });
 });
