@@ -110,19 +110,6 @@ export interface NewApiToken extends ApiToken {
   token: string;
 }
 
-export function listTokens(): Promise<ApiToken[]> {
-  return request('GET', '/api/auth/tokens');
-}
-
-/** Creates a token; users with a local password confirm with it. */
-export function createToken(name: string, expiresAt: string | null, password: string): Promise<NewApiToken> {
-  return request('POST', '/api/auth/tokens', { body: { name, expiresAt, password } });
-}
-
-export function revokeToken(id: number): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/auth/tokens/${id}`);
-}
-
 // ---------------------------------------------------------------- audit log
 
 export interface AuditEntry {
@@ -285,16 +272,4 @@ export interface LicenseState {
   license: LicenseDoc | null;
   /** An installed license that has expired. */
   expired?: boolean;
-}
-
-export function getLicense(): Promise<LicenseState> {
-  return request('GET', '/api/license');
-}
-
-export function installLicense(license: string): Promise<LicenseState & { success: boolean }> {
-  return request('POST', '/api/license', { body: { license } });
-}
-
-export function removeLicense(): Promise<{ success: boolean }> {
-  return request('DELETE', '/api/license');
 }

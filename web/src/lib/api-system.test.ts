@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { followAudit, getDatabaseHealth, prune, updateProfile } from './api-system';
+import { followAudit, getDatabaseHealth, prune } from './api-system';
 
 function stubFetch(respond: () => Response) {
   const f = vi.fn(async () => respond());
@@ -28,12 +28,6 @@ describe('api-system', () => {
   it('reads an unreachable database (503) as a health, not a failure', async () => {
     stubFetch(json({ status: 'error', healthy: false, dialect: 'sqlite', latencyMs: 5000, error: 'Database unreachable' }, 503));
     expect((await getDatabaseHealth()).healthy).toBe(false);
-  });
-
-  it('changes the profile with PUT /api/profile', async () => {
-    const calls = stubFetch(json({ id: 1 }));
-    await updateProfile({ currentPassword: 'a', newPassword: 'b' });
-    expect(calls()[0]).toMatchObject({ url: '/api/profile', method: 'PUT', body: { currentPassword: 'a', newPassword: 'b' } });
   });
 
   it('follows the audit stream with the filters and hands over its entries', async () => {

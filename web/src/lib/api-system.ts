@@ -133,15 +133,3 @@ export function followAudit<E>(
     { query: { ...filter }, signal },
   );
 }
-
-export interface ProfileUpdate {
-  displayName?: string;
-  email?: string;
-  currentPassword?: string;
-  newPassword?: string;
-}
-
-/** Changes the signed-in user (PUT /api/profile); a new password needs the current one. */
-export function updateProfile(u: ProfileUpdate): Promise<unknown> {
-  return request('PUT', '/api/profile', { body: u });
-}

@@ -1,17 +1,14 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
-import * as admin from '../lib/api-admin';
-import * as mfa from '../lib/api-mfa';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import ProfileScreen from './ProfileScreen.svelte';
 
-vi.mock('../lib/api-admin', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-admin')>();
-  return { ...real, listTokens: vi.fn(), createToken: vi.fn(), revokeToken: vi.fn() };
-});
-vi.mock('../lib/api-mfa', () => ({ beginMfa: vi.fn(), verifyMfa: vi.fn(), disableMfa: vi.fn() }));
+let api: StubApi;
+/** The bodies POSTed to the MFA route of user 4. */
+const posted = () => api.called('POST /api/users/4/mfa').map((c) => c.body);
 
 const qr = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 const codes = ['ABCDE-FGH12', 'JKMNP-QRST3', 'VWXYZ-01234'];
@@ -26,14 +23,18 @@ function signIn(user: Partial<NonNullable<NonNullable<typeof session.session>['u
 
 beforeEach(() => {
   signIn();
-  vi.mocked(admin.listTokens).mockResolvedValue([]);
-  vi.mocked(mfa.beginMfa).mockResolvedValue({ secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', qrDataUrl: qr });
-  vi.mocked(mfa.verifyMfa).mockResolvedValue({ success: true, message: 'MFA enabled', backupCodes: codes });
-  vi.mocked(mfa.disableMfa).mockResolvedValue({ success: true });
+  api = stubApi({
+    'GET /api/auth/tokens': [],
+    'POST /api/users/4/mfa': (c: { body: unknown }) =>
+      (c.body as { action?: string }).action === 'verify'
+        ? { success: true, message: 'MFA enabled', backupCodes: codes }
+        : { secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', qrDataUrl: qr },
+    'DELETE /api/users/4/mfa': { success: true },
+  });
 });
 afterEach(() => {
   cleanup();
-  vi.clearAllMocks();
+  vi.unstubAllGlobals();
   session.session = null;
 });
 
@@ -47,19 +48,18 @@ describe('ProfileScreen two-factor authentication', () => {
     const section = mfaSection();
     expect(within(section).getByText('Off')).toBeTruthy();
     await fireEvent.click(within(section).getByRole('button', { name: 'Set up' }));
-    expect(mfa.beginMfa).toHaveBeenCalledWith(4);
     const img = (await within(section).findByRole('img', { name: /QR code/ })) as HTMLImageElement;
     expect(img.getAttribute('src')).toBe(qr);
     expect((within(section).getByLabelText('Secret') as HTMLInputElement).value).toBe('JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP');
     expect(within(section).getByRole('button', { name: 'Copy secret' })).toBeTruthy();
+    expect(posted()).toEqual([{}]);
 
     const code = within(section).getByLabelText('Code from the app');
     await waitFor(() => expect(document.activeElement).toBe(code));
     await fireEvent.input(code, { target: { value: ' 123456 ' } });
     await fireEvent.click(within(section).getByRole('button', { name: 'Turn on' }));
-    expect(mfa.verifyMfa).toHaveBeenCalledWith(4, '123456');
-
     const list = await within(section).findByRole('list', { name: 'Backup codes' });
+    expect(posted()[1]).toEqual({ action: 'verify', token: '123456' });
     expect(within(list).getAllByRole('listitem').map((li) => li.textContent)).toEqual(codes);
     expect(within(section).getByText(/shown only this once/)).toBeTruthy();
     expect(within(section).getByRole('button', { name: 'Copy backup codes' })).toBeTruthy();
@@ -73,7 +73,10 @@ describe('ProfileScreen two-factor authentication', () => {
   });
 
   it('shows the server refusal of a wrong code and lets the user try again', async () => {
-    vi.mocked(mfa.verifyMfa).mockRejectedValueOnce(new ApiError(400, 'Invalid MFA code'));
+    api.routes['POST /api/users/4/mfa'] = (c: { body: unknown }) => {
+      if ((c.body as { action?: string }).action === 'verify') throw new ApiError(400, 'Invalid MFA code');
+      return { secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', qrDataUrl: qr };
+    };
     render(ProfileScreen);
     await fireEvent.click(within(mfaSection()).getByRole('button', { name: 'Set up' }));
     const code = (await screen.findByLabelText('Code from the app')) as HTMLInputElement;
@@ -93,13 +96,13 @@ describe('ProfileScreen two-factor authentication', () => {
     await fireEvent.click(within(section).getByRole('button', { name: 'Turn off' }));
     const dialog = await screen.findByRole('dialog', { name: 'Turn off two-factor authentication?' });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Cancel' }));
-    expect(mfa.disableMfa).not.toHaveBeenCalled();
+    expect(api.called('DELETE /api/users/4/mfa')).toHaveLength(0);
     await fireEvent.click(within(section).getByRole('button', { name: 'Turn off' }));
     const again = await screen.findByRole('dialog', { name: 'Turn off two-factor authentication?' });
     await fireEvent.input(within(again).getByLabelText('Your current password or a code from your app'), { target: { value: '123456' } });
     await fireEvent.click(within(again).getByRole('button', { name: 'Turn off' }));
-    expect(mfa.disableMfa).toHaveBeenCalledWith(4, { password: '123456', token: '123456' });
     await waitFor(() => expect(within(section).getByText('Off')).toBeTruthy());
+    expect(api.called('DELETE /api/users/4/mfa').map((c) => c.body)).toEqual([{ password: '123456', token: '123456' }]);
     expect(session.session?.user?.mfaEnabled).toBe(false);
   });
 

@@ -1,20 +1,14 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
-import * as admin from '../lib/api-admin';
-import * as sys from '../lib/api-system';
+import type * as admin from '../lib/api-admin';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import ProfileScreen from './ProfileScreen.svelte';
 
-vi.mock('../lib/api-system', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-system')>();
-  return { ...real, updateProfile: vi.fn() };
-});
-vi.mock('../lib/api-admin', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-admin')>();
-  return { ...real, listTokens: vi.fn(), createToken: vi.fn(), revokeToken: vi.fn() };
-});
+let api: StubApi;
+const sent = (route: string) => api.called(route).map((c) => c.body as Record<string, unknown>);
 
 const token: admin.ApiToken = {
   id: 7,
@@ -36,12 +30,11 @@ function signIn(user: Partial<NonNullable<typeof session.session>['user']> = {})
 
 beforeEach(() => {
   signIn();
-  vi.mocked(admin.listTokens).mockResolvedValue([structuredClone(token)]);
-  vi.mocked(admin.revokeToken).mockResolvedValue({ success: true });
+  api = stubApi({ 'GET /api/auth/tokens': [token], 'DELETE /api/auth/tokens/7': { success: true } });
 });
 afterEach(() => {
   cleanup();
-  vi.clearAllMocks();
+  vi.unstubAllGlobals();
   session.session = null;
 });
 
@@ -58,19 +51,21 @@ describe('ProfileScreen', () => {
 
   it('creates a token with name, expiry and password, and shows it once with a copy button', async () => {
     const created: admin.NewApiToken = { ...token, id: 8, name: 'deploy', token: 'bth_secretsecretsecret' };
-    vi.mocked(admin.createToken).mockResolvedValue(created);
+    api.routes['POST /api/auth/tokens'] = created;
     render(ProfileScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'New token' }));
     await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'deploy' } });
     await fireEvent.change(screen.getByLabelText('Expires'), { target: { value: 'never' } });
     await fireEvent.input(screen.getByLabelText('Your password'), { target: { value: 'pw12345678' } });
-    vi.mocked(admin.listTokens).mockResolvedValue([token, { ...created, token: undefined } as unknown as admin.ApiToken]);
+    api.routes['GET /api/auth/tokens'] = [token, { ...created, token: undefined }];
     await fireEvent.click(screen.getByRole('button', { name: 'Create token' }));
-    expect(admin.createToken).toHaveBeenCalledWith('deploy', null, 'pw12345678');
-    const box = (await screen.findByLabelText('New API token')) as HTMLInputElement;
+    const box = (await screen.findByRole('textbox', { name: 'New API token' })) as HTMLInputElement;
     expect(box.value).toBe('bth_secretsecretsecret');
     expect(screen.getByText(/shown only this once/)).toBeTruthy();
+    expect(sent('POST /api/auth/tokens')).toEqual([{ name: 'deploy', expiresAt: null, password: 'pw12345678' }]);
+    // the list is read again: the new token is listed (without its secret)
+    expect(await within(screen.getByRole('table')).findByText('deploy')).toBeTruthy();
     expect(screen.getByRole('button', { name: 'Copy token' })).toBeTruthy();
     await fireEvent.click(screen.getByRole('button', { name: 'Done' }));
     expect(screen.queryByLabelText('New API token')).toBeNull();
@@ -78,21 +73,24 @@ describe('ProfileScreen', () => {
   });
 
   it('sends an expiry in the future for a period', async () => {
-    vi.mocked(admin.createToken).mockResolvedValue({ ...token, token: 'bth_x' });
+    api.routes['POST /api/auth/tokens'] = { ...token, token: 'bth_x' };
     render(ProfileScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'New token' }));
     await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'n' } });
     await fireEvent.input(screen.getByLabelText('Your password'), { target: { value: 'pw' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Create token' }));
-    const at = vi.mocked(admin.createToken).mock.calls[0][1];
-    const days = (new Date(at!).getTime() - Date.now()) / 86_400_000;
+    await waitFor(() => expect(sent('POST /api/auth/tokens')).toHaveLength(1));
+    const at = sent('POST /api/auth/tokens')[0].expiresAt as string;
+    const days = (new Date(at).getTime() - Date.now()) / 86_400_000;
     expect(days).toBeGreaterThan(89);
     expect(days).toBeLessThan(91);
   });
 
   it('shows the server refusal of a token', async () => {
-    vi.mocked(admin.createToken).mockRejectedValue(new ApiError(403, 'Invalid password'));
+    api.routes['POST /api/auth/tokens'] = () => {
+      throw new ApiError(403, 'Invalid password');
+    };
     render(ProfileScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'New token' }));
@@ -107,26 +105,28 @@ describe('ProfileScreen', () => {
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Revoke ci' }));
     const dialog = screen.getByRole('dialog', { name: 'Revoke ci?' });
-    expect(admin.revokeToken).not.toHaveBeenCalled();
-    vi.mocked(admin.listTokens).mockResolvedValue([]);
+    expect(api.called('DELETE /api/auth/tokens/7')).toHaveLength(0);
+    api.routes['GET /api/auth/tokens'] = [];
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Revoke' }));
-    expect(admin.revokeToken).toHaveBeenCalledWith(7);
     expect(await screen.findByText('You have no API tokens.')).toBeTruthy();
+    expect(api.called('DELETE /api/auth/tokens/7')).toHaveLength(1);
   });
 
   it('changes the own password with the current one', async () => {
-    vi.mocked(sys.updateProfile).mockResolvedValue({});
+    api.routes['PUT /api/profile'] = {};
     render(ProfileScreen);
     await fireEvent.input(screen.getByLabelText('Current password'), { target: { value: 'old-password-1' } });
     await fireEvent.input(screen.getByLabelText('New password'), { target: { value: 'new-password-1' } });
     await fireEvent.input(screen.getByLabelText('Repeat the new password'), { target: { value: 'new-password-1' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Change password' }));
-    expect(sys.updateProfile).toHaveBeenCalledWith({ currentPassword: 'old-password-1', newPassword: 'new-password-1' });
     expect(await screen.findByText(/^Your password was changed\./)).toBeTruthy();
+    expect(sent('PUT /api/profile')).toEqual([{ currentPassword: 'old-password-1', newPassword: 'new-password-1' }]);
   });
 
   it('shows why the password was not changed', async () => {
-    vi.mocked(sys.updateProfile).mockRejectedValue(new ApiError(400, 'Current password is incorrect'));
+    api.routes['PUT /api/profile'] = () => {
+      throw new ApiError(400, 'Current password is incorrect');
+    };
     render(ProfileScreen);
     await fireEvent.input(screen.getByLabelText('Current password'), { target: { value: 'wrong' } });
     await fireEvent.input(screen.getByLabelText('New password'), { target: { value: 'new-password-1' } });
@@ -141,7 +141,7 @@ describe('ProfileScreen', () => {
     await fireEvent.input(screen.getByLabelText('New password'), { target: { value: 'new-password-1' } });
     await fireEvent.input(screen.getByLabelText('Repeat the new password'), { target: { value: 'new-password-2' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Change password' }));
-    expect(sys.updateProfile).not.toHaveBeenCalled();
+    expect(api.called('PUT /api/profile')).toHaveLength(0);
     expect(screen.getByRole('alert').textContent).toContain('The two passwords differ');
   });
 
@@ -169,7 +169,9 @@ describe('ProfileScreen', () => {
 
 describe('ProfileScreen token list errors', () => {
   it('shows why the tokens could not be listed', async () => {
-    vi.mocked(admin.listTokens).mockRejectedValue(new ApiError(500, 'database is locked'));
+    api.routes['GET /api/auth/tokens'] = () => {
+      throw new ApiError(400, 'database is locked');
+    };
     render(ProfileScreen);
     await waitFor(() => expect(screen.getByRole('alert').textContent).toContain('database is locked'));
   });
