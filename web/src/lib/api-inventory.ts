@@ -150,11 +150,3 @@ export interface ChangelogEntry {
   date: string;
   changes: string[];
 }
-
-export function getChangelog(): Promise<ChangelogEntry[]> {
-  return request('GET', '/api/changelog');
-}
-
-export function getDependencies(): Promise<{ goVersion: string; main: string; dependencies: { name: string; version: string; replace?: string }[] }> {
-  return request('GET', '/api/dependencies');
-}

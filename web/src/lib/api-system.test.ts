@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { followAudit, getDatabaseHealth, prune } from './api-system';
+import { followAudit } from './api-system';
 
 function stubFetch(respond: () => Response) {
   const f = vi.fn(async () => respond());
@@ -15,21 +15,6 @@ const json = (body: unknown, status = 200) => () => new Response(JSON.stringify(
 afterEach(() => vi.unstubAllGlobals());
 
 describe('api-system', () => {
-  it('prunes synchronously, with volumes only for a prune of everything', async () => {
-    const calls = stubFetch(json({ success: true, deleted: [], spaceReclaimed: 0 }));
-    await prune(2, 'containers');
-    await prune(2, 'all', { volumes: true });
-    expect(calls()).toEqual([
-      { url: '/api/prune/containers?env=2', method: 'POST', body: {}, accept: 'application/json' },
-      { url: '/api/prune/all?env=2', method: 'POST', body: { volumes: true }, accept: 'application/json' },
-    ]);
-  });
-
-  it('reads an unreachable database (503) as a health, not a failure', async () => {
-    stubFetch(json({ status: 'error', healthy: false, dialect: 'sqlite', latencyMs: 5000, error: 'Database unreachable' }, 503));
-    expect((await getDatabaseHealth()).healthy).toBe(false);
-  });
-
   it('follows the audit stream with the filters and hands over its entries', async () => {
     const calls = stubFetch(
       () =>

@@ -1,6 +1,5 @@
 // The system area of the API: Berth's own facts, database health, the
 // environment's host and disk usage, prunes, and the live audit stream.
-import { request } from './api';
 import { dataOf, stream } from './sse';
 
 export interface SystemInfo {
@@ -65,34 +64,6 @@ export interface PruneResult {
   networks?: Pruned;
   volumes?: Pruned;
   images?: Pruned;
-}
-
-export function getSystem(): Promise<SystemInfo> {
-  return request('GET', '/api/system');
-}
-
-/** The database's health; a 503 answer is a health too (unreachable), not a failure of the call. */
-export async function getDatabaseHealth(): Promise<DatabaseHealth> {
-  try {
-    return await request<DatabaseHealth>('GET', '/api/health/database');
-  } catch (e) {
-    const body = (e as { status?: number; body?: unknown }).body as DatabaseHealth | undefined;
-    if ((e as { status?: number }).status === 503 && body) return body;
-    throw e;
-  }
-}
-
-export function getHost(env: number): Promise<HostInfo> {
-  return request('GET', '/api/host', { query: { env } });
-}
-
-export function getDisk(env: number): Promise<DiskUsage> {
-  return request('GET', '/api/system/disk', { query: { env } });
-}
-
-/** Prunes synchronously (Accept: application/json answers the report). */
-export function prune(env: number, kind: PruneKind, opts: { volumes?: boolean } = {}): Promise<PruneResult> {
-  return request('POST', `/api/prune/${kind}`, { query: { env }, body: kind === 'all' ? { volumes: !!opts.volumes } : {} });
 }
 
 /** How many objects a prune removed, over all its parts. */
