@@ -1,9 +1,9 @@
-// API calls of the Schedules screen and of a container's auto-update settings:
-// the schedules list (spec "Schedule info"), executions (COMPAT.md), run,
-// toggle and delete, and the auto-update configuration of a container (spec
-// "Auto-update configuration" and its state table). The types list only what
-// the console reads.
-import { request } from './api';
+// Types of the Schedules screen and of a container's auto-update settings:
+// the schedules list (spec "Schedule info"), executions (COMPAT.md), run
+// results, and the auto-update configuration of a container (spec
+// "Auto-update configuration" and its state table); the screens read and
+// change them through the typed client. The types list only what the console
+// reads. followExecutions follows the executions' event stream.
 import { dataOf, stream } from './sse';
 
 export type ScheduleType = 'container_update' | 'git_stack_sync' | 'env_update_check' | 'image_prune' | 'system_cleanup';
@@ -68,17 +68,6 @@ export interface RunResult {
   execution?: Execution;
 }
 
-const enc = encodeURIComponent;
-
-export async function listSchedules(): Promise<Schedule[]> {
-  const r = await request<{ schedules?: Schedule[] }>('GET', '/api/schedules');
-  return Array.isArray(r?.schedules) ? r.schedules : [];
-}
-
-export function listExecutions(q: { scheduleType?: ScheduleType; scheduleId?: number; limit?: number; offset?: number }): Promise<ExecutionPage> {
-  return request('GET', '/api/schedules/executions', { query: q });
-}
-
 /**
  * Follows GET /api/schedules/stream: onExecution gets each execution (without
  * its logs) that starts or ends, on any Berth server, until signal aborts.
@@ -104,25 +93,6 @@ export async function followExecutions(onExecution: (e: Execution) => void, sign
   }
 }
 
-export function getExecution(id: number): Promise<Execution> {
-  return request('GET', `/api/schedules/executions/${id}`);
-}
-
-/** Runs a schedule now; with wait the answer comes once the run finished. */
-export function runSchedule(type: ScheduleType, id: number, wait = false): Promise<RunResult> {
-  return request('POST', `/api/schedules/${enc(type)}/${id}/run`, { query: { wait: wait || undefined } });
-}
-
-/** Switches a schedule on or off (system schedules through their own endpoint). */
-export function toggleSchedule(s: Pick<Schedule, 'type' | 'id' | 'isSystem'>): Promise<{ success: boolean; enabled: boolean }> {
-  if (s.isSystem) return request('POST', `/api/schedules/system/${s.id}/toggle`);
-  return request('POST', `/api/schedules/${enc(s.type)}/${s.id}/toggle`);
-}
-
-export function deleteSchedule(type: ScheduleType, id: number): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/schedules/${enc(type)}/${id}`);
-}
-
 // ---------------------------------------------------------------- auto-update
 
 /** A container's auto-update configuration; without one (enabled false) the defaults. */
@@ -138,17 +108,9 @@ export interface AutoUpdate {
   updatedAt?: string;
 }
 
-export function getAutoUpdate(env: number, containerName: string): Promise<AutoUpdate> {
-  return request('GET', `/api/auto-update/${enc(containerName)}`, { query: { env } });
-}
-
 export interface AutoUpdateChange {
   enabled: boolean;
   cronExpression?: string;
   vulnerabilityCriteria?: VulnerabilityCriteria;
 }
 
-/** Creates or updates (enabled true) or deletes (enabled false) the configuration. */
-export function saveAutoUpdate(env: number, containerName: string, change: AutoUpdateChange): Promise<AutoUpdate | { success: true; deleted: true }> {
-  return request('POST', `/api/auto-update/${enc(containerName)}`, { query: { env }, body: change });
-}

@@ -1,14 +1,11 @@
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../lib/api';
-import * as sched from '../../lib/api-schedules';
+import type * as sched from '../../lib/api-schedules';
+import { queryClient } from '../../lib/query';
+import { stubApi, type StubApi } from '../../test-api';
 import { expectNoSeriousAxeViolations } from '../../test-axe';
 import ContainerAutoUpdate from './ContainerAutoUpdate.svelte';
-
-vi.mock('../../lib/api-schedules', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../lib/api-schedules')>();
-  return { ...real, getAutoUpdate: vi.fn(), saveAutoUpdate: vi.fn(), listSchedules: vi.fn(), runSchedule: vi.fn(), listExecutions: vi.fn() };
-});
 
 const off: sched.AutoUpdate = { enabled: false, scheduleType: 'daily', cronExpression: '0 3 * * *', vulnerabilityCriteria: 'never' };
 const on: sched.AutoUpdate = {
@@ -44,14 +41,19 @@ const schedule: sched.Schedule = {
   vulnerabilityCriteria: 'critical',
 };
 
+let api: StubApi;
 beforeEach(() => {
-  vi.mocked(sched.getAutoUpdate).mockResolvedValue({ ...off });
-  vi.mocked(sched.saveAutoUpdate).mockResolvedValue({ ...on });
-  vi.mocked(sched.listSchedules).mockResolvedValue([]);
-  vi.mocked(sched.runSchedule).mockResolvedValue({ success: true, executionId: 3 });
+  queryClient.clear();
+  api = stubApi({
+    'GET /api/auto-update/web': { ...off },
+    'POST /api/auto-update/web': { ...on },
+    'GET /api/schedules': { schedules: [] },
+    'POST /api/schedules/container_update/4/run': { success: true, executionId: 3 },
+  });
 });
 afterEach(() => {
   cleanup();
+  vi.unstubAllGlobals();
   vi.clearAllMocks();
 });
 
@@ -59,7 +61,7 @@ describe('ContainerAutoUpdate', () => {
   it('turns auto-update on with a schedule and criteria', async () => {
     const { container } = render(ContainerAutoUpdate, { env: 1, name: 'web' });
     const box = (await screen.findByRole('checkbox', { name: 'Update this container automatically' })) as HTMLInputElement;
-    expect(sched.getAutoUpdate).toHaveBeenCalledWith(1, 'web');
+    expect(api.called('GET /api/auto-update/web').map((c) => c.query)).toEqual([{ env: '1' }]);
     expect(box.checked).toBe(false);
     expect((screen.getByRole('button', { name: 'Save' }) as HTMLButtonElement).disabled).toBe(true);
     await fireEvent.click(box);
@@ -72,10 +74,14 @@ describe('ContainerAutoUpdate', () => {
     await fireEvent.change(screen.getByLabelText('Vulnerabilities that block an update'), { target: { value: 'critical' } });
     await expectNoSeriousAxeViolations(container);
 
-    vi.mocked(sched.getAutoUpdate).mockResolvedValueOnce({ ...on });
-    vi.mocked(sched.listSchedules).mockResolvedValueOnce([schedule]);
+    api.routes['GET /api/auto-update/web'] = { ...on };
+    api.routes['GET /api/schedules'] = { schedules: [schedule] };
     await fireEvent.click(screen.getByRole('button', { name: 'Save' }));
-    expect(sched.saveAutoUpdate).toHaveBeenCalledWith(1, 'web', { enabled: true, cronExpression: '0 4 * * 0', vulnerabilityCriteria: 'critical' });
+    await waitFor(() =>
+      expect(api.called('POST /api/auto-update/web').map((c) => [c.query, c.body])).toEqual([
+        [{ env: '1' }, { enabled: true, cronExpression: '0 4 * * 0', vulnerabilityCriteria: 'critical' }],
+      ]),
+    );
     await waitFor(() => expect(screen.getByRole('status').textContent).toContain('Auto-update saved: Every Sunday at 04:00.'));
     // Its schedule: next and last run, and the note that this environment does not scan.
     expect(await screen.findByText(/Update rolled back: the new container exited/)).toBeTruthy();
@@ -87,24 +93,27 @@ describe('ContainerAutoUpdate', () => {
     render(ContainerAutoUpdate, { env: 1, name: 'web' });
     await fireEvent.click(await screen.findByRole('checkbox', { name: 'Update this container automatically' }));
     await fireEvent.input(screen.getByLabelText(/^Schedule/), { target: { value: '61 * * * *' } });
-    vi.mocked(sched.saveAutoUpdate).mockRejectedValueOnce(new ApiError(400, 'Invalid cron expression'));
+    api.routes['POST /api/auto-update/web'] = () => {
+      throw new ApiError(400, 'Invalid cron expression');
+    };
     await fireEvent.click(screen.getByRole('button', { name: 'Save' }));
     expect((await screen.findByRole('alert')).textContent).toBe('Invalid cron expression');
     expect(screen.getByLabelText(/^Schedule/).getAttribute('aria-invalid')).toBe('true');
   });
 
   it('turning it off deletes the configuration; update now runs the schedule', async () => {
-    vi.mocked(sched.getAutoUpdate).mockResolvedValue({ ...on });
-    vi.mocked(sched.listSchedules).mockResolvedValue([schedule]);
+    api.routes['GET /api/auto-update/web'] = { ...on };
+    api.routes['GET /api/schedules'] = { schedules: [schedule] };
     render(ContainerAutoUpdate, { env: 1, name: 'web' });
     await fireEvent.click(await screen.findByRole('button', { name: 'Update now' }));
-    expect(sched.runSchedule).toHaveBeenCalledWith('container_update', 4, true);
     await waitFor(() => expect(screen.getByRole('status').textContent).toContain('Update started.'));
+    expect(api.called('POST /api/schedules/container_update/4/run').map((c) => c.query)).toEqual([{ wait: 'true' }]);
 
-    vi.mocked(sched.saveAutoUpdate).mockResolvedValueOnce({ success: true, deleted: true });
+    api.routes['POST /api/auto-update/web'] = { success: true, deleted: true };
+    await waitFor(() => expect((screen.getByRole('checkbox', { name: 'Update this container automatically' }) as HTMLInputElement).checked).toBe(true));
     await fireEvent.click(screen.getByRole('checkbox', { name: 'Update this container automatically' }));
     await fireEvent.click(screen.getByRole('button', { name: 'Save' }));
-    expect(sched.saveAutoUpdate).toHaveBeenCalledWith(1, 'web', { enabled: false });
+    await waitFor(() => expect(api.called('POST /api/auto-update/web').map((c) => c.body)).toEqual([{ enabled: false }]));
     await waitFor(() => expect(screen.getByRole('status').textContent).toContain('Auto-update turned off.'));
   });
 });
