@@ -47,11 +47,23 @@ func (s *Service) Check(ctx context.Context, env store.Environment, p Progress) 
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(checkConcurrency)
 	for _, ct := range list {
-		if pinned(ct.Image, ct.ImageID) {
-			continue
-		}
 		g.Go(func() error {
-			ref := images.PullReference(ct.Image)
+			image := ct.Image
+			if pinned(image, ct.ImageID) {
+				// The engine lists a container by its image's id when its
+				// reference now names another image (a newer one pulled or
+				// tagged since): the reference it was created with says what
+				// to check.
+				if !imageID.MatchString(image) {
+					return nil // pinned to a digest
+				}
+				cfg, err := c.InspectConfig(gctx, ct.ID)
+				if err != nil || pinned(cfg.Image, ct.ImageID) {
+					return nil
+				}
+				image = cfg.Image
+			}
+			ref := images.PullReference(image)
 			creds, err := s.images.CredentialsFor(gctx, ref)
 			if err != nil {
 				return err
@@ -68,7 +80,7 @@ func (s *Service) Check(ctx context.Context, env store.Environment, p Progress) 
 				problems = append(problems, CheckProblem{Container: ct.Name, Error: engine.Details(err)})
 			case !hasDigest(cur.RepoDigests, remote):
 				pending = append(pending, store.PendingUpdate{EnvironmentID: env.ID, ContainerName: ct.Name, ContainerID: ct.ID,
-					Image: ct.Image, CurrentImageID: ct.ImageID, NewDigest: remote, CheckedAt: s.now().UTC()})
+					Image: image, CurrentImageID: ct.ImageID, NewDigest: remote, CheckedAt: s.now().UTC()})
 			}
 			return nil
 		})

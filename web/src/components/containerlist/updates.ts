@@ -1,9 +1,8 @@
 // Updating containers to their newest images from the list: one job of
-// POST /api/containers/batch-update (the auto-update's recreate with its
-// health-gated rollback, one container after the other), followed through
-// GET /api/jobs/{id}: each container's outcome as it finishes.
-import { client, unwrap } from '../../lib/client';
-import { dataOf, followJob } from '../../lib/sse';
+// POST /api/containers/batch-update-stream (the auto-update's recreate with
+// its health-gated rollback, one container after the other), read as it
+// runs: each container's outcome as it finishes.
+import { dataOf, stream } from '../../lib/sse';
 
 /** One container's outcome (autoupdate.BatchResult). */
 export interface UpdateResult {
@@ -41,19 +40,14 @@ export async function runUpdates(
   onResult?: (r: UpdateResult, done: number) => void,
   signal?: AbortSignal,
 ): Promise<UpdateResult[]> {
-  const started = (await unwrap(
-    client.POST('/api/containers/batch-update', {
-      params: { query: { env } },
-      body: { containerIds: ids },
-      headers: { Accept: '*/*' },
-    }),
-  )) as { jobId?: string };
-  if (!started?.jobId) throw new Error('The update did not start a job');
   let done = 0;
   let results: UpdateResult[] | undefined;
   let failure = '';
-  await followJob(
-    started.jobId,
+  // POST …/batch-update answers only when every container is done: its
+  // stream variant tells each one's outcome as it finishes.
+  await stream(
+    'POST',
+    '/api/containers/batch-update-stream',
     (e) => {
       const d = dataOf<Record<string, unknown>>(e);
       if (!d) return;
@@ -66,7 +60,7 @@ export async function runUpdates(
         failure = d.error;
       }
     },
-    signal,
+    { query: { env }, body: { containerIds: ids }, signal },
   );
   if (!results) throw new Error(failure || 'The update ended without its results');
   return results;
