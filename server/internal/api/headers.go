@@ -7,11 +7,12 @@ import "github.com/gin-gonic/gin"
 // script, no eval), never framed, no plugins. Inline styles stay allowed:
 // the console's components and the API docs set style attributes, which
 // cannot run code. Data and blob images are the MFA QR code and the pictures
-// the console previews before an upload; https images are the app
-// templates' logos, which their lists link from the internet (an image
-// cannot run code, and Referrer-Policy keeps Berth's URLs to itself).
+// the console previews before an upload. No image comes from another site:
+// the app templates' logos are served by Berth itself
+// (GET /api/templates/{id}/logo), so the console works offline and tells no
+// other site who opened it.
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
-	"img-src 'self' data: blob: https:; font-src 'self' data:; connect-src 'self'; object-src 'none'; " +
+	"img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; object-src 'none'; " +
 	"base-uri 'self'; frame-ancestors 'none'"
 
 // securityHeaders sets the headers every answer carries. A handler that

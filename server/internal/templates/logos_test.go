@@ -233,4 +233,3 @@ func isNotFound(err error) bool {
 	f, ok := fault.As(err)
 	return ok && f.Kind == fault.NotFound
 }
-

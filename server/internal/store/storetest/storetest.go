@@ -5,10 +5,15 @@ package storetest
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,7 +73,7 @@ func openSQLite(t *testing.T) *store.Store {
 
 func openPostgres(t *testing.T) *store.Store {
 	t.Helper()
-	s, err := store.Open(t.Context(), PostgresDatabase(t), Box(t))
+	s, err := store.Open(t.Context(), migratedPostgresDatabase(t), Box(t))
 	if err != nil {
 		t.Fatalf("storetest: open postgres: %v", err)
 	}
@@ -88,15 +93,45 @@ func PostgresDatabase(t *testing.T) string {
 		}
 		t.Skipf("storetest: %s is not set; skipping PostgreSQL", PostgresURLEnv)
 	}
+	return newDatabase(t, adminURL, "")
+}
+
+// migratedPostgresDatabase is PostgresDatabase with the store's schema
+// already in it: a copy of the migrated template (migratedTemplate), which is
+// cheaper than running every migration again for each test.
+func migratedPostgresDatabase(t *testing.T) string {
+	t.Helper()
+	adminURL := PostgresDatabase(t) // skips or fails as it does without the server
+	u, _ := url.Parse(adminURL)
+	u.Path = "/postgres"
+	return newDatabase(t, u.String(), migratedTemplate(t, u.String()))
+}
+
+// newDatabase creates a database (a copy of template unless it is empty)
+// through adminURL, drops it when the test ends and returns its URL.
+func newDatabase(t *testing.T, adminURL, template string) string {
+	t.Helper()
 	u, err := url.Parse(adminURL)
 	if err != nil {
 		t.Fatalf("storetest: parse %s: %v", PostgresURLEnv, err)
 	}
-
 	admin := openAdmin(t, adminURL)
 	name := "berth_test_" + randomHex(t, 8)
-	if err := admin.WithContext(t.Context()).Exec("CREATE DATABASE " + name).Error; err != nil {
-		t.Fatalf("storetest: create database: %v", err)
+	create := "CREATE DATABASE " + name
+	if template != "" {
+		create += " TEMPLATE " + template
+	}
+	// A copy waits for the template's last connection to be gone (its
+	// maker's backend may take a moment to end).
+	for i := 0; ; i++ {
+		err := admin.WithContext(t.Context()).Exec(create).Error
+		if err == nil {
+			break
+		}
+		if i == 20 || !strings.Contains(err.Error(), "being accessed by other users") {
+			t.Fatalf("storetest: create database: %v", err)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 	t.Cleanup(func() {
 		// t.Context() is already canceled when cleanups run.
@@ -142,4 +177,119 @@ func randomHex(t testing.TB, n int) string {
 		t.Fatalf("storetest: random: %v", err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// templates holds the migrated template of each admin URL, made once per
+// process.
+var templates sync.Map // admin URL → template name
+
+// migratedTemplate returns the name of a database that holds the store's
+// PostgreSQL schema as its migrations make it. It is made once for each set
+// of migrations (named by their digest) and kept on the server, like a build
+// cache keyed by version (about 8 MB each): processes that start together
+// take turns through an advisory lock, and a later run finds it made.
+func migratedTemplate(t *testing.T, adminURL string) string {
+	t.Helper()
+	if name, ok := templates.Load(adminURL); ok {
+		return name.(string)
+	}
+	name, err := makeTemplate(adminURL)
+	if err != nil {
+		t.Fatalf("storetest: migrated template: %v", err)
+	}
+	templates.Store(adminURL, name)
+	return name
+}
+
+// migrationsDigest names the PostgreSQL migrations of this source tree.
+func migrationsDigest() (string, error) {
+	_, self, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", fmt.Errorf("no source path")
+	}
+	dir := filepath.Join(filepath.Dir(self), "..", "migrations", "postgres")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, e := range entries { // sorted by name
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", e.Name(), len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+func makeTemplate(adminURL string) (string, error) {
+	digest, err := migrationsDigest()
+	if err != nil {
+		return "", err
+	}
+	name := "berth_tmpl_" + digest
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	gdb, err := gorm.Open(postgres.Open(adminURL), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		return "", err
+	}
+	db, err := gdb.DB()
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx) // the lock belongs to this one session
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	const lockID = 0x6265727468746d70 // "berthtmp"
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", int64(lockID)); err != nil {
+		return "", err
+	}
+	defer conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock($1)", int64(lockID)) //nolint:errcheck
+	var n int
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM pg_database WHERE datname = $1", name).Scan(&n); err != nil {
+		return "", err
+	}
+	if n == 1 {
+		return name, nil
+	}
+	// Made under a temporary name and renamed when whole, so a process that
+	// died while making it leaves nothing another would copy.
+	building := name + "_building"
+	if _, err := conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+building+" WITH (FORCE)"); err != nil {
+		return "", err
+	}
+	if _, err := conn.ExecContext(ctx, "CREATE DATABASE "+building); err != nil {
+		return "", err
+	}
+	u, err := url.Parse(adminURL)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + building
+	key := make([]byte, 32)
+	box, err := secret.New(key)
+	if err != nil {
+		return "", err
+	}
+	s, err := store.Open(ctx, u.String(), box)
+	if err != nil {
+		return "", err
+	}
+	s.Close()
+	for i := 0; ; i++ {
+		_, err := conn.ExecContext(ctx, "ALTER DATABASE "+building+" RENAME TO "+name)
+		if err == nil {
+			return name, nil
+		}
+		if i == 20 || !strings.Contains(err.Error(), "being accessed by other users") {
+			return "", err
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
