@@ -159,16 +159,6 @@ export interface LabelUse {
   id: number | null;
 }
 
-export async function listLabels(): Promise<LabelUse[]> {
-  const answer = await request<{ labels: LabelUse[]; colors: Record<string, string> }>('GET', '/api/labels');
-  return answer.labels ?? [];
-}
-
-/** Defines a label (a name and a colour); answers the definition. */
-export function createLabel(body: { name: string; color?: string }): Promise<{ id: number; name: string; color: string }> {
-  return request('POST', '/api/labels', { body });
-}
-
 /**
  * Adds a config set to the container create form: variables, labels, ports
  * and volumes the form does not have yet are appended; the network and the

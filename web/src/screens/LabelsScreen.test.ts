@@ -1,15 +1,14 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as tpl from '../lib/api-templates';
+import type * as tpl from '../lib/api-templates';
 import { ApiError } from '../lib/api';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import LabelsScreen from './LabelsScreen.svelte';
 
-vi.mock('../lib/api-templates', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-templates')>();
-  return { ...real, listLabels: vi.fn(), createLabel: vi.fn() };
-});
+let api: StubApi;
+const defined = () => api.called('POST /api/labels').map((c) => c.body);
 
 const labels: tpl.LabelUse[] = [
   {
@@ -28,12 +27,14 @@ const labels: tpl.LabelUse[] = [
 
 beforeEach(() => {
   session.session = { authenticated: true, authEnabled: true, user: { id: 1, username: 'admin', isAdmin: true } };
-  vi.mocked(tpl.listLabels).mockResolvedValue(structuredClone(labels));
-  vi.mocked(tpl.createLabel).mockImplementation(async (b) => ({ id: 7, color: '', ...b }));
+  api = stubApi({
+    'GET /api/labels': { labels, colors: {} },
+    'POST /api/labels': (c: { body: unknown }) => ({ id: 7, color: '', ...(c.body as object) }),
+  });
 });
 afterEach(() => {
   cleanup();
-  vi.clearAllMocks();
+  vi.unstubAllGlobals();
   session.session = null;
 });
 
@@ -65,9 +66,9 @@ describe('LabelsScreen', () => {
     await fireEvent.input(screen.getByLabelText('Pick a colour'), { target: { value: '#22c55e' } });
     expect((screen.getByLabelText('Colour') as HTMLInputElement).value).toBe('#22c55e');
     await fireEvent.click(screen.getByRole('button', { name: 'Define label' }));
-    await waitFor(() => expect(tpl.createLabel).toHaveBeenCalledWith({ name: 'staging', color: '#22c55e' }));
+    await waitFor(() => expect(defined()).toEqual([{ name: 'staging', color: '#22c55e' }]));
     expect(await screen.findByText('Label staging defined.')).toBeTruthy();
-    expect(tpl.listLabels).toHaveBeenCalledTimes(2);
+    await waitFor(() => expect(api.called('GET /api/labels')).toHaveLength(2));
     expect((screen.getByLabelText('Label name') as HTMLInputElement).value).toBe('');
   });
 
@@ -79,11 +80,13 @@ describe('LabelsScreen', () => {
     expect(name.value).toBe('edge');
     expect(document.activeElement).toBe(name);
     await fireEvent.click(screen.getByRole('button', { name: 'Define label' }));
-    await waitFor(() => expect(tpl.createLabel).toHaveBeenCalledWith({ name: 'edge' }));
+    await waitFor(() => expect(defined()).toEqual([{ name: 'edge' }]));
   });
 
   it("shows the API's refusal next to the form", async () => {
-    vi.mocked(tpl.createLabel).mockRejectedValueOnce(new ApiError(400, 'Invalid color "red": use a hex colour such as #3b82f6'));
+    api.routes['POST /api/labels'] = () => {
+      throw new ApiError(400, 'Invalid color "red": use a hex colour such as #3b82f6');
+    };
     render(LabelsScreen);
     await screen.findByRole('table', { name: 'Labels' });
     await fireEvent.input(screen.getByLabelText('Label name'), { target: { value: 'x' } });
@@ -108,7 +111,9 @@ describe('LabelsScreen', () => {
   });
 
   it('says why the list is missing', async () => {
-    vi.mocked(tpl.listLabels).mockRejectedValueOnce(new ApiError(403, 'Permission denied'));
+    api.routes['GET /api/labels'] = () => {
+      throw new ApiError(403, 'Permission denied');
+    };
     render(LabelsScreen);
     expect((await screen.findByRole('alert')).textContent).toBe('Labels could not be listed: Permission denied');
   });
