@@ -2,7 +2,8 @@
 // ({stage, message, progress}) until {stage: complete, results} or
 // {stage: error, error}.
 import { ApiError } from '../../lib/api';
-import * as images from '../../lib/api-images';
+import type * as images from '../../lib/api-images';
+import { client, unwrap } from '../../lib/client';
 import { dataOf, followJob } from '../../lib/sse';
 
 export interface ScanStep {
@@ -30,7 +31,14 @@ export async function runScan(
   signal?: AbortSignal,
 ): Promise<images.ScanResult[]> {
   onStep({ stage: 'starting', message: `Starting the scan of ${image}`, progress: null });
-  const { jobId } = await images.scanImage(env, image, scanner);
+  // Accept without application/json: the server starts a job ({jobId}) rather than answering its end.
+  const { jobId } = (await unwrap(
+    client.POST('/api/images/scan', {
+      params: { query: { env } },
+      body: scanner ? { imageName: image, scanner } : { imageName: image },
+      headers: { Accept: '*/*' },
+    }),
+  )) as { jobId?: string };
   if (!jobId) throw new ApiError(0, 'The server did not start a scan job');
   let results: images.ScanResult[] | null = null;
   let failure: string | null = null;
@@ -53,4 +61,13 @@ export async function runScan(
   if (failure) throw new ApiError(0, failure);
   if (!results) throw new ApiError(0, 'The scan ended without a result');
   return results;
+}
+
+/** The newest stored result of an image (id or name), of one scanner or any; never scans. */
+export async function storedScan(env: number, image: string, scanner?: images.ScannerName, signal?: AbortSignal): Promise<images.ScanResult | null> {
+  const res = (await unwrap(client.GET('/api/images/scan', { params: { query: { env, image, scanner } }, signal }))) as {
+    found?: boolean;
+    result?: images.ScanResult;
+  };
+  return res?.found && res.result ? res.result : null;
 }
