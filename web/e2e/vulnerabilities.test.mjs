@@ -14,7 +14,11 @@
 // BERTH_TEST_TRIVY_CACHE).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { docker, removeLabelled, scannerEnv, startConsole } from './lib/harness.mjs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { docker, removeLabelled, scannerEnv, startConsole, testImage } from './lib/harness.mjs';
 
 const env = process.env;
 const scanImage = env.BERTH_TEST_SCAN_IMAGE || 'berth-test/debian-vuln:1';
@@ -90,5 +94,77 @@ describe('vulnerabilities', { timeout: 420_000, skip: missing.length ? `needs ${
     await page.getByRole('link', { name: 'Export CSV' }).waitFor();
     await h.checkA11y('vulnerabilities as a viewer');
     assert.deepEqual(h.pageErrors, []);
+  });
+});
+
+// Without a scanner, Scan is not offered; the screens say how to get one, and
+// a scanner image a configured registry serves is pulled in one click (a tiny
+// image pushed to the test registry under Grype's name, never the internet).
+const registry = env.BERTH_TEST_REGISTRY || '127.0.0.1:5000';
+const grypeImage = 'anchore/grype:v0.120.1'; // the image Berth runs Grype from
+const regMissing = ['BERTH_TEST_REGISTRY', 'BERTH_TEST_REGISTRY_USER', 'BERTH_TEST_REGISTRY_PASSWORD'].filter((k) => !env[k]);
+const onEngine = (ref) => {
+  try {
+    docker('image', 'inspect', ref);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('no scanner', { timeout: 180_000, skip: regMissing.length ? `needs ${regMissing.join(', ')}` : onEngine(grypeImage) ? `${grypeImage} is on the engine` : false }, () => {
+  let g;
+  const mirrored = `${registry}/${grypeImage}`;
+  before(async () => {
+    g = await startConsole({ env: { GRYPE_PATH: '/nonexistent/grype', TRIVY_PATH: '/nonexistent/trivy' } });
+    const config = mkdtempSync(path.join(os.tmpdir(), 'berth-e2e-docker-'));
+    try {
+      execFileSync('docker', ['--config', config, 'login', '--username', env.BERTH_TEST_REGISTRY_USER, '--password-stdin', registry], {
+        input: env.BERTH_TEST_REGISTRY_PASSWORD,
+        stdio: ['pipe', 'ignore', 'pipe'],
+      });
+      docker('tag', testImage, mirrored);
+      docker('--config', config, 'push', '--quiet', mirrored);
+      docker('rmi', mirrored);
+    } finally {
+      rmSync(config, { recursive: true, force: true });
+    }
+    const created = await g.api('POST', '/api/registries', {
+      name: `mirror-${g.label}`, url: registry, username: env.BERTH_TEST_REGISTRY_USER, password: env.BERTH_TEST_REGISTRY_PASSWORD,
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    await g.signIn();
+  });
+
+  after(async () => {
+    for (const ref of [grypeImage, mirrored]) {
+      try {
+        docker('rmi', ref);
+      } catch {
+        // not pulled
+      }
+    }
+    await g?.stop();
+  });
+
+  it('offers no Scan, says how to get a scanner, and pulls its image in one click', async () => {
+    const p = g.page;
+    await g.open('/vulnerabilities', 'Vulnerabilities');
+    const help = p.getByRole('region', { name: 'No vulnerability scanner on this environment' });
+    await help.waitFor();
+    assert.equal(await p.getByRole('button', { name: 'Scan all' }).count(), 0, 'no Scan all without a scanner');
+
+    await g.open('/images', 'Images');
+    await help.waitFor();
+    await p.getByRole('table').waitFor();
+    assert.equal(await p.getByRole('button', { name: /^Scan / }).count(), 0, 'no Scan without a scanner');
+    await help.getByText(/Trivy cannot run: \/nonexistent\/trivy does not exist/).waitFor();
+    await g.checkA11y('images without a scanner');
+    await help.getByRole('button', { name: 'Pull Grype image' }).click();
+    await p.getByText('Pull complete').waitFor({ timeout: 60_000 });
+    await help.waitFor({ state: 'detached' });
+    await p.getByRole('button', { name: `Scan ${testImage}` }).waitFor();
+    assert.ok(onEngine(grypeImage), 'the scanner image has its name on the engine');
+    assert.deepEqual(g.pageErrors, []);
   });
 });

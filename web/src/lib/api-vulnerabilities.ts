@@ -1,7 +1,8 @@
-// API calls of the vulnerability view: the findings of an environment's
-// stored scans (one per vulnerability, package and image, with what runs the
-// image), their counts, their export, and scanning every image in use.
-import { buildUrl, request } from './api';
+// Types of the vulnerability view (the findings of an environment's stored
+// scans, one per vulnerability, package and image, with what runs the image,
+// and their counts) and the download URL of their export; the screen reads
+// them through the data layer.
+import { buildUrl } from './api';
 import type { Severity, SeveritySummary } from './api-images';
 
 export interface Finding {
@@ -52,20 +53,7 @@ function query(env: number, f: FindingFilter) {
   return { env, q: f.q, severity: f.severity, image: f.image, container: f.container, stack: f.stack, fixable: f.fixable };
 }
 
-export function listFindings(env: number, f: FindingFilter, page: { limit: number; offset: number }): Promise<FindingPage> {
-  return request('GET', '/api/vulnerabilities', { query: { ...query(env, f), ...page } });
-}
-
-export function countFindings(env: number, f: FindingFilter): Promise<FindingCounts> {
-  return request('GET', '/api/vulnerabilities/count', { query: query(env, f) });
-}
-
 /** The download URL of the findings the filter selects. */
 export function exportUrl(env: number, f: FindingFilter, format: 'json' | 'csv'): string {
   return buildUrl('/api/vulnerabilities/export', { ...query(env, f), format });
-}
-
-/** Starts scanning every image the environment's containers use: a job. */
-export function scanAll(env: number): Promise<{ jobId: string }> {
-  return request('POST', '/api/vulnerabilities/scan-all', { query: { env } });
 }
