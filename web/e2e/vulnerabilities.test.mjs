@@ -161,7 +161,7 @@ describe('no scanner', { timeout: 180_000, skip: regMissing.length ? `needs ${re
     await help.getByText(/Trivy cannot run: \/nonexistent\/trivy does not exist/).waitFor();
     await g.checkA11y('images without a scanner');
     await help.getByRole('button', { name: 'Pull Grype image' }).click();
-    await p.getByText('Pull complete').waitFor({ timeout: 60_000 });
+    await p.getByRole('status').filter({ hasText: `Pulled ${grypeImage} from mirror-${g.label}: Grype can scan now.` }).waitFor({ timeout: 60_000 });
     await help.waitFor({ state: 'detached' });
     await p.getByRole('button', { name: `Scan ${testImage}` }).waitFor();
     assert.ok(onEngine(grypeImage), 'the scanner image has its name on the engine');

@@ -1,29 +1,16 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as images from '../lib/api-images';
+import type * as images from '../lib/api-images';
 import { ApiError } from '../lib/api';
+import { queryClient } from '../lib/query';
 import { router } from '../lib/router.svelte';
 import type { Route } from '../lib/routes';
 import { session } from '../lib/session.svelte';
 import * as sse from '../lib/sse';
+import { stubApi, type StubApi, type StubCall } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import ImageDetailScreen from './ImageDetailScreen.svelte';
 
-vi.mock('../lib/api-images', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-images')>();
-  return {
-    ...real,
-    listImages: vi.fn(),
-    listContainerImages: vi.fn(),
-    imageHistory: vi.fn(),
-    inspectImage: vi.fn(),
-    scanResult: vi.fn(),
-    scanImage: vi.fn(),
-    removeImage: vi.fn(),
-    tagImage: vi.fn(),
-    listRegistries: vi.fn(),
-  };
-});
 vi.mock('../lib/sse', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/sse')>();
   return { ...real, followJob: vi.fn() };
@@ -56,30 +43,45 @@ const grype: images.ScanResult = {
 
 const route = (id: string): Route => ({ name: 'image', params: { id }, path: `/images/${encodeURIComponent(id)}` });
 
+const usable = (a: boolean, b: boolean) => ({
+  setting: 'none',
+  usable: a || b,
+  scanners: [
+    { scanner: 'scanner_a', name: 'Grype', usable: a, binarySetting: 'GRYPE_PATH', image: 'grype:1', imagePresent: false, reason: a ? undefined : 'Grype is not installed.' },
+    { scanner: 'scanner_b', name: 'Trivy', usable: b, binarySetting: 'TRIVY_PATH', image: 'trivy:1', imagePresent: false, reason: b ? undefined : 'Trivy is not installed.' },
+  ],
+});
+
+let api: StubApi;
 beforeEach(() => {
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
-  vi.mocked(images.listImages).mockResolvedValue([structuredClone(image), { Id: 'sha256:other', RepoTags: ['x:1'] }]);
-  vi.mocked(images.listContainerImages).mockResolvedValue([{ id: 'c1', imageId: ID }, { id: 'c2', imageId: ID }]);
-  vi.mocked(images.inspectImage).mockResolvedValue({
-    Id: ID,
-    Os: 'linux',
-    Architecture: 'amd64',
-    Config: { Cmd: ['bash'], Entrypoint: null, Env: ['PATH=/usr/bin', 'LANG=C.UTF-8'], ExposedPorts: { '8080/tcp': {} }, WorkingDir: '/srv' },
-    RootFS: { Layers: ['sha256:a', 'sha256:b'] },
+  session.session = { authenticated: false, authEnabled: false };
+  api = stubApi({
+    'GET /api/images': [structuredClone(image), { Id: 'sha256:other', RepoTags: ['x:1'] }],
+    'GET /api/containers': [{ id: 'c1', imageId: ID }, { id: 'c2', imageId: ID }],
+    [`GET /api/images/${ID}`]: {
+      Id: ID,
+      Os: 'linux',
+      Architecture: 'amd64',
+      Config: { Cmd: ['bash'], Entrypoint: null, Env: ['PATH=/usr/bin', 'LANG=C.UTF-8'], ExposedPorts: { '8080/tcp': {} }, WorkingDir: '/srv' },
+      RootFS: { Layers: ['sha256:a', 'sha256:b'] },
+    },
+    [`GET /api/images/${ID}/history`]: [
+      { Id: ID, Created: 1_700_000_000, CreatedBy: '/bin/sh -c #(nop)  CMD ["bash"]', Size: 0 },
+      { Id: '<missing>', Created: 1_699_000_000, CreatedBy: '/bin/sh -c #(nop) ADD file:abc in / ', Size: 1_983_342, Comment: 'base' },
+    ],
+    'GET /api/images/scan': (c: StubCall) => (c.query.scanner === 'scanner_a' ? { found: true, result: structuredClone(grype) } : { found: false }),
+    'GET /api/images/scanners': usable(true, true),
+    'DELETE /api/images/vuln:latest': { success: true, removed: [{ untagged: 'vuln:latest' }] },
+    [`DELETE /api/images/${ID}`]: { success: true, removed: [{ deleted: ID }] },
   });
-  vi.mocked(images.imageHistory).mockResolvedValue([
-    { Id: ID, Created: 1_700_000_000, CreatedBy: '/bin/sh -c #(nop)  CMD ["bash"]', Size: 0 },
-    { Id: '<missing>', Created: 1_699_000_000, CreatedBy: '/bin/sh -c #(nop) ADD file:abc in / ', Size: 1_983_342, Comment: 'base' },
-  ]);
-  vi.mocked(images.scanResult).mockImplementation(async (_e, _i, scanner) =>
-    scanner === 'scanner_a' ? { found: true, result: structuredClone(grype) } : { found: false },
-  );
-  vi.mocked(images.removeImage).mockResolvedValue({ success: true, removed: [{ untagged: 'vuln:latest' }] });
 });
 afterEach(() => {
   cleanup();
+  queryClient.clear();
   vi.clearAllMocks();
+  vi.unstubAllGlobals();
 });
 
 const vulnIds = (table: HTMLElement) =>
@@ -97,10 +99,12 @@ describe('ImageDetailScreen', () => {
     expect(screen.getByText('org.example.team=platform')).toBeTruthy();
     expect(screen.getByText('vuln:latest')).toBeTruthy();
     expect(screen.getByText('127.0.0.1:5000/vuln@sha256:feed')).toBeTruthy();
-    expect(images.imageHistory).toHaveBeenCalledWith(1, ID);
     expect(await screen.findByText('CMD ["bash"]')).toBeTruthy();
-    expect(images.scanResult).toHaveBeenCalledWith(1, ID, 'scanner_a');
-    expect(images.scanResult).toHaveBeenCalledWith(1, ID, 'scanner_b');
+    expect(api.called(`GET /api/images/${ID}/history`)[0]?.query).toEqual({ env: '1' });
+    expect(api.called('GET /api/images/scan').map((c) => c.query)).toEqual([
+      { env: '1', image: ID, scanner: 'scanner_a' },
+      { env: '1', image: ID, scanner: 'scanner_b' },
+    ]);
 
     const section = await screen.findByRole('region', { name: 'Grype' });
     const pills = within(section).getByRole('list', { name: '3 vulnerabilities by severity' });
@@ -116,6 +120,7 @@ describe('ImageDetailScreen', () => {
     expect(within(table).getByText('2.36-9+deb12u3')).toBeTruthy();
     expect(within(table).getByText('no fix')).toBeTruthy();
     expect(screen.getByRole('link', { name: 'Settings' }).getAttribute('href')).toBe('/settings');
+    expect(screen.getByRole('button', { name: 'Scan now' })).toBeTruthy();
   });
 
   it('filters the findings by severity and text, and sorts by column', async () => {
@@ -136,8 +141,8 @@ describe('ImageDetailScreen', () => {
   });
 
   it('scans now with the chosen scanner and shows progress, then the new results', async () => {
-    vi.mocked(images.scanResult).mockResolvedValue({ found: false });
-    vi.mocked(images.scanImage).mockResolvedValue({ jobId: 'j1' });
+    api.routes['GET /api/images/scan'] = { found: false };
+    api.routes['POST /api/images/scan'] = { jobId: 'j1' };
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
     const trivy: images.ScanResult = { ...grype, scanner: 'scanner_b', summary: undefined, vulnerabilities: grype.vulnerabilities!.slice(0, 1) };
@@ -148,9 +153,9 @@ describe('ImageDetailScreen', () => {
     });
     render(ImageDetailScreen, { route: route(ID) });
     expect(await screen.findByText('This image has not been scanned yet.')).toBeTruthy();
-    await fireEvent.change(screen.getByLabelText('Scanner'), { target: { value: 'scanner_b' } });
+    await fireEvent.change(await screen.findByLabelText('Scanner'), { target: { value: 'scanner_b' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Scan now' }));
-    expect(images.scanImage).toHaveBeenCalledWith(1, 'berth-test/debian-vuln:1', 'scanner_b');
+    await waitFor(() => expect(api.called('POST /api/images/scan')[0]?.body).toEqual({ imageName: 'berth-test/debian-vuln:1', scanner: 'scanner_b' }));
     const bar = await screen.findByRole('progressbar', { name: 'Scan of berth-test/debian-vuln:1' });
     expect(bar.getAttribute('aria-valuenow')).toBe('10');
     expect((screen.getByRole('button', { name: 'Scanning…' }) as HTMLButtonElement).disabled).toBe(true);
@@ -161,14 +166,34 @@ describe('ImageDetailScreen', () => {
   });
 
   it("shows a scan job's error", async () => {
-    vi.mocked(images.scanImage).mockResolvedValue({ jobId: 'j2' });
+    api.routes['POST /api/images/scan'] = { jobId: 'j2' };
     vi.mocked(sse.followJob).mockImplementation(async (_id, onEvent) => {
       onEvent({ event: 'result', data: JSON.stringify({ stage: 'error', message: 'Scan failed', error: 'scanner not available' }) });
     });
     render(ImageDetailScreen, { route: route(ID) });
     await screen.findByRole('region', { name: 'Grype' });
-    await fireEvent.click(screen.getByRole('button', { name: 'Scan now' }));
+    await fireEvent.click(await screen.findByRole('button', { name: 'Scan now' }));
     expect((await screen.findByRole('alert')).textContent).toContain('Scan failed: scanner not available');
+  });
+
+  it('offers no Scan now while no scanner can run, and says how to get one', async () => {
+    api.routes['GET /api/images/scanners'] = usable(false, false);
+    render(ImageDetailScreen, { route: route(ID) });
+    const help = await screen.findByRole('region', { name: 'No vulnerability scanner on this environment' });
+    expect(within(help).getByText('Grype is not installed.')).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Scan now' })).toBeNull();
+    expect(await screen.findByRole('region', { name: 'Grype' })).toBeTruthy(); // the stored results stay readable
+  });
+
+  it('scans with the scanner that can run, and offers only it', async () => {
+    api.routes['GET /api/images/scanners'] = usable(false, true);
+    api.routes['POST /api/images/scan'] = { jobId: 'j3' };
+    vi.mocked(sse.followJob).mockImplementation(async () => {});
+    render(ImageDetailScreen, { route: route(ID) });
+    const select = (await screen.findByLabelText('Scanner')) as HTMLSelectElement;
+    expect([...select.options].map((o) => o.textContent)).toEqual(['Trivy (the one that can run)', 'Trivy only']);
+    await fireEvent.click(screen.getByRole('button', { name: 'Scan now' }));
+    await waitFor(() => expect(api.called('POST /api/images/scan')[0]?.body).toEqual({ imageName: 'berth-test/debian-vuln:1', scanner: 'scanner_b' }));
   });
 
   it('removes a tag after confirmation', async () => {
@@ -177,7 +202,7 @@ describe('ImageDetailScreen', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Remove tag vuln:latest' }));
     const dialog = screen.getByRole('dialog', { name: 'Remove tag vuln:latest?' });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Remove tag' }));
-    await waitFor(() => expect(images.removeImage).toHaveBeenCalledWith(1, 'vuln:latest', false));
+    await waitFor(() => expect(api.called('DELETE /api/images/vuln:latest')[0]?.query).toEqual({ env: '1', force: 'false' }));
     await waitFor(() => expect(screen.getByRole('status').textContent).toContain('Tag vuln:latest removed.'));
   });
 
@@ -189,7 +214,7 @@ describe('ImageDetailScreen', () => {
     const dialog = screen.getByRole('dialog');
     await fireEvent.click(within(dialog).getByRole('checkbox'));
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Remove' }));
-    await waitFor(() => expect(images.removeImage).toHaveBeenCalledWith(1, ID, true));
+    await waitFor(() => expect(api.called(`DELETE /api/images/${ID}`)[0]?.query).toEqual({ env: '1', force: 'true' }));
     await waitFor(() => expect(nav).toHaveBeenCalledWith('/images'));
     nav.mockRestore();
   });
@@ -198,7 +223,10 @@ describe('ImageDetailScreen', () => {
     const r = render(ImageDetailScreen, { route: route('sha256:gone') });
     expect((await screen.findByRole('alert')).textContent).toContain('Image not found on this environment');
     r.unmount();
-    vi.mocked(images.listImages).mockRejectedValueOnce(new ApiError(502, 'Environment is offline'));
+    queryClient.clear();
+    api.routes['GET /api/images'] = () => {
+      throw new ApiError(409, 'Environment is offline');
+    };
     render(ImageDetailScreen, { route: route(ID) });
     expect((await screen.findByRole('alert')).textContent).toContain('Environment is offline');
   });
@@ -215,17 +243,19 @@ describe('image detail: the engine inspection', () => {
   it('shows platform, command, ports, working directory and environment', async () => {
     render(ImageDetailScreen, { route: route(ID) });
     await screen.findByText('linux/amd64');
-    expect(images.inspectImage).toHaveBeenCalledWith(1, ID);
+    expect(api.called(`GET /api/images/${ID}`)[0]?.query).toEqual({ env: '1' });
     expect(screen.getByText('8080/tcp')).toBeTruthy();
     expect(screen.getByText('/srv')).toBeTruthy();
     expect(screen.getByText('LANG=C.UTF-8')).toBeTruthy();
   });
 
   it('still shows the page when the inspection fails', async () => {
-    vi.mocked(images.inspectImage).mockRejectedValue(new ApiError(500, 'boom'));
+    api.routes[`GET /api/images/${ID}`] = () => {
+      throw new ApiError(500, 'boom');
+    };
     render(ImageDetailScreen, { route: route(ID) });
     await screen.findByRole('heading', { level: 2, name: 'Details' });
-    await waitFor(() => expect(images.inspectImage).toHaveBeenCalled());
+    await waitFor(() => expect(api.called(`GET /api/images/${ID}`)).toHaveLength(1));
     expect(screen.queryByText('Platform')).toBeNull();
     expect(screen.queryByRole('alert')).toBeNull();
   });
