@@ -1,5 +1,6 @@
-// API calls of the Images and Registries screens: images, pull/push/tag/remove,
-// history, prune, vulnerability scans and registries. Shapes follow the
+// Types of the Images and Registries screens (images, history, prune, scan
+// results, registries) and the registry form's calls; the screens read and
+// change images through the data layer's typed client. Shapes follow the
 // interface spec (Images, Scan result) and COMPAT.md (registries, jobs); the
 // types list only what the console reads.
 import { request } from './api';
@@ -51,26 +52,6 @@ export interface ContainerImageRef {
   imageId?: string;
 }
 
-const enc = encodeURIComponent;
-
-// Long operations answer {jobId} at once unless the client asks for JSON only
-// (then they wait and answer the final payload), so these calls accept any type.
-const asJob = { Accept: '*/*' };
-
-export function listImages(env: number): Promise<ImageSummary[]> {
-  return request('GET', '/api/images', { query: { env } });
-}
-
-/** Containers of env (all states), to count the containers of each image. */
-export function listContainerImages(env: number): Promise<ContainerImageRef[]> {
-  return request('GET', '/api/containers', { query: { env, all: true } });
-}
-
-/** Starts a pull job; its events are read with followJob. */
-export function pullImage(env: number, image: string, scanAfterPull: boolean): Promise<JobStarted> {
-  return request('POST', '/api/images/pull', { query: { env }, body: { image, scanAfterPull }, headers: asJob });
-}
-
 export interface PushRequest {
   imageId: string;
   registryId: number;
@@ -78,19 +59,6 @@ export interface PushRequest {
   imageName?: string;
   /** Another name to push as: `name:tag` or `repository/name:tag`. */
   newTag?: string;
-}
-
-export function pushImage(env: number, req: PushRequest): Promise<JobStarted> {
-  return request('POST', '/api/images/push', { query: { env }, body: req, headers: asJob });
-}
-
-export function tagImage(env: number, id: string, repo: string, tag: string): Promise<{ success: boolean; tag: string }> {
-  return request('POST', `/api/images/${enc(id)}/tag`, { query: { env }, body: { repo, tag } });
-}
-
-/** Removes an image by id, or one of its names (which only untags it while others remain). */
-export function removeImage(env: number, id: string, force = false): Promise<{ success: boolean; removed?: RemovedImage[] | null }> {
-  return request('DELETE', `/api/images/${enc(id)}`, { query: { env, force } });
 }
 
 /** The part of the engine's image inspection the console shows. */
@@ -110,19 +78,6 @@ export interface ImageInspect {
     Volumes?: Record<string, unknown> | null;
   } | null;
   RootFS?: { Layers?: string[] | null } | null;
-}
-
-export function inspectImage(env: number, id: string): Promise<ImageInspect> {
-  return request('GET', `/api/images/${enc(id)}`, { query: { env } });
-}
-
-export function imageHistory(env: number, id: string): Promise<HistoryItem[]> {
-  return request('GET', `/api/images/${enc(id)}/history`, { query: { env } });
-}
-
-/** Removes dangling images, or with all every image no container uses. */
-export function pruneImages(env: number, all: boolean): Promise<PruneResult> {
-  return request('POST', '/api/prune/images', { query: { env }, body: { dangling: !all } });
 }
 
 // ---------------------------------------------------------------- scans
@@ -153,33 +108,10 @@ export interface ScanResult {
   vulnerabilities?: Vulnerability[] | null;
 }
 
-/** Starts a scan job; without scanner the environment's setting decides (both when it is none). */
-export function scanImage(env: number, imageName: string, scanner?: ScannerName | ''): Promise<JobStarted> {
-  return request('POST', '/api/images/scan', {
-    query: { env },
-    body: scanner ? { imageName, scanner } : { imageName },
-    headers: asJob,
-  });
-}
-
-/** The newest stored result of an image (id or name), of one scanner or any; never scans. */
-export function scanResult(
-  env: number,
-  image: string,
-  scanner?: ScannerName,
-  signal?: AbortSignal,
-): Promise<{ found: boolean; result?: ScanResult }> {
-  return request('GET', '/api/images/scan', { query: { env, image, scanner }, signal });
-}
-
 export interface ScannerSetting {
   /** none, scanner_a, scanner_b or both. */
   scanner: string;
   available?: Record<string, string>;
-}
-
-export function scannerSetting(env: number): Promise<ScannerSetting> {
-  return request('GET', '/api/settings/scanner', { query: { env } });
 }
 
 // ---------------------------------------------------------------- registries
@@ -206,10 +138,6 @@ export interface RegistryInput {
   username?: string;
   password?: string;
   isDefault?: boolean;
-}
-
-export function listRegistries(): Promise<Registry[]> {
-  return request('GET', '/api/registries');
 }
 
 export function createRegistry(r: RegistryInput): Promise<Registry> {
