@@ -130,26 +130,6 @@ export function listConfigSets(): Promise<ConfigSet[]> {
   return request('GET', '/api/config-sets');
 }
 
-export function getConfigSet(id: number): Promise<ConfigSet> {
-  return request('GET', `/api/config-sets/${id}`);
-}
-
-export function createConfigSet(body: ConfigSetBody): Promise<ConfigSet> {
-  return request('POST', '/api/config-sets', { body });
-}
-
-/**
- * Updates config set id with the fields body carries (the others are kept);
- * a secret whose value is SECRET_MASK keeps its stored value.
- */
-export function updateConfigSet(id: number, body: ConfigSetBody): Promise<ConfigSet> {
-  return request('PUT', `/api/config-sets/${id}`, { body });
-}
-
-export function deleteConfigSet(id: number): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/config-sets/${id}`);
-}
-
 /** An environment label: the environments carrying it, its colour, and its id when it is defined (null: only carried). */
 export interface LabelUse {
   label: string;

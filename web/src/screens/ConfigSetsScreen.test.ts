@@ -1,21 +1,24 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as tpl from '../lib/api-templates';
+import { stubApi, type StubApi } from '../test-api';
 import { ApiError } from '../lib/api';
 import { session } from '../lib/session.svelte';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import ConfigSetsScreen from './ConfigSetsScreen.svelte';
 
-vi.mock('../lib/api-templates', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-templates')>();
-  return {
-    ...real,
-    listConfigSets: vi.fn(),
-    createConfigSet: vi.fn(),
-    updateConfigSet: vi.fn(),
-    deleteConfigSet: vi.fn(),
+let api: StubApi;
+type Body = tpl.ConfigSetBody;
+const created = () => api.called('POST /api/config-sets').map((c) => c.body as Body);
+const updated = (id: number) => api.called(`PUT /api/config-sets/${id}`).map((c) => c.body as Body);
+/** Answers route once with the server's refusal, then as before. */
+function refuseOnce(route: string, err: ApiError) {
+  const before = api.routes[route];
+  api.routes[route] = () => {
+    api.routes[route] = before;
+    throw err;
   };
-});
+}
 
 // The server masks secret values as "***"; here the secret carries a value
 // that must never reach the page, to catch a screen that shows it.
@@ -43,14 +46,17 @@ const sets: tpl.ConfigSet[] = [
 
 beforeEach(() => {
   session.session = { authenticated: true, authEnabled: true, user: { id: 1, username: 'admin', isAdmin: true } };
-  vi.mocked(tpl.listConfigSets).mockResolvedValue(structuredClone(sets));
-  vi.mocked(tpl.createConfigSet).mockImplementation(async (b) => ({ id: 9, ...b }));
-  vi.mocked(tpl.updateConfigSet).mockImplementation(async (id, b) => ({ id, ...b }));
-  vi.mocked(tpl.deleteConfigSet).mockResolvedValue({ success: true });
+  api = stubApi({
+    'GET /api/config-sets': sets,
+    'POST /api/config-sets': (c: { body: unknown }) => ({ id: 9, ...(c.body as object) }),
+    'PUT /api/config-sets/1': (c: { body: unknown }) => ({ id: 1, ...(c.body as object) }),
+    'PUT /api/config-sets/2': (c: { body: unknown }) => ({ id: 2, ...(c.body as object) }),
+    'DELETE /api/config-sets/2': { success: true },
+  });
 });
 afterEach(() => {
   cleanup();
-  vi.clearAllMocks();
+  vi.unstubAllGlobals();
   session.session = null;
 });
 
@@ -128,8 +134,8 @@ describe('ConfigSetsScreen', () => {
     await fireEvent.input(d.getByLabelText('Network mode'), { target: { value: 'host' } });
     await fireEvent.change(d.getByLabelText('Restart policy'), { target: { value: 'always' } });
     await fireEvent.click(d.getByRole('button', { name: 'Create' }));
-    await waitFor(() => expect(tpl.createConfigSet).toHaveBeenCalledTimes(1));
-    expect(vi.mocked(tpl.createConfigSet).mock.calls[0][0]).toEqual({
+    await waitFor(() => expect(created()).toHaveLength(1));
+    expect(created()[0]).toEqual({
       name: 'api',
       description: 'API servers',
       envVars: [
@@ -144,7 +150,7 @@ describe('ConfigSetsScreen', () => {
     });
     expect(await screen.findByText('Config set api created.')).toBeTruthy();
     expect(screen.queryByRole('dialog')).toBeNull();
-    expect(tpl.listConfigSets).toHaveBeenCalledTimes(2);
+    await waitFor(() => expect(api.called('GET /api/config-sets')).toHaveLength(2));
   });
 
   it('edits a set keeping its secret unless a new value is typed', { timeout: 60_000 }, async () => {
@@ -164,9 +170,8 @@ describe('ConfigSetsScreen', () => {
     await expectNoSeriousAxeViolations(document.body);
     await fireEvent.input(d.getByLabelText('Description'), { target: { value: 'Changed' } });
     await fireEvent.click(d.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(tpl.updateConfigSet).toHaveBeenCalledTimes(1));
-    const [id, body] = vi.mocked(tpl.updateConfigSet).mock.calls[0];
-    expect(id).toBe(1);
+    await waitFor(() => expect(updated(1)).toHaveLength(1));
+    const body = updated(1)[0];
     expect(body.description).toBe('Changed');
     expect(body.envVars).toEqual([
       { key: 'TZ', value: 'UTC', isSecret: false },
@@ -184,12 +189,12 @@ describe('ConfigSetsScreen', () => {
     await fireEvent.input(d.getByLabelText('Variable 2 value'), { target: { value: 'new-pass' } });
     await fireEvent.click(d.getByRole('button', { name: 'Remove variable 1' }));
     await fireEvent.click(d.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(tpl.updateConfigSet).toHaveBeenCalledTimes(2));
-    expect(vi.mocked(tpl.updateConfigSet).mock.calls[1][1].envVars).toEqual([{ key: 'DB_PASSWORD', value: 'new-pass', isSecret: true }]);
+    await waitFor(() => expect(updated(1)).toHaveLength(2));
+    expect(updated(1)[1].envVars).toEqual([{ key: 'DB_PASSWORD', value: 'new-pass', isSecret: true }]);
   });
 
   it("keeps the dialog open with the API's error message", async () => {
-    vi.mocked(tpl.createConfigSet).mockRejectedValueOnce(new ApiError(400, 'Invalid container port "http"'));
+    refuseOnce('POST /api/config-sets', new ApiError(400, 'Invalid container port "http"'));
     render(ConfigSetsScreen);
     await screen.findByRole('table', { name: 'Config sets' });
     await fireEvent.click(screen.getByRole('button', { name: 'New config set' }));
@@ -206,7 +211,8 @@ describe('ConfigSetsScreen', () => {
     await fireEvent.input(d.getByLabelText('Port 1 container port'), { target: { value: '80' } });
     await fireEvent.click(d.getByRole('button', { name: 'Create' }));
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
-    expect(vi.mocked(tpl.createConfigSet).mock.calls[1][0].ports).toEqual([{ containerPort: '80', protocol: 'tcp' }]);
+    await waitFor(() => expect(created()).toHaveLength(2));
+    expect(created()[1].ports).toEqual([{ containerPort: '80', protocol: 'tcp' }]);
   });
 
   it('deletes a set only after confirming', async () => {
@@ -214,15 +220,15 @@ describe('ConfigSetsScreen', () => {
     await screen.findByRole('table', { name: 'Config sets' });
     await fireEvent.click(screen.getByRole('button', { name: 'Delete bare' }));
     await fireEvent.click(within(screen.getByRole('dialog', { name: 'Delete bare?' })).getByRole('button', { name: 'Cancel' }));
-    expect(tpl.deleteConfigSet).not.toHaveBeenCalled();
+    expect(api.called('DELETE /api/config-sets/2')).toHaveLength(0);
     await fireEvent.click(screen.getByRole('button', { name: 'Delete bare' }));
     await fireEvent.click(within(screen.getByRole('dialog', { name: 'Delete bare?' })).getByRole('button', { name: 'Delete' }));
-    await waitFor(() => expect(tpl.deleteConfigSet).toHaveBeenCalledWith(2));
+    await waitFor(() => expect(api.called('DELETE /api/config-sets/2')).toHaveLength(1));
     expect(await screen.findByText('Config set bare deleted.')).toBeTruthy();
   });
 
   it('shows a refused delete', async () => {
-    vi.mocked(tpl.deleteConfigSet).mockRejectedValueOnce(new ApiError(404, 'Config set 2 not found'));
+    refuseOnce('DELETE /api/config-sets/2', new ApiError(404, 'Config set 2 not found'));
     render(ConfigSetsScreen);
     await screen.findByRole('table', { name: 'Config sets' });
     await fireEvent.click(screen.getByRole('button', { name: 'Delete bare' }));
@@ -251,13 +257,13 @@ describe('ConfigSetsScreen', () => {
   });
 
   it('says why the list is missing', async () => {
-    vi.mocked(tpl.listConfigSets).mockRejectedValueOnce(new ApiError(403, 'Permission denied'));
+    refuseOnce('GET /api/config-sets', new ApiError(403, 'Permission denied'));
     render(ConfigSetsScreen);
     expect((await screen.findByRole('alert')).textContent).toBe('Config sets could not be listed: Permission denied');
   });
 
   it('says when there is no set yet', async () => {
-    vi.mocked(tpl.listConfigSets).mockResolvedValueOnce([]);
+    api.routes['GET /api/config-sets'] = [];
     render(ConfigSetsScreen);
     expect(await screen.findByText('No config set yet. Create one with New config set.')).toBeTruthy();
   });
