@@ -1,9 +1,8 @@
 // Types of the Images and Registries screens (images, history, prune, scan
-// results, registries) and the registry form's calls; the screens read and
-// change images through the data layer's typed client. Shapes follow the
+// results, registries); the screens and the registry form read and change
+// them through the data layer's typed client. Shapes follow the
 // interface spec (Images, Scan result) and COMPAT.md (registries, jobs); the
 // types list only what the console reads.
-import { request } from './api';
 
 // ---------------------------------------------------------------- images
 
@@ -126,32 +125,4 @@ export interface Registry {
   hasCredentials?: boolean;
   createdAt?: string;
   updatedAt?: string;
-}
-
-/**
- * Create/update body. password: absent keeps the stored one, "" clears it, any
- * other text replaces it (the API's rule for secrets).
- */
-export interface RegistryInput {
-  name: string;
-  url: string;
-  username?: string;
-  password?: string;
-  isDefault?: boolean;
-}
-
-export function createRegistry(r: RegistryInput): Promise<Registry> {
-  return request('POST', '/api/registries', { body: r });
-}
-
-export function updateRegistry(id: number, r: RegistryInput): Promise<Registry> {
-  return request('PUT', `/api/registries/${id}`, { body: r });
-}
-
-/** Tests a saved registry ({id}) or unsaved settings, from env's engine. */
-export function testRegistry(
-  env: number,
-  target: { id: number } | { url: string; username?: string; password?: string },
-): Promise<{ success: boolean; error?: string }> {
-  return request('POST', '/api/registries/test', { query: { env }, body: target });
 }

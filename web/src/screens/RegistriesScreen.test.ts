@@ -1,22 +1,12 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as images from '../lib/api-images';
+import type * as images from '../lib/api-images';
 import { ApiError } from '../lib/api';
 import { queryClient } from '../lib/query';
 import { session } from '../lib/session.svelte';
-import { stubApi, type StubApi } from '../test-api';
+import { stubApi, type StubApi, type StubCall } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import RegistriesScreen from './RegistriesScreen.svelte';
-
-vi.mock('../lib/api-images', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-images')>();
-  return {
-    ...real,
-    createRegistry: vi.fn(),
-    updateRegistry: vi.fn(),
-    testRegistry: vi.fn(),
-  };
-});
 
 const regs: images.Registry[] = [
   { id: 1, name: 'hub', url: 'docker.io', username: '', hasCredentials: false },
@@ -31,12 +21,11 @@ beforeEach(() => {
     'GET /api/registries': regs,
     'DELETE /api/registries/1': { success: true },
     'POST /api/registries/test': { success: true },
+    'POST /api/registries': (c: StubCall) => ({ id: 3, ...(c.body as object), hasCredentials: !!(c.body as { password?: string }).password }),
+    'PUT /api/registries/2': (c: StubCall) => ({ id: 2, ...(c.body as object) }),
   });
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
-  vi.mocked(images.createRegistry).mockImplementation(async (r) => ({ id: 3, ...r, hasCredentials: !!r.password }));
-  vi.mocked(images.updateRegistry).mockImplementation(async (id, r) => ({ id, ...r }));
-  vi.mocked(images.testRegistry).mockResolvedValue({ success: true });
 });
 afterEach(() => {
   cleanup();
@@ -85,15 +74,19 @@ describe('RegistriesScreen', () => {
     await fireEvent.input(within(dialog).getByLabelText('URL'), { target: { value: 'reg.example:5000' } });
     await fireEvent.input(within(dialog).getByLabelText('Username'), { target: { value: 'me' } });
     await fireEvent.input(within(dialog).getByLabelText('Password'), { target: { value: 's3cret' } });
-    vi.mocked(images.testRegistry).mockResolvedValueOnce({ success: false, error: 'Authentication failed. Check registry credentials.' });
+    api.routes['POST /api/registries/test'] = { success: false, error: 'Authentication failed. Check registry credentials.' };
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Test connection' }));
-    expect(images.testRegistry).toHaveBeenCalledWith(1, { url: 'reg.example:5000', username: 'me', password: 's3cret' });
     expect(await within(dialog).findByText(/Connection failed: Authentication failed/)).toBeTruthy();
+    expect(api.called('POST /api/registries/test')[0]).toMatchObject({
+      query: { env: '1' },
+      body: { url: 'reg.example:5000', username: 'me', password: 's3cret' },
+    });
+    api.routes['POST /api/registries/test'] = { success: true };
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Test connection' }));
     expect(await within(dialog).findByText(/Connection succeeded/)).toBeTruthy();
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Add registry' }));
     await waitFor(() =>
-      expect(images.createRegistry).toHaveBeenCalledWith({ name: 'mine', url: 'reg.example:5000', username: 'me', password: 's3cret', isDefault: false }),
+      expect(api.called('POST /api/registries')[0]?.body).toEqual({ name: 'mine', url: 'reg.example:5000', username: 'me', password: 's3cret', isDefault: false }),
     );
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     expect(screen.getByRole('status').textContent).toContain('Registry mine added.');
@@ -109,11 +102,11 @@ describe('RegistriesScreen', () => {
     expect(pw.type).toBe('password');
     expect(within(dialog).getByText(/A password is stored; it is never shown/)).toBeTruthy();
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Test connection' }));
-    expect(images.testRegistry).toHaveBeenCalledWith(1, { id: 2 }); // unchanged: the stored password
+    await waitFor(() => expect(api.called('POST /api/registries/test')[0]?.body).toEqual({ id: 2 })); // unchanged: the stored password
     await fireEvent.input(within(dialog).getByLabelText('Name'), { target: { value: 'local-2' } });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
     await waitFor(() =>
-      expect(images.updateRegistry).toHaveBeenCalledWith(2, { name: 'local-2', url: 'https://127.0.0.1:5000', username: 'berth', isDefault: true }),
+      expect(api.called('PUT /api/registries/2')[0]?.body).toEqual({ name: 'local-2', url: 'https://127.0.0.1:5000', username: 'berth', isDefault: true }),
     );
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
 
@@ -121,7 +114,7 @@ describe('RegistriesScreen', () => {
     dialog = screen.getByRole('dialog', { name: 'Edit local' });
     await fireEvent.click(within(dialog).getByLabelText('Remove the stored password'));
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(vi.mocked(images.updateRegistry).mock.calls[1][1].password).toBe(''));
+    await waitFor(() => expect((api.called('PUT /api/registries/2')[1]?.body as { password?: string }).password).toBe(''));
   });
 
   it('tests a saved registry from its row and shows the kept outcome', async () => {
@@ -169,7 +162,9 @@ describe('RegistriesScreen', () => {
   });
 
   it('shows the server message when saving fails', async () => {
-    vi.mocked(images.createRegistry).mockRejectedValueOnce(new ApiError(409, 'A registry with this name already exists'));
+    api.routes['POST /api/registries'] = () => {
+      throw new ApiError(409, 'A registry with this name already exists');
+    };
     render(RegistriesScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Add registry' }));
