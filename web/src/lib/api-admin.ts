@@ -52,12 +52,6 @@ export interface Role {
   updatedAt?: string;
 }
 
-export interface RoleInput {
-  name: string;
-  description: string;
-  permissions: Permissions;
-  environmentIds: number[] | null;
-}
 
 /**
  * Every resource and its actions, in the order the console shows them. The
@@ -82,14 +76,6 @@ export const PERMISSION_CATALOG: readonly { resource: string; actions: readonly 
   { resource: 'activity', actions: ['view'] },
   { resource: 'license', actions: ['manage'] },
 ];
-
-export function createRole(r: RoleInput): Promise<Role> {
-  return request('POST', '/api/roles', { body: r });
-}
-
-export function updateRole(id: number, r: RoleInput): Promise<Role> {
-  return request('PUT', `/api/roles/${id}`, { body: r });
-}
 
 // ---------------------------------------------------------------- API tokens
 

@@ -1,16 +1,11 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
-import * as admin from '../lib/api-admin';
+import type * as admin from '../lib/api-admin';
 import { session } from '../lib/session.svelte';
-import { stubApi, type StubApi } from '../test-api';
+import { stubApi, type StubApi, type StubCall } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import RolesScreen from './RolesScreen.svelte';
-
-vi.mock('../lib/api-admin', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-admin')>();
-  return { ...real, createRole: vi.fn(), updateRole: vi.fn() };
-});
 
 const roles: admin.Role[] = [
   { id: 1, name: 'Viewer', description: 'Read-only access', permissions: { containers: ['view', 'logs'] }, environmentIds: null, isSystem: true },
@@ -27,6 +22,8 @@ beforeEach(() => {
     'GET /api/roles': roles,
     'GET /api/license': { edition: 'enterprise', license: null },
     'DELETE /api/roles/4': { success: true },
+    'POST /api/roles': (c: StubCall) => ({ ...(c.body as object), id: 9, isSystem: false }),
+    'PUT /api/roles/4': (c: StubCall) => ({ ...(c.body as object), id: 4, isSystem: false }),
   });
 });
 afterEach(() => {
@@ -69,7 +66,6 @@ describe('RolesScreen', () => {
   });
 
   it('creates a role from the matrix, on chosen environments', async () => {
-    vi.mocked(admin.createRole).mockImplementation(async (r) => ({ ...r, id: 9, isSystem: false }));
     render(RolesScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'New role' }));
@@ -83,7 +79,8 @@ describe('RolesScreen', () => {
     await fireEvent.click(f.getByLabelText('prod'));
     expect(f.getByText(/^4 of \d+ granted$/)).toBeTruthy();
     await fireEvent.click(f.getByRole('button', { name: 'Create role' }));
-    expect(admin.createRole).toHaveBeenCalledWith({
+    await waitFor(() => expect(api.called('POST /api/roles')).toHaveLength(1));
+    expect(api.called('POST /api/roles')[0].body).toEqual({
       name: 'Auditors',
       description: '',
       permissions: { containers: ['view', 'logs'], images: ['pull'], audit_logs: ['view'] },
@@ -100,13 +97,11 @@ describe('RolesScreen', () => {
     await fireEvent.input(f.getByLabelText('Name'), { target: { value: 'x' } });
     await fireEvent.click(f.getByLabelText(/Only these environments/));
     await fireEvent.click(f.getByRole('button', { name: 'Create role' }));
-    expect(admin.createRole).not.toHaveBeenCalled();
+    expect(api.called('POST /api/roles')).toHaveLength(0);
     expect(f.getByRole('alert').textContent).toContain('Choose at least one environment');
   });
 
   it('edits a custom role and duplicates a built-in one', async () => {
-    vi.mocked(admin.updateRole).mockImplementation(async (id, r) => ({ ...r, id, isSystem: false }));
-    vi.mocked(admin.createRole).mockImplementation(async (r) => ({ ...r, id: 10, isSystem: false }));
     render(RolesScreen);
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Edit Deployers' }));
@@ -115,7 +110,8 @@ describe('RolesScreen', () => {
     expect((f.getByLabelText('prod') as HTMLInputElement).checked).toBe(true);
     await fireEvent.click(f.getByLabelText('stacks:start'));
     await fireEvent.click(f.getByRole('button', { name: 'Save role' }));
-    expect(admin.updateRole).toHaveBeenCalledWith(4, {
+    await waitFor(() => expect(api.called('PUT /api/roles/4')).toHaveLength(1));
+    expect(api.called('PUT /api/roles/4')[0].body).toEqual({
       name: 'Deployers',
       description: 'Stacks on prod',
       permissions: { stacks: ['view'] },
@@ -126,9 +122,11 @@ describe('RolesScreen', () => {
     f = within(screen.getByRole('form', { name: 'New role' }));
     expect((f.getByLabelText('Name') as HTMLInputElement).value).toBe('Viewer copy');
     await fireEvent.click(f.getByRole('button', { name: 'Create role' }));
-    expect(admin.createRole).toHaveBeenCalledWith(
+    await waitFor(() => expect(api.called('POST /api/roles')).toHaveLength(1));
+    expect(api.called('POST /api/roles')[0].body).toEqual(
       expect.objectContaining({ name: 'Viewer copy', permissions: { containers: ['view', 'logs'] }, environmentIds: null }),
     );
+    expect(await screen.findByText('Role Viewer copy created.')).toBeTruthy();
   });
 
   it('deletes a custom role after confirmation and shows a refusal', async () => {
