@@ -3,7 +3,6 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -120,15 +119,7 @@ func (h *harness) getLogo(path string) (string, []byte) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	for k, v := range h.headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := h.http.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
+	resp, data := h.roundTrip(req)
 	ct := resp.Header.Get("Content-Type")
 	if resp.StatusCode != 200 || !strings.HasPrefix(ct, "image/") || resp.Header.Get("X-Content-Type-Options") != "nosniff" ||
 		!strings.Contains(resp.Header.Get("Content-Security-Policy"), "sandbox") {
