@@ -282,6 +282,12 @@ describe('administration screens', { timeout: 300_000 }, () => {
     await h.open('/settings', 'Settings');
     const ldap = region('LDAP');
     await region('Authentication').getByLabel('Session lifetime (minutes)').waitFor();
+    // The scanner section says, for each scanner, whether it can scan on this environment and, when not, how to get it.
+    const scanners = region('Vulnerability scanning').getByRole('list', { name: 'Scanners on this environment' });
+    await scanners.waitFor();
+    const items = (await scanners.getByRole('listitem').allTextContents()).map((x) => x.replace(/\s+/g, ' ').trim());
+    assert.deepEqual(items.map((x) => x.split(':')[0]), ['Grype', 'Trivy']);
+    for (const x of items) assert.match(x, /^\w+: (can scan, runs .+\.|cannot scan\. .+ To scan, .+\.)$/);
     if (!enterprise) {
       await ldap.getByText('LDAP sign-in is an enterprise feature', { exact: false }).waitFor();
       await h.checkA11y('settings');

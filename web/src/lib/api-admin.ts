@@ -1,9 +1,9 @@
-// The administration part of the API client: users, roles, API tokens, the
-// audit log, authentication settings, LDAP and OIDC configurations, the
-// scanner setting and the license. Shapes follow the handlers in
-// server/internal/api (users.go, auth.go, audit.go, ldap.go, oidc.go,
-// license.go, scan.go) and COMPAT.md; every type lists what the console reads.
-import { request } from './api';
+// Types of the administration screens: users, roles, API tokens, the audit
+// log, authentication settings, LDAP and OIDC configurations, the scanner
+// choice and the license; the screens read and change them through the data
+// layer's typed client. Shapes follow the handlers in server/internal/api
+// (users.go, auth.go, audit.go, ldap.go, oidc.go, license.go, scan.go) and
+// COMPAT.md; every type lists what the console reads.
 
 // ---------------------------------------------------------------- users
 
@@ -228,20 +228,6 @@ export interface OidcTestResult {
 
 /** none, scanner_a (Grype), scanner_b (Trivy) or both. */
 export type ScannerChoice = 'none' | 'scanner_a' | 'scanner_b' | 'both';
-
-export interface ScannerSetting {
-  scanner: ScannerChoice | string;
-  /** How each scanner would run: "binary" or "container". */
-  available: Record<string, string>;
-}
-
-export function getScannerSetting(env: number): Promise<ScannerSetting> {
-  return request('GET', '/api/settings/scanner', { query: { env } });
-}
-
-export function setScannerSetting(env: number, scanner: ScannerChoice): Promise<{ success: boolean; scanner: string }> {
-  return request('POST', '/api/settings/scanner', { query: { env }, body: { scanner } });
-}
 
 // ---------------------------------------------------------------- license
 

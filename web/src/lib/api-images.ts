@@ -107,12 +107,6 @@ export interface ScanResult {
   vulnerabilities?: Vulnerability[] | null;
 }
 
-export interface ScannerSetting {
-  /** none, scanner_a, scanner_b or both. */
-  scanner: string;
-  available?: Record<string, string>;
-}
-
 // ---------------------------------------------------------------- registries
 
 /** A registry as the API answers it: never the password, hasCredentials instead. */

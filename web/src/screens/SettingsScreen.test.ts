@@ -3,15 +3,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
 import * as admin from '../lib/api-admin';
 import { session } from '../lib/session.svelte';
-import { stubApi, type StubApi } from '../test-api';
+import { stubApi, type StubApi, type StubCall } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import SettingsScreen from './SettingsScreen.svelte';
-
-// The scanner section is ScannerSettings' own (not on the data layer yet).
-vi.mock('../lib/api-admin', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-admin')>();
-  return { ...real, getScannerSetting: vi.fn(), setScannerSetting: vi.fn() };
-});
 
 let api: StubApi;
 /** The bodies sent to "METHOD /path", oldest first. */
@@ -72,8 +66,9 @@ beforeEach(() => {
     'GET /api/roles': [{ id: 3, name: 'Viewer', description: '', permissions: {}, environmentIds: null, isSystem: true }],
     'GET /api/auth/ldap': [ldap],
     'GET /api/auth/oidc': [oidc],
+    'GET /api/settings/scanner': { scanner: 'none', available: { scanner_a: 'binary', scanner_b: 'container' } },
+    'GET /api/images/scanners': scanners,
   });
-  vi.mocked(admin.getScannerSetting).mockResolvedValue({ scanner: 'none', available: { scanner_a: 'binary', scanner_b: 'container' } });
 });
 afterEach(() => {
   cleanup();
@@ -83,6 +78,23 @@ afterEach(() => {
   session.environments = [];
   session.envId = null;
 });
+
+const scanners = {
+  setting: 'none',
+  usable: true,
+  scanners: [
+    { scanner: 'scanner_a', name: 'Grype', usable: true, via: 'binary', binary: '/usr/local/bin/grype', binarySetting: 'GRYPE_PATH', image: 'anchore/grype:v0.87.0', imagePresent: false },
+    {
+      scanner: 'scanner_b',
+      name: 'Trivy',
+      usable: false,
+      binarySetting: 'TRIVY_PATH',
+      image: 'aquasec/trivy:0.58.1',
+      imagePresent: false,
+      reason: 'Trivy is not installed and its image aquasec/trivy:0.58.1 is not on this environment. To scan, set TRIVY_PATH to its binary, or add a registry serving aquasec/trivy:0.58.1.',
+    },
+  ],
+};
 
 const section = async (name: string) => within(await screen.findByRole('region', { name }));
 
@@ -94,7 +106,7 @@ describe('SettingsScreen', () => {
     expect(await (await section('LDAP')).findByText('Corp')).toBeTruthy();
     expect(await (await section('OpenID Connect')).findByText('Dex')).toBeTruthy();
     expect(await (await section('Vulnerability scanning')).findByLabelText('No scanning')).toBeTruthy();
-    expect(admin.getScannerSetting).toHaveBeenCalledWith(1);
+    expect(api.called('GET /api/settings/scanner')[0].query).toEqual({ env: '1' });
     // never a secret, not even the mask
     expect(document.body.textContent).not.toContain(admin.SECRET_MASK);
   });
@@ -270,15 +282,41 @@ describe('SettingsScreen', () => {
     expect((await s.findByRole('alert')).textContent).toBe('Failed to fetch OIDC discovery document: connection refused');
   });
 
-  it('sets the scanner of the selected environment', async () => {
-    vi.mocked(admin.setScannerSetting).mockResolvedValue({ success: true, scanner: 'both' });
+  it('sets the scanner of the selected environment, saying which scanner can run there', async () => {
+    api.routes['POST /api/settings/scanner'] = (c: StubCall) => {
+      api.routes['GET /api/settings/scanner'] = { scanner: (c.body as { scanner: string }).scanner, available: {} };
+      return { success: true, scanner: 'both' };
+    };
     render(SettingsScreen);
     const s = await section('Vulnerability scanning');
-    expect(await s.findByText(/Grype: runs the installed program/)).toBeTruthy();
+    expect((await s.findByLabelText('No scanning') as HTMLInputElement).checked).toBe(true);
+    const list = await s.findByRole('list', { name: 'Scanners on this environment' });
+    expect(within(list).getByText('Grype: can scan, runs /usr/local/bin/grype.')).toBeTruthy();
+    expect(within(list).getByText(/^Trivy: cannot scan\. Trivy is not installed .* set TRIVY_PATH to its binary/)).toBeTruthy();
+    expect(api.called('GET /api/images/scanners')[0].query).toEqual({ env: '1' });
     await fireEvent.click(s.getByLabelText('Grype and Trivy'));
     await fireEvent.click(s.getByRole('button', { name: 'Save scanner' }));
-    expect(admin.setScannerSetting).toHaveBeenCalledWith(1, 'both');
     expect(await s.findByText('Scanner of local saved.')).toBeTruthy();
+    expect(api.called('POST /api/settings/scanner')).toHaveLength(1);
+    expect(api.called('POST /api/settings/scanner')[0]).toMatchObject({ query: { env: '1' }, body: { scanner: 'both' } });
+    // the stored choice is read again and stays selected
+    await waitFor(() => expect(api.called('GET /api/settings/scanner').length).toBeGreaterThan(1));
+    expect((s.getByLabelText('Grype and Trivy') as HTMLInputElement).checked).toBe(true);
+  });
+
+  it('says when no scanner can run, and why the scanner setting was not saved', async () => {
+    api.routes['GET /api/settings/scanner'] = { scanner: 'scanner_b', available: {} };
+    api.routes['GET /api/images/scanners'] = { ...scanners, setting: 'scanner_b', usable: false, scanners: [{ ...scanners.scanners[1] }] };
+    api.routes['POST /api/settings/scanner'] = () => {
+      throw new ApiError(400, 'scanner must be none, scanner_a, scanner_b or both');
+    };
+    render(SettingsScreen);
+    const s = await section('Vulnerability scanning');
+    expect((await s.findByText(/No scanner can run on local/)).textContent).toContain('scans there fail');
+    await fireEvent.click(s.getByRole('button', { name: 'Save scanner' }));
+    expect((await s.findByRole('alert')).textContent).toBe(
+      'The scanner setting was not saved: scanner must be none, scanner_a, scanner_b or both',
+    );
   });
 
   it('tells a user without the permission that they are not allowed', async () => {
