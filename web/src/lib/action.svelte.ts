@@ -48,6 +48,11 @@ export class EnvAction<V> {
     return this.#m.isPending;
   }
 
+  /** The value the change is running for (undefined when none runs). */
+  get running(): V | undefined {
+    return this.#m.isPending ? this.#m.variables : undefined;
+  }
+
   /** Runs the change; resolves once it settled (the outcome is in notice or error). */
   async run(v: V): Promise<void> {
     this.notice = null;

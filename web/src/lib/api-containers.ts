@@ -1,8 +1,8 @@
-// The container endpoints beyond the list (which is in api.ts): lifecycle,
-// create, rename, processes, statistics, log and stats streams, exec sessions.
+// The container endpoints beyond the list (which is in api.ts) that the typed
+// client does not serve yet: create, processes, statistics, log and stats
+// streams, exec sessions (the inspection, lifecycle and rename go through it).
 // Shapes follow server/internal/api/containers.go and the interface spec.
 import { buildUrl, request, type ContainerInspect } from './api';
-import type { LifecycleAction } from './containers';
 import { dataOf, stream } from './sse';
 
 const path = (id: string) => `/api/containers/${encodeURIComponent(id)}`;
@@ -17,19 +17,6 @@ export interface ContainerDetails extends ContainerInspect {
     NetworkMode?: string;
     Privileged?: boolean;
   };
-}
-
-export function getContainer(env: number, id: string, signal?: AbortSignal): Promise<ContainerDetails> {
-  return request('GET', path(id), { query: { env }, signal });
-}
-
-/** POST /api/containers/{id}/{start|stop|restart|pause|unpause}. */
-export function lifecycle(env: number, id: string, action: LifecycleAction): Promise<{ success: boolean }> {
-  return request('POST', `${path(id)}/${action}`, { query: { env } });
-}
-
-export function renameContainer(env: number, id: string, name: string): Promise<{ success: boolean }> {
-  return request('POST', `${path(id)}/rename`, { query: { env }, body: { name } });
 }
 
 /** The body of POST /api/containers (the de-facto form the server accepts besides the spec's). */

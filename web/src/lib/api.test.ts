@@ -94,15 +94,11 @@ describe('endpoints', () => {
   it('builds container paths and queries', async () => {
     fetchMock.mockImplementation(() => Promise.resolve(reply(200, { success: true, logs: '' })));
     await api.containerAction(2, 'my app', 'restart');
-    await api.removeContainer(2, 'abc', true);
-    await api.removeContainer(2, 'abc');
     await api.inspectContainer(2, 'abc');
     await api.containerLogs(2, 'abc');
     const calls = fetchMock.mock.calls.map(([u, i]) => `${i.method} ${u}`);
     expect(calls).toEqual([
       'POST /api/containers/my%20app/restart?env=2',
-      'DELETE /api/containers/abc?env=2&force=true',
-      'DELETE /api/containers/abc?env=2&force=false',
       'GET /api/containers/abc?env=2',
       'GET /api/containers/abc/logs?env=2&tail=200',
     ]);

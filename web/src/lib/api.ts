@@ -284,10 +284,6 @@ export function containerAction(env: number, id: string, action: ContainerAction
   return request('POST', `/api/containers/${encodeURIComponent(id)}/${action}`, { query: { env } });
 }
 
-export function removeContainer(env: number, id: string, force = false): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/containers/${encodeURIComponent(id)}`, { query: { env, force } });
-}
-
 export function inspectContainer(env: number, id: string): Promise<ContainerInspect> {
   return request('GET', `/api/containers/${encodeURIComponent(id)}`, { query: { env } });
 }

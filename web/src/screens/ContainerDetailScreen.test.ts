@@ -10,17 +10,10 @@ import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import ContainerDetailScreen from './ContainerDetailScreen.svelte';
 
-vi.mock('../lib/api', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api')>();
-  return { ...real, removeContainer: vi.fn() };
-});
 vi.mock('../lib/api-containers', async (importOriginal) => {
   const real = await importOriginal<typeof import('../lib/api-containers')>();
   return {
     ...real,
-    getContainer: vi.fn(),
-    lifecycle: vi.fn(),
-    renameContainer: vi.fn(),
     followLogs: vi.fn(),
     containerStats: vi.fn(),
     containerTop: vi.fn(),
@@ -117,8 +110,16 @@ let server: StubApi;
 
 beforeEach(() => {
   queryClient.clear();
+  session.envHealth = null;
   session.session = { authenticated: false, authEnabled: false };
-  server = stubApi({ [`GET /api/containers/${ID}/shells`]: busyboxShells });
+  // The inspection answers by name (the page opened as /containers/web) and by id.
+  server = stubApi({
+    [`GET /api/containers/${ID}/shells`]: busyboxShells,
+    'GET /api/containers/web': inspect(),
+    [`GET /api/containers/${ID}`]: inspect(),
+    ...Object.fromEntries(['start', 'stop', 'restart', 'pause', 'unpause', 'rename'].map((a) => [`POST /api/containers/${ID}/${a}`, { success: true }])),
+    [`DELETE /api/containers/${ID}`]: { success: true },
+  });
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
   session.session = { authenticated: false, authEnabled: false };
@@ -126,10 +127,6 @@ beforeEach(() => {
   terms.length = 0;
   FakeSocket.all = [];
   vi.stubGlobal('WebSocket', FakeSocket);
-  vi.mocked(containers.getContainer).mockResolvedValue(inspect());
-  vi.mocked(containers.lifecycle).mockResolvedValue({ success: true });
-  vi.mocked(containers.renameContainer).mockResolvedValue({ success: true });
-  vi.mocked(api.removeContainer).mockResolvedValue({ success: true });
   vi.mocked(containers.followLogs).mockImplementation(() => new Promise(() => {}));
   vi.mocked(containers.containerTop).mockResolvedValue({ Titles: ['PID', 'USER', 'CMD'], Processes: [['1', 'root', 'sleep 600']] });
   vi.mocked(containers.createExec).mockResolvedValue({ execId: 'ex9' });
@@ -162,7 +159,7 @@ describe('ContainerDetailScreen', () => {
     expect(screen.getByRole('heading', { level: 1, name: 'web' })).toBeTruthy();
     expect(screen.getByText('Loading…')).toBeTruthy();
     const actions = await screen.findByRole('group', { name: 'Container actions' });
-    expect(containers.getContainer).toHaveBeenCalledWith(1, 'web');
+    expect(server.called('GET /api/containers/web')[0].query).toEqual({ env: '1' });
     expect(within(actions).getAllByRole('button').map((b) => b.textContent?.trim())).toEqual([
       'Stop',
       'Restart',
@@ -182,15 +179,18 @@ describe('ContainerDetailScreen', () => {
   it('runs a lifecycle action and reloads the state', async () => {
     render(ContainerDetailScreen, { route: route() });
     await screen.findByRole('group', { name: 'Container actions' });
-    vi.mocked(containers.getContainer).mockResolvedValue(inspect('paused'));
+    server.routes['GET /api/containers/web'] = inspect('paused');
     await fireEvent.click(screen.getByRole('button', { name: 'Pause' }));
-    expect(containers.lifecycle).toHaveBeenCalledWith(1, ID, 'pause');
+    await waitFor(() => expect(server.called(`POST /api/containers/${ID}/pause`)).toHaveLength(1));
+    expect(server.called(`POST /api/containers/${ID}/pause`)[0].query).toEqual({ env: '1' });
     expect(await screen.findByRole('button', { name: 'Unpause' })).toBeTruthy();
     expect(screen.getByRole('status').textContent).toBe('web paused.');
   });
 
   it('shows the server message of a failed action', async () => {
-    vi.mocked(containers.lifecycle).mockRejectedValue(new api.ApiError(500, 'Failed to stop container'));
+    server.routes[`POST /api/containers/${ID}/stop`] = () => {
+      throw new api.ApiError(500, 'Failed to stop container');
+    };
     render(ContainerDetailScreen, { route: route() });
     await fireEvent.click(await screen.findByRole('button', { name: 'Stop' }));
     expect((await screen.findByRole('alert')).textContent).toBe('Stop web: Failed to stop container');
@@ -285,14 +285,15 @@ describe('ContainerDetailScreen', () => {
     await screen.findByRole('log', { name: 'Logs of web' });
     await waitFor(() => expect(containers.followLogs).toHaveBeenCalledTimes(1));
     await fireEvent.click(screen.getByRole('button', { name: 'Restart' }));
-    await waitFor(() => expect(containers.getContainer).toHaveBeenCalledTimes(2));
+    await waitFor(() => expect(server.called(`POST /api/containers/${ID}/restart`)).toHaveLength(1));
+    await waitFor(() => expect(server.called('GET /api/containers/web').length).toBeGreaterThanOrEqual(2));
     await new Promise((r) => setTimeout(r, 20));
     expect(containers.followLogs).toHaveBeenCalledTimes(1);
     expect(vi.mocked(containers.followLogs).mock.calls[0][3].signal!.aborted).toBe(false);
   });
 
   it('follows the logs again when a stopped container starts', async () => {
-    vi.mocked(containers.getContainer).mockResolvedValue(inspect('exited'));
+    server.routes['GET /api/containers/web'] = inspect('exited');
     vi.mocked(containers.followLogs).mockImplementationOnce(async (_e, _i, onLine, opts) => {
       opts.onConnected?.();
       onLine({ text: 'last words' });
@@ -301,8 +302,9 @@ describe('ContainerDetailScreen', () => {
     render(ContainerDetailScreen, { route: route() });
     expect(await screen.findByText('The container is not running: no new output')).toBeTruthy();
     expect(screen.getByRole('log').textContent).toContain('last words');
-    vi.mocked(containers.getContainer).mockResolvedValue(inspect('running'));
+    server.routes['GET /api/containers/web'] = inspect('running');
     await fireEvent.click(screen.getByRole('button', { name: 'Start' }));
+    await waitFor(() => expect(server.called(`POST /api/containers/${ID}/start`)).toHaveLength(1));
     await waitFor(() => expect(containers.followLogs).toHaveBeenCalledTimes(2));
   });
 
@@ -414,9 +416,10 @@ describe('ContainerDetailScreen', () => {
     await fireEvent.click(await screen.findByRole('button', { name: 'Remove' }));
     const dialog = screen.getByRole('dialog', { name: 'Remove web?' });
     expect((within(dialog).getByRole('checkbox') as HTMLInputElement).checked).toBe(true);
-    expect(api.removeContainer).not.toHaveBeenCalled();
+    expect(server.called(`DELETE /api/containers/${ID}`)).toHaveLength(0);
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Remove' }));
-    await waitFor(() => expect(api.removeContainer).toHaveBeenCalledWith(1, ID, true));
+    await waitFor(() => expect(server.called(`DELETE /api/containers/${ID}`)).toHaveLength(1));
+    expect(server.called(`DELETE /api/containers/${ID}`)[0].query).toEqual({ env: '1', force: 'true' });
     await waitFor(() => expect(location.pathname).toBe('/containers'));
   });
 
@@ -428,16 +431,40 @@ describe('ContainerDetailScreen', () => {
     await fireEvent.input(field, { target: { value: 'no spaces allowed' } });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Rename' }));
     expect(within(dialog).getByRole('alert').textContent).toContain('Use letters');
-    expect(containers.renameContainer).not.toHaveBeenCalled();
+    expect(server.called(`POST /api/containers/${ID}/rename`)).toHaveLength(0);
     await fireEvent.input(field, { target: { value: 'web-2' } });
     await fireEvent.keyDown(field, { key: 'Enter' });
-    await waitFor(() => expect(containers.renameContainer).toHaveBeenCalledWith(1, ID, 'web-2'));
+    await waitFor(() => expect(server.called(`POST /api/containers/${ID}/rename`)).toHaveLength(1));
+    expect(server.called(`POST /api/containers/${ID}/rename`)[0]).toMatchObject({ query: { env: '1' }, body: { name: 'web-2' } });
     // Opened by name: the page moves to the id, which the new name does not change.
     await waitFor(() => expect(location.pathname).toBe(`/containers/${ID}`));
   });
 
+  it('offers no change while the environment is offline, and shows a rename refused by the server in its dialog', async () => {
+    session.envHealth = { envId: 1, state: 'offline', reason: 'The engine cannot be reached' };
+    render(ContainerDetailScreen, { route: route() });
+    const actions = await screen.findByRole('group', { name: 'Container actions' });
+    for (const b of within(actions).getAllByRole('button')) {
+      expect((b as HTMLButtonElement).disabled).toBe(true);
+      expect(b.getAttribute('title')).toBe('The environment is offline');
+    }
+    session.envHealth = { envId: 1, state: 'online' };
+    server.routes[`POST /api/containers/${ID}/rename`] = () => {
+      throw new api.ApiError(409, 'Conflict. The container name "/db" is already in use');
+    };
+    await waitFor(() => expect((screen.getByRole('button', { name: 'Rename' }) as HTMLButtonElement).disabled).toBe(false));
+    await fireEvent.click(screen.getByRole('button', { name: 'Rename' }));
+    const dialog = screen.getByRole('dialog', { name: 'Rename web' });
+    await fireEvent.input(within(dialog).getByLabelText('New name'), { target: { value: 'db' } });
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Rename' }));
+    expect((await within(dialog).findByRole('alert')).textContent).toBe('Rename web: Conflict. The container name "/db" is already in use');
+    expect(location.pathname).toBe('/containers/web');
+  });
+
   it('says when the container does not exist', async () => {
-    vi.mocked(containers.getContainer).mockRejectedValue(new api.ApiError(404, 'Container not found'));
+    server.routes['GET /api/containers/gone'] = () => {
+      throw new api.ApiError(404, 'Container not found');
+    };
     render(ContainerDetailScreen, { route: route('gone') });
     const alert = await screen.findByRole('alert');
     expect(alert.textContent).toContain('No container “gone” on this environment: Container not found');
