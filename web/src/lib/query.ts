@@ -74,3 +74,12 @@ export function envKey(env: number | null, ...rest: unknown[]): QueryKey {
 export function invalidateEnv(env: number | null, ...rest: unknown[]): Promise<void> {
   return queryClient.invalidateQueries({ queryKey: envKey(env, ...rest) });
 }
+
+/**
+ * Drops what a change removed from the cached lists of environment env under
+ * what (keeping the items keep accepts), so a list shown next, before it is
+ * read again, never shows the removed item.
+ */
+export function forgetFromLists<T>(env: number | null, what: string, keep: (item: T) => boolean): void {
+  queryClient.setQueriesData<unknown>({ queryKey: envKey(env, what), exact: true }, (old: unknown) => (Array.isArray(old) ? (old as T[]).filter(keep) : old));
+}
