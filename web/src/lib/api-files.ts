@@ -60,10 +60,6 @@ export function renameFile(env: number, id: string, path: string, newPath: strin
   return request('POST', `/api/containers/${seg(id)}/files/rename`, { query: { env }, body: { path, newPath } });
 }
 
-export function chmodFile(env: number, id: string, path: string, mode: string, recursive = false): Promise<{ success: boolean }> {
-  return request('POST', `/api/containers/${seg(id)}/files/chmod`, { query: { env }, body: { path, mode, recursive } });
-}
-
 /** The download address of a file or directory as a tar. */
 export function downloadUrl(env: number, id: string, path: string): string {
   return buildUrl(`/api/containers/${seg(id)}/files/download`, { env, path });

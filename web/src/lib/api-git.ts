@@ -128,10 +128,6 @@ export async function listRepositories(): Promise<GitRepository[]> {
   return arr(await request<GitRepository[]>('GET', '/api/git/repositories'));
 }
 
-export function getRepository(id: number): Promise<GitRepository> {
-  return request('GET', `/api/git/repositories/${id}`);
-}
-
 export function createRepository(body: GitRepositoryBody): Promise<GitRepository> {
   return request('POST', '/api/git/repositories', { body });
 }
@@ -145,10 +141,6 @@ export function deleteRepository(id: number): Promise<{ success: boolean }> {
 }
 
 // ---------------------------------------------------------------- git stacks
-
-export async function listGitStacks(): Promise<GitStack[]> {
-  return arr(await request<GitStack[]>('GET', '/api/git/stacks'));
-}
 
 export function getGitStack(id: number): Promise<GitStack> {
   return request('GET', `/api/git/stacks/${id}`);
@@ -228,14 +220,6 @@ export interface RepositoryProbe {
   sshPrivateKey?: string;
 }
 
-export function testRepositoryUrl(body: RepositoryProbe): Promise<RepositoryTest> {
-  return request('POST', '/api/git/repositories/test', { body });
-}
-
-export function testRepository(id: number): Promise<RepositoryTest> {
-  return request('POST', `/api/git/repositories/${id}/test`);
-}
-
 export interface RepositorySync {
   success: boolean;
   repositoryId: number;
@@ -245,10 +229,6 @@ export interface RepositorySync {
   error?: string;
   syncedAt: string | null;
   lastSync: string | null;
-}
-
-export function getRepositorySync(id: number): Promise<RepositorySync> {
-  return request('GET', `/api/git/repositories/${id}/sync`);
 }
 
 export function syncRepository(id: number): Promise<RepositorySync> {
@@ -279,15 +259,6 @@ export interface GitEnvFiles {
   truncated: boolean;
 }
 
-export async function listEnvFiles(id: number): Promise<GitEnvFiles> {
-  const r = await request<GitEnvFiles>('GET', `/api/git/stacks/${id}/env-files`);
-  return { ...r, files: arr(r?.files) };
-}
-
-export function readEnvFile(id: number, p: string): Promise<{ commit: string; path: string; vars: Record<string, string> }> {
-  return request('POST', `/api/git/stacks/${id}/env-files`, { body: { path: p } });
-}
-
 /** Deploys a git stack, streaming its progress lines, and resolves with the final payload. */
 export function deployGitStackStream(id: number, onLine: OnLine, signal?: AbortSignal): Promise<GitDeployResult> {
   return runStreamed('POST', `/api/git/stacks/${id}/deploy-stream`, { signal }, onLine) as Promise<GitDeployResult>;
@@ -301,10 +272,4 @@ export interface EnvPreview {
   variables: StackVariable[];
   composeVariables: { name: string; defaultValue?: string; required: boolean }[];
   missing: string[];
-}
-
-export function previewEnv(
-  body: { repositoryId?: number; composePath?: string; envFilePath?: string } & Partial<RepositoryProbe>,
-): Promise<EnvPreview> {
-  return request('POST', '/api/git/preview-env', { body });
 }

@@ -7,8 +7,6 @@
 // COMPAT.md. Every type lists only what the console reads.
 import { stream, dataOf, type SSEvent } from './sse';
 
-const seg = encodeURIComponent;
-
 // ---------------------------------------------------------------- volumes
 
 export interface VolumeUser {

@@ -43,11 +43,6 @@ export interface BatchUpdateResult {
   summary: { total: number; updated: number; upToDate: number; skipped: number; failed: number };
 }
 
-/** Updates the containers (ids or names) one after the other; answers when all are done. */
-export function batchUpdate(env: number, containerIds: string[]): Promise<BatchUpdateResult> {
-  return request('POST', '/api/containers/batch-update', { query: { env }, body: { containerIds } });
-}
-
 export interface DetectedSocket {
   path: string;
   kind: 'docker' | 'podman';
@@ -57,25 +52,11 @@ export interface DetectedSocket {
   error?: string;
 }
 
-export function detectSocket(): Promise<{ sockets: DetectedSocket[]; recommended: string }> {
-  return request('GET', '/api/environments/detect-socket');
-}
-
 /** Where an environment's icon is served (404 when it has none). */
 export const environmentIconUrl = (id: number) => `/api/environments/${id}/icon`;
 
 /** Where the signed-in user's avatar is served (404 when they have none). */
 export const avatarUrl = '/api/profile/avatar';
-
-/** Reads a file as a data URL, the form the picture uploads take. */
-export function fileToDataUrl(file: Blob): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const r = new FileReader();
-    r.onload = () => resolve(String(r.result));
-    r.onerror = () => reject(r.error);
-    r.readAsDataURL(file);
-  });
-}
 
 export interface PictureSaved {
   success: boolean;
@@ -84,66 +65,12 @@ export interface PictureSaved {
   url: string;
 }
 
-export function setEnvironmentIcon(id: number, dataUrl: string): Promise<PictureSaved> {
-  return request('POST', environmentIconUrl(id), { body: { icon: dataUrl } });
-}
-
-export function deleteEnvironmentIcon(id: number): Promise<{ success: boolean }> {
-  return request('DELETE', environmentIconUrl(id));
-}
-
-export function setAvatar(dataUrl: string): Promise<PictureSaved> {
-  return request('POST', avatarUrl, { body: { avatar: dataUrl } });
-}
-
-export function deleteAvatar(): Promise<{ success: boolean }> {
-  return request('DELETE', avatarUrl);
-}
-
-export function getFavorites(env: number): Promise<{ favorites: string[] }> {
-  return request('GET', '/api/preferences/favorites', { query: { env } });
-}
-
-export function changeFavorites(
-  environmentId: number,
-  change: { action: 'add' | 'remove' | 'toggle'; containerName: string } | { action: 'reorder' | 'set'; favorites: string[] },
-): Promise<{ success: boolean; favorites: string[] }> {
-  return request('POST', '/api/preferences/favorites', { body: { environmentId, ...change } });
-}
-
 export interface FavoriteGroup {
   name: string;
   containers: string[];
 }
 
-export function getFavoriteGroups(env: number): Promise<{ groups: FavoriteGroup[] }> {
-  return request('GET', '/api/preferences/favorite-groups', { query: { env } });
-}
-
-export function changeFavoriteGroups(
-  environmentId: number,
-  change:
-    | { action: 'add' | 'update'; name: string; containers: string[] }
-    | { action: 'rename'; name: string; newName: string }
-    | { action: 'remove'; name: string }
-    | { action: 'reorder' | 'set'; groups: FavoriteGroup[] },
-): Promise<{ success: boolean; groups: FavoriteGroup[] }> {
-  return request('POST', '/api/preferences/favorite-groups', { body: { environmentId, ...change } });
-}
-
 export type GridPreferences = Record<string, { columns: unknown[] }>;
-
-export function getGridPreferences(): Promise<{ preferences: GridPreferences }> {
-  return request('GET', '/api/preferences/grid');
-}
-
-export function setGridColumns(gridId: string, columns: unknown[]): Promise<{ success: boolean; preferences: GridPreferences }> {
-  return request('POST', '/api/preferences/grid', { body: { gridId, columns } });
-}
-
-export function resetGrid(gridId?: string): Promise<{ success: boolean; preferences: GridPreferences }> {
-  return request('DELETE', '/api/preferences/grid', { query: gridId ? { gridId } : undefined });
-}
 
 export interface ChangelogEntry {
   version: string;

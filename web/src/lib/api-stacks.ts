@@ -282,14 +282,6 @@ export interface StackSources {
   external: { count: number; stacks: { name: string; status: StackStatus; adopted: boolean }[] };
 }
 
-export function getSources(env: number): Promise<StackSources> {
-  return request('GET', '/api/stacks/sources', { query: { env } });
-}
-
-export function getBasePath(env: number): Promise<{ basePath: string; environmentId: number }> {
-  return request('GET', '/api/stacks/base-path', { query: { env } });
-}
-
 export function getDefaultPath(env: number, name: string): Promise<DefaultPath> {
   return request('GET', '/api/stacks/default-path', { query: { env, name } });
 }
@@ -311,11 +303,6 @@ export function checkPathChange(env: number, name: string, p: string): Promise<P
 
 export function relocateStack(env: number, name: string, p: string): Promise<PathChange & { success: boolean }> {
   return request('POST', path(name, '/relocate'), { query: { env }, body: { path: p } });
-}
-
-/** Validates env file text and/or variables against the stack's compose file (nothing is saved). */
-export function validateEnv(env: number, name: string, body: { content?: string; variables?: StackVariable[] }): Promise<EnvReport> {
-  return request('POST', path(name, '/env/validate'), { query: { env }, body });
 }
 
 export function deletePreview(env: number, name: string, removeVolumes: boolean): Promise<DeletePreview> {

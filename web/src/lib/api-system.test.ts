@@ -10,7 +10,6 @@ function stubFetch(respond: () => Response) {
       return { url, method: init.method, body: init.body ? JSON.parse(String(init.body)) : undefined, accept: (init.headers as Record<string, string>).Accept };
     });
 }
-const json = (body: unknown, status = 200) => () => new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
 
 afterEach(() => vi.unstubAllGlobals());
 

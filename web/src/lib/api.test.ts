@@ -21,7 +21,7 @@ afterEach(() => {
 describe('request', () => {
   it('sends same-origin credentials and JSON, and decodes the answer', async () => {
     fetchMock.mockResolvedValue(reply(200, [{ id: 'abc', name: 'web', image: 'nginx', state: 'running', status: 'Up' }]));
-    const list = await api.listContainers(3);
+    const list = await api.request<{ name: string }[]>('GET', '/api/containers', { query: { env: 3, all: true } });
     expect(list[0].name).toBe('web');
     const [url, init] = fetchMock.mock.calls[0];
     expect(url).toBe('/api/containers?env=3&all=true');
@@ -65,7 +65,7 @@ describe('request', () => {
     const hook = vi.fn();
     onUnauthorized(hook);
     fetchMock.mockResolvedValue(reply(401, { error: 'Unauthorized', message: 'Authentication required' }));
-    await expect(api.listContainers(1)).rejects.toMatchObject({ status: 401, message: 'Unauthorized' });
+    await expect(api.request('GET', '/api/containers', { query: { env: 1 } })).rejects.toMatchObject({ status: 401, message: 'Unauthorized' });
     expect(hook).toHaveBeenCalledTimes(1);
     expect(hook.mock.calls[0][0]).toBeInstanceOf(ApiError);
   });
@@ -91,17 +91,10 @@ describe('endpoints', () => {
     expect(JSON.parse(init.body)).toEqual({ username: 'admin', password: 'secret123', setupToken: 'tok' });
   });
 
-  it('builds container paths and queries', async () => {
-    fetchMock.mockImplementation(() => Promise.resolve(reply(200, { success: true, logs: '' })));
-    await api.containerAction(2, 'my app', 'restart');
-    await api.inspectContainer(2, 'abc');
-    await api.containerLogs(2, 'abc');
-    const calls = fetchMock.mock.calls.map(([u, i]) => `${i.method} ${u}`);
-    expect(calls).toEqual([
-      'POST /api/containers/my%20app/restart?env=2',
-      'GET /api/containers/abc?env=2',
-      'GET /api/containers/abc/logs?env=2&tail=200',
-    ]);
+  it('sends the path as given and leaves out empty query values', async () => {
+    fetchMock.mockImplementation(() => Promise.resolve(reply(200, { success: true })));
+    await api.request('POST', `/api/containers/${encodeURIComponent('my app')}/restart`, { query: { env: 2, t: undefined } });
+    expect(fetchMock.mock.calls.map(([u, i]) => `${i.method} ${u}`)).toEqual(['POST /api/containers/my%20app/restart?env=2']);
   });
 
   it('buildUrl drops empty values', () => {

@@ -276,22 +276,6 @@ export interface ContainerInspect {
 
 export type ContainerAction = 'start' | 'stop' | 'restart';
 
-export function listContainers(env: number, all = true): Promise<ContainerSummary[]> {
-  return request('GET', '/api/containers', { query: { env, all } });
-}
-
-export function containerAction(env: number, id: string, action: ContainerAction): Promise<{ success: boolean }> {
-  return request('POST', `/api/containers/${encodeURIComponent(id)}/${action}`, { query: { env } });
-}
-
-export function inspectContainer(env: number, id: string): Promise<ContainerInspect> {
-  return request('GET', `/api/containers/${encodeURIComponent(id)}`, { query: { env } });
-}
-
-export function containerLogs(env: number, id: string, tail = 200): Promise<{ logs: string }> {
-  return request('GET', `/api/containers/${encodeURIComponent(id)}/logs`, { query: { env, tail } });
-}
-
 // ---------------------------------------------------------------- dashboard
 
 /** Per-environment dashboard figures; every part but id and name may be missing. */
