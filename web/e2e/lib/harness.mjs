@@ -238,9 +238,32 @@ export async function startConsole(opts = {}) {
   /** Opens a path of the console and waits for its h1 (name: string or RegExp, optional). A
    * screen's first load also fetches its code, which a busy machine can take a while over. */
   h.open = async (p, heading) => {
-    await h.page.goto(base + p);
     const h1 = heading === undefined ? h.page.getByRole('heading', { level: 1 }) : h.page.getByRole('heading', { level: 1, name: heading });
-    await h1.first().waitFor({ timeout: 30_000 });
+    // What the page showed and what it was still waiting for: a time-out alone tells nothing.
+    const state = async () => {
+      const shown = await h.page.evaluate(() => document.body?.innerText?.slice(0, 600) ?? '').catch(() => '?');
+      const pending = [...inFlight].map((r) => `${r.method()} ${r.url()}`).join(', ');
+      return `page ${h.page.url()} showed: ${JSON.stringify(shown)}; requests in flight: ${pending || 'none'}`;
+    };
+    await h.page.goto(base + p);
+    try {
+      await h1.first().waitFor({ timeout: 30_000 });
+      return;
+    } catch {
+      // KNOWN OPEN BUG (issue 22 notes): now and then the first page opened after signing in never shows
+      // its screen, while a second load of the same address does. Said loudly, loaded once more; a second
+      // failure fails the test.
+      console.error(`h.open(${p}): no heading after 30 s, loading it again. ${await state()}\nberth log (last 3000 chars):\n${serverLog.slice(-3000)}`);
+    }
+    await h.page.goto(base + p);
+    try {
+      await h1.first().waitFor({ timeout: 30_000 });
+    } catch (err) {
+      const more = `\n  ${await state()}`;
+      err.message += more;
+      if (err.stack) err.stack = err.stack.replace(/\n/, `${more}\n`);
+      throw err;
+    }
   };
 
   // Runs axe-core on the page and fails on serious or critical violations,
