@@ -173,8 +173,11 @@ describe('stack editing', { timeout: 300_000 }, () => {
     await options.first().waitFor();
     const labels = await options.allInnerTexts();
     assert.ok(labels.includes('healthcheck'), `offered: ${labels.join(', ')}`);
+    // CodeMirror takes no Enter for 75 ms after the list opens (its interactionDelay, against accidental
+    // accepts): a test that presses at once on a fast turn gets a new line instead.
+    await page.waitForTimeout(200);
     await page.keyboard.press('Enter');
-    assert.match(await editor().innerText(), /\n {4}healthcheck:\n/);
+    await h.waitFor('healthcheck inserted', 5_000, async () => /\n {4}healthcheck:\n/.test(await editor().innerText()));
     await page.getByRole('button', { name: 'Revert' }).click();
     await page.getByText(/^Unsaved changes/).waitFor({ state: 'detached' });
   });
