@@ -86,6 +86,13 @@ func openPostgres(t *testing.T) *store.Store {
 // its URL. Without that variable the test is skipped, or fails when CI=true.
 func PostgresDatabase(t *testing.T) string {
 	t.Helper()
+	return newDatabase(t, postgresAdminURL(t), "")
+}
+
+// postgresAdminURL is $BERTH_TEST_POSTGRES_URL; without it the test is
+// skipped, or fails when CI=true.
+func postgresAdminURL(t *testing.T) string {
+	t.Helper()
 	adminURL := os.Getenv(PostgresURLEnv)
 	if adminURL == "" {
 		if os.Getenv("CI") == "true" {
@@ -93,7 +100,7 @@ func PostgresDatabase(t *testing.T) string {
 		}
 		t.Skipf("storetest: %s is not set; skipping PostgreSQL", PostgresURLEnv)
 	}
-	return newDatabase(t, adminURL, "")
+	return adminURL
 }
 
 // migratedPostgresDatabase is PostgresDatabase with the store's schema
@@ -101,10 +108,8 @@ func PostgresDatabase(t *testing.T) string {
 // cheaper than running every migration again for each test.
 func migratedPostgresDatabase(t *testing.T) string {
 	t.Helper()
-	adminURL := PostgresDatabase(t) // skips or fails as it does without the server
-	u, _ := url.Parse(adminURL)
-	u.Path = "/postgres"
-	return newDatabase(t, u.String(), migratedTemplate(t, u.String()))
+	adminURL := postgresAdminURL(t)
+	return newDatabase(t, adminURL, migratedTemplate(t, adminURL))
 }
 
 // newDatabase creates a database (a copy of template unless it is empty)
