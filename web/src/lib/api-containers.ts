@@ -1,8 +1,8 @@
-// The container endpoints beyond the list (which is in api.ts) that the typed
-// client does not serve yet: create, processes, statistics, log and stats
-// streams, exec sessions (the inspection, lifecycle and rename go through it).
-// Shapes follow server/internal/api/containers.go and the interface spec.
-import { buildUrl, request, type ContainerInspect } from './api';
+// What of the containers the typed client (client.ts) does not serve: the log
+// and stats streams (SSE), the exec session's WebSocket address, and shapes
+// the screens share. Shapes follow server/internal/api/containers.go and the
+// interface spec.
+import { buildUrl, type ContainerInspect } from './api';
 import { dataOf, stream } from './sse';
 
 const path = (id: string) => `/api/containers/${encodeURIComponent(id)}`;
@@ -19,16 +19,6 @@ export interface ContainerDetails extends ContainerInspect {
   };
 }
 
-/** The body of POST /api/containers (the de-facto form the server accepts besides the spec's). */
-export interface Processes {
-  Titles: string[] | null;
-  Processes: string[][] | null;
-}
-
-export function containerTop(env: number, id: string, signal?: AbortSignal): Promise<Processes> {
-  return request('GET', `${path(id)}/top`, { query: { env }, signal });
-}
-
 /** A statistics snapshot (GET /api/containers/{id}/stats). */
 export interface Snapshot {
   cpuPercent: number;
@@ -43,10 +33,6 @@ export interface Snapshot {
   blockWrite: number;
   /** Unix milliseconds. */
   timestamp: number;
-}
-
-export function containerStats(env: number, id: string, signal?: AbortSignal): Promise<Snapshot> {
-  return request('GET', `${path(id)}/stats`, { query: { env }, signal });
 }
 
 /** One container's figures in a pass over all running containers. */
@@ -114,23 +100,6 @@ export async function followLogs(env: number, id: string, onLine: (l: LogLine) =
     { query: { env, tail: opts.tail, timestamps: opts.timestamps || undefined }, signal: opts.signal },
   );
   if (failure) throw new Error(failure);
-}
-
-/** A created exec session, to attach within two minutes. */
-export interface ExecInstance {
-  execId: string;
-  connectionInfo?: { type: string; host?: string; port?: number };
-}
-
-/** POST /api/containers/{id}/exec?envId= (exec endpoints take envId, not env). */
-export function createExec(env: number, id: string, shell: string, user = ''): Promise<ExecInstance> {
-  return request('POST', `${path(id)}/exec`, { query: { envId: env }, body: { shell, user: user || undefined } });
-}
-
-export function resizeExec(env: number, execId: string, rows: number, cols: number): Promise<{ success: boolean }> {
-  return request('POST', `/api/containers/exec/${encodeURIComponent(execId)}/resize`, {
-    query: { envId: env, h: rows, w: cols },
-  });
 }
 
 /** The WebSocket URL of an exec session: text frames carry terminal input and output. */

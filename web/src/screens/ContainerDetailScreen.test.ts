@@ -15,10 +15,6 @@ vi.mock('../lib/api-containers', async (importOriginal) => {
   return {
     ...real,
     followLogs: vi.fn(),
-    containerStats: vi.fn(),
-    containerTop: vi.fn(),
-    createExec: vi.fn(),
-    resizeExec: vi.fn(),
   };
 });
 
@@ -107,8 +103,10 @@ const busyboxShells = {
   ],
 };
 let server: StubApi;
+let t = 0;
 
 beforeEach(() => {
+  t = 0;
   queryClient.clear();
   session.envHealth = null;
   session.session = { authenticated: false, authEnabled: false };
@@ -119,6 +117,25 @@ beforeEach(() => {
     [`GET /api/containers/${ID}`]: inspect(),
     ...Object.fromEntries(['start', 'stop', 'restart', 'pause', 'unpause', 'rename'].map((a) => [`POST /api/containers/${ID}/${a}`, { success: true }])),
     [`DELETE /api/containers/${ID}`]: { success: true },
+    [`GET /api/containers/${ID}/top`]: { Titles: ['PID', 'USER', 'CMD'], Processes: [['1', 'root', 'sleep 600']] },
+    [`POST /api/containers/${ID}/exec`]: { execId: 'ex9', connectionInfo: { type: 'websocket' } },
+    'POST /api/containers/exec/ex9/resize': { success: true },
+    [`GET /api/containers/${ID}/stats`]: () => {
+      t += 2000;
+      return {
+        cpuPercent: 12.5,
+        memoryUsage: 32 * 1024 * 1024,
+        memoryRaw: 0,
+        memoryCache: 0,
+        memoryLimit: 1024 ** 3,
+        memoryPercent: 3.13,
+        networkRx: t,
+        networkTx: t / 2,
+        blockRead: 0,
+        blockWrite: 0,
+        timestamp: t,
+      };
+    },
   });
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
@@ -128,24 +145,6 @@ beforeEach(() => {
   FakeSocket.all = [];
   vi.stubGlobal('WebSocket', FakeSocket);
   vi.mocked(containers.followLogs).mockImplementation(() => new Promise(() => {}));
-  vi.mocked(containers.containerTop).mockResolvedValue({ Titles: ['PID', 'USER', 'CMD'], Processes: [['1', 'root', 'sleep 600']] });
-  vi.mocked(containers.createExec).mockResolvedValue({ execId: 'ex9' });
-  vi.mocked(containers.resizeExec).mockResolvedValue({ success: true });
-  let t = 0;
-  vi.mocked(containers.containerStats).mockImplementation(async () => {
-    t += 2000;
-    return {
-      cpuPercent: 12.5,
-      memoryUsage: 32 * 1024 * 1024,
-      memoryLimit: 1024 ** 3,
-      memoryPercent: 3.13,
-      networkRx: t,
-      networkTx: t / 2,
-      blockRead: 0,
-      blockWrite: 0,
-      timestamp: t,
-    };
-  });
 });
 afterEach(() => {
   cleanup();
@@ -320,7 +319,41 @@ describe('ContainerDetailScreen', () => {
     render(ContainerDetailScreen, { route: route() });
     const table = await screen.findByRole('table', { name: 'Processes' });
     expect(within(table).getByText('sleep 600')).toBeTruthy();
-    expect(containers.containerTop).toHaveBeenCalledWith(1, ID);
+    expect(server.called(`GET /api/containers/${ID}/top`)[0].query).toEqual({ env: '1' });
+    expect(screen.getByText('1 process')).toBeTruthy();
+    // Refresh reads them again.
+    server.routes[`GET /api/containers/${ID}/top`] = { Titles: ['PID', 'USER', 'CMD'], Processes: [['1', 'root', 'sleep 600'], ['7', 'root', 'top']] };
+    await fireEvent.click(screen.getByRole('button', { name: 'Refresh' }));
+    expect(await screen.findByText('2 processes')).toBeTruthy();
+  });
+
+  it('says why the processes could not be listed, with Retry', async () => {
+    server.routes[`GET /api/containers/${ID}/top`] = () => {
+      throw new api.ApiError(403, 'Permission denied');
+    };
+    go('/containers/web?tab=processes');
+    render(ContainerDetailScreen, { route: route() });
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toContain('Processes could not be listed: Permission denied');
+    server.routes[`GET /api/containers/${ID}/top`] = { Titles: ['PID', 'CMD'], Processes: [['1', 'sleep 600']] };
+    await fireEvent.click(within(alert).getByRole('button', { name: 'Retry' }));
+    expect(await screen.findByRole('table', { name: 'Processes' })).toBeTruthy();
+    expect(screen.queryByRole('alert')).toBeNull();
+  });
+
+  it('says the container is not running in the processes, stats and terminal tabs, and reads nothing', async () => {
+    server.routes['GET /api/containers/web'] = inspect('exited');
+    go('/containers/web?tab=processes');
+    render(ContainerDetailScreen, { route: route() });
+    expect(await screen.findByText('Container is not running: its processes are listed while it runs.')).toBeTruthy();
+    selectTabByName('Stats');
+    expect(await screen.findByText('Container is not running: statistics are sampled while it runs.')).toBeTruthy();
+    selectTabByName('Terminal');
+    expect(await screen.findByText('Container is not running: start web to open a terminal.')).toBeTruthy();
+    expect(screen.queryByRole('alert')).toBeNull();
+    expect(server.called(`GET /api/containers/${ID}/top`)).toHaveLength(0);
+    expect(server.called(`GET /api/containers/${ID}/stats`)).toHaveLength(0);
+    expect(server.called(`POST /api/containers/${ID}/exec`)).toHaveLength(0);
   });
 
   it('samples the statistics', async () => {
@@ -328,7 +361,20 @@ describe('ContainerDetailScreen', () => {
     render(ContainerDetailScreen, { route: route() });
     expect(await screen.findByText('12.5 %', { selector: 'dd' })).toBeTruthy();
     expect(screen.getByRole('img', { name: /CPU usage: CPU 12.5 %/ })).toBeTruthy();
-    expect(containers.containerStats).toHaveBeenCalledWith(1, ID, expect.any(AbortSignal));
+    expect(server.called(`GET /api/containers/${ID}/stats`)[0].query).toEqual({ env: '1' });
+  });
+
+  it('retries statistics the server failed to read, and recovers by itself', async () => {
+    const answer = server.routes[`GET /api/containers/${ID}/stats`];
+    server.routes[`GET /api/containers/${ID}/stats`] = () => {
+      throw new api.ApiError(500, 'Failed to read the container stats');
+    };
+    go('/containers/web?tab=stats');
+    render(ContainerDetailScreen, { route: route() });
+    expect(await screen.findByText('Statistics could not be read: Failed to read the container stats. Retrying…')).toBeTruthy();
+    server.routes[`GET /api/containers/${ID}/stats`] = answer;
+    expect(await screen.findByText('12.5 %', { selector: 'dd' }, { timeout: 3000 })).toBeTruthy();
+    expect(screen.queryByText(/Retrying/)).toBeNull();
   });
 
   it('opens a terminal over the exec WebSocket with a shell the container has', async () => {
@@ -336,7 +382,7 @@ describe('ContainerDetailScreen', () => {
     render(ContainerDetailScreen, { route: route() });
     await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
     expect(server.called(`GET /api/containers/${ID}/shells`)[0].query).toEqual({ env: '1' });
-    expect(containers.createExec).toHaveBeenCalledWith(1, ID, '/bin/sh', '');
+    expect(server.called(`POST /api/containers/${ID}/exec`)[0]).toMatchObject({ query: { envId: '1' }, body: { shell: '/bin/sh' } });
     // Only the shells that exist are offered (no bash on busybox), and a command of one's own.
     const picker = screen.getByLabelText('Shell') as HTMLSelectElement;
     expect([...picker.options].map((o) => o.textContent)).toEqual(['sh (/bin/sh)', 'Custom command…']);
@@ -345,7 +391,7 @@ describe('ContainerDetailScreen', () => {
     ws.readyState = 1;
     ws.onopen?.();
     await waitFor(() => expect(screen.getByText('Connected to web (/bin/sh)')).toBeTruthy());
-    expect(containers.resizeExec).toHaveBeenCalledWith(1, 'ex9', 24, 80);
+    await waitFor(() => expect(server.called('POST /api/containers/exec/ex9/resize')[0]?.query).toEqual({ envId: '1', h: '24', w: '80' }));
     ws.onmessage?.({ data: '/ # ' });
     expect(terms[0].written).toContain('/ # ');
     terms[0].dataHandler?.('echo hi\r');
@@ -370,7 +416,7 @@ describe('ContainerDetailScreen', () => {
     await fireEvent.change(picker, { target: { value: 'custom' } });
     await fireEvent.input(screen.getByLabelText('Command'), { target: { value: 'python3 -i' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Reconnect' }));
-    await waitFor(() => expect(containers.createExec).toHaveBeenLastCalledWith(1, ID, 'python3 -i', ''));
+    await waitFor(() => expect(server.called(`POST /api/containers/${ID}/exec`).at(-1)?.body).toEqual({ shell: 'python3 -i' }));
   });
 
   it('says so in words when the shell cannot be started', async () => {
@@ -394,7 +440,7 @@ describe('ContainerDetailScreen', () => {
     render(ContainerDetailScreen, { route: route() });
     expect(await screen.findByText(/No shell was found in web \(looked for \/bin\/bash, \/bin\/sh, \/bin\/ash\)/)).toBeTruthy();
     expect((screen.getByLabelText('Shell') as HTMLSelectElement).value).toBe('custom');
-    expect(containers.createExec).not.toHaveBeenCalled();
+    expect(server.called(`POST /api/containers/${ID}/exec`)).toHaveLength(0);
   });
 
   it('shows a Viewer the logs but no terminal', async () => {
@@ -408,7 +454,7 @@ describe('ContainerDetailScreen', () => {
     await screen.findByRole('tab', { name: 'Logs' });
     expect(screen.queryByRole('tab', { name: 'Terminal' })).toBeNull();
     expect(screen.getByRole('tab', { name: 'Overview', selected: true })).toBeTruthy();
-    expect(containers.createExec).not.toHaveBeenCalled();
+    expect(server.called(`POST /api/containers/${ID}/exec`)).toHaveLength(0);
   });
 
   it('asks before removing, then goes back to the list', async () => {

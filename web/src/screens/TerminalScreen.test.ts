@@ -1,7 +1,6 @@
 import { cleanup, render, screen, waitFor } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
-import * as containers from '../lib/api-containers';
 import { queryClient } from '../lib/query';
 import type { Route } from '../lib/routes';
 import { session } from '../lib/session.svelte';
@@ -9,10 +8,6 @@ import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import TerminalScreen from './TerminalScreen.svelte';
 
-vi.mock('../lib/api-containers', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-containers')>();
-  return { ...real, createExec: vi.fn(), resizeExec: vi.fn() };
-});
 // xterm.js needs a real browser: a stand-in.
 vi.mock('@xterm/xterm', () => ({
   Terminal: class {
@@ -59,9 +54,9 @@ beforeEach(() => {
   session.envId = 1;
   FakeSocket.all = [];
   vi.stubGlobal('WebSocket', FakeSocket);
-  vi.mocked(containers.createExec).mockResolvedValue({ execId: 'ex1' });
-  vi.mocked(containers.resizeExec).mockResolvedValue({ success: true });
   server = stubApi({
+    [`POST /api/containers/${ID}/exec`]: { execId: 'ex1', connectionInfo: { type: 'websocket' } },
+    'POST /api/containers/exec/ex1/resize': { success: true },
     'GET /api/containers/web': { Id: ID, Name: '/web', State: { Running: true, Status: 'running' } },
     [`GET /api/containers/${ID}/shells`]: {
       shells: ['/bin/sh'],
@@ -84,7 +79,8 @@ describe('TerminalScreen', () => {
     const { container } = render(TerminalScreen, { route });
     expect(await screen.findByRole('heading', { level: 1, name: 'Terminal: web' })).toBeTruthy();
     await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
-    expect(containers.createExec).toHaveBeenCalledWith(1, ID, '/bin/sh', '');
+    expect(server.called(`POST /api/containers/${ID}/exec`)[0]).toMatchObject({ query: { envId: '1' }, body: { shell: '/bin/sh' } });
+    expect(FakeSocket.all[0].url).toBe(`ws://${location.host}/api/containers/exec/ex1/attach?envId=1`);
     expect(server.called('GET /api/containers/web')[0].query).toEqual({ env: '1' });
     expect(screen.getByRole('link', { name: 'Container page' }).getAttribute('href')).toBe('/containers/web');
     expect(screen.queryByRole('link', { name: 'Open in a new tab' })).toBeNull();
@@ -108,6 +104,6 @@ describe('TerminalScreen', () => {
     render(TerminalScreen, { route });
     expect((await screen.findByRole('alert')).textContent).toContain('You may not open a terminal on this environment');
     expect(server.calls).toHaveLength(0);
-    expect(containers.createExec).not.toHaveBeenCalled();
+
   });
 });

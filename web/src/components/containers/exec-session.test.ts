@@ -1,6 +1,7 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../lib/api';
 import { execAttachUrl } from '../../lib/api-containers';
+import { stubApi, type StubApi } from '../../test-api';
 import { ExecSession, startFailure, type ExecState } from './exec-session';
 
 class FakeSocket {
@@ -36,12 +37,15 @@ class FakeSocket {
   }
 }
 
-function setup(createExec = vi.fn(async () => ({ execId: 'ex1' }))) {
-  const api = {
-    createExec,
-    resizeExec: vi.fn(async () => ({ success: true })),
-    execAttachUrl: (env: number, execId: string) => execAttachUrl(env, execId, { protocol: 'https:', host: 'berth.example' }),
-  };
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+function setup(createExec: unknown = { execId: 'ex1', connectionInfo: { type: 'websocket' } }) {
+  const api: StubApi = stubApi({
+    'POST /api/containers/c1/exec': createExec,
+    'POST /api/containers/exec/ex1/resize': { success: true },
+  });
   const states: [ExecState, string | undefined][] = [];
   const output: (string | Uint8Array)[] = [];
   const s = new ExecSession({
@@ -51,7 +55,6 @@ function setup(createExec = vi.fn(async () => ({ execId: 'ex1' }))) {
     onOutput: (d) => output.push(d),
     onState: (st, m) => states.push([st, m]),
     WebSocketImpl: FakeSocket as unknown as typeof WebSocket,
-    api,
   });
   return { s, api, states, output };
 }
@@ -60,16 +63,19 @@ describe('ExecSession', () => {
   it('creates the exec, attaches the WebSocket with envId, resizes once open and pipes text both ways', async () => {
     const { s, api, states, output } = setup();
     await s.open(24, 80);
-    expect(api.createExec).toHaveBeenCalledWith(3, 'c1', '/bin/sh', undefined);
+    expect(api.called('POST /api/containers/c1/exec')).toEqual([
+      { method: 'POST', path: '/api/containers/c1/exec', query: { envId: '3' }, body: { shell: '/bin/sh' } },
+    ]);
     const ws = FakeSocket.last!;
-    expect(ws.url).toBe('wss://berth.example/api/containers/exec/ex1/attach?envId=3');
+    expect(ws.url).toBe(`ws://${location.host}/api/containers/exec/ex1/attach?envId=3`);
     expect(ws.binaryType).toBe('arraybuffer');
     expect(states).toEqual([['connecting', undefined]]);
 
     s.send('ignored before open');
     ws.open();
     expect(states.at(-1)).toEqual(['open', undefined]);
-    expect(api.resizeExec).toHaveBeenCalledWith(3, 'ex1', 24, 80);
+    await vi.waitFor(() => expect(api.called('POST /api/containers/exec/ex1/resize')).toHaveLength(1));
+    expect(api.called('POST /api/containers/exec/ex1/resize')[0].query).toEqual({ envId: '3', h: '24', w: '80' });
 
     s.send('echo hi\r');
     expect(ws.sent).toEqual(['echo hi\r']);
@@ -80,8 +86,9 @@ describe('ExecSession', () => {
 
     await s.resize(24, 80); // same size: not sent again
     await s.resize(40, 120);
-    expect(api.resizeExec).toHaveBeenCalledTimes(2);
-    expect(api.resizeExec).toHaveBeenLastCalledWith(3, 'ex1', 40, 120);
+    const resizes = api.called('POST /api/containers/exec/ex1/resize');
+    expect(resizes).toHaveLength(2);
+    expect(resizes[1].query).toEqual({ envId: '3', h: '40', w: '120' });
 
     ws.serverClose('session ended');
     expect(states.at(-1)).toEqual(['closed', 'session ended']);
@@ -101,7 +108,9 @@ describe('ExecSession', () => {
   });
 
   it('reports the server message when the exec cannot be created', async () => {
-    const { s, states } = setup(vi.fn(async () => Promise.reject(new ApiError(400, 'Container is not running'))));
+    const { s, states } = setup(() => {
+      throw new ApiError(400, 'Container is not running');
+    });
     FakeSocket.last = null;
     await s.open(24, 80);
     expect(FakeSocket.last).toBeNull();
@@ -139,6 +148,13 @@ describe('ExecSession', () => {
     ws.onmessage?.({ data: '/ # exit\r\n' });
     ws.serverClose('session ended');
     expect(states.at(-1)).toEqual(['closed', 'session ended']);
+  });
+});
+
+describe('execAttachUrl', () => {
+  it('is a wss address on an https page, with the environment as envId', () => {
+    expect(execAttachUrl(3, 'ex1', { protocol: 'https:', host: 'berth.example' })).toBe('wss://berth.example/api/containers/exec/ex1/attach?envId=3');
+    expect(execAttachUrl(1, 'a/b', { protocol: 'http:', host: 'h:8080' })).toBe('ws://h:8080/api/containers/exec/a%2Fb/attach?envId=1');
   });
 });
 

@@ -4,7 +4,8 @@
 // minutes, once) carries input and output as text frames, and
 // POST /api/containers/exec/{execId}/resize?envId=&h=&w= sets rows × columns.
 // Closing the WebSocket ends the shell.
-import * as containers from '../../lib/api-containers';
+import { execAttachUrl } from '../../lib/api-containers';
+import { client, unwrap, type Schema } from '../../lib/client';
 import { messageOf } from '../../lib/session.svelte';
 
 export type ExecState = 'idle' | 'connecting' | 'open' | 'closed' | 'error';
@@ -19,7 +20,6 @@ export interface ExecSessionOptions {
   onState: (state: ExecState, message?: string) => void;
   /** For tests. */
   WebSocketImpl?: typeof WebSocket;
-  api?: Pick<typeof containers, 'createExec' | 'resizeExec' | 'execAttachUrl'>;
 }
 
 /**
@@ -66,13 +66,15 @@ export class ExecSession {
 
   /** Creates the exec and attaches to it; rows × cols is the terminal's size. */
   async open(rows: number, cols: number): Promise<void> {
-    const api = this.#o.api ?? containers;
+    const { env, id, shell, user } = this.#o;
     this.#size = { rows, cols };
     this.#closedByUs = false;
     this.#set('connecting');
-    let inst: containers.ExecInstance;
+    let inst: Schema<'containers.ExecInstance'>;
     try {
-      inst = await api.createExec(this.#o.env, this.#o.id, this.#o.shell, this.#o.user);
+      inst = await unwrap(
+        client.POST('/api/containers/{id}/exec', { params: { path: { id }, query: { envId: env } }, body: { shell, user: user || undefined } }),
+      );
     } catch (e) {
       this.#set('error', messageOf(e));
       return;
@@ -82,7 +84,7 @@ export class ExecSession {
     const WS = this.#o.WebSocketImpl ?? WebSocket;
     let ws: WebSocket;
     try {
-      ws = new WS(api.execAttachUrl(this.#o.env, inst.execId));
+      ws = new WS(execAttachUrl(env, inst.execId));
     } catch (e) {
       this.#set('error', messageOf(e));
       return;
@@ -126,9 +128,12 @@ export class ExecSession {
     const key = `${rows}x${cols}`;
     if (key === this.#sent) return;
     this.#sent = key;
-    const api = this.#o.api ?? containers;
     try {
-      await api.resizeExec(this.#o.env, this.#execId, rows, cols);
+      await unwrap(
+        client.POST('/api/containers/exec/{execId}/resize', {
+          params: { path: { execId: this.#execId }, query: { envId: this.#o.env, h: rows, w: cols } },
+        }),
+      );
     } catch {
       this.#sent = ''; // a later resize tries again; the session goes on at its old size
     }
