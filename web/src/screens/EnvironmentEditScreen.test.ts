@@ -383,6 +383,33 @@ describe('EnvironmentEditScreen, agents', () => {
     expect(within(region).queryByText(/could not be refreshed/)).toBeNull();
   });
 
+  it('reaches the failed state with Retry once the retries of an unreachable status ran out, and Retry recovers', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    api.routes['GET /api/environments/2'] = farEdge({ hasAgentToken: true });
+    api.routes['GET /api/environments/2/agent-status'] = () => {
+      throw new ApiError(502, 'The agent cannot be reached');
+    };
+    render(EnvironmentEditScreen, { route: editRoute });
+    const region = await screen.findByRole('region', { name: 'Agent' });
+    // 1 + 2 + 4 + 8 s of back-off, then the polls (every 4 s) must not start it all over again
+    await vi.advanceTimersByTimeAsync(40_000);
+    const failed = await within(region).findByRole('alert');
+    expect(failed.textContent).toContain("The agent's status could not be refreshed: The agent cannot be reached");
+    const asked = api.called('GET /api/environments/2/agent-status').length;
+    expect(asked).toBe(5); // the first try and 4 retries
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(api.called('GET /api/environments/2/agent-status')).toHaveLength(asked); // no more polls while failed
+    const retry = within(failed).getByRole('button', { name: 'Retry' });
+    expect((retry as HTMLButtonElement).disabled).toBe(false);
+
+    api.routes['GET /api/environments/2/agent-status'] = { connected: true, agentName: 'pi', agentVersion: '1.4.0' };
+    await fireEvent.click(retry);
+    await waitFor(() => expect(within(region).getByText('Connected')).toBeTruthy());
+    expect(within(region).queryByRole('alert')).toBeNull();
+    await vi.advanceTimersByTimeAsync(8_000);
+    expect(api.called('GET /api/environments/2/agent-status').length).toBeGreaterThan(asked + 1); // polled again
+  });
+
   it('creates a standard agent environment with its token and pinned certificate', async () => {
     api.routes['POST /api/environments'] = { id: 9, name: 'lan', connectionType: 'agent-standard' };
     render(EnvironmentEditScreen, { route: newRoute });
