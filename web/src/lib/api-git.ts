@@ -114,13 +114,7 @@ export function createCredential(body: GitCredentialBody): Promise<GitCredential
   return request('POST', '/api/git/credentials', { body });
 }
 
-export function updateCredential(id: number, body: GitCredentialBody): Promise<GitCredential> {
-  return request('PUT', `/api/git/credentials/${id}`, { body });
-}
 
-export function deleteCredential(id: number): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/git/credentials/${id}`);
-}
 
 // ---------------------------------------------------------------- repositories
 
@@ -132,13 +126,7 @@ export function createRepository(body: GitRepositoryBody): Promise<GitRepository
   return request('POST', '/api/git/repositories', { body });
 }
 
-export function updateRepository(id: number, body: GitRepositoryBody): Promise<GitRepository> {
-  return request('PUT', `/api/git/repositories/${id}`, { body });
-}
 
-export function deleteRepository(id: number): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/git/repositories/${id}`);
-}
 
 // ---------------------------------------------------------------- git stacks
 
@@ -220,20 +208,7 @@ export interface RepositoryProbe {
   sshPrivateKey?: string;
 }
 
-export interface RepositorySync {
-  success: boolean;
-  repositoryId: number;
-  branch: string;
-  status: 'never' | 'success' | 'failed' | string;
-  commit?: string;
-  error?: string;
-  syncedAt: string | null;
-  lastSync: string | null;
-}
 
-export function syncRepository(id: number): Promise<RepositorySync> {
-  return request('POST', `/api/git/repositories/${id}/sync`);
-}
 
 /** The outcome of a git stack test: its compose and env files at the branch head. */
 export interface GitStackTest {
