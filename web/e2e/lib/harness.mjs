@@ -187,6 +187,23 @@ export async function startConsole(opts = {}) {
     if (!isStream(r)) inFlight.add(r);
   });
   for (const ev of ['requestfinished', 'requestfailed']) h.page.on(ev, (r) => inFlight.delete(r));
+  // The last failures the page saw (a request the browser gave up on, with its reason; an answer >= 400 to a
+  // static file; a console error): h.open prints them when a screen does not come, so that a failed chunk or
+  // stylesheet load says whether the server answered it and how.
+  const failures = [];
+  const failure = (line) => {
+    failures.push(`${new Date().toISOString().slice(11, 23)} ${line}`);
+    if (failures.length > 30) failures.shift();
+  };
+  h.page.on('requestfailed', (r) => {
+    if (!isStream(r)) failure(`request failed: ${r.method()} ${r.url()}: ${r.failure()?.errorText ?? '?'}`);
+  });
+  h.page.on('response', (r) => {
+    if (r.status() >= 400 && !new URL(r.url()).pathname.startsWith('/api/')) failure(`answer ${r.status()}: ${r.url()}`);
+  });
+  h.page.on('console', (m) => {
+    if (m.type() === 'error' || /preload/i.test(m.text())) failure(`console ${m.type()}: ${m.text().slice(0, 300)}`);
+  });
   /** Waits until the page has had no request in flight (event streams aside) for quietMs, at most maxMs:
    * unlike Playwright's networkidle it is not held up by a screen's open event stream. */
   h.settled = async (quietMs = 400, maxMs = 10_000) => {
@@ -243,7 +260,7 @@ export async function startConsole(opts = {}) {
     const state = async () => {
       const shown = await h.page.evaluate(() => document.body?.innerText?.slice(0, 600) ?? '').catch(() => '?');
       const pending = [...inFlight].map((r) => `${r.method()} ${r.url()}`).join(', ');
-      return `page ${h.page.url()} showed: ${JSON.stringify(shown)}; requests in flight: ${pending || 'none'}`;
+      return `page ${h.page.url()} showed: ${JSON.stringify(shown)}; requests in flight: ${pending || 'none'}; last failures: ${failures.length ? '\n    ' + failures.join('\n    ') : 'none'}`;
     };
     await h.page.goto(base + p);
     try {
