@@ -19,6 +19,7 @@ var (
 	ErrConflict     = errors.New("engine: conflict")
 	ErrInvalid      = errors.New("engine: invalid argument")
 	ErrOffline      = errors.New("engine: offline")
+	ErrBusy         = errors.New("engine: busy")
 	ErrUnsupported  = errors.New("engine: unsupported connection type")
 	ErrNotModified  = errors.New("engine: not modified")
 	ErrUnauthorized = errors.New("engine: unauthorized")
@@ -119,6 +120,8 @@ func Details(err error) string {
 		return ErrAgentAbsent.Error()
 	case errors.Is(err, ErrOffline):
 		return "Environment is offline"
+	case errors.Is(err, ErrBusy):
+		return "The engine is busy: it accepts connections but did not answer in time. Try again shortly"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "The engine did not answer in time"
 	}

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +25,15 @@ import (
 
 // PingTimeout bounds a connection attempt (ping with version negotiation).
 const PingTimeout = 3 * time.Second
+
+// Busy engines: a ping that timed out on an engine that still accepts
+// connections means the engine is busy, not offline. For busyFor after that,
+// callers are told so at once instead of each waiting out a ping of its own;
+// probeTimeout bounds the connection attempt that tells busy from offline.
+const (
+	busyFor      = 2 * time.Second
+	probeTimeout = time.Second
+)
 
 // Breaker timings: after a failed connection the environment is reported
 // offline without touching the network for a back-off that doubles from
@@ -63,6 +74,7 @@ type conn struct {
 	ready     bool // pinged and negotiated since the last failure
 	failures  int
 	openUntil time.Time // breaker: no attempt before this instant
+	busyUntil time.Time // the last ping timed out on a reachable engine: callers are told "busy" until then
 	lastErr   error
 	lastOK    *atomic.Int64 // unix nanoseconds of the last call the engine answered (kept across rebuilds)
 
@@ -98,8 +110,12 @@ func (m *Manager) Client(ctx context.Context, env Endpoint) (*Client, error) {
 	if c.ready {
 		return c.client(m), nil
 	}
-	if now := m.now(); now.Before(c.openUntil) {
+	now := m.now()
+	if now.Before(c.openUntil) {
 		return nil, &OfflineError{EnvID: env.ID, Cause: c.lastErr}
+	}
+	if now.Before(c.busyUntil) {
+		return nil, &BusyError{EnvID: env.ID, RetryAt: c.busyUntil}
 	}
 	pctx, cancel := context.WithTimeout(ctx, PingTimeout)
 	defer cancel()
@@ -109,10 +125,17 @@ func (m *Manager) Client(ctx context.Context, env Endpoint) (*Client, error) {
 			// about the engine, so the breaker stays as it is.
 			return nil, ctx.Err()
 		}
+		if errors.Is(err, context.DeadlineExceeded) && m.reachable(ctx, c) {
+			// The engine holds the connection but does not answer: busy.
+			// Calling it offline would tell users they have nothing.
+			c.busyUntil = m.now().Add(busyFor)
+			m.log.Warn("engine busy", "env", env.ID, "err", err)
+			return nil, &BusyError{EnvID: env.ID, RetryAt: c.busyUntil}
+		}
 		m.tripLocked(c, env.ID, err)
 		return nil, &OfflineError{EnvID: env.ID, Cause: err}
 	}
-	c.ready, c.failures, c.lastErr = true, 0, nil
+	c.ready, c.failures, c.lastErr, c.busyUntil = true, 0, nil, time.Time{}
 	c.lastOK.Store(m.now().UnixNano())
 	return c.client(m), nil
 }
@@ -281,6 +304,74 @@ func (m *Manager) TestAgent(ctx context.Context, env Endpoint) (AgentInfo, Info,
 	}
 	info, err := c.Info(ctx)
 	return AgentInfo{}, info, err
+}
+
+// reachable reports whether c's engine (for an agent environment: the agent
+// and, through it, its engine socket) accepts a connection within
+// probeTimeout. Hawser edge environments have no such probe: false.
+func (m *Manager) reachable(ctx context.Context, c *conn) bool {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	var (
+		nc  net.Conn
+		err error
+	)
+	d := net.Dialer{}
+	switch c.env.ConnectionType {
+	case "", Socket:
+		path := c.env.SocketPath
+		if path == "" {
+			path = DefaultSocket
+		}
+		nc, err = d.DialContext(ctx, "unix", path)
+	case Direct, HawserStandard:
+		port := c.env.Port
+		switch {
+		case port != 0:
+		case c.env.ConnectionType == Direct:
+			port = 2375
+		default:
+			port = HawserDefaultPort
+		}
+		nc, err = d.DialContext(ctx, "tcp", net.JoinHostPort(c.env.Host, strconv.Itoa(port)))
+	case AgentStandard, AgentEdge:
+		if c.agent == nil {
+			return false
+		}
+		nc, err = c.agent.dialEngine(ctx)
+	default:
+		return false
+	}
+	if err != nil {
+		return false
+	}
+	nc.Close()
+	return true
+}
+
+// BusyError reports an environment whose engine accepts connections but did
+// not answer in time: it is there, and may answer again soon.
+type BusyError struct {
+	EnvID   int64
+	RetryAt time.Time // when asking again is worth it
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("environment %d is busy: its engine accepted the connection but did not answer within %s", e.EnvID, PingTimeout)
+}
+
+// Is makes errors.Is(err, ErrBusy) true for every BusyError.
+func (e *BusyError) Is(target error) bool { return target == ErrBusy }
+
+// RetryAfter is how many whole seconds (at least 1) a client should wait
+// before asking again when err says an engine is busy.
+func RetryAfter(err error) (int, bool) {
+	var b *BusyError
+	if !errors.As(err, &b) {
+		return 0, false
+	}
+	secs := int(time.Until(b.RetryAt).Round(time.Second) / time.Second)
+	return max(secs, 1), true
 }
 
 // OfflineError reports an environment whose engine cannot be reached.

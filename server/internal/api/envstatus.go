@@ -47,6 +47,9 @@ func (s *Server) environmentStatus(c *gin.Context) error {
 	case errors.Is(err, context.DeadlineExceeded) && c.Request.Context().Err() == nil:
 		out.State = "busy"
 		out.Reason = "The engine did not answer within 4 s: it is busy, not offline"
+	case errors.Is(err, engine.ErrBusy):
+		out.State = "busy"
+		out.Reason = "The engine accepts connections but did not answer in time: it is busy, not offline"
 	case engine.IsOffline(err) || errors.Is(err, engine.ErrAgentAbsent):
 		out.State = "offline"
 		out.Reason = offlineReason(env.ConnectionType, err)

@@ -67,6 +67,18 @@ func TestEnvironmentStatusTellsOnlineOfflineAndBusyApart(t *testing.T) {
 	if busy.State != "busy" || !strings.Contains(busy.Reason, "busy, not offline") {
 		t.Errorf("silent engine = %+v, want busy", busy)
 	}
+	// A list on the busy engine is refused with 503 and a Retry-After, never
+	// answered with an empty list (users would be told they have nothing), and
+	// the busy engine does not become "offline".
+	resp, body := h.getRaw(fmt.Sprintf("/api/containers?env=%d", silent.ID), "")
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "busy") {
+		t.Errorf("containers of the busy engine = %d (Retry-After %q) %s, want 503 saying busy with Retry-After",
+			resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	h.must(200, "GET", fmt.Sprintf("/api/environments/%d/status", silent.ID), nil, &busy)
+	if busy.State != "busy" {
+		t.Errorf("silent engine after a list = %+v, want still busy", busy)
+	}
 	if status, _ := h.do("GET", "/api/environments/999/status", nil); status != 404 {
 		t.Errorf("unknown environment = %d, want 404", status)
 	}

@@ -85,7 +85,7 @@ func errorResponse(err error) (int, errorBody) {
 // or that did not answer in time (504).
 func engineStatus(err error) (int, bool) {
 	switch {
-	case errors.Is(err, engine.ErrOffline), errors.Is(err, engine.ErrAgentAbsent):
+	case errors.Is(err, engine.ErrOffline), errors.Is(err, engine.ErrAgentAbsent), errors.Is(err, engine.ErrBusy):
 		return http.StatusServiceUnavailable, true
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout, true
@@ -103,6 +103,8 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	r := c.Request
 	status, body := errorResponse(err)
 	if secs, ok := auth.RetryAfter(err); ok {
+		c.Header("Retry-After", strconv.Itoa(secs))
+	} else if secs, ok := engine.RetryAfter(err); ok {
 		c.Header("Retry-After", strconv.Itoa(secs))
 	}
 	switch {
