@@ -29,7 +29,7 @@ type Settings struct {
 	Domainname  *string
 	Tty         *bool
 	OpenStdin   *bool
-	Healthcheck *Healthcheck // Disable turns the image's off
+	Healthcheck *Healthcheck // Disable turns the image's off, Inherit goes back to it
 	StopSignal  *string
 	StopTimeout *int
 	Volumes     []string // anonymous volumes: paths in the container
@@ -92,7 +92,10 @@ type Settings struct {
 
 // Healthcheck is a container's health check; durations as the engine takes them.
 type Healthcheck struct {
-	Disable     bool
+	Disable bool
+	// Inherit leaves the health check to the image: the container's own
+	// (a custom one, or NONE) is dropped from its configuration.
+	Inherit     bool
 	Test        []string
 	Interval    time.Duration
 	Timeout     time.Duration
@@ -181,7 +184,9 @@ func (s Settings) apply(conf *container.Config, hc *container.HostConfig) error 
 		conf.StopTimeout = &v
 	}
 	if h := s.Healthcheck; h != nil {
-		if h.Disable {
+		if h.Inherit {
+			conf.Healthcheck = nil
+		} else if h.Disable {
 			conf.Healthcheck = &container.HealthConfig{Test: []string{"NONE"}}
 		} else {
 			conf.Healthcheck = &container.HealthConfig{Test: h.Test, Interval: h.Interval, Timeout: h.Timeout,
@@ -229,6 +234,15 @@ func (s Settings) apply(conf *container.Config, hc *container.HostConfig) error 
 	}
 	set(&hc.Privileged, s.Privileged)
 	r := &hc.Resources
+	// The swap limit counts memory plus swap. A memory limit removed takes
+	// it along (the engine refuses a swap limit without a memory limit); a
+	// changed one drops the engine's default (twice the memory) and one
+	// below the new limit, so that the engine derives it again.
+	if s.Memory != nil && s.MemorySwap == nil && *s.Memory != r.Memory {
+		if *s.Memory == 0 || r.MemorySwap == 2*r.Memory || (r.MemorySwap > 0 && r.MemorySwap < *s.Memory) {
+			r.MemorySwap = 0
+		}
+	}
 	set(&r.Memory, s.Memory)
 	set(&r.MemoryReservation, s.MemoryReservation)
 	set(&r.MemorySwap, s.MemorySwap)

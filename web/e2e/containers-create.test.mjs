@@ -246,9 +246,10 @@ describe('create and change containers', { timeout: 600_000, skip: registry ? fa
     advId = doc.Id;
   });
 
-  it('clears an entrypoint (recreated without one), then changes a limit in place (same container)', async () => {
+  it("clears an entrypoint (recreated without one), changes a limit in place (same container), then removes it with the health check back to the image's", async () => {
     const name = `e2e-ep-${label}`;
-    docker('run', '-d', '--name', name, '--label', `berth.test=${label}`, '--entrypoint', '/bin/sh', testImage, '-c', 'sleep 600');
+    docker('run', '-d', '--name', name, '--label', `berth.test=${label}`, '--health-cmd', 'true', '--health-interval', '30s',
+      '--entrypoint', '/bin/sh', testImage, '-c', 'sleep 600');
     const first = inspect(name, '{{.Id}}');
     await h.open(`/containers/new?edit=${first}`, `Edit ${name}`);
     await page.getByLabel('Command', { exact: true }).waitFor();
@@ -274,6 +275,27 @@ describe('create and change containers', { timeout: 600_000, skip: registry ? fa
     assert.equal(doc.Id, second, 'the same container');
     assert.equal(doc.HostConfig.Memory, 32 * 1024 * 1024);
     assert.equal(doc.State.Status, 'running');
+
+    // The engine's update cannot take a limit away (0 is "unchanged" to it,
+    // -1 is refused): the form says that this recreates, and the new
+    // container has no limit. The health check goes back to the image's
+    // (the test image has none): not NONE, not the old command.
+    await h.open(`/containers/new?edit=${second}`, `Edit ${name}`);
+    assert.equal(await page.getByLabel('Health check', { exact: true }).inputValue(), 'custom');
+    await page.getByLabel('Memory limit').fill('');
+    await page.getByText(/Removing a limit recreates the container \(the memory limit\)/).waitFor();
+    await page.getByLabel('Health check', { exact: true }).selectOption('image');
+    await page.getByRole('button', { name: 'Save and recreate' }).click();
+    await page.getByText(new RegExp(`${name} was recreated`)).waitFor({ timeout: 120_000 });
+    doc = JSON.parse(docker('inspect', name))[0];
+    assert.notEqual(doc.Id, second);
+    assert.equal(doc.HostConfig.Memory, 0);
+    assert.equal(doc.Config.Healthcheck ?? null, null, JSON.stringify(doc.Config.Healthcheck));
+    assert.equal(doc.State.Status, 'running');
+    // The container's cgroup has no limit: memory.max (cgroup v2) is "max",
+    // memory.limit_in_bytes (v1) the kernel's largest value.
+    const max = docker('exec', name, 'sh', '-c', 'cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes').trim();
+    assert.ok(max === 'max' || Number(max) > 2 ** 60, `cgroup memory limit ${max}`);
   });
 
   it('duplicates the container under a new name', async () => {

@@ -120,7 +120,8 @@ type ulimitInput struct {
 
 // healthInput is a health check ({test, interval, timeout, retries,
 // startPeriod}, durations in nanoseconds as the engine takes them); null
-// turns the image's health check off.
+// turns the image's health check off, and an empty test ({"test": []}, as
+// the engine's own "inherit") leaves it to the image.
 type healthInput struct {
 	set, off    bool
 	Test        []string `json:"test"`
@@ -355,7 +356,7 @@ func (in containerSettingsInput) settings() (engine.Settings, error) {
 		s.Networks = in.AdditionalNetworks
 	}
 	if h := in.Healthcheck; h.set {
-		s.Healthcheck = &engine.Healthcheck{Disable: h.off, Test: h.Test, Interval: time.Duration(h.Interval),
+		s.Healthcheck = &engine.Healthcheck{Disable: h.off, Inherit: !h.off && len(h.Test) == 0, Test: h.Test, Interval: time.Duration(h.Interval),
 			Timeout: time.Duration(h.Timeout), StartPeriod: time.Duration(h.StartPeriod), Retries: h.Retries}
 	}
 	for _, d := range in.Devices {

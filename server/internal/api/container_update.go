@@ -186,12 +186,25 @@ var inPlaceFields = map[string]bool{"memory": true, "memorySwap": true, "memoryR
 	"nanoCpus": true, "cpus": true, "cpuQuota": true, "cpuPeriod": true, "cpusetCpus": true, "pidsLimit": true,
 	"restartPolicy": true, "maximumRetryCount": true, "restartMaxRetries": true, "startAfterUpdate": true}
 
-// inPlace reports whether every field sent can be changed in place.
+// inPlace reports whether every field sent can be changed in place. A
+// memory or CPU limit sent as 0 (removed) cannot: the engine's update takes
+// 0 as "unchanged" and refuses -1 ("Minimum memory limit allowed is 6MB",
+// "Range of CPUs is from 0.01"); a CPU quota of -1 lifts the limit from the
+// cgroup but leaves nanoCpus in the configuration, and a limit set later
+// then no longer holds after a restart. Such a change recreates.
 func (u updateContainerInput) inPlace() bool {
 	for k := range u.keys {
 		if !inPlaceFields[k] {
 			return false
 		}
+	}
+	for _, v := range []*int64{u.Memory, u.MemoryReservation, u.NanoCPUs} {
+		if v != nil && *v == 0 {
+			return false
+		}
+	}
+	if u.CPUs != nil && *u.CPUs == 0 {
+		return false
 	}
 	return !u.StartAfterUpdate
 }

@@ -189,3 +189,61 @@ func TestUpdateContainerRecreatesWithMergedSettings(t *testing.T) {
 		}
 	}
 }
+
+// Removing a memory or CPU limit through POST …/update recreates the
+// container (the engine's update takes 0 as "unchanged" and refuses -1), and
+// the new one has no limit: its configuration says 0 and the engine's
+// memory reading of its cgroup is no longer the old limit. An empty health
+// check test goes back to the image's: the container has no health check of
+// its own (the test image has none), neither NONE nor the old one.
+func TestUpdateContainerRemovesLimitsAndGoesBackToTheImagesHealthCheck(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	name := "berth-unlimit-" + h.label
+	var created struct{ ID string }
+	h.must(http.StatusOK, "POST", "/api/containers?env=1", map[string]any{"name": name, "image": enginetest.Image(),
+		"cmd": []string{"sleep", "300"}, "labels": map[string]string{enginetest.Label: h.label},
+		"memory": 64 << 20, "nanoCpus": 500_000_000, "startAfterCreate": true,
+		"healthcheck": map[string]any{"test": []string{"CMD", "true"}, "interval": 30_000_000_000}}, &created)
+	memLimit := func(id string) int64 {
+		var st struct {
+			MemoryStats struct{ Limit int64 } `json:"memory_stats"`
+		}
+		enginetest.Must(t, 200, "GET", "/containers/"+id+"/stats?stream=false&one-shot=true", nil, nil, &st)
+		return st.MemoryStats.Limit
+	}
+	if got := memLimit(created.ID); got != 64<<20 {
+		t.Fatalf("cgroup memory limit before = %d, want 64 MiB", got)
+	}
+	type answer struct {
+		ID        string `json:"id"`
+		Recreated bool
+	}
+	var a answer
+	h.must(http.StatusOK, "POST", "/api/containers/"+name+"/update?env=1", map[string]any{"memory": 0}, &a)
+	if !a.Recreated || a.ID == created.ID {
+		t.Fatalf("memory limit removed = %+v (old %s): want a recreate", a, created.ID)
+	}
+	d := h.inspectDoc(name)
+	if d.HostConfig.Memory != 0 || !d.State.Running || d.HostConfig.NanoCpus != 500_000_000 {
+		t.Errorf("after removing the memory limit: memory %d running %v nanoCpus %d", d.HostConfig.Memory, d.State.Running, d.HostConfig.NanoCpus)
+	}
+	if got := memLimit(a.ID); got <= 64<<20 {
+		t.Errorf("cgroup memory limit after removing it = %d, want none (the host's memory)", got)
+	}
+	var b answer
+	h.must(http.StatusOK, "POST", "/api/containers/"+name+"/update?env=1", map[string]any{"nanoCpus": 0, "healthcheck": map[string]any{"test": []string{}}}, &b)
+	if !b.Recreated || b.ID == a.ID {
+		t.Fatalf("CPU limit removed = %+v: want a recreate", b)
+	}
+	d = h.inspectDoc(name)
+	if d.HostConfig.NanoCpus != 0 || d.Config.Healthcheck != nil {
+		t.Errorf("after removing the CPU limit and the own health check: nanoCpus %d healthcheck %+v", d.HostConfig.NanoCpus, d.Config.Healthcheck)
+	}
+	// Setting a limit again is still made in place.
+	var c answer
+	h.must(http.StatusOK, "POST", "/api/containers/"+name+"/update?env=1", map[string]any{"memory": 96 << 20, "memorySwap": 192 << 20}, &c)
+	if c.Recreated || c.ID != b.ID {
+		t.Errorf("memory limit set again = %+v, want in place on %s", c, b.ID)
+	}
+}

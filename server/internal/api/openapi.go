@@ -388,5 +388,5 @@ var openAPIOverrides = map[reflect.Type]openapi.Schema{
 			"containerPath": map[string]any{"type": "string"}, "mode": map[string]any{"type": "string"}}},
 		map[string]any{"type": "string"}}}, "description": "[{hostPath, containerPath, mode}]; an item may also be \"source:/target[:mode]\""},
 	reflect.TypeFor[nullableList](): {"type": []string{"array", "null"}, "items": map[string]any{"type": "string"}, "description": "null clears the list"},
-	reflect.TypeFor[healthInput]():  {"type": []string{"object", "null"}, "description": "{test, interval, timeout, retries, startPeriod} (durations in nanoseconds); null turns the image's health check off"},
+	reflect.TypeFor[healthInput]():  {"type": []string{"object", "null"}, "description": "{test, interval, timeout, retries, startPeriod} (durations in nanoseconds); null turns the image's health check off; an empty test ({\"test\": []}) goes back to the image's"},
 }

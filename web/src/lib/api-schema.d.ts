@@ -4492,7 +4492,7 @@ export interface components {
             env?: string[] | null;
             extraHosts?: string[] | null;
             groupAdd?: string[] | null;
-            /** @description {test, interval, timeout, retries, startPeriod} (durations in nanoseconds); null turns the image's health check off */
+            /** @description {test, interval, timeout, retries, startPeriod} (durations in nanoseconds); null turns the image's health check off; an empty test ({"test": []}) goes back to the image's */
             healthcheck?: Record<string, never> | null;
             hostname?: string | null;
             image?: string;
@@ -6327,7 +6327,7 @@ export interface components {
             env?: string[] | null;
             extraHosts?: string[] | null;
             groupAdd?: string[] | null;
-            /** @description {test, interval, timeout, retries, startPeriod} (durations in nanoseconds); null turns the image's health check off */
+            /** @description {test, interval, timeout, retries, startPeriod} (durations in nanoseconds); null turns the image's health check off; an empty test ({"test": []}) goes back to the image's */
             healthcheck?: Record<string, never> | null;
             hostname?: string | null;
             image?: string;

@@ -328,9 +328,12 @@ describe('ContainerCreateScreen', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Apply without recreating' }));
     await waitFor(() => expect(screen.getByText(/web was changed in place/)).toBeTruthy());
     expect(api.called('POST /api/containers/web/update')[0].body).toEqual({ memory: 128 * 1024 * 1024, memorySwap: 256 * 1024 * 1024, restartPolicy: 'always' });
-    // Removing a limit is not something docker update does: that recreates.
+    // Removing a limit is not something docker update does: that recreates,
+    // and the form says so before saving.
+    expect(document.getElementById('limit-removal')).toBeNull();
     await input('Memory limit', '');
     expect(screen.getByRole('button', { name: 'Save and recreate' })).toBeTruthy();
+    expect(document.getElementById('limit-removal')?.textContent).toMatch(/Removing a limit recreates the container \(the memory limit\)/);
   }, 30_000);
 
   it('shows a rolled-back edit as the server says it', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { editBody, emptyForm, fromInspect, splitCommand, splitPair, toBody, validate, type CreateForm } from './create-form';
+import { editBody, emptyForm, fromInspect, removedLimits, splitCommand, splitPair, toBody, validate, type CreateForm } from './create-form';
 import { rates } from './stats-history';
 
 const form = (f: Partial<CreateForm>): CreateForm => ({ ...emptyForm(), ...f });
@@ -280,6 +280,20 @@ describe('editBody', () => {
     expect(editBody(base, { ...base, memory: '' }).plan).toBe('recreate');
     expect(editBody(base, { ...base, memory: '128', name: 'web2' }).plan).toBe('recreate');
   });
+  it('names the limits an edit removes (docker update cannot: they recreate)', () => {
+    const limited = { ...base, cpus: '0.5', memoryReservation: '32' };
+    expect(removedLimits(limited, { ...limited, memory: '', cpus: '' })).toEqual(['memory limit', 'CPU limit']);
+    expect(removedLimits(limited, { ...limited, memoryReservation: '' })).toEqual(['memory reservation']);
+    expect(removedLimits(limited, { ...limited, memory: '128' })).toEqual([]);
+    expect(removedLimits(base, { ...base, cpus: '1' })).toEqual([]);
+  });
+  it("goes back to the image's health check with an empty test (the engine's inherit), from a command or from none", () => {
+    const custom = { ...base, healthMode: 'custom' as const, healthTest: 'true' };
+    expect(editBody(custom, { ...custom, healthMode: 'image' })).toEqual({ body: { healthcheck: { test: [] } }, plan: 'recreate' });
+    const off = { ...base, healthMode: 'none' as const };
+    expect(editBody(off, { ...off, healthMode: 'image' }).body).toEqual({ healthcheck: { test: [] } });
+    expect(editBody(base, { ...base, healthMode: 'none' }).body).toEqual({ healthcheck: null });
+  });
 });
 
 describe('fromInspect', () => {
@@ -293,5 +307,12 @@ describe('fromInspect', () => {
       { key: 'HOME', value: '/root2' },
     ]);
     expect(f.labels.map((l) => l.key)).toEqual(['b', 'c']);
+  });
+  it("shows the image's health check (which the engine copies into the container) as the image's, not as a command", () => {
+    const hc = { Test: ['CMD-SHELL', 'wget -q localhost'], Interval: 30e9 };
+    expect(fromInspect({ Config: { Image: 'x', Healthcheck: hc } }, { Healthcheck: hc }).healthMode).toBe('image');
+    const own = fromInspect({ Config: { Image: 'x', Healthcheck: { ...hc, Interval: 10e9 } } }, { Healthcheck: hc });
+    expect([own.healthMode, own.healthTest, own.healthInterval]).toEqual(['custom', 'wget -q localhost', '10']);
+    expect(fromInspect({ Config: { Image: 'x', Healthcheck: { Test: ['NONE'] } } }, { Healthcheck: hc }).healthMode).toBe('none');
   });
 });

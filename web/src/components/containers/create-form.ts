@@ -414,9 +414,12 @@ export function editBody(before: CreateForm, after: CreateForm): { body: CreateC
   const now = toBody(after, true) as unknown as Record<string, unknown>;
   const body: Record<string, unknown> = {};
   for (const k of new Set([...Object.keys(was), ...Object.keys(now)])) {
-    if (!(k in now)) continue; // e.g. back to the image's health check: the update keeps the current one
+    if (!(k in now)) continue;
     if (JSON.stringify(was[k]) !== JSON.stringify(now[k])) body[k] = now[k];
   }
+  // Back to the image's health check: an empty test, the engine's "inherit"
+  // (the update drops the container's own, be it a command or NONE).
+  if ('healthcheck' in was && !('healthcheck' in now)) body.healthcheck = { test: [] };
   const keys = Object.keys(body);
   if (!keys.length) return { body: {} as CreateContainerBody, plan: 'none' };
   const live = keys.every((k) => LIVE_FIELDS.has(k) && !(LIVE_NONZERO.has(k) && !body[k]));
@@ -425,6 +428,21 @@ export function editBody(before: CreateForm, after: CreateForm): { body: CreateC
   // swap is set with it, as docker run sets it (twice the memory).
   if (live && typeof body.memory === 'number') body.memorySwap = body.memory * 2;
   return { body: body as unknown as CreateContainerBody, plan: live ? 'live' : 'recreate' };
+}
+
+const LIMIT_NAMES: Record<string, string> = { memory: 'memory limit', memoryReservation: 'memory reservation', nanoCpus: 'CPU limit' };
+
+/**
+ * The limits an edit takes away (by name, e.g. "memory limit"). docker update
+ * cannot remove one: it takes 0 as "unchanged" and refuses -1, so such an
+ * edit recreates the container.
+ */
+export function removedLimits(before: CreateForm, after: CreateForm): string[] {
+  const was = toBody(before, true) as unknown as Record<string, unknown>;
+  const now = toBody(after, true) as unknown as Record<string, unknown>;
+  return Object.keys(LIMIT_NAMES)
+    .filter((k) => was[k] && !now[k])
+    .map((k) => LIMIT_NAMES[k]);
 }
 
 function createBody(f: CreateForm): CreateContainerBody {
@@ -536,11 +554,14 @@ export interface InspectDoc {
 }
 
 const secs = (ns?: number) => (ns ? String(ns / 1e9) : '');
+const sameHealth = (h?: ImageDefaults['Healthcheck']) =>
+  h ? [h.Test ?? [], h.Interval ?? 0, h.Timeout ?? 0, h.StartPeriod ?? 0, h.Retries ?? 0] : null;
 
 /** The defaults a container takes from its image (the image's inspection's Config). */
 export interface ImageDefaults {
   Env?: string[] | null;
   Labels?: Record<string, string> | null;
+  Healthcheck?: { Test?: string[] | null; Interval?: number; Timeout?: number; StartPeriod?: number; Retries?: number } | null;
 }
 
 /**
@@ -608,7 +629,11 @@ export function fromInspect(doc: InspectDoc, image?: ImageDefaults | null): Crea
   f.dnsSearch = (h.DnsSearch ?? []).join(' ');
   f.dnsOptions = (h.DnsOptions ?? []).join(' ');
   const hc = c.Healthcheck;
-  if (hc?.Test?.length) {
+  // The engine copies the image's health check into the container's
+  // configuration: that one is shown as "the image's", not as a command.
+  const imageHc = image?.Healthcheck;
+  const fromImage = !!imageHc?.Test?.length && JSON.stringify(sameHealth(hc)) === JSON.stringify(sameHealth(imageHc));
+  if (hc?.Test?.length && !fromImage) {
     if (hc.Test[0] === 'NONE') f.healthMode = 'none';
     else {
       f.healthMode = 'custom';
