@@ -96,11 +96,6 @@ export function stackAction(env: number, name: string, action: StackAction): Pro
   return request('POST', path(name, `/${action}`), { query: { env } });
 }
 
-/** Deletes a stack; force also tears a running one down and removes its named volumes (spec). */
-export function deleteStack(env: number, name: string, force: boolean): Promise<{ success: boolean }> {
-  return request('DELETE', path(name), { query: { env, force } });
-}
-
 // ---------------------------------------------------------------- streamed deploys
 
 export interface CreateStackBody {
@@ -232,36 +227,6 @@ export interface PathHints {
   truncated: boolean;
 }
 
-/** What DELETE /api/stacks/{name} with the same force would remove. */
-export interface DeletePreview {
-  name: string;
-  sourceType: StackSource;
-  running: boolean;
-  requiresForce: boolean;
-  removeVolumes: boolean;
-  containers: { id: string; name: string; service: string; state: string }[];
-  networks: string[];
-  volumes: string[];
-  keptVolumes: string[];
-  files: string[];
-  directories: string[];
-  clone?: string;
-  records: boolean;
-  message: string;
-}
-
-/** What moving a stack's files to another directory does (check-path-change, relocate). */
-export interface PathChange {
-  name: string;
-  from: string;
-  to: string;
-  files: { from: string; to: string; conflict: boolean }[];
-  conflicts: string[];
-  left: string[];
-  warnings: string[];
-  canRelocate?: boolean;
-}
-
 export interface EnvReport {
   valid: boolean;
   errors: { line: number; key?: string; message: string }[];
@@ -295,18 +260,6 @@ export async function getPathHints(env: number, prefix = ''): Promise<PathHints>
 
 export function validatePath(env: number, p: string): Promise<PathCheck> {
   return request('POST', '/api/stacks/validate-path', { query: { env }, body: { path: p } });
-}
-
-export function checkPathChange(env: number, name: string, p: string): Promise<PathChange> {
-  return request('POST', path(name, '/check-path-change'), { query: { env }, body: { path: p } });
-}
-
-export function relocateStack(env: number, name: string, p: string): Promise<PathChange & { success: boolean }> {
-  return request('POST', path(name, '/relocate'), { query: { env }, body: { path: p } });
-}
-
-export function deletePreview(env: number, name: string, removeVolumes: boolean): Promise<DeletePreview> {
-  return request('GET', path(name, '/delete-preview'), { query: { env, force: removeVolumes } });
 }
 
 /** The compose file path of a location typed in the editor: a directory gets compose.yaml. */

@@ -1,8 +1,10 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
-import * as stacks from '../lib/api-stacks';
-import { stubApi, type StubApi } from '../test-api';
+import type * as stacks from '../lib/api-stacks';
+import type { Schema } from '../lib/client';
+import { queryClient } from '../lib/query';
+import { stubApi, type StubApi, type StubCall } from '../test-api';
 import { matchRoute } from '../lib/routes';
 import { session } from '../lib/session.svelte';
 import { expectNoSeriousAxeViolations } from '../test-axe';
@@ -10,16 +12,6 @@ import StackDetailScreen from './StackDetailScreen.svelte';
 
 // The stack page's helpers (issue 15): the delete preview in the delete
 // dialog and the Relocate action.
-vi.mock('../lib/api-stacks', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-stacks')>();
-  return {
-    ...real,
-    deletePreview: vi.fn(),
-    checkPathChange: vi.fn(),
-    relocateStack: vi.fn(),
-    getPathHints: vi.fn(),
-  };
-});
 // CodeMirror needs layout jsdom lacks: a text area stands in (editor-test-double).
 vi.mock('../components/stacks/codemirror', () => import('../components/stacks/editor-test-double'));
 
@@ -31,7 +23,7 @@ const entry: stacks.StackEntry = {
   containerDetails: [{ id: 'abc123', name: 'shop-app-1', service: 'app', state: 'running', status: 'Up', image: 'busybox' }],
 };
 
-function preview(removeVolumes: boolean): stacks.DeletePreview {
+function preview(removeVolumes: boolean): Schema<'stacks.DeletePreview'> {
   return {
     name: 'shop',
     sourceType: 'internal',
@@ -65,12 +57,14 @@ beforeEach(() => {
     },
     'GET /api/stacks/shop/env': { variables: [] },
     'GET /api/stacks/shop/env/raw': { content: '' },
+    'GET /api/stacks/shop/delete-preview': (c: StubCall) => preview(c.query.force === 'true'),
+    'GET /api/stacks/path-hints': (c: StubCall) => ({ basePath: '/data/stacks/1', directories: c.query.prefix === '/srv/shop' ? ['/srv/shop-old'] : [], composeFiles: [], truncated: false }),
   });
-  vi.mocked(stacks.deletePreview).mockImplementation(async (_env, _name, removeVolumes) => preview(removeVolumes));
-  vi.mocked(stacks.getPathHints).mockResolvedValue({ basePath: '/data/stacks/1', directories: [], composeFiles: [], truncated: false });
 });
-afterEach(() => {
+afterEach(async () => {
   cleanup();
+  await queryClient.cancelQueries(); // no retry outlives the test
+  queryClient.clear();
   vi.clearAllMocks();
   vi.unstubAllGlobals();
 });
@@ -86,34 +80,53 @@ describe('StackDetailScreen (helpers)', () => {
     const dialog = await screen.findByRole('dialog');
     const region = within(dialog).getByRole('region', { name: 'What the delete removes' });
     await waitFor(() => expect(region.textContent).toContain('shop-app-1 (running)'));
-    expect(stacks.deletePreview).toHaveBeenCalledWith(1, 'shop', false);
+    expect(api.called('GET /api/stacks/shop/delete-preview')[0].query).toEqual({ env: '1', force: 'false' });
     expect(region.textContent).toContain('shop_default');
     expect(region.textContent).toContain('/data/stacks/1/shop/compose.yaml');
     expect(within(region).getByRole('heading', { name: /Volumes kept/ })).toBeTruthy();
     expect(within(region).queryByRole('heading', { name: /^Volumes \(/ })).toBeNull();
     await fireEvent.click(within(dialog).getByRole('checkbox', { name: /Remove volumes/ }));
-    await waitFor(() => expect(stacks.deletePreview).toHaveBeenLastCalledWith(1, 'shop', true));
+    await waitFor(() => expect(api.called('GET /api/stacks/shop/delete-preview').at(-1)?.query).toEqual({ env: '1', force: 'true' }));
     await waitFor(() => expect(within(region).getByRole('heading', { name: /^Volumes \(1\)/ })).toBeTruthy());
     expect(within(region).queryByRole('heading', { name: /Volumes kept/ })).toBeNull();
     await expectNoSeriousAxeViolations(dialog);
   });
 
-  it('says so when the preview cannot be read', async () => {
-    vi.mocked(stacks.deletePreview).mockRejectedValue(new ApiError(500, 'Failed to preview the delete of stack'));
+  it('says so when the preview cannot be read, retrying when the server failed', async () => {
+    api.routes['GET /api/stacks/shop/delete-preview'] = () => {
+      throw new ApiError(500, 'Failed to preview the delete of stack');
+    };
     render(StackDetailScreen, { route: route() });
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Delete' }));
     const dialog = await screen.findByRole('dialog');
-    expect((await within(dialog).findByRole('alert')).textContent).toContain('The preview could not be read: Failed to preview');
+    const region = within(dialog).getByRole('region', { name: 'What the delete removes' });
+    await waitFor(() => expect(region.textContent).toContain('The preview could not be read: Failed to preview the delete of stack. Retrying…'));
+    // The server answers again: the preview comes by itself.
+    api.routes['GET /api/stacks/shop/delete-preview'] = preview(false);
+    await waitFor(() => expect(region.textContent).toContain('shop-app-1 (running)'), { timeout: 4000 });
+    expect(region.textContent).not.toContain('could not be read');
+  });
+
+  it('says why when the preview is refused', async () => {
+    api.routes['GET /api/stacks/shop/delete-preview'] = () => {
+      throw new ApiError(404, "Stack 'shop' not found");
+    };
+    render(StackDetailScreen, { route: route() });
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Delete' }));
+    const dialog = await screen.findByRole('dialog');
+    expect((await within(dialog).findByRole('alert')).textContent).toContain("The preview could not be read: Stack 'shop' not found");
   });
 
   it('relocates the stack after checking the new directory, then shows its new path', async () => {
-    vi.mocked(stacks.checkPathChange).mockImplementation(async (_env, _name, p) =>
-      p === '/srv/taken'
-        ? { name: 'shop', from: '/data/stacks/1/shop', to: p, files: [{ from: '/data/stacks/1/shop/compose.yaml', to: '/srv/taken/compose.yaml', conflict: true }], conflicts: ['/srv/taken/compose.yaml'], left: [], warnings: [], canRelocate: false }
-        : { name: 'shop', from: '/data/stacks/1/shop', to: p, files: [{ from: '/data/stacks/1/shop/compose.yaml', to: `${p}/compose.yaml`, conflict: false }], conflicts: [], left: [], warnings: [], canRelocate: true },
-    );
-    vi.mocked(stacks.relocateStack).mockResolvedValue({ success: true, name: 'shop', from: '/data/stacks/1/shop', to: '/srv/shop', files: [], conflicts: [], left: [], warnings: [] });
+    api.routes['POST /api/stacks/shop/check-path-change'] = (c: StubCall) => {
+      const p = (c.body as { path: string }).path;
+      return p === '/srv/taken'
+        ? { name: 'shop', from: '/data/stacks/1/shop', to: p, files: [{ from: '/data/stacks/1/shop/compose.yaml', to: '/srv/taken/compose.yaml', conflict: true }], conflicts: ['/srv/taken/compose.yaml'], left: null, warnings: null, canRelocate: false }
+        : { name: 'shop', from: '/data/stacks/1/shop', to: p, files: [{ from: '/data/stacks/1/shop/compose.yaml', to: `${p}/compose.yaml`, conflict: false }], conflicts: [], left: [], warnings: [], canRelocate: true };
+    };
+    api.routes['POST /api/stacks/shop/relocate'] = { success: true, name: 'shop', from: '/data/stacks/1/shop', to: '/srv/shop', files: [], left: [], warnings: [], movedFiles: [] };
     render(StackDetailScreen, { route: route() });
     await screen.findByRole('table');
     await fireEvent.click(screen.getByRole('button', { name: 'Relocate' }));
@@ -127,6 +140,9 @@ describe('StackDetailScreen (helpers)', () => {
     await fireEvent.input(input, { target: { value: '/srv/shop' } });
     await waitFor(() => expect(dialog.textContent).toContain('Ready to move.'));
     expect(dialog.textContent).toContain('/data/stacks/1/shop/compose.yaml → /srv/shop/compose.yaml');
+    expect(api.called('POST /api/stacks/shop/check-path-change').map((c) => c.body)).toEqual([{ path: '/srv/taken' }, { path: '/srv/shop' }]);
+    // Directories under what was typed are suggested.
+    await waitFor(() => expect(dialog.querySelector('datalist option')?.getAttribute('value')).toBe('/srv/shop-old'));
     api.routes['GET /api/stacks/shop/compose'] = {
       content: 'services: {}\n',
       stackDir: '/srv/shop',
@@ -136,9 +152,28 @@ describe('StackDetailScreen (helpers)', () => {
     };
     await waitFor(() => expect(move.disabled).toBe(false));
     await fireEvent.click(move);
-    await waitFor(() => expect(stacks.relocateStack).toHaveBeenCalledWith(1, 'shop', '/srv/shop'));
+    await waitFor(() => expect(api.called('POST /api/stacks/shop/relocate')[0]?.body).toEqual({ path: '/srv/shop' }));
+    expect(api.called('POST /api/stacks/shop/relocate')[0].query).toEqual({ env: '1' });
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     expect(await screen.findByText('/srv/shop/compose.yaml')).toBeTruthy();
+  });
+
+  it("keeps the dialog open with the server's message when the move is refused", async () => {
+    api.routes['POST /api/stacks/shop/check-path-change'] = (c: StubCall) => ({ name: 'shop', to: (c.body as { path: string }).path, files: [], conflicts: null, left: null, warnings: null, canRelocate: true });
+    api.routes['POST /api/stacks/shop/relocate'] = () => {
+      throw new ApiError(409, 'The target directory is not writable');
+    };
+    render(StackDetailScreen, { route: route() });
+    await screen.findByRole('table');
+    await fireEvent.click(screen.getByRole('button', { name: 'Relocate' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Relocate shop' });
+    await fireEvent.input(within(dialog).getByLabelText('New directory'), { target: { value: '/ro' } });
+    await waitFor(() => expect(dialog.textContent).toContain('Ready to move.'), { timeout: 3000 });
+    const move = within(dialog).getByRole('button', { name: 'Relocate' }) as HTMLButtonElement;
+    await waitFor(() => expect(move.disabled).toBe(false));
+    await fireEvent.click(move);
+    expect((await within(dialog).findByRole('alert')).textContent).toBe('The target directory is not writable');
+    expect(screen.getByRole('dialog', { name: 'Relocate shop' })).toBeTruthy();
   });
 
   it('offers no Relocate for a git stack', async () => {

@@ -1,6 +1,6 @@
 // Deleting a stack with the console's options (see deleteStackWith).
-import * as stacks from '../../lib/api-stacks';
-import type { DeleteOptions, StackEntry } from '../../lib/api-stacks';
+import { runStackAction, type DeleteOptions, type StackEntry } from '../../lib/api-stacks';
+import { client, unwrap } from '../../lib/client';
 
 /**
  * Deletes a stack with the console's two options on top of the API's one
@@ -10,16 +10,17 @@ import type { DeleteOptions, StackEntry } from '../../lib/api-stacks';
  * Adopted external stacks only lose Berth's records: nothing is taken down.
  */
 export async function deleteStackWith(env: number, stack: Pick<StackEntry, 'name' | 'status' | 'sourceType' | 'adopted'>, opts: DeleteOptions): Promise<void> {
+  const remove = (force: boolean) => unwrap(client.DELETE('/api/stacks/{name}', { params: { path: { name: stack.name }, query: { env, force } } }));
   const adoptedExternal = stack.sourceType === 'external' && stack.adopted;
   if (opts.removeVolumes && !adoptedExternal) {
-    await stacks.deleteStack(env, stack.name, true);
+    await remove(true);
     return;
   }
   const active = stack.status === 'running' || stack.status === 'partial';
   if (opts.force && active && !adoptedExternal) {
-    await stacks.stackAction(env, stack.name, 'down');
+    await runStackAction(stack.name, env, 'down');
     // A compose project Berth does not manage is gone once it is down (nothing else to delete).
     if (stack.sourceType === 'external') return;
   }
-  await stacks.deleteStack(env, stack.name, false);
+  await remove(false);
 }
