@@ -185,6 +185,37 @@ describe('ContainersScreen', { timeout: 20_000 }, () => {
     expect(screen.getByRole('columnheader', { name: /CPU/ }).getAttribute('aria-sort')).toBe('descending');
   });
 
+  it('sorted by CPU, orders by one pass over every running container and says when; live figures stay with the rows in view', async () => {
+    const orderPasses = () => vi.mocked(containers.statsPass).mock.calls.filter((c) => c[3] === undefined).length;
+    vi.mocked(containers.statsPass)
+      .mockReset()
+      .mockImplementation(async (_env, onStat, _signal, ids) => {
+        // Live (the rows in view): web is the busiest; the order pass (every running container): cache is.
+        if (ids) for (const id of ids) onStat(stat(id, id === 'a1' ? 12.5 : 1, 1024 ** 2));
+        else for (const [id, cpu] of [['a1', 2], ['c3', 50]] as const) onStat(stat(id, cpu, 1024 ** 2));
+      });
+    render(ContainersScreen);
+    await screen.findByRole('table');
+    await waitFor(() => expect(containers.statsPass).toHaveBeenCalledWith(1, expect.any(Function), expect.any(AbortSignal), ['c3', 'a1']));
+    expect(orderPasses()).toBe(0); // not sorted by a figure: no pass over every container
+    expect(screen.queryByText(/Sorted by/)).toBeNull();
+
+    await fireEvent.click(screen.getByRole('button', { name: /CPU/ }));
+    await screen.findByText(/Sorted by CPU as of \d{1,2}:\d{2}:\d{2}/);
+    expect(names()).toEqual(['cache', 'web', 'db']); // the order pass's figures, not the live ones
+    expect(orderPasses()).toBe(1);
+    // The live passes still ask only for the rows in view.
+    expect(vi.mocked(containers.statsPass).mock.calls.every((c) => c[3] === undefined || c[3].join() === 'c3,a1')).toBe(true);
+
+    await fireEvent.click(screen.getByRole('button', { name: 'Sort again now' }));
+    await waitFor(() => expect(orderPasses()).toBe(2));
+
+    await fireEvent.click(screen.getByRole('button', { name: /Name/ }));
+    expect(screen.queryByText(/Sorted by/)).toBeNull();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(orderPasses()).toBe(2);
+  });
+
   it('filters with the Filter box and the state, and shows an empty match state', async () => {
     render(ContainersScreen);
     await screen.findByRole('table');
