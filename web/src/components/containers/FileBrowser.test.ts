@@ -4,6 +4,7 @@ import { ApiError } from '../../lib/api';
 import { linkPath } from '../../lib/api-files';
 import type { Schema } from '../../lib/client';
 import { queryClient } from '../../lib/query';
+import { session } from '../../lib/session.svelte';
 import { stubApi, type StubApi, type StubCall } from '../../test-api';
 import { expectNoSeriousAxeViolations } from '../../test-axe';
 import FileBrowser from './FileBrowser.svelte';
@@ -36,6 +37,8 @@ let server: StubApi;
 
 beforeEach(() => {
   queryClient.clear();
+  session.session = { authenticated: false, authEnabled: false };
+  session.envHealth = null;
   server = stubApi({
     'GET /api/containers/abc/files': (c: StubCall) => {
       const l = listings[c.query.path];
@@ -173,6 +176,36 @@ describe('FileBrowser', () => {
     );
     expect(server.called('DELETE /api/containers/abc/files/delete')[0].query).toEqual({ env: '1', path: '/tmp' });
   }, 20_000);
+
+  it('shows a Viewer the files and their content but no control that changes them', async () => {
+    session.session = {
+      authenticated: true,
+      authEnabled: true,
+      user: { id: 2, username: 'val', isAdmin: false, environmentPermissions: { '1': { containers: ['view', 'inspect'] } } },
+    };
+    render(FileBrowser, { env: 1, id: 'abc' });
+    const table = await screen.findByRole('table', { name: 'Files of /' });
+    for (const n of ['New file', 'New folder', 'Rename etc', 'Delete etc']) expect(screen.queryByRole('button', { name: n })).toBeNull();
+    expect(screen.queryByLabelText('Upload files')).toBeNull();
+    expect(within(table).getByRole('link', { name: 'Download etc' })).toBeTruthy();
+    await fireEvent.click(within(table).getByRole('button', { name: 'etc/' }));
+    await fireEvent.click(await screen.findByRole('button', { name: 'hosts' }));
+    const dialog = await screen.findByRole('dialog', { name: 'View /etc/hosts' });
+    expect((within(dialog).getByRole('textbox', { name: 'Content' }) as HTMLTextAreaElement).readOnly).toBe(true);
+    expect(within(dialog).queryByRole('button', { name: 'Save' })).toBeNull();
+  });
+
+  it('offers no change while the environment is offline', async () => {
+    session.envHealth = { envId: 1, state: 'offline', reason: 'The engine cannot be reached' };
+    render(FileBrowser, { env: 1, id: 'abc' });
+    await screen.findByRole('table', { name: 'Files of /' });
+    for (const n of ['New file', 'New folder', 'Rename etc', 'Delete etc']) {
+      const b = screen.getByRole('button', { name: n }) as HTMLButtonElement;
+      expect(b.disabled).toBe(true);
+      expect(b.title).toBe('The environment is offline');
+    }
+    expect((screen.getByLabelText('Upload files') as HTMLInputElement).disabled).toBe(true);
+  });
 
   it('says what works on a stopped or paused container', async () => {
     const { rerender } = render(FileBrowser, { env: 1, id: 'abc', status: 'exited' });

@@ -4,6 +4,7 @@ import { ApiError } from '../../lib/api';
 import * as vc from '../../lib/api-volumecontent';
 import type { Schema } from '../../lib/client';
 import { queryClient } from '../../lib/query';
+import { session } from '../../lib/session.svelte';
 import { stubApi, type StubApi, type StubCall } from '../../test-api';
 import { expectNoSeriousAxeViolations } from '../../test-axe';
 import VolumeBrowser from './VolumeBrowser.svelte';
@@ -36,6 +37,8 @@ const cloneRoute = 'POST /api/volumes/data/clone';
 
 beforeEach(() => {
   queryClient.clear();
+  session.session = { authenticated: false, authEnabled: false };
+  session.envHealth = null;
   server = stubApi({
     [browse]: (c: StubCall) => {
       const l = listings[c.query.path];
@@ -125,6 +128,19 @@ describe('VolumeBrowser', () => {
     // The release refreshes cached reads: no browse starts a helper again.
     await new Promise((r) => setTimeout(r, 50));
     expect(server.called(browse)).toHaveLength(1);
+  });
+
+  it('offers a Viewer the browser and the downloads but no clone', async () => {
+    session.session = {
+      authenticated: true,
+      authEnabled: true,
+      user: { id: 2, username: 'val', isAdmin: false, environmentPermissions: { '1': { volumes: ['view', 'inspect'] } } },
+    };
+    render(VolumeBrowser, { env: 1, name: 'data' });
+    expect(screen.queryByRole('button', { name: 'Clone' })).toBeNull();
+    expect(screen.getByRole('link', { name: 'Download .tar' })).toBeTruthy();
+    await fireEvent.click(screen.getByRole('button', { name: 'Browse content' }));
+    expect(await screen.findByRole('table', { name: 'Content of /' })).toBeTruthy();
   });
 
   it('clones into a named volume and reports refusals', async () => {
