@@ -3,7 +3,8 @@
 // the editor, changed and saved (checked with docker exec), and its directory
 // downloaded as a tar whose content is compared. axe-core checks the tab. On a
 // stopped container a file is renamed and another deleted from the console
-// (checked with docker cp, which reads a stopped container too).
+// (checked with docker cp, which reads a stopped container too), and its
+// Processes, Stats and Terminal tabs say it is not running.
 //
 // Needs: a berth binary and console build (BERTH_BIN, WEB_DIR), a Docker
 // engine, Chromium and the test image (BERTH_TEST_IMAGE).
@@ -69,6 +70,7 @@ describe('container files', { timeout: 120_000 }, () => {
     docker('run', '--name', stopped, '--label', `berth.test=${h.label}`, testImage, 'sh', '-c',
       'mkdir /work && echo keep > /work/old.txt && echo gone > /work/gone.txt');
     await h.open(`/containers/${stopped}?tab=files`);
+    await page.getByText('Container is not running: these are the files of its stopped filesystem').waitFor();
     await page.getByRole('table', { name: 'Files of /' }).getByRole('button', { name: 'work/' }).click();
     const table = page.getByRole('table', { name: 'Files of /work' });
     await table.waitFor();
@@ -90,6 +92,17 @@ describe('container files', { timeout: 120_000 }, () => {
     assert.throws(() => docker('cp', `${stopped}:/work/gone.txt`, '-'));
     assert.throws(() => docker('cp', `${stopped}:/work/old.txt`, '-'));
     assert.equal(docker('inspect', '-f', '{{.State.Running}}', stopped), 'false');
+
+    // The tabs that need a running container say so, with no error.
+    for (const [tab, words] of [
+      ['Processes', 'Container is not running: its processes are listed while it runs.'],
+      ['Stats', 'Container is not running: statistics are sampled while it runs.'],
+      ['Terminal', `Container is not running: start ${stopped} to open a terminal.`],
+    ]) {
+      await page.getByRole('tab', { name: tab }).click();
+      await page.getByRole('tabpanel').getByText(words).waitFor();
+    }
+    assert.equal(await page.getByRole('alert').count(), 0);
     assert.deepEqual(h.pageErrors, []);
   });
 });
