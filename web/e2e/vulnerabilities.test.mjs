@@ -154,6 +154,12 @@ describe('no scanner', { timeout: 180_000, skip: regMissing.length ? `needs ${re
     await help.waitFor();
     assert.equal(await p.getByRole('button', { name: 'Scan all' }).count(), 0, 'no Scan all without a scanner');
 
+    // Settings shows each scanner's state with the same one-click pull.
+    await g.open('/settings', 'Settings');
+    const scanners = p.getByRole('list', { name: 'Scanners on this environment' });
+    await scanners.getByText(/Trivy cannot run: \/nonexistent\/trivy does not exist/).waitFor();
+    await scanners.getByRole('button', { name: 'Pull Grype image' }).waitFor();
+
     await g.open('/images', 'Images');
     await help.waitFor();
     await p.getByRole('table').waitFor();
@@ -165,6 +171,25 @@ describe('no scanner', { timeout: 180_000, skip: regMissing.length ? `needs ${re
     await help.waitFor({ state: 'detached' });
     await p.getByRole('button', { name: `Scan ${testImage}` }).waitFor();
     assert.ok(onEngine(grypeImage), 'the scanner image has its name on the engine');
+
+    // The setting names Trivy, which cannot run: the server refuses it before
+    // any job, and "Scan all" asks for Grype, which can (the request is stopped
+    // here: it would scan every image in use on the shared engine).
+    assert.equal((await g.api('POST', '/api/settings/scanner?env=1', { scanner: 'scanner_b' })).status, 200);
+    const refused = await g.api('POST', '/api/vulnerabilities/scan-all?env=1&scanner=scanner_b');
+    assert.equal(refused.status, 400, JSON.stringify(refused.body));
+    assert.match(refused.body.error, /Trivy cannot run: \/nonexistent\/trivy does not exist/);
+    let asked = null;
+    await p.route('**/api/vulnerabilities/scan-all?*', (route) => {
+      asked = new URL(route.request().url()).searchParams.get('scanner');
+      return route.fulfill({ status: 400, contentType: 'application/json', body: JSON.stringify({ error: 'Stopped by the test' }) });
+    });
+    await g.open('/vulnerabilities', 'Vulnerabilities');
+    await p.getByText('"Scan all" scans with Grype: Trivy cannot run on this environment.').waitFor();
+    await p.getByRole('button', { name: 'Scan all' }).click();
+    await p.getByRole('alert').filter({ hasText: 'Stopped by the test' }).waitFor();
+    assert.equal(asked, 'scanner_a');
+    await p.unroute('**/api/vulnerabilities/scan-all?*');
     assert.deepEqual(g.pageErrors, []);
   });
 });

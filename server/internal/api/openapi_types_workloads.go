@@ -30,7 +30,7 @@ var workloadOps = map[string]apiOp{
 		Response: anyOf{jobStartAnswer{}, transferResult{}}},
 	"POST /api/images/push": {Summary: "Push an image to a registry: a job ({jobId}; with Accept: application/json, its result)", Request: pushInput{},
 		Response: anyOf{jobStartAnswer{}, transferResult{}}},
-	"POST /api/images/scan": {Summary: "Scan an image for vulnerabilities: a job ({jobId}; with Accept: application/json, its result)", Request: scanInput{},
+	"POST /api/images/scan": {Summary: "Scan an image for vulnerabilities: a job ({jobId}; with Accept: application/json, its result). A scanner that cannot run is refused (400, saying why) before the job starts", Request: scanInput{},
 		Response: anyOf{jobStartAnswer{}, scanJobResult{}}},
 	"GET /api/images/scan": {Summary: "The newest stored scan of an image ({found: false} when none)", Response: scanResultAnswer{},
 		Query: []queryParam{{"image", "string", "the image's name"}, {"scanner", "string", "grype or trivy (absent: any)"}}},
@@ -223,7 +223,10 @@ type transferResult struct {
 
 type scanInput struct {
 	ImageName string `json:"imageName"`
-	Scanner   string `json:"scanner"`
+	// Scanner is scanner_a, scanner_b or both, which must be able to run (a
+	// 400 says why not); without it, those of the environment's setting that
+	// can run, else the other one.
+	Scanner string `json:"scanner"`
 }
 
 // scanJobResult is a scan's final payload.

@@ -50,8 +50,9 @@ var imageScanOps = map[string]apiOp{
 	"GET /api/vulnerabilities/export": {Summary: "Download the findings, filtered and sorted as the list is (format json, the default, or csv)",
 		Content: "text/csv", AlsoJSON: true, Response: []scan.Finding{}, Query: append([]queryParam{
 			{"format", "string", "json (default) or csv"}}, findingQuery...)},
-	"POST /api/vulnerabilities/scan-all": {Summary: "Scan every image the environment's containers use: a job ({jobId}; with Accept: application/json, its result)",
-		Response: anyOf{jobStartAnswer{}, scan.ScanAllResult{}}},
+	"POST /api/vulnerabilities/scan-all": {Summary: "Scan every image the environment's containers use: a job ({jobId}; with Accept: application/json, its result). A scanner that cannot run is refused (400, saying why) before the job starts",
+		Response: anyOf{jobStartAnswer{}, scan.ScanAllResult{}}, Query: []queryParam{
+			{"scanner", "string", "scanner_a, scanner_b or both (must be able to run); without it, those of the environment's setting that can run, else the other one"}}},
 }
 
 var findingQuery = []queryParam{
@@ -386,8 +387,12 @@ func (s *Server) scanAllImages(c *gin.Context) error {
 			ids = append(ids, ct.ImageID)
 		}
 	}
+	names, err := s.scan.Choose(c.Request.Context(), env, c.Query("scanner"), s.findScannerImage)
+	if err != nil {
+		return err
+	}
 	noteAudit(c, "", "all images in use")
 	return s.runJob(c, func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
-		return s.scan.ScanImages(ctx, env, ids, emit)
+		return s.scan.ScanImages(ctx, env, names, ids, emit)
 	})
 }

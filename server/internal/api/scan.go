@@ -19,12 +19,18 @@ func (s *Server) scanImage(c *gin.Context) error {
 		return err
 	}
 	env := envOf(c)
-	if err := s.scan.CheckRequest(c.Request.Context(), env.ID, req.ImageName, req.Scanner); err != nil {
+	if err := s.scan.CheckRequest(c.Request.Context(), env.ID, req.ImageName, ""); err != nil {
+		return err
+	}
+	// A scanner that cannot run is refused now (400, saying why), not
+	// reported as a failed job.
+	names, err := s.scan.Choose(c.Request.Context(), env, req.Scanner, s.findScannerImage)
+	if err != nil {
 		return err
 	}
 	noteAudit(c, "", req.ImageName)
 	return s.runJob(c, func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
-		return s.scan.Scan(ctx, env, req.ImageName, req.Scanner, emit)
+		return s.scan.Scan(ctx, env, req.ImageName, names, emit)
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/apitest"
+	"github.com/berth-dev/berth/server/internal/helperimage/helperimagetest"
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
 	"github.com/berth-dev/berth/shared/enginetest"
@@ -199,17 +200,34 @@ func TestConcurrentScansOfOneImageAreCoalesced(t *testing.T) {
 	}
 }
 
-func TestAMissingScannerIsAClearErrorEvent(t *testing.T) {
+// A scanner that cannot run is refused before any job starts (400, saying
+// why and how to get it), never answered 200 and then failed image by image:
+// the one scan, the scan of every image in use, asked for by name, by the
+// setting, or with no scanner at all able to run.
+func TestAScannerThatCannotRunIsRefusedBeforeTheScan(t *testing.T) {
 	enginetest.Require(t) // not parallel: it changes PATH
+	// The helper image is built with go, found on PATH, before PATH is emptied.
+	if _, err := helperimagetest.Set(); err != nil {
+		t.Fatal(err)
+	}
 	// No binary configured or on PATH, and no scanner image on the engine.
 	t.Setenv("PATH", t.TempDir())
-	h := newScanHarness(t, scan.Config{Offline: true, TrivyImage: "berth-test/no-such-scanner:0"})
-	h.headers["Accept"] = "application/json"
-	var res struct{ Stage, Error string }
-	h.must(200, "POST", "/api/images/scan?env=1", map[string]string{"imageName": enginetest.Image(), "scanner": scan.ScannerB}, &res)
-	if res.Stage != "error" || !strings.Contains(res.Error, "Trivy is not installed") || !strings.Contains(res.Error, "berth-test/no-such-scanner:0") {
-		t.Errorf("scan without a scanner = %+v", res)
-	}
+	h := newScanHarness(t, scan.Config{Offline: true, GrypeImage: "berth-test/no-such-grype:0", TrivyImage: "berth-test/no-such-scanner:0"})
+	img := enginetest.Image()
+	trivy := "Trivy is not installed and its image berth-test/no-such-scanner:0 is not on this environment. To scan, set TRIVY_PATH"
+	none := "No vulnerability scanner can run on this environment. Grype is not installed"
+	h.expectRefusals([]refusal{
+		{"trivy asked for", "POST", "/api/images/scan?env=1", map[string]string{"imageName": img, "scanner": scan.ScannerB}, 400, trivy},
+		{"both asked for", "POST", "/api/images/scan?env=1", map[string]string{"imageName": img, "scanner": "both"}, 400, "Grype is not installed"},
+		{"unknown scanner", "POST", "/api/images/scan?env=1", map[string]string{"imageName": img, "scanner": "clam"}, 400, "scanner must be scanner_a, scanner_b or both"},
+		{"the setting, none can run", "POST", "/api/images/scan?env=1", map[string]string{"imageName": img}, 400, none},
+		{"scan all, trivy asked for", "POST", "/api/vulnerabilities/scan-all?env=1&scanner=scanner_b", nil, 400, trivy},
+		{"scan all, none can run", "POST", "/api/vulnerabilities/scan-all?env=1", nil, 400, none},
+	})
+	h.must(200, "POST", "/api/settings/scanner?env=1", map[string]string{"scanner": "scanner_b"}, nil)
+	h.expectRefusals([]refusal{
+		{"scan all, setting trivy", "POST", "/api/vulnerabilities/scan-all?env=1", nil, 400, none + " and its image berth-test/no-such-grype:0"},
+	})
 }
 
 func TestPullScansWhenTheEnvironmentAsksForIt(t *testing.T) {

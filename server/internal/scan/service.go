@@ -128,17 +128,10 @@ func stage(name, msg string, progress int) map[string]any {
 	return map[string]any{"stage": name, "message": msg, "progress": progress}
 }
 
-// Scan runs a scan job: stages scanning (0), analyzing, processing, then
-// complete with result (the first) and results (all), or error. Without a
-// requested scanner and with the setting none, both scanners run.
-func (s *Service) Scan(ctx context.Context, env store.Environment, image, scanner string, emit jobs.Emit) (string, any, bool) {
-	names, err := s.scannersFor(ctx, env.ID, scanner)
-	if err != nil {
-		return "result", map[string]any{"stage": "error", "message": "Scan failed", "error": err.Error()}, true
-	}
-	if len(names) == 0 {
-		names = []string{ScannerA, ScannerB}
-	}
+// Scan runs a scan job with the scanners names (see Choose): stages
+// scanning (0), analyzing, processing, then complete with result (the
+// first) and results (all), or error.
+func (s *Service) Scan(ctx context.Context, env store.Environment, image string, names []string, emit jobs.Emit) (string, any, bool) {
 	emit("progress", stage("scanning", "Scanning "+image, 0))
 	results, err := s.scanAll(ctx, env, image, names, func(i int, label string) {
 		emit("progress", stage("analyzing", "Analyzing "+image+" with "+label, 10+70*i/len(names)))
@@ -331,19 +324,11 @@ type ScanAllFailed struct {
 	Error string `json:"error"`
 }
 
-// ScanImages scans images on env one after the other with the
-// environment's scanners (both when its setting is none), emitting a
-// progress event per image ({stage, image, index, total, progress}) and
-// ending with a ScanAllResult. A failed image is reported and the others
+// ScanImages scans images on env one after the other with the scanners
+// names (see Choose), emitting a progress event per image ({stage, image,
+// index, total, progress}) and ending with a ScanAllResult. A failed image is reported and the others
 // scanned; the job fails only when every image failed.
-func (s *Service) ScanImages(ctx context.Context, env store.Environment, images []string, emit jobs.Emit) (string, any, bool) {
-	names, err := s.scannersFor(ctx, env.ID, "")
-	if err != nil {
-		return "result", ScanAllResult{Stage: "error", Message: err.Error(), Failed: []ScanAllFailed{}}, true
-	}
-	if len(names) == 0 {
-		names = []string{ScannerA, ScannerB}
-	}
+func (s *Service) ScanImages(ctx context.Context, env store.Environment, names, images []string, emit jobs.Emit) (string, any, bool) {
 	out := ScanAllResult{Stage: "complete", Total: len(images), Failed: []ScanAllFailed{}}
 	for i, image := range images {
 		if ctx.Err() != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
@@ -150,4 +151,81 @@ func (s *Service) Image(scanner string) (string, error) {
 		return "", fault.New(fault.Invalid, "scanner must be scanner_a or scanner_b")
 	}
 	return t.image, nil
+}
+
+// Choose is the one rule for the scanners a scan on env runs with (the
+// console's scanChoice follows it too, so that what it offers is what runs):
+//   - a requested scanner (scanner_a or grype, scanner_b or trivy, or both)
+//     must be able to run, else an Invalid fault (400) says why and how to
+//     get it — before any job starts;
+//   - without one, the scanners the environment's setting names (both when it
+//     is none or both) that can run; when none of them can, the other one if
+//     it can; when no scanner can run, an Invalid fault saying why.
+//
+// find (nil: none) names the registry serving a missing scanner's image in
+// the refusal.
+func (s *Service) Choose(ctx context.Context, env store.Environment, requested string, find SourceFinder) ([]string, error) {
+	wanted, explicit := []string{ScannerA, ScannerB}, requested != ""
+	switch requested {
+	case "":
+		setting, err := s.Setting(ctx, env.ID)
+		if err != nil {
+			return nil, err
+		}
+		if setting == ScannerA || setting == ScannerB {
+			wanted = []string{setting}
+		}
+	case ScannerA, "grype":
+		wanted = []string{ScannerA}
+	case ScannerB, "trivy":
+		wanted = []string{ScannerB}
+	case SettingBoth:
+	default:
+		return nil, fault.New(fault.Invalid, "scanner must be scanner_a, scanner_b or both")
+	}
+	list, err := s.Statuses(ctx, env, nil)
+	if err != nil {
+		return nil, err
+	}
+	names, err := choose(wanted, explicit, list)
+	if err != nil && find != nil {
+		// Said again with where to get the missing scanners.
+		if named, ferr := s.Statuses(ctx, env, find); ferr == nil {
+			_, err = choose(wanted, explicit, named)
+		}
+	}
+	return names, err
+}
+
+// choose applies Choose's rule to the scanners' statuses.
+func choose(wanted []string, explicit bool, list []Status) ([]string, error) {
+	var runs, reasons []string
+	for _, w := range wanted {
+		for _, st := range list {
+			if st.Scanner != w {
+				continue
+			}
+			if st.Usable {
+				runs = append(runs, w)
+			} else {
+				reasons = append(reasons, st.Reason)
+			}
+		}
+	}
+	switch {
+	case explicit && len(runs) < len(wanted):
+		return nil, fault.New(fault.Invalid, strings.Join(reasons, " "))
+	case len(runs) > 0:
+		return runs, nil
+	}
+	for _, st := range list {
+		if st.Usable {
+			return []string{st.Scanner}, nil
+		}
+	}
+	var all []string
+	for _, st := range list {
+		all = append(all, st.Reason)
+	}
+	return nil, fault.New(fault.Invalid, "No vulnerability scanner can run on this environment. "+strings.Join(all, " "))
 }

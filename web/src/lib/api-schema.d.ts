@@ -2059,7 +2059,7 @@ export interface paths {
         /** The newest stored scan of an image ({found: false} when none) */
         get: operations["get_api_images_scan"];
         put?: never;
-        /** Scan an image for vulnerabilities: a job ({jobId}; with Accept: application/json, its result) */
+        /** Scan an image for vulnerabilities: a job ({jobId}; with Accept: application/json, its result). A scanner that cannot run is refused (400, saying why) before the job starts */
         post: operations["post_api_images_scan"];
         delete?: never;
         options?: never;
@@ -4035,7 +4035,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Scan every image the environment's containers use: a job ({jobId}; with Accept: application/json, its result) */
+        /** Scan every image the environment's containers use: a job ({jobId}; with Accept: application/json, its result). A scanner that cannot run is refused (400, saying why) before the job starts */
         post: operations["post_api_vulnerabilities_scan_all"];
         delete?: never;
         options?: never;
@@ -17888,6 +17888,8 @@ export interface operations {
             query?: {
                 /** @description The environment's id (default 1). */
                 env?: number;
+                /** @description scanner_a, scanner_b or both (must be able to run); without it, those of the environment's setting that can run, else the other one */
+                scanner?: string;
             };
             header?: never;
             path?: never;

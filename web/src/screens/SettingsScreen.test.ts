@@ -2,10 +2,17 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
 import * as admin from '../lib/api-admin';
+import { queryClient } from '../lib/query';
 import { session } from '../lib/session.svelte';
+import * as sse from '../lib/sse';
 import { stubApi, type StubApi, type StubCall } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import SettingsScreen from './SettingsScreen.svelte';
+
+vi.mock('../lib/sse', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../lib/sse')>();
+  return { ...real, followJob: vi.fn() };
+});
 
 let api: StubApi;
 /** The bodies sent to "METHOD /path", oldest first. */
@@ -302,6 +309,38 @@ describe('SettingsScreen', () => {
     // the stored choice is read again and stays selected
     await waitFor(() => expect(api.called('GET /api/settings/scanner').length).toBeGreaterThan(1));
     expect((s.getByLabelText('Grype and Trivy') as HTMLInputElement).checked).toBe(true);
+  });
+
+  it("pulls a missing scanner's image in one click, as the image screens do", async () => {
+    queryClient.clear();
+    const trivy = {
+      ...scanners.scanners[1],
+      reason: 'Trivy is not installed. To scan, pull its image from mirror, or set TRIVY_PATH to its binary.',
+      pullFrom: { registryId: 7, registryName: 'mirror', reference: '127.0.0.1:5000/aquasec/trivy:0.58.1' },
+    };
+    api.routes['GET /api/images/scanners'] = { ...scanners, scanners: [scanners.scanners[0], trivy] };
+    api.routes['POST /api/images/scanners/pull'] = { jobId: 'pull-t' };
+    vi.mocked(sse.followJob).mockImplementation(async (_jobId, onEvent) => {
+      api.routes['GET /api/images/scanners'] = {
+        ...scanners,
+        scanners: [scanners.scanners[0], { ...scanners.scanners[1], usable: true, via: 'image', imagePresent: true, reason: undefined }],
+      };
+      onEvent({ event: 'result', data: JSON.stringify({ status: 'complete', message: 'Pulled aquasec/trivy:0.58.1 from mirror' }) });
+    });
+    render(SettingsScreen);
+    const s = await section('Vulnerability scanning');
+    const list = await s.findByRole('list', { name: 'Scanners on this environment' });
+    expect(within(list).getByText('(aquasec/trivy:0.58.1 from mirror)')).toBeTruthy();
+    expect(s.getByText('GRYPE_PATH')).toBeTruthy(); // the binary advice, here without a link to Settings
+    expect(s.queryByRole('link', { name: 'Settings' })).toBeNull();
+    await fireEvent.click(within(list).getByRole('button', { name: 'Pull Trivy image' }));
+    await waitFor(() => expect(api.called('POST /api/images/scanners/pull')[0]?.body).toEqual({ scanner: 'scanner_b' }));
+    expect(api.called('POST /api/images/scanners/pull')[0].query).toEqual({ env: '1' });
+    expect(await s.findByText('Pulled aquasec/trivy:0.58.1 from mirror: Trivy can scan now.')).toBeTruthy();
+    expect(
+      await within(list).findByText("Trivy: can scan, runs in a container of its image aquasec/trivy:0.58.1 on the environment's engine."),
+    ).toBeTruthy();
+    expect(within(list).queryByRole('button')).toBeNull();
   });
 
   it('says when no scanner can run, and why the scanner setting was not saved', async () => {

@@ -24,6 +24,8 @@ export function createScannersQuery(env: () => number | null) {
 }
 
 /**
+ * The rule of every scan, the single image's and "Scan all" alike (the
+ * server's scan.Choose applies the same, so a scan asked for by it starts).
  * The scanner a scan asks for: '' lets the environment's setting decide
  * (every scanner it names can run), a scanner's name when only it can run
  * of those the setting names (or of both, when none is set), null when none
