@@ -114,8 +114,6 @@ export function createCredential(body: GitCredentialBody): Promise<GitCredential
   return request('POST', '/api/git/credentials', { body });
 }
 
-
-
 // ---------------------------------------------------------------- repositories
 
 export async function listRepositories(): Promise<GitRepository[]> {
@@ -126,35 +124,10 @@ export function createRepository(body: GitRepositoryBody): Promise<GitRepository
   return request('POST', '/api/git/repositories', { body });
 }
 
-
-
 // ---------------------------------------------------------------- git stacks
-
-export function getGitStack(id: number): Promise<GitStack> {
-  return request('GET', `/api/git/stacks/${id}`);
-}
 
 export function createGitStack(body: GitStackBody): Promise<GitStack> {
   return request('POST', '/api/git/stacks', { body });
-}
-
-export function updateGitStack(id: number, body: GitStackBody): Promise<GitStack> {
-  return request('PUT', `/api/git/stacks/${id}`, { body });
-}
-
-/** Deletes a git stack: force (the API's default) also removes a running stack's containers and named volumes. */
-export function deleteGitStack(id: number, force: boolean): Promise<{ success: boolean }> {
-  return request('DELETE', `/api/git/stacks/${id}`, { query: { force } });
-}
-
-/**
- * Starts a deploy (pull and bring up) or a sync (only when the commit
- * changed) and answers its job id (Accept without application/json: the
- * server answers {jobId} at once instead of waiting).
- */
-export async function startGitJob(id: number, kind: 'deploy' | 'sync'): Promise<string> {
-  const r = await request<{ jobId: string }>('POST', `/api/git/stacks/${id}/${kind}`, { headers: { Accept: 'text/event-stream, */*' } });
-  return r.jobId;
 }
 
 /** Follows a git job to its end, handing each output line to onLine. */
@@ -206,24 +179,6 @@ export interface RepositoryProbe {
   username?: string;
   password?: string;
   sshPrivateKey?: string;
-}
-
-
-
-/** The outcome of a git stack test: its compose and env files at the branch head. */
-export interface GitStackTest {
-  success: boolean;
-  commit?: string;
-  branch: string;
-  composePath: string;
-  composeFileExists: boolean;
-  envFilePath: string;
-  envFileExists: boolean | null;
-  error?: string;
-}
-
-export function testGitStack(id: number): Promise<GitStackTest> {
-  return request('POST', `/api/git/stacks/${id}/test`);
 }
 
 export interface GitEnvFiles {

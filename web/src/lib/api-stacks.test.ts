@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from './api';
 import { createStack, runStreamed } from './api-stacks';
-import { startGitJob, webhookUrl } from './api-git';
+import { webhookUrl } from './api-git';
 
 function sse(chunks: string[], init: ResponseInit = {}): Response {
   const body = new ReadableStream<Uint8Array>({
@@ -72,13 +72,7 @@ describe('streamed deploys', () => {
 });
 
 describe('small calls', () => {
-  it('starts a git job asking for its id, not for the result', async () => {
-    const fetchMock = vi.fn(async () => new Response('{"jobId":"abc"}', { status: 200 }));
-    vi.stubGlobal('fetch', fetchMock);
-    expect(await startGitJob(5, 'sync')).toBe('abc');
-    const [url, init] = fetchMock.mock.calls[0] as unknown as [string, RequestInit];
-    expect(url).toBe('/api/git/stacks/5/sync');
-    expect((init.headers as Record<string, string>).Accept).not.toContain('application/json');
+  it('builds a webhook URL from the path the API gives', () => {
     expect(webhookUrl('/api/git/stacks/5/webhook', 'https://berth.example')).toBe('https://berth.example/api/git/stacks/5/webhook');
   });
 });

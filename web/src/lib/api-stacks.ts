@@ -82,16 +82,6 @@ export type StackAction = 'start' | 'stop' | 'restart' | 'down';
 
 const path = (name: string, rest = '') => `/api/stacks/${encodeURIComponent(name)}${rest}`;
 
-export function listStacks(env: number): Promise<StackEntry[]> {
-  return request('GET', '/api/stacks', { query: { env } });
-}
-
-/** One stack from the list (the API has no single-stack read); null when it is not there. */
-export async function getStack(env: number, name: string): Promise<StackEntry | null> {
-  const list = await listStacks(env);
-  return (Array.isArray(list) ? list : []).find((s) => s.name === name) ?? null;
-}
-
 export function stackAction(env: number, name: string, action: StackAction): Promise<{ success: boolean; output?: string }> {
   return request('POST', path(name, `/${action}`), { query: { env } });
 }

@@ -1,36 +1,16 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
-import * as stacks from '../lib/api-stacks';
-import * as git from '../lib/api-git';
+import type { Schema } from '../lib/client';
+import { queryClient } from '../lib/query';
 import { router } from '../lib/router.svelte';
 import { matchRoute } from '../lib/routes';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi, type StubCall } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import GitStackScreen from './GitStackScreen.svelte';
 
-vi.mock('../lib/api-stacks', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-stacks')>();
-  return { ...real, getStack: vi.fn(), stackAction: vi.fn() };
-});
-vi.mock('../lib/api-git', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-git')>();
-  return {
-    ...real,
-    getGitStack: vi.fn(),
-    listRepositories: vi.fn(),
-    listCredentials: vi.fn(),
-    updateGitStack: vi.fn(),
-    deleteGitStack: vi.fn(),
-    startGitJob: vi.fn(),
-    followGitJob: vi.fn(),
-    deployGitStackStream: vi.fn(),
-    testGitStack: vi.fn(),
-    newSecret: () => 'a1'.repeat(32),
-  };
-});
-
-const gs: git.GitStack = {
+const gs: Schema<'api.gitStackJSON'> = {
   id: 5,
   stackName: 'shop',
   environmentId: 1,
@@ -46,26 +26,48 @@ const gs: git.GitStack = {
   lastSync: '2026-01-02T03:04:05Z',
   lastSyncStatus: 'success',
   lastSyncError: '',
+  createdAt: '2026-01-01T00:00:00Z',
+  updatedAt: '2026-01-01T00:00:00Z',
 };
+const repo = (id: number, name: string, branch: string, credentialId: number | null) => ({
+  id,
+  name,
+  url: `https://git.example.com/${name}.git`,
+  branch,
+  credentialId,
+  webhookEnabled: false,
+  hasWebhookSecret: false,
+  webhookPath: `/api/git/webhook/${id}`,
+  lastSync: null,
+  syncStatus: 'never',
+  syncedAt: null,
+});
 
+/** A server-sent event stream of JSON events. */
+function sse(events: unknown[], headers: Record<string, string> = {}): Response {
+  const text = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('');
+  return new Response(text, { status: 200, headers: { 'Content-Type': 'text/event-stream', ...headers } });
+}
+
+let api: StubApi;
 beforeEach(() => {
+  queryClient.clear();
   session.session = { authenticated: false, authEnabled: false };
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
-  vi.mocked(git.getGitStack).mockResolvedValue(structuredClone(gs));
-  vi.mocked(git.listRepositories).mockResolvedValue([
-    { id: 3, name: 'app', url: 'https://git.example.com/app.git', branch: 'release', credentialId: 9, webhookEnabled: false, hasWebhookSecret: false, webhookPath: '/api/git/webhook/3', lastSync: null },
-    { id: 4, name: 'other', url: 'https://git.example.com/other.git', branch: 'main', credentialId: null, webhookEnabled: false, hasWebhookSecret: false, webhookPath: '/api/git/webhook/4', lastSync: null },
-  ]);
-  vi.mocked(git.listCredentials).mockResolvedValue([{ id: 9, name: 'deploy-token', authType: 'password', username: 'bot', hasPassword: true, hasSshKey: false }]);
-  vi.mocked(stacks.getStack).mockResolvedValue({ name: 'shop', status: 'running', sourceType: 'git', containers: [], containerDetails: [] });
-  vi.mocked(git.updateGitStack).mockImplementation(async (_id, b) => ({ ...structuredClone(gs), ...b, hasWebhookSecret: true }));
-  vi.mocked(git.deleteGitStack).mockResolvedValue({ success: true });
-  vi.mocked(stacks.stackAction).mockResolvedValue({ success: true, output: '' });
+  api = stubApi({
+    'GET /api/git/stacks/5': gs,
+    'GET /api/git/repositories': [repo(3, 'app', 'release', 9), repo(4, 'other', 'main', null)],
+    'GET /api/git/credentials': [{ id: 9, name: 'deploy-token', authType: 'password', username: 'bot', hasPassword: true, hasSshKey: false }],
+    'GET /api/stacks': [{ name: 'shop', status: 'running', sourceType: 'git', containers: [], containerDetails: [] }],
+    'PUT /api/git/stacks/5': (c: StubCall) => ({ ...gs, ...(c.body as object), hasWebhookSecret: true }),
+    'DELETE /api/git/stacks/5': { success: true },
+    'POST /api/stacks/shop/down': { success: true, output: '' },
+  });
 });
 afterEach(() => {
   cleanup();
-  vi.clearAllMocks();
+  vi.unstubAllGlobals();
 });
 
 const route = (id: number | string) => matchRoute(`/git/stacks/${id}`);
@@ -75,10 +77,9 @@ describe('GitStackScreen', () => {
   it('shows repository, branch, paths, last sync and commit, and the webhook URL', async () => {
     const { container } = render(GitStackScreen, { route: route(5) });
     expect(await screen.findByRole('heading', { level: 1, name: 'shop' })).toBeTruthy();
-    expect(git.getGitStack).toHaveBeenCalledWith(5);
+    await waitFor(() => expect(dd('Credential')).toBe('deploy-token (password)'));
     expect(dd('Repository')).toBe('app https://git.example.com/app.git');
     expect(dd('Branch')).toBe('release');
-    expect(dd('Credential')).toBe('deploy-token (password)');
     expect(dd('Compose file')).toBe('deploy/compose.yaml');
     expect(dd('Auto-sync')).toBe('on, */10 * * * *');
     expect(dd('Last commit')).toBe('0123456789ab');
@@ -86,58 +87,69 @@ describe('GitStackScreen', () => {
     expect((screen.getByLabelText('Webhook URL') as HTMLInputElement).value).toBe(`${location.origin}/api/git/stacks/5/webhook`);
     expect(screen.getByText(/A secret is set/)).toBeTruthy();
     expect(await screen.findByText('running')).toBeTruthy();
+    expect(api.called('GET /api/stacks')[0].query).toEqual({ env: '1' });
     expect(screen.getByRole('link', { name: 'Open stack' }).getAttribute('href')).toBe('/stacks/shop');
     await expectNoSeriousAxeViolations(container);
   });
 
-  it('syncs with progress and shows the outcome', async () => {
-    vi.mocked(git.startGitJob).mockResolvedValue('job-9');
-    vi.mocked(git.followGitJob).mockImplementation(async (_j, onLine) => {
-      onLine('Pulling https://git.example.com/app.git (branch release)');
-      return { success: true, deployed: false, commit: 'abc', message: "Stack 'shop' is up to date at commit abc" };
-    });
+  it('syncs with progress, shows the outcome and reads the git stack again', async () => {
+    api.routes['POST /api/git/stacks/5/sync'] = () => {
+      api.routes['GET /api/git/stacks/5'] = { ...gs, lastCommit: 'abcdef0123456789abcd' };
+      return { jobId: 'job-9' };
+    };
+    api.routes['GET /api/jobs/job-9'] = () =>
+      sse([
+        { message: 'Pulling https://git.example.com/app.git (branch release)' },
+        { success: true, deployed: false, commit: 'abc', message: "Stack 'shop' is up to date at commit abc" },
+      ]);
     render(GitStackScreen, { route: route(5) });
     await screen.findByRole('heading', { level: 1, name: 'shop' });
     await fireEvent.click(screen.getByRole('button', { name: 'Sync' }));
-    await waitFor(() => expect(git.startGitJob).toHaveBeenCalledWith(5, 'sync'));
-    expect(git.followGitJob).toHaveBeenCalledWith('job-9', expect.any(Function));
+    await waitFor(() => expect(api.called('POST /api/git/stacks/5/sync')).toHaveLength(1));
     const out = await screen.findByRole('log', { name: 'Sync shop output' });
-    expect(out.textContent).toContain('Pulling');
+    await waitFor(() => expect(out.textContent).toContain('Pulling'));
     expect(await screen.findByText(/is up to date at commit abc/)).toBeTruthy();
+    await waitFor(() => expect(dd('Last commit')).toBe('abcdef012345'));
   });
 
   it('shows a failed deploy with its error', async () => {
-    vi.mocked(git.deployGitStackStream).mockResolvedValue({ success: false, error: 'authentication required' });
+    api.routes['POST /api/git/stacks/5/deploy-stream'] = () => sse([{ success: false, error: 'authentication required' }]);
     render(GitStackScreen, { route: route(5) });
     await screen.findByRole('heading', { level: 1, name: 'shop' });
     await fireEvent.click(screen.getByRole('button', { name: 'Deploy' }));
     expect((await screen.findByRole('alert')).textContent).toBe('authentication required');
-    expect(git.startGitJob).not.toHaveBeenCalled();
+    expect(api.called('POST /api/git/stacks/5/sync')).toHaveLength(0);
   });
 
   it('deploys with the progress streamed into the output as it comes', async () => {
-    let finish: (r: git.GitDeployResult) => void = () => {};
-    vi.mocked(git.deployGitStackStream).mockImplementation(
-      (_id, onLine) =>
-        new Promise((resolve) => {
-          onLine('Pulling https://git.example.com/app.git (branch release)');
-          onLine('Container shop-app-1 Started');
-          finish = resolve;
-        }),
-    );
+    let push: (s: string) => void = () => {};
+    let end: () => void = () => {};
+    api.routes['POST /api/git/stacks/5/deploy-stream'] = () => {
+      const enc = new TextEncoder();
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          push = (s) => c.enqueue(enc.encode(`data: ${s}\n\n`));
+          end = () => c.close();
+        },
+      });
+      return new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
+    };
     render(GitStackScreen, { route: route(5) });
     await screen.findByRole('heading', { level: 1, name: 'shop' });
     await fireEvent.click(screen.getByRole('button', { name: 'Deploy' }));
-    await waitFor(() => expect(git.deployGitStackStream).toHaveBeenCalledWith(5, expect.any(Function)));
+    await waitFor(() => expect(api.called('POST /api/git/stacks/5/deploy-stream')).toHaveLength(1));
+    push(JSON.stringify({ message: 'Pulling https://git.example.com/app.git (branch release)' }));
+    push(JSON.stringify({ message: 'Container shop-app-1 Started' }));
     const out = await screen.findByRole('log', { name: 'Deploy shop output' });
     await waitFor(() => expect(out.textContent).toContain('Container shop-app-1 Started'));
     expect((screen.getByRole('button', { name: 'Deploy' }) as HTMLButtonElement).disabled).toBe(true);
-    finish({ success: true, deployed: true, commit: 'abc', message: "Deployed stack 'shop' at commit abc" });
+    push(JSON.stringify({ success: true, deployed: true, commit: 'abc', message: "Deployed stack 'shop' at commit abc" }));
+    end();
     expect(await screen.findByText(/Deployed stack 'shop' at commit abc/)).toBeTruthy();
   });
 
   it('tests the files at the branch head and shows what is missing', async () => {
-    vi.mocked(git.testGitStack).mockResolvedValueOnce({
+    api.routes['POST /api/git/stacks/5/test'] = {
       success: false,
       commit: '0123456789abcdef',
       branch: 'release',
@@ -146,7 +158,7 @@ describe('GitStackScreen', () => {
       envFilePath: 'deploy/app.env',
       envFileExists: false,
       error: "env file 'deploy/app.env' not found",
-    });
+    };
     render(GitStackScreen, { route: route(5) });
     await screen.findByRole('heading', { level: 1, name: 'shop' });
     await fireEvent.click(screen.getByRole('button', { name: 'Test' }));
@@ -156,9 +168,11 @@ describe('GitStackScreen', () => {
     expect(result.textContent).toContain('0123456789ab');
     expect(result.textContent).toMatch(/Compose file\s*deploy\/compose.yaml: found/);
     expect(result.textContent).toMatch(/Env file\s*deploy\/app.env: missing/);
-    expect(git.testGitStack).toHaveBeenCalledWith(5);
+    expect(api.called('POST /api/git/stacks/5/test')).toHaveLength(1);
 
-    vi.mocked(git.testGitStack).mockRejectedValueOnce(new ApiError(404, 'Git stack not found'));
+    api.routes['POST /api/git/stacks/5/test'] = () => {
+      throw new ApiError(404, 'Git stack not found');
+    };
     await fireEvent.click(screen.getByRole('button', { name: 'Test' }));
     await waitFor(() => expect(result.textContent).toContain('Test failed: Git stack not found'));
   });
@@ -171,9 +185,10 @@ describe('GitStackScreen', () => {
     await fireEvent.change(within(form).getByLabelText('Repository'), { target: { value: '4' } });
     await fireEvent.input(within(form).getByLabelText('Compose file in the repository'), { target: { value: 'compose.yml' } });
     await fireEvent.click(within(form).getByRole('checkbox', { name: /Auto-sync/ }));
+    api.routes['GET /api/git/stacks/5'] = { ...gs, repositoryId: 4, composePath: 'compose.yml', autoUpdate: false, autoUpdateCron: '' };
     await fireEvent.click(within(form).getByRole('button', { name: 'Save' }));
     await waitFor(() =>
-      expect(git.updateGitStack).toHaveBeenCalledWith(5, {
+      expect(api.called('PUT /api/git/stacks/5')[0]?.body).toEqual({
         repositoryId: 4,
         composePath: 'compose.yml',
         envFilePath: '',
@@ -184,15 +199,22 @@ describe('GitStackScreen', () => {
     );
     await waitFor(() => expect(screen.queryByRole('form', { name: 'Edit settings' })).toBeNull());
     expect(dd('Compose file')).toBe('compose.yml');
+    await waitFor(() => expect(dd('Repository')).toBe('other https://git.example.com/other.git'));
+    expect(dd('Auto-sync')).toBe('off');
+    // The change is read back from the server.
+    await waitFor(() => expect(api.called('GET /api/git/stacks/5').length).toBeGreaterThanOrEqual(2));
   });
 
   it('shows an edit refusal', async () => {
-    vi.mocked(git.updateGitStack).mockRejectedValueOnce(new ApiError(400, 'Invalid cron expression'));
+    api.routes['PUT /api/git/stacks/5'] = () => {
+      throw new ApiError(400, 'Invalid cron expression');
+    };
     render(GitStackScreen, { route: route(5) });
     await screen.findByRole('heading', { level: 1, name: 'shop' });
     await fireEvent.click(screen.getByRole('button', { name: 'Edit' }));
     await fireEvent.click(screen.getByRole('button', { name: 'Save' }));
     expect((await screen.findByRole('alert')).textContent).toBe('Invalid cron expression');
+    expect(screen.getByRole('form', { name: 'Edit settings' })).toBeTruthy();
   });
 
   it('generates a new webhook secret after confirmation and shows it once with a copy button', async () => {
@@ -201,9 +223,13 @@ describe('GitStackScreen', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Generate a new secret' }));
     const dialog = screen.getByRole('dialog', { name: 'Replace the webhook secret?' });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Generate' }));
-    await waitFor(() => expect(git.updateGitStack).toHaveBeenCalledWith(5, expect.objectContaining({ webhookSecret: 'a1'.repeat(32), repositoryId: 3 })));
-    expect(((await screen.findByLabelText('Webhook secret')) as HTMLInputElement).value).toBe('a1'.repeat(32));
+    await waitFor(() => expect(api.called('PUT /api/git/stacks/5')).toHaveLength(1));
+    const sent = api.called('PUT /api/git/stacks/5')[0].body as Record<string, unknown>;
+    expect(sent).toMatchObject({ repositoryId: 3, composePath: 'deploy/compose.yaml', webhookEnabled: true });
+    expect(sent.webhookSecret).toMatch(/^[0-9a-f]{64}$/);
+    expect(((await screen.findByLabelText('Webhook secret')) as HTMLInputElement).value).toBe(sent.webhookSecret);
     expect(screen.getByRole('button', { name: 'Copy Webhook secret' })).toBeTruthy();
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
   });
 
   it('deletes through the confirmation (force keeps volumes: down first)', async () => {
@@ -213,17 +239,21 @@ describe('GitStackScreen', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Delete' }));
     const dialog = screen.getByRole('dialog', { name: 'Delete stack shop?' });
     await fireEvent.click(within(dialog).getByRole('button', { name: 'Delete' }));
-    await waitFor(() => expect(git.deleteGitStack).toHaveBeenCalledWith(5, false));
-    expect(stacks.stackAction).toHaveBeenCalledWith(1, 'shop', 'down');
+    await waitFor(() => expect(api.called('DELETE /api/git/stacks/5')).toHaveLength(1));
+    expect(api.called('DELETE /api/git/stacks/5')[0].query).toEqual({ force: 'false' });
+    expect(api.called('POST /api/stacks/shop/down')[0].query).toEqual({ env: '1' });
     await waitFor(() => expect(nav).toHaveBeenCalledWith('/stacks'));
     nav.mockRestore();
   });
 
   it('shows a missing git stack', async () => {
-    vi.mocked(git.getGitStack).mockRejectedValue(new ApiError(404, 'Git stack not found'));
+    api.routes['GET /api/git/stacks/99'] = () => {
+      throw new ApiError(404, 'Git stack not found');
+    };
     render(GitStackScreen, { route: route(99) });
-    expect((await screen.findByRole('alert')).textContent).toBe('Git stack not found');
+    expect((await screen.findByRole('alert')).textContent).toContain('Git stack not found');
     expect(screen.getByRole('heading', { level: 1 })).toBeTruthy();
+    expect(screen.getByRole('link', { name: 'Back to the stacks' })).toBeTruthy();
   });
 
   it('offers a user who may only view git stacks no Sync, Deploy, Test, Edit, Delete or new secret', async () => {
