@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from './api';
-import { createStack, runStreamed } from './api-stacks';
+import { runStreamed } from './api-stacks';
 import { webhookUrl } from './api-git';
 
 function sse(chunks: string[], init: ResponseInit = {}): Response {
@@ -30,7 +30,8 @@ describe('streamed deploys', () => {
     );
     vi.stubGlobal('fetch', fetchMock);
     const lines: string[] = [];
-    const r = await createStack(1, { name: 'demo', compose: 'services: {}', envVars: [], rawEnvContent: '' }, (l) => lines.push(l));
+    const body = { name: 'demo', compose: 'services: {}', envVars: [], rawEnvContent: '' };
+    const r = await runStreamed('POST', '/api/stacks', { query: { env: 1 }, body }, (l) => lines.push(l));
     expect(lines).toEqual(['Network demo_default Creating', 'Container demo-web-1 Started']);
     expect(r).toEqual({ success: true, started: true, output: '…' });
     const [url, init] = fetchMock.mock.calls[0] as unknown as [string, RequestInit];

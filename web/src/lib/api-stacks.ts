@@ -88,16 +88,6 @@ export function stackAction(env: number, name: string, action: StackAction): Pro
 
 // ---------------------------------------------------------------- streamed deploys
 
-export interface CreateStackBody {
-  name: string;
-  compose: string;
-  start?: boolean;
-  envVars?: StackVariable[];
-  rawEnvContent?: string;
-  /** A custom absolute location of the compose file (default: under the base path). */
-  composePath?: string;
-}
-
 /** Progress of a streamed operation: each compose output line. */
 export type OnLine = (line: string) => void;
 
@@ -156,11 +146,6 @@ export async function runStreamed(
   return final;
 }
 
-/** Creates an internal stack and (unless start is false) brings it up, streaming compose's output. */
-export function createStack(env: number, body: CreateStackBody, onLine: OnLine, signal?: AbortSignal): Promise<DeployResult> {
-  return runStreamed('POST', '/api/stacks', { query: { env }, body, signal }, onLine);
-}
-
 /** Brings a stack up again from its files, streaming compose's output. */
 export function deployStack(env: number, name: string, onLine: OnLine, signal?: AbortSignal): Promise<DeployResult> {
   return runStreamed('POST', path(name, '/deploy'), { query: { env }, signal }, onLine);
@@ -189,27 +174,6 @@ export function statusTone(status: StackStatus): string {
 
 // ---------------------------------------------------------------- editor helpers (issue 15)
 
-/** Where a new stack of a name would be written (GET /api/stacks/default-path). */
-export interface DefaultPath {
-  name: string;
-  directory: string;
-  composePath: string;
-  envPath: string;
-  exists: boolean;
-  taken: boolean;
-}
-
-/** The verdict on a location for a stack's files (POST /api/stacks/validate-path). */
-export interface PathCheck {
-  valid: boolean;
-  message?: string;
-  directory?: string;
-  exists: boolean;
-  writable: boolean;
-  hasComposeFile: boolean;
-  composeFile?: string;
-}
-
 export interface PathHints {
   basePath: string;
   directories: string[];
@@ -237,19 +201,11 @@ export interface StackSources {
   external: { count: number; stacks: { name: string; status: StackStatus; adopted: boolean }[] };
 }
 
-export function getDefaultPath(env: number, name: string): Promise<DefaultPath> {
-  return request('GET', '/api/stacks/default-path', { query: { env, name } });
-}
-
 export async function getPathHints(env: number, prefix = ''): Promise<PathHints> {
   const q: Record<string, string | number> = { env };
   if (prefix) q.prefix = prefix;
   const r = await request<PathHints>('GET', '/api/stacks/path-hints', { query: q });
   return { basePath: r?.basePath ?? '', directories: r?.directories ?? [], composeFiles: r?.composeFiles ?? [], truncated: !!r?.truncated };
-}
-
-export function validatePath(env: number, p: string): Promise<PathCheck> {
-  return request('POST', '/api/stacks/validate-path', { query: { env }, body: { path: p } });
 }
 
 /** The compose file path of a location typed in the editor: a directory gets compose.yaml. */

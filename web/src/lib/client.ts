@@ -17,15 +17,25 @@ export type { paths, components } from './api-schema';
 export type Schema<N extends keyof import('./api-schema').components['schemas']> =
   import('./api-schema').components['schemas'][N];
 
-export const client = createClient<paths>({
+const options = {
   // A Request needs an absolute URL outside the browser (unit tests); the
   // console is served from the API's own origin.
   baseUrl: typeof location !== 'undefined' && location.origin !== 'null' ? location.origin : 'http://localhost',
-  credentials: 'same-origin',
+  credentials: 'same-origin' as const,
   headers: { Accept: 'application/json' },
   // Late-bound, so a test's stubbed fetch is the one called.
   fetch: (req: Request) => globalThis.fetch(req),
-});
+};
+
+export const client = createClient<paths>(options);
+
+/**
+ * The same client for the POSTs that only read (a path check, a preview):
+ * they change nothing, so unlike client's they do not mark every cached read
+ * stale — a createQuery may use them without reading itself again and again.
+ */
+export const readClient = createClient<paths>(options);
+
 client.use({
   onResponse: ({ request }) => {
     reportMutated(request.method);

@@ -1,49 +1,55 @@
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as stacks from '../lib/api-stacks';
+import { queryClient } from '../lib/query';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi, type StubCall } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import StackCreateScreen from './StackCreateScreen.svelte';
 
 // The location field of a new stack: checked by POST /api/stacks/validate-path
 // and completed from GET /api/stacks/path-hints (issue 15).
-vi.mock('../lib/api-stacks', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api-stacks')>();
-  return { ...real, createStack: vi.fn(), getDefaultPath: vi.fn(), getPathHints: vi.fn(), validatePath: vi.fn() };
-});
 // CodeMirror needs layout jsdom lacks: a text area stands in (editor-test-double).
 vi.mock('../components/stacks/codemirror', () => import('../components/stacks/editor-test-double'));
 
 const compose = 'services:\n  web:\n    image: berth-test/busybox:1\n';
 
+/** A server-sent event stream of JSON events. */
+const sse = (events: unknown[]) =>
+  new Response(events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join(''), { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
+
+let api: StubApi;
 beforeEach(() => {
+  queryClient.clear();
   session.session = { authenticated: false, authEnabled: false };
   session.environments = [{ id: 1, name: 'local', connectionType: 'socket' }];
   session.envId = 1;
-  vi.mocked(stacks.getDefaultPath).mockImplementation(async (_env, name) => ({
-    name,
-    directory: `/data/stacks/1/${name}`,
-    composePath: `/data/stacks/1/${name}/compose.yaml`,
-    envPath: `/data/stacks/1/${name}/.env`,
-    exists: false,
-    taken: false,
-  }));
-  vi.mocked(stacks.getPathHints).mockResolvedValue({
-    basePath: '/data/stacks/1',
-    directories: ['/data/stacks/1/shop', '/srv/stacks'],
-    composeFiles: ['/srv/stacks/blog/compose.yaml'],
-    truncated: false,
+  api = stubApi({
+    'GET /api/stacks/default-path': (c: StubCall) => ({
+      name: c.query.name,
+      directory: `/data/stacks/1/${c.query.name}`,
+      composePath: `/data/stacks/1/${c.query.name}/compose.yaml`,
+      envPath: `/data/stacks/1/${c.query.name}/.env`,
+      exists: false,
+      taken: false,
+    }),
+    'GET /api/stacks/path-hints': {
+      basePath: '/data/stacks/1',
+      directories: ['/data/stacks/1/shop', '/srv/stacks'],
+      composeFiles: ['/srv/stacks/blog/compose.yaml'],
+      truncated: false,
+    },
+    'POST /api/stacks/validate-path': (c: StubCall) => {
+      const p = (c.body as { path: string }).path;
+      return p.startsWith('/')
+        ? { valid: true, directory: p, exists: false, writable: true, hasComposeFile: false }
+        : { valid: false, message: `Invalid path "${p}": an absolute path is required`, directory: '', exists: false, writable: false, hasComposeFile: false };
+    },
+    'POST /api/stacks': () => sse([{ success: true, started: true, output: '' }]),
   });
-  vi.mocked(stacks.validatePath).mockImplementation(async (_env, p) =>
-    p.startsWith('/')
-      ? { valid: true, directory: p, exists: false, writable: true, hasComposeFile: false }
-      : { valid: false, message: `Invalid path "${p}": an absolute path is required`, exists: false, writable: false, hasComposeFile: false },
-  );
-  vi.mocked(stacks.createStack).mockResolvedValue({ success: true, started: true, output: '' });
 });
 afterEach(() => {
   cleanup();
-  vi.clearAllMocks();
+  vi.unstubAllGlobals();
 });
 
 describe('StackCreateScreen (location)', () => {
@@ -51,7 +57,7 @@ describe('StackCreateScreen (location)', () => {
     const { container } = render(StackCreateScreen);
     await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'demo' } });
     await waitFor(() => expect(screen.getByText('Default: /data/stacks/1/demo')).toBeTruthy());
-    expect(stacks.getDefaultPath).toHaveBeenCalledWith(1, 'demo');
+    expect(api.called('GET /api/stacks/default-path').at(-1)?.query).toEqual({ env: '1', name: 'demo' });
     const input = screen.getByLabelText('Location (optional)') as HTMLInputElement;
     expect(input.placeholder).toBe('/data/stacks/1/demo');
     await waitFor(() => expect(container.querySelectorAll('#stack-location-hints option').length).toBe(3));
@@ -67,11 +73,11 @@ describe('StackCreateScreen (location)', () => {
     const input = screen.getByLabelText('Location (optional)') as HTMLInputElement;
     await fireEvent.input(input, { target: { value: 'srv/demo' } });
     await waitFor(() => expect(screen.getByText('Invalid path "srv/demo": an absolute path is required')).toBeTruthy());
-    expect(stacks.validatePath).toHaveBeenLastCalledWith(1, 'srv/demo');
+    expect(api.called('POST /api/stacks/validate-path').at(-1)).toMatchObject({ query: { env: '1' }, body: { path: 'srv/demo' } });
     expect(input.getAttribute('aria-invalid')).toBe('true');
     await fireEvent.click(screen.getByRole('button', { name: 'Deploy' }));
     expect((await screen.findByRole('alert')).textContent).toContain('Fix the location');
-    expect(stacks.createStack).not.toHaveBeenCalled();
+    expect(api.called('POST /api/stacks')).toHaveLength(0);
   });
 
   it('deploys to a valid location as the compose file path', async () => {
@@ -81,14 +87,18 @@ describe('StackCreateScreen (location)', () => {
     const input = screen.getByLabelText('Location (optional)') as HTMLInputElement;
     await fireEvent.input(input, { target: { value: '/srv/stacks/demo/' } });
     await waitFor(() => expect(screen.getByText('New directory (created on deploy); writable.')).toBeTruthy());
-    expect(stacks.getPathHints).toHaveBeenLastCalledWith(1, '/srv/stacks/demo/');
+    expect(api.called('GET /api/stacks/path-hints').at(-1)?.query).toEqual({ env: '1', prefix: '/srv/stacks/demo/' });
+    // A check only reads: it asks nothing else again.
+    const hintReads = api.called('GET /api/stacks/path-hints').length;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(api.called('GET /api/stacks/path-hints')).toHaveLength(hintReads);
+    expect(api.called('POST /api/stacks/validate-path')).toHaveLength(1);
     await fireEvent.click(screen.getByRole('button', { name: 'Deploy' }));
-    await waitFor(() =>
-      expect(stacks.createStack).toHaveBeenCalledWith(
-        1,
-        { name: 'demo', compose, start: true, envVars: [], rawEnvContent: '', composePath: '/srv/stacks/demo/compose.yaml' },
-        expect.any(Function),
-      ),
-    );
+    await waitFor(() => expect(api.called('POST /api/stacks')).toHaveLength(1));
+    expect(api.called('POST /api/stacks')[0]).toMatchObject({
+      query: { env: '1' },
+      body: { name: 'demo', compose, start: true, envVars: [], rawEnvContent: '', composePath: '/srv/stacks/demo/compose.yaml' },
+    });
+    expect(await screen.findByText(/Deploy demo: done\./)).toBeTruthy();
   });
 });
