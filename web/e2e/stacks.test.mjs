@@ -5,7 +5,9 @@
 // and delete it with its volumes through the confirmation dialog; on the git
 // page create a credential and a repository, sync it (a host that does not
 // resolve: the failure shown in its row; then a real repository served by `git
-// daemon`: the commit fetched shown) and delete them. axe-core checks
+// daemon`: the commit fetched shown), create a git stack from it on the
+// new-stack page, test its files on its page and delete it, then delete the
+// repository and the credential. axe-core checks
 // every screen; screenshots go to screenshots/. Whatever the run created is
 // removed in after(), also when a step failed midway.
 //
@@ -65,6 +67,10 @@ describe('stacks and git screens', { timeout: 300_000 }, () => {
       const list = await h.api('GET', `/api/stacks?env=${env}`);
       if (Array.isArray(list.body) && list.body.some((s) => s.name === stackName)) {
         await h.api('DELETE', `/api/stacks/${stackName}?env=${env}&force=true`);
+      }
+      const gitStacks = await h.api('GET', '/api/git/stacks');
+      for (const g of Array.isArray(gitStacks.body) ? gitStacks.body : []) {
+        if (g.stackName === `${stackName}-git`) await h.api('DELETE', `/api/git/stacks/${g.id}`);
       }
       const repos = await h.api('GET', '/api/git/repositories');
       for (const r of Array.isArray(repos.body) ? repos.body : []) {
@@ -288,6 +294,32 @@ describe('stacks and git screens', { timeout: 300_000 }, () => {
     assert.equal(rec.syncCommit, head);
     await h.checkA11y('git repositories after a sync');
     await h.screenshot('git');
+
+    // A git stack from it on the new-stack page (not deployed: only a clone),
+    // its page (source, Test of the files at the branch head), its delete.
+    const gitStack = `${stackName}-git`;
+    await h.open('/stacks/new', 'New stack');
+    await page.getByLabel('Name', { exact: true }).fill(gitStack);
+    await page.getByRole('radio', { name: /Git repository/ }).check();
+    await page.getByLabel('Repository', { exact: true }).selectOption({ label: `${repoName} — git://127.0.0.1:${port}/e2e.git` });
+    await page.getByRole('checkbox', { name: /Webhook: deploy on push/ }).uncheck();
+    await page.getByRole('checkbox', { name: /Deploy now/ }).uncheck();
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByRole('heading', { name: `Git stack ${gitStack} created` }).waitFor({ timeout: 60_000 });
+    await page.getByRole('link', { name: 'Open the git stack' }).click();
+    await page.getByRole('heading', { level: 1, name: gitStack }).waitFor();
+    await page.locator('dd').filter({ hasText: `git://127.0.0.1:${port}/e2e.git` }).waitFor();
+    await page.getByRole('button', { name: 'Test', exact: true }).click();
+    const tested = page.getByRole('status', { name: 'Test result' });
+    await tested.getByText(`Test passed at commit ${head.slice(0, 12)} of main.`).waitFor({ timeout: 60_000 });
+    await tested.getByText(/Compose file\s*compose.yaml: found/).waitFor();
+    await h.checkA11y('git stack');
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('dialog', { name: `Delete stack ${gitStack}?` }).getByRole('button', { name: 'Delete' }).click();
+    await page.waitForURL((u) => u.pathname === '/stacks');
+    const gitStacks = await h.api('GET', '/api/git/stacks');
+    assert.ok(!gitStacks.body.some((g) => g.stackName === gitStack), 'the git stack is deleted');
+    await h.open('/git#repositories', 'Git');
 
     await repoRow.getByRole('button', { name: `Delete ${repoName}` }).click();
     await page.getByRole('dialog', { name: `Delete repository ${repoName}?` }).getByRole('button', { name: 'Delete' }).click();
