@@ -1,7 +1,7 @@
 // Stacks API (interface spec "Stacks", COMPAT.md "Stacks"): the list, compose
 // file, env variables, lifecycle, adoption of external compose projects, and
 // the deploys that answer with their job's event stream.
-import { ApiError, request } from './api';
+import { ApiError } from './api';
 import { client, unwrap } from './client';
 import { dataOf, followJob, stream, type SSEvent } from './sse';
 
@@ -81,10 +81,6 @@ export interface DeployResult {
 export type StackAction = 'start' | 'stop' | 'restart' | 'down';
 
 const path = (name: string, rest = '') => `/api/stacks/${encodeURIComponent(name)}${rest}`;
-
-export function stackAction(env: number, name: string, action: StackAction): Promise<{ success: boolean; output?: string }> {
-  return request('POST', path(name, `/${action}`), { query: { env } });
-}
 
 // ---------------------------------------------------------------- streamed deploys
 
@@ -174,13 +170,6 @@ export function statusTone(status: StackStatus): string {
 
 // ---------------------------------------------------------------- editor helpers (issue 15)
 
-export interface PathHints {
-  basePath: string;
-  directories: string[];
-  composeFiles: string[];
-  truncated: boolean;
-}
-
 export interface EnvReport {
   valid: boolean;
   errors: { line: number; key?: string; message: string }[];
@@ -199,13 +188,6 @@ export interface StackSources {
   internal: { count: number; stacks: { name: string; status: StackStatus; adopted: boolean }[] };
   git: { count: number; stacks: { name: string; status: StackStatus; adopted: boolean }[] };
   external: { count: number; stacks: { name: string; status: StackStatus; adopted: boolean }[] };
-}
-
-export async function getPathHints(env: number, prefix = ''): Promise<PathHints> {
-  const q: Record<string, string | number> = { env };
-  if (prefix) q.prefix = prefix;
-  const r = await request<PathHints>('GET', '/api/stacks/path-hints', { query: q });
-  return { basePath: r?.basePath ?? '', directories: r?.directories ?? [], composeFiles: r?.composeFiles ?? [], truncated: !!r?.truncated };
 }
 
 /** The compose file path of a location typed in the editor: a directory gets compose.yaml. */
