@@ -1,7 +1,8 @@
-// API calls of the Activity screen: the engine events Berth collected from
-// environments whose collectActivity is on (GET /api/activity, its live
-// stream /api/activity/events) and clearing them (DELETE /api/activity).
-import { request, type Query } from './api';
+// The live stream of the Activity screen (GET /api/activity/events): the
+// engine events Berth collects from environments whose collectActivity is
+// on, as it stores them. The page (GET /api/activity) and clearing (DELETE
+// /api/activity) go through the typed client.
+import type { Query } from './api';
 import { dataOf, stream } from './sse';
 
 /** One collected engine event. */
@@ -31,24 +32,8 @@ export interface ActivityFilter {
   until?: string;
 }
 
-export interface ActivityPage {
-  events: ActivityEvent[];
-  total: number;
-  limit: number;
-  offset: number;
-}
-
 function query(f: ActivityFilter): Query {
   return { env: f.env, container: f.container, type: f.type, action: f.action, since: f.since, until: f.until };
-}
-
-export function listActivity(f: ActivityFilter, limit: number, offset: number): Promise<ActivityPage> {
-  return request('GET', '/api/activity', { query: { ...query(f), limit, offset } });
-}
-
-/** Deletes the collected events of environment env, or of every environment. */
-export function clearActivity(env?: number): Promise<{ success: boolean; deleted: number }> {
-  return request('DELETE', '/api/activity', { query: { env } });
 }
 
 /**

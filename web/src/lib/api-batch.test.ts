@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from './api';
 import { runBatch } from './api-batch';
+import { stubApi } from '../test-api';
 
 function sse(chunks: string[]): Response {
   const body = new ReadableStream<Uint8Array>({
@@ -12,8 +13,6 @@ function sse(chunks: string[]): Response {
   });
   return new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
 }
-
-const json = (v: unknown, status = 200) => new Response(JSON.stringify(v), { status, headers: { 'Content-Type': 'application/json' } });
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -27,10 +26,9 @@ describe('runBatch', () => {
         { id: 'b', name: 'db', status: 'error', error: 'No such container: b' },
       ],
     };
-    const fetchMock = vi
-      .fn()
-      .mockResolvedValueOnce(json({ jobId: 'j 1' }))
-      .mockResolvedValueOnce(
+    const api = stubApi({
+      'POST /api/batch': { jobId: 'j 1' },
+      'GET /api/jobs/j 1': () =>
         sse([
           'event: start\ndata: {"type":"start","total":2}\n\n',
           'event: progress\ndata: {"type":"progress","id":"a","name":"web","status":"processing","current":1,"total":2}\n\n',
@@ -38,8 +36,7 @@ describe('runBatch', () => {
           'event: progress\ndata: {"type":"progress","id":"b","name":"db","status":"error","error":"No such container: b","current":2,"total":2}\n\n',
           `event: complete\ndata: ${JSON.stringify(complete)}\n\n`,
         ]),
-      );
-    vi.stubGlobal('fetch', fetchMock);
+    });
     const seen: [string, number][] = [];
     const req = { operation: 'stop', entityType: 'containers' as const, items: [{ id: 'a', name: 'web' }, { id: 'b', name: 'db' }] };
     const r = await runBatch(3, req, (p, done) => seen.push([p.name, done]));
@@ -48,26 +45,27 @@ describe('runBatch', () => {
       ['web', 1],
       ['db', 2],
     ]);
-    const [url, init] = fetchMock.mock.calls[0] as [string, RequestInit];
-    expect(url).toBe('/api/batch?env=3');
-    expect(init.method).toBe('POST');
-    expect(JSON.parse(init.body as string)).toEqual(req);
-    expect(fetchMock.mock.calls[1][0]).toBe('/api/jobs/j%201');
+    expect(api.calls.map((c) => `${c.method} ${c.path}`)).toEqual(['POST /api/batch', 'GET /api/jobs/j 1']);
+    expect(api.calls[0].query).toEqual({ env: '3' });
+    expect(api.calls[0].body).toEqual(req);
   });
 
   it('rejects with the server message when the batch is refused', async () => {
-    vi.stubGlobal('fetch', vi.fn(async () => json({ error: 'Permission denied' }, 403)));
+    stubApi({
+      'POST /api/batch': () => {
+        throw new ApiError(403, 'Permission denied');
+      },
+    });
     const err = await runBatch(1, { operation: 'stop', entityType: 'containers', items: [{ id: 'a', name: 'a' }] }).catch((e) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err.message).toBe('Permission denied');
   });
 
   it('fails when the job ends without its results', async () => {
-    const fetchMock = vi
-      .fn()
-      .mockResolvedValueOnce(json({ jobId: 'j2' }))
-      .mockResolvedValueOnce(sse(['event: error\ndata: {"error":"job cancelled"}\n\n']));
-    vi.stubGlobal('fetch', fetchMock);
+    stubApi({
+      'POST /api/batch': { jobId: 'j2' },
+      'GET /api/jobs/j2': () => sse(['event: error\ndata: {"error":"job cancelled"}\n\n']),
+    });
     await expect(runBatch(1, { operation: 'stop', entityType: 'containers', items: [{ id: 'a', name: 'a' }] })).rejects.toThrow(
       'job cancelled',
     );

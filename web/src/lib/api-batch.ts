@@ -3,7 +3,7 @@
 // {operation, entityType, items, options} → {jobId}); the job's events say
 // each item's progress and its final "complete" event each item's outcome.
 // Shapes follow server/internal/api/batch.go.
-import { request } from './api';
+import { client, unwrap } from './client';
 import { dataOf, followJob } from './sse';
 
 export type BatchEntity = 'containers' | 'images' | 'volumes' | 'networks' | 'stacks';
@@ -47,11 +47,6 @@ export interface BatchProgress {
   total: number;
 }
 
-/** Starts a batch job on env; its events are read with followJob. */
-export function startBatch(env: number, req: BatchRequest): Promise<{ jobId: string }> {
-  return request('POST', '/api/batch', { query: { env }, body: req, headers: { Accept: '*/*' } });
-}
-
 /**
  * Runs a batch and follows its job to the end: onItem is called when an
  * item finishes (done counts the finished ones). Resolves with each item's
@@ -64,7 +59,10 @@ export async function runBatch(
   onItem?: (p: BatchProgress, done: number) => void,
   signal?: AbortSignal,
 ): Promise<BatchAnswer> {
-  const { jobId } = await startBatch(env, req);
+  // Not Accept: application/json, which would wait for the whole batch: the job's id comes at once.
+  const started = await unwrap(client.POST('/api/batch', { params: { query: { env } }, body: req, headers: { Accept: '*/*' } }));
+  const jobId = started && 'jobId' in started ? started.jobId : '';
+  if (!jobId) throw new Error('The batch did not start a job');
   let done = 0;
   let answer: BatchAnswer | undefined;
   let failure = '';

@@ -1,31 +1,6 @@
-// The remaining operations of the reference inventory (server side in
-// server/internal/api/routes_inventory.go): update checks and batch updates
-// of containers, engine socket detection, environment icons and the user's
-// avatar, favourites and grid preferences, the changelog and the linked
-// dependencies.
-import { request } from './api';
-
-export interface PendingUpdate {
-  containerName: string;
-  containerId: string;
-  image: string;
-  currentImageId: string;
-  newDigest: string;
-  checkedAt: string;
-}
-
-export interface CheckUpdatesResult {
-  success: boolean;
-  pendingUpdates: PendingUpdate[];
-  count: number;
-  notChecked: { container: string; error: string }[];
-}
-
-/** Checks the environment's containers for newer images and records them as pending (synchronous answer). */
-export function checkUpdates(env: number): Promise<CheckUpdatesResult> {
-  return request('POST', '/api/containers/check-updates', { query: { env } });
-}
-
+// Answer shapes of the remaining operations of the reference inventory
+// (server side in server/internal/api/routes_inventory.go), for what the
+// console reads of them through the typed client (client.ts).
 export interface BatchResult {
   container: string;
   name?: string;

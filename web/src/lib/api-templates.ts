@@ -1,6 +1,5 @@
 // App templates (Portainer-format lists from sources plus Berth's built-in
 // ones), their sources, config sets and environment labels.
-import { request } from './api';
 import { runStreamed, type DeployResult, type OnLine } from './api-stacks';
 import type { CreateForm } from '../components/containers/create-form';
 
@@ -125,10 +124,6 @@ export const SECRET_MASK = '***';
 
 /** The body of POST and PUT /api/config-sets. */
 export type ConfigSetBody = Omit<ConfigSet, 'id' | 'createdAt' | 'updatedAt'>;
-
-export function listConfigSets(): Promise<ConfigSet[]> {
-  return request('GET', '/api/config-sets');
-}
 
 /** An environment label: the environments carrying it, its colour, and its id when it is defined (null: only carried). */
 export interface LabelUse {
