@@ -3,32 +3,13 @@
 // reads and changes of credentials, repositories and git stacks go through
 // the typed client; their types are the generated schema's (Schema<'api.git…'>).
 import { runStreamed, type DeployResult, type OnLine } from './api-stacks';
+import type { Schema } from './client';
 import { dataOf, followJob } from './sse';
 
 export type AuthType = 'none' | 'password' | 'ssh';
 
-/** A git stack as listed (GET /api/git/stacks). */
-export interface GitStack {
-  id: number;
-  stackName: string;
-  environmentId: number;
-  repositoryId: number;
-  composePath: string;
-  envFilePath: string;
-  autoUpdate: boolean;
-  autoUpdateCron: string;
-  webhookEnabled: boolean;
-  hasWebhookSecret: boolean;
-  webhookPath: string;
-  lastCommit: string;
-  lastSync: string | null;
-  lastSyncStatus: string;
-  lastSyncError: string;
-  createdAt?: string;
-  updatedAt?: string;
-  /** The first deploy's job (create with deployNow). */
-  jobId?: string;
-}
+/** A git stack as the API answers it. */
+export type GitStack = Schema<'api.gitStackJSON'>;
 
 /** The final payload of a git deploy or sync job. */
 export interface GitDeployResult extends DeployResult {

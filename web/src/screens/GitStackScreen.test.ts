@@ -106,6 +106,9 @@ describe('GitStackScreen', () => {
     await screen.findByRole('heading', { level: 1, name: 'shop' });
     await fireEvent.click(screen.getByRole('button', { name: 'Sync' }));
     await waitFor(() => expect(api.called('POST /api/git/stacks/5/sync')).toHaveLength(1));
+    // The job is started asking for its id, not for its result (which an Accept of JSON waits for).
+    const start = vi.mocked(fetch).mock.calls.map(([r]) => r as Request).find((r) => r.url.endsWith('/api/git/stacks/5/sync'));
+    expect(start?.headers.get('Accept')).not.toContain('application/json');
     const out = await screen.findByRole('log', { name: 'Sync shop output' });
     await waitFor(() => expect(out.textContent).toContain('Pulling'));
     expect(await screen.findByText(/is up to date at commit abc/)).toBeTruthy();
