@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ApiError, onUnauthorized } from './api';
-import { client, unwrap } from './client';
+import { ApiError, onMutated, onUnauthorized } from './api';
+import { client, readClient, unwrap } from './client';
 
 describe('unwrap', () => {
   afterEach(() => {
@@ -42,5 +42,26 @@ describe('unwrap', () => {
       status: 0,
       message: 'Cannot reach the Berth server',
     });
+  });
+});
+
+describe('readClient', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    onMutated(null);
+  });
+
+  it('sends a POST that only reads without marking the cached reads stale, as a change through client does', async () => {
+    let mutated = 0;
+    onMutated(() => mutated++);
+    vi.stubGlobal('fetch', async (req: Request) => {
+      expect(await req.json()).toEqual({ path: '/srv/app' });
+      return new Response(JSON.stringify({ valid: true }), { status: 200, headers: { 'Content-Type': 'application/json' } });
+    });
+    const check = { params: { query: { env: 1 } }, body: { path: '/srv/app' } };
+    expect(await unwrap(readClient.POST('/api/stacks/validate-path', check))).toEqual({ valid: true });
+    expect(mutated).toBe(0);
+    await unwrap(client.POST('/api/stacks/validate-path', check));
+    expect(mutated).toBe(1);
   });
 });
