@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -106,8 +108,36 @@ type HostPort struct {
 	HostPort string
 }
 
-// ListContainers lists the containers; all includes stopped ones.
+// ListContainers lists the containers; all includes stopped ones. Lists of
+// one engine asked for at the same time share engine calls (see flights).
 func (c *Client) ListContainers(ctx context.Context, all bool) ([]Container, error) {
+	key := "containers"
+	if all {
+		key = "containers?all"
+	}
+	return coalesce(ctx, &c.conn.reads, key, func(ctx context.Context) ([]Container, error) {
+		return c.listContainers(ctx, all)
+	}, cloneContainers)
+}
+
+// cloneContainers is a deep copy of list: every caller may change its own.
+func cloneContainers(list []Container) []Container {
+	out := make([]Container, len(list))
+	for i, c := range list {
+		c.Ports = slices.Clone(c.Ports)
+		c.Mounts = slices.Clone(c.Mounts)
+		c.Networks = maps.Clone(c.Networks)
+		c.Labels = maps.Clone(c.Labels)
+		if c.ExitCode != nil {
+			code := *c.ExitCode
+			c.ExitCode = &code
+		}
+		out[i] = c
+	}
+	return out
+}
+
+func (c *Client) listContainers(ctx context.Context, all bool) ([]Container, error) {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
 	res, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: all})

@@ -347,3 +347,48 @@ func TestCreateContainerRejectsBadRestartPolicy(t *testing.T) {
 		t.Fatalf("CreateContainer(restart policy \"sometimes\") = %v, want engine.ErrInvalid", err)
 	}
 }
+
+// Lists asked for at the same time share engine calls, and each caller gets
+// its own copy: one that changes its list changes nobody else's, and a
+// container created before the lists were asked for is in every one.
+func TestConcurrentListsOfOneEngineAreEachCompleteAndTheirOwn(t *testing.T) {
+	c := localClient(t)
+	label := newLabel(t)
+	id := createContainer(t, c, label, engine.CreateSpec{})
+	const n = 24
+	lists := make([][]engine.Container, n)
+	errs := make([]error, n)
+	done := make(chan int, n)
+	for i := range n {
+		go func() {
+			lists[i], errs[i] = c.ListContainers(t.Context(), true)
+			if errs[i] == nil {
+				for j := range lists[i] {
+					lists[i][j].Labels["berth.test.mine"] = "x"
+					lists[i][j].Ports = append(lists[i][j].Ports, engine.Port{PrivatePort: i})
+				}
+			}
+			done <- i
+		}()
+	}
+	for range n {
+		<-done
+	}
+	for i, list := range lists {
+		if errs[i] != nil {
+			t.Fatalf("list %d: %v", i, errs[i])
+		}
+		found := false
+		for _, ct := range list {
+			if ct.ID == id {
+				found = true
+				if len(ct.Ports) != 1 || ct.Ports[0].PrivatePort != i {
+					t.Errorf("list %d: ports %v: changed by another caller", i, ct.Ports)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("list %d lacks container %s created before it", i, id)
+		}
+	}
+}

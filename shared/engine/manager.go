@@ -81,7 +81,8 @@ type conn struct {
 	execMu sync.Mutex
 	execs  map[string]*agentExec // execs attached through an agent, by exec id
 
-	df singleflight.Group // concurrent disk usage reads share one engine call
+	df    singleflight.Group // concurrent disk usage reads share one engine call
+	reads flights            // concurrent identical reads share engine calls
 }
 
 // client is the Client of c.
