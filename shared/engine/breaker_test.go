@@ -203,15 +203,18 @@ func TestHangingEngineIsIsolatedFromOtherEnvironments(t *testing.T) {
 	default:
 	}
 
+	// It holds the connection without answering: busy, not offline (the
+	// breaker stays closed). Telling the two apart took one more connection.
 	r := <-first
-	if !IsOffline(r.err) || !errors.Is(r.err, context.DeadlineExceeded) {
-		t.Fatalf("Client(hanging) = %v, want an offline error from the ping deadline", r.err)
+	if !errors.Is(r.err, ErrBusy) || IsOffline(r.err) {
+		t.Fatalf("Client(hanging) = %v, want busy and not offline", r.err)
 	}
 	if r.elapsed < PingTimeout || r.elapsed > 3*PingTimeout {
 		t.Errorf("Client(hanging) took %v, want about PingTimeout (%v)", r.elapsed, PingTimeout)
 	}
-	if n := hanging.Count(); n != 1 {
-		t.Fatalf("connections after the first attempt = %d, want 1", n)
+	waitAccept() // the reachability probe
+	if n := hanging.Count(); n != 2 {
+		t.Fatalf("connections after the first attempt = %d, want 2 (the ping and the reachability probe)", n)
 	}
 	if got, want := online(m, 9), (onlineState{Online: false, Known: true}); got != want {
 		t.Errorf("Online(hanging) = %+v, want %+v", got, want)
@@ -220,29 +223,29 @@ func TestHangingEngineIsIsolatedFromOtherEnvironments(t *testing.T) {
 		t.Errorf("Online(local) = %+v, want %+v", got, want)
 	}
 
-	// Within the back-off the environment is offline without a new dial.
+	// Within the busy window callers are told so without a new dial.
 	start := time.Now()
-	if _, err := m.Client(t.Context(), hang); !IsOffline(err) {
-		t.Fatalf("second Client(hanging) = %v, want an offline error", err)
+	if _, err := m.Client(t.Context(), hang); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second Client(hanging) = %v, want busy", err)
 	}
 	if d := time.Since(start); d >= PingTimeout {
 		t.Errorf("second Client(hanging) took %v, want an immediate answer", d)
 	}
-	if n := hanging.Count(); n != 1 {
-		t.Fatalf("connections after the second attempt = %d, want still 1", n)
+	if n := hanging.Count(); n != 2 {
+		t.Fatalf("connections after the second attempt = %d, want still 2", n)
 	}
 
-	// After the back-off the next call dials again.
-	clk.Advance(breakerMin)
+	// After the window the next call dials again.
+	clk.Advance(busyFor)
 	ctx, cancel := context.WithCancel(t.Context())
 	third := connect(ctx)
 	waitAccept()
 	cancel()
 	if r := <-third; r.err == nil {
-		t.Fatal("Client(hanging) after the back-off succeeded")
+		t.Fatal("Client(hanging) after the busy window succeeded")
 	}
-	if n := hanging.Count(); n != 2 {
-		t.Fatalf("connections after the back-off = %d, want 2", n)
+	if n := hanging.Count(); n != 3 {
+		t.Fatalf("connections after the busy window = %d, want 3", n)
 	}
 
 	// A caller that leaves before the engine answers says nothing about the

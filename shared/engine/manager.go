@@ -202,7 +202,7 @@ func (m *Manager) Online(envID int64) (online, known bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.ready, c.ready || c.lastErr != nil
+	return c.ready, c.ready || c.lastErr != nil || !c.busyUntil.IsZero()
 }
 
 // Health is what Berth knows of an environment's connection.
@@ -228,7 +228,7 @@ func (m *Manager) Health(envID int64) Health {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	h.Known, h.Online, h.LastError, h.RetryAt = c.ready || c.lastErr != nil, c.ready, c.lastErr, c.openUntil
+	h.Known, h.Online, h.LastError, h.RetryAt = c.ready || c.lastErr != nil || !c.busyUntil.IsZero(), c.ready, c.lastErr, c.openUntil
 	return h
 }
 

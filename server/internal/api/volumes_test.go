@@ -290,7 +290,9 @@ func TestDeleteOfAVolumeInUseIsRefusedAndChangesNothing(t *testing.T) {
 	}
 }
 
-// Offline environments list no volumes and no networks, and say so fast.
+// Offline environments list no volumes and no networks, and say so fast; an
+// engine that holds the connection without answering is busy: its lists and
+// creates are refused with 503 saying so, never answered with an empty list.
 func TestOfflineEnvironmentListsNoVolumesOrNetworks(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -301,16 +303,25 @@ func TestOfflineEnvironmentListsNoVolumesOrNetworks(t *testing.T) {
 	p, _ := strconv.Atoi(port)
 	h.must(201, "POST", "/api/environments", map[string]any{"name": "stuck-" + h.label, "connectionType": "direct", "host": host, "port": p}, &stuck)
 	for _, env := range []int64{dead.ID, stuck.ID} {
+		busy := env == stuck.ID
 		for _, path := range []string{"/api/volumes?env=%d", "/api/networks?env=%d"} {
 			url := fmt.Sprintf(path, env)
-			if status, body := h.do("GET", url, nil); status != 200 || strings.TrimSpace(string(body)) != "[]" {
+			status, body := h.do("GET", url, nil)
+			switch {
+			case busy && (status != 503 || !strings.Contains(string(body), "busy")):
+				t.Errorf("GET %s = %d %s, want 503 saying busy", url, status, body)
+			case !busy && (status != 200 || strings.TrimSpace(string(body)) != "[]"):
 				t.Errorf("GET %s = %d %s, want 200 []", url, status, body)
 			}
 		}
 		var e errorJSON
 		h.must(503, "POST", fmt.Sprintf("/api/volumes?env=%d", env), map[string]any{"name": "berth-off-" + h.label}, &e)
-		if e.Error != "Failed to create volume" || e.Details != "Environment is offline" {
-			t.Errorf("create on an offline environment = %+v", e)
+		want := map[bool]string{false: "Environment is offline", true: engineBusy}[busy]
+		if e.Error != "Failed to create volume" || e.Details != want {
+			t.Errorf("create on env %d = %+v, want details %q", env, e, want)
 		}
 	}
 }
+
+// engineBusy is the details of an operation refused because the engine is busy.
+const engineBusy = "The engine is busy: it accepts connections but did not answer in time. Try again shortly"
