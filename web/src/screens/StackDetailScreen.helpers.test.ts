@@ -134,6 +134,7 @@ describe('StackDetailScreen (helpers)', () => {
     const input = within(dialog).getByLabelText('New directory');
     const move = within(dialog).getByRole('button', { name: 'Relocate' }) as HTMLButtonElement;
     expect(move.disabled).toBe(true);
+    const composeReads = api.called('GET /api/stacks/shop/compose').length;
     await fireEvent.input(input, { target: { value: '/srv/taken' } });
     await waitFor(() => expect(dialog.textContent).toContain('Files already exist there: /srv/taken/compose.yaml'));
     expect(move.disabled).toBe(true);
@@ -141,6 +142,8 @@ describe('StackDetailScreen (helpers)', () => {
     await waitFor(() => expect(dialog.textContent).toContain('Ready to move.'));
     expect(dialog.textContent).toContain('/data/stacks/1/shop/compose.yaml → /srv/shop/compose.yaml');
     expect(api.called('POST /api/stacks/shop/check-path-change').map((c) => c.body)).toEqual([{ path: '/srv/taken' }, { path: '/srv/shop' }]);
+    // A check changes nothing: the page's reads are not asked again for it.
+    expect(api.called('GET /api/stacks/shop/compose')).toHaveLength(composeReads);
     // Directories under what was typed are suggested.
     await waitFor(() => expect(dialog.querySelector('datalist option')?.getAttribute('value')).toBe('/srv/shop-old'));
     api.routes['GET /api/stacks/shop/compose'] = {
