@@ -170,26 +170,6 @@ export function statusTone(status: StackStatus): string {
 
 // ---------------------------------------------------------------- editor helpers (issue 15)
 
-export interface EnvReport {
-  valid: boolean;
-  errors: { line: number; key?: string; message: string }[];
-  warnings: { line: number; key?: string; message: string }[];
-  duplicates: { key: string; lines: number[] }[];
-  missing: string[];
-  unused: string[];
-  defined: string[];
-  referenced: { name: string; defaultValue?: string; required: boolean }[];
-}
-
-export interface StackSources {
-  environmentId: number;
-  total: number;
-  adopted: number;
-  internal: { count: number; stacks: { name: string; status: StackStatus; adopted: boolean }[] };
-  git: { count: number; stacks: { name: string; status: StackStatus; adopted: boolean }[] };
-  external: { count: number; stacks: { name: string; status: StackStatus; adopted: boolean }[] };
-}
-
 /** The compose file path of a location typed in the editor: a directory gets compose.yaml. */
 export function composePathOf(location: string): string {
   const l = location.trim().replace(/\/+$/, '');
