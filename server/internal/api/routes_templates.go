@@ -1,6 +1,9 @@
 package api
 
-import "path/filepath"
+import (
+	"context"
+	"path/filepath"
+)
 
 // templatesRoutes are the routes of app templates, template sources, config sets and labels (issue 15).
 //
@@ -21,6 +24,10 @@ func (s *Server) templatesRoutes() []route {
 	}
 	if s.dataDir != "" {
 		s.tpl.catalog.UseLogoDir(filepath.Join(s.dataDir, "template-logos"))
+		// Logos of sources deleted while Berth was not running go.
+		if err := s.tpl.catalog.PruneLogos(context.Background()); err != nil {
+			s.log.Warn("template logos: prune", "err", err)
+		}
 	}
 	return []route{
 		{"GET", "/api/templates", "stacks:view", AnyEnv, "", false, s.listTemplates},

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/berth-dev/berth/server/internal/apitest"
 	"github.com/berth-dev/berth/server/internal/store"
@@ -213,7 +214,12 @@ func TestTemplateFromAURLSourceDeploysARunningStack(t *testing.T) {
 		t.Error("no built-in database templates")
 	}
 	// Logos come from Berth's own origin (issue 22): the source's, fetched
-	// when the source was read, and a built-in one's, shipped in the binary.
+	// in the background when the source was read (the list shows the
+	// placeholder until then), and a built-in one's, shipped in the binary.
+	for deadline := time.Now().Add(5 * time.Second); tp.LogoURL == "" && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		tp = h.templates("?q=sleeper+" + h.label)[0]
+	}
 	if tp.LogoURL != fmt.Sprintf("/api/templates/%d:0/logo", src.ID) {
 		t.Fatalf("logoUrl = %q", tp.LogoURL)
 	}

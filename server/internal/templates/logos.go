@@ -10,15 +10,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/picture"
@@ -28,9 +29,11 @@ import (
 // Template logos are served by Berth from its own origin (issue 22), so the
 // console never asks another site for an image: the built-in templates'
 // logos are in the binary; those of a source's templates are fetched by the
-// server when the source is read (only the URLs that source lists) and kept
-// in the logo directory, whose copy is served from then on, also when the
-// remote site is gone.
+// server in the background when the source is read (only the URLs that
+// source lists) and kept in the source's directory of the logo directory,
+// whose copy is served from then on, also when the remote site is gone. A
+// template's logo is its placeholder until its copy exists; the list of
+// templates never waits for a logo. Deleting a source removes its logos.
 
 //go:embed logos/*.svg
 var builtinLogos embed.FS
@@ -39,8 +42,11 @@ var builtinLogos embed.FS
 const (
 	// MaxLogoBytes bounds a logo (256 KiB).
 	MaxLogoBytes = 256 << 10
-	// DefaultLogoTimeout bounds the fetch of all the new logos of one source.
-	DefaultLogoTimeout = 10 * time.Second
+	// DefaultLogoTimeout bounds the fetch of one logo; a host that did not
+	// answer in time is not asked for the pass's other logos.
+	DefaultLogoTimeout = 3 * time.Second
+	// logoWorkers is how many logos are fetched at a time, for all sources.
+	logoWorkers = 4
 	// maxLogosPerSource bounds how many logos one source's read fetches.
 	maxLogosPerSource = 500
 	// maxLogoRedirects is how many redirects a logo fetch follows.
@@ -75,10 +81,11 @@ func (s *Service) logosDir() string {
 	return s.logoDir
 }
 
-// logoFile is the file of the cached logo of URL u in dir.
-func logoFile(dir, u string) string {
-	sum := sha256.Sum256([]byte(u))
-	return filepath.Join(dir, hex.EncodeToString(sum[:]))
+// logoFile is the file of the cached logo of URL u of source sourceID
+// (one directory per source, removed with it) in dir.
+func logoFile(dir, sourceID, u string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(u)))
+	return filepath.Join(dir, sourceID, hex.EncodeToString(sum[:]))
 }
 
 // builtinLogo returns the embedded logo of a built-in template.
@@ -94,9 +101,12 @@ func builtinLogo(name string) ([]byte, bool) {
 // a built-in one's embedded logo, a source template's cached copy.
 func (s *Service) withLogoURLs(list []Template) {
 	dir := s.logosDir()
+	s.mu.Lock()
+	busy := maps.Clone(s.logoBusy)
+	s.mu.Unlock()
 	for i := range list {
 		t := &list[i]
-		t.LogoURL = ""
+		t.LogoURL, t.LogoPending = "", false
 		if t.SourceID == BuiltinSource {
 			if _, ok := builtinLogo(t.Name); ok {
 				t.LogoURL = LogoPath(t.ID)
@@ -106,8 +116,11 @@ func (s *Service) withLogoURLs(list []Template) {
 		if dir == "" || !fetchableLogo(t.Logo) {
 			continue
 		}
-		if fi, err := os.Stat(logoFile(dir, t.Logo)); err == nil && fi.Mode().IsRegular() {
+		f := logoFile(dir, t.SourceID, t.Logo)
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
 			t.LogoURL = LogoPath(t.ID)
+		} else {
+			t.LogoPending = busy[f]
 		}
 	}
 }
@@ -137,7 +150,7 @@ func (s *Service) Logo(ctx context.Context, id string, admin bool) ([]byte, stri
 		if dir == "" || !fetchableLogo(t.Logo) {
 			return nil, "", noLogo
 		}
-		data, err = os.ReadFile(logoFile(dir, t.Logo))
+		data, err = os.ReadFile(logoFile(dir, t.SourceID, t.Logo))
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, "", noLogo
 		}
@@ -159,60 +172,175 @@ func fetchableLogo(u string) bool {
 	return err == nil && (p.Scheme == "http" || p.Scheme == "https") && p.Host != ""
 }
 
-// fetchLogos fetches the logos list names that are not cached yet, each
-// once, into the logo directory; a logo that cannot be fetched or is
+// fetchLogos starts fetching, in the background, the logos list names
+// that are not cached (nor being fetched) yet, each once, into the source's
+// directory of the logo directory; a logo that cannot be fetched or is
 // refused is skipped (its template shows the placeholder) and logged.
-func (s *Service) fetchLogos(ctx context.Context, sourceName string, list []Template) {
+func (s *Service) fetchLogos(srcID int64, sourceName string, list []Template) {
 	dir := s.logosDir()
 	if dir == "" {
 		return
 	}
+	sid := strconv.FormatInt(srcID, 10)
 	seen := map[string]bool{}
 	var todo []string
+	s.mu.Lock()
 	for _, t := range list {
 		u := strings.TrimSpace(t.Logo)
-		if seen[u] || !fetchableLogo(u) {
+		if seen[u] || !fetchableLogo(u) || len(todo) == maxLogosPerSource {
 			continue
 		}
 		seen[u] = true
-		if _, err := os.Stat(logoFile(dir, u)); err == nil {
+		f := logoFile(dir, sid, u)
+		if s.logoBusy[f] {
 			continue
 		}
+		if _, err := os.Stat(f); err == nil {
+			continue
+		}
+		s.logoBusy[f] = true
 		todo = append(todo, u)
 	}
+	s.mu.Unlock()
 	if len(todo) == 0 {
 		return
 	}
-	if len(todo) > maxLogosPerSource {
-		todo = todo[:maxLogosPerSource]
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		s.o.Log.Warn("template logos: directory", "dir", dir, "err", err)
-		return
-	}
-	client, err := s.logoClient(ctx)
+	s.logoWG.Add(1)
+	go func() {
+		defer s.logoWG.Done()
+		s.fetchLogoPass(srcID, dir, sourceName, todo)
+		s.mu.Lock()
+		for _, u := range todo {
+			delete(s.logoBusy, logoFile(dir, sid, u))
+		}
+		s.mu.Unlock()
+	}()
+}
+
+// fetchLogoPass fetches the logos todo of a source, at most logoWorkers at
+// a time for all sources, each within LogoTimeout; once a host did not
+// answer in time, its other logos are left for the next read.
+func (s *Service) fetchLogoPass(srcID int64, dir, sourceName string, todo []string) {
+	client, err := s.logoClient(context.Background())
 	if err != nil {
 		s.o.Log.Warn("template logos", "source", sourceName, "err", err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.o.LogoTimeout)
-	defer cancel()
-	g := errgroup.Group{}
-	g.SetLimit(4)
+	var mu sync.Mutex
+	slow := map[string]bool{} // hosts that did not answer in time
+	isSlow := func(host string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slow[host]
+	}
+	var wg sync.WaitGroup
 	for _, u := range todo {
-		g.Go(func() error {
+		host := ""
+		if p, err := url.Parse(u); err == nil {
+			host = p.Host
+		}
+		if isSlow(host) {
+			continue
+		}
+		s.logoSlots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-s.logoSlots; wg.Done() }()
+			if isSlow(host) {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), s.o.LogoTimeout)
 			data, err := s.fetchLogo(ctx, client, u)
+			if ctx.Err() != nil {
+				mu.Lock()
+				slow[host] = true
+				mu.Unlock()
+			}
+			cancel()
 			if err == nil {
-				err = writeAtomic(logoFile(dir, u), data)
+				err = s.keepLogo(srcID, dir, u, data)
 			}
 			if err != nil {
 				s.o.Log.Info("template logo not cached", "source", sourceName, "url", u, "err", err)
 			}
-			return nil
-		})
+		}()
 	}
-	_ = g.Wait()
+	wg.Wait()
 }
+
+// keepLogo writes a fetched logo into its source's directory, unless the
+// source was deleted meanwhile.
+func (s *Service) keepLogo(srcID int64, dir, u string, data []byte) error {
+	s.logoWrite.Lock()
+	defer s.logoWrite.Unlock()
+	s.mu.Lock()
+	gone := s.logoGone[srcID]
+	s.mu.Unlock()
+	if gone {
+		return errors.New("the source was deleted")
+	}
+	f := logoFile(dir, strconv.FormatInt(srcID, 10), u)
+	if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+		return err
+	}
+	return writeAtomic(f, data)
+}
+
+// dropLogos removes the cached logos of a deleted source; a fetch still
+// running for it keeps nothing.
+func (s *Service) dropLogos(srcID int64) {
+	s.logoWrite.Lock()
+	defer s.logoWrite.Unlock()
+	s.mu.Lock()
+	s.logoGone[srcID] = true
+	dir := s.logoDir
+	s.mu.Unlock()
+	if dir == "" {
+		return
+	}
+	if err := os.RemoveAll(filepath.Join(dir, strconv.FormatInt(srcID, 10))); err != nil {
+		s.o.Log.Warn("template logos: remove a deleted source's logos", "source", srcID, "err", err)
+	}
+}
+
+// PruneLogos removes from the logo directory what belongs to no source:
+// the logos of sources deleted while Berth was not running (or before
+// logos were removed with their source), and files of an older layout.
+func (s *Service) PruneLogos(ctx context.Context) error {
+	dir := s.logosDir()
+	if dir == "" {
+		return nil
+	}
+	sources, err := s.o.Store.ListTemplateSources(ctx)
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, src := range sources {
+		keep[strconv.FormatInt(src.ID, 10)] = true
+	}
+	s.logoWrite.Lock()
+	defer s.logoWrite.Unlock()
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() && keep[e.Name()] {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitLogos waits for the background logo fetches started so far (tests).
+func (s *Service) waitLogos() { s.logoWG.Wait() }
 
 // logoClient is the client logos are fetched with: the source's (the
 // outbound policy's unless Options.Client is set), following at most a few

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -98,6 +101,7 @@ func TestSourceLogosAreFetchedOnceCachedAndServedWithoutTheRemote(t *testing.T) 
 		if err != nil || src.LastError != "" {
 			t.Fatalf("source = %+v, %v", src, err)
 		}
+		s.waitLogos() // fetched in the background as the source was read
 		list, err := s.Catalogue(ctx, Filter{})
 		if err != nil {
 			t.Fatal(err)
@@ -137,6 +141,7 @@ func TestSourceLogosAreFetchedOnceCachedAndServedWithoutTheRemote(t *testing.T) 
 		if _, err := s.Catalogue(ctx, Filter{Refresh: true}); err != nil {
 			t.Fatal(err)
 		}
+		s.waitLogos()
 		if n := remote.count("/png"); n != 1 {
 			t.Errorf("the png logo was fetched %d times, want 1", n)
 		}
@@ -144,7 +149,7 @@ func TestSourceLogosAreFetchedOnceCachedAndServedWithoutTheRemote(t *testing.T) 
 			t.Errorf("the list was fetched %d times, want 2", n)
 		}
 		// No partial files left behind by the atomic writes.
-		entries, _ := os.ReadDir(logoDir)
+		entries, _ := os.ReadDir(filepath.Join(logoDir, strconv.FormatInt(src.ID, 10)))
 		if len(entries) != 2 {
 			var names []string
 			for _, e := range entries {
@@ -232,4 +237,156 @@ func TestSniffLogo(t *testing.T) {
 func isNotFound(err error) bool {
 	f, ok := fault.As(err)
 	return ok && f.Kind == fault.NotFound
+}
+
+// A logo host that hangs never delays reading a source: the list answers at
+// once with the placeholder, the logo is fetched in the background within
+// its own short timeout, and the host's other logos are not asked for in
+// that pass; a host that answers gets its logo cached meanwhile.
+func TestAHangingLogoHostNeverDelaysTheTemplates(t *testing.T) {
+	st := openLogoStore(t)
+	ctx := context.Background()
+	release := make(chan struct{})
+	var hangMu sync.Mutex
+	hangHits := 0
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hangMu.Lock()
+		hangHits++
+		hangMu.Unlock()
+		select { // a host that accepts the request and never answers
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(hang.Close)
+	t.Cleanup(func() { close(release) })
+	good := startLogoRemote(t, tinyPNG(t))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/templates.json", func(w http.ResponseWriter, _ *http.Request) {
+		var list []map[string]any
+		for i := range 6 {
+			list = append(list, map[string]any{"type": 1, "title": fmt.Sprintf("Hang %d", i), "image": "busybox", "logo": fmt.Sprintf("%s/logo-%d.png", hang.URL, i)})
+		}
+		list = append(list, map[string]any{"type": 1, "title": "Good", "image": "busybox", "logo": good.srv.URL + "/png"})
+		_ = json.NewEncoder(w).Encode(map[string]any{"version": "2", "templates": list})
+	})
+	lists := httptest.NewServer(mux)
+	t.Cleanup(lists.Close)
+
+	logoDir := t.TempDir()
+	s := New(Options{Store: st, Log: discardLog(), LogoDir: logoDir, LogoTimeout: 300 * time.Millisecond})
+	start := time.Now()
+	src, err := s.CreateSource(ctx, SourceSpec{Name: "hangs", URL: lists.URL + "/templates.json"})
+	if err != nil || src.LastError != "" || src.TemplateCount != 7 {
+		t.Fatalf("source = %+v, %v", src, err)
+	}
+	list, err := s.Catalogue(ctx, Filter{Refresh: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 250*time.Millisecond {
+		t.Errorf("creating and reading the source took %v: it waited for the logos", took)
+	}
+	for _, tp := range list {
+		if tp.SourceName == "hangs" && (tp.LogoURL != "" || !tp.LogoPending) {
+			t.Errorf("%s: logoUrl %q, pending %v; want the placeholder, its logo being fetched", tp.Title, tp.LogoURL, tp.LogoPending)
+		}
+	}
+	s.waitLogos()
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the logo fetches took %v, want about the 300 ms timeout", took)
+	}
+	hangMu.Lock()
+	hits := hangHits
+	hangMu.Unlock()
+	// Two passes (create, refresh) ran; each asks the hanging host at most
+	// logoWorkers times before it is known to hang, never for all 6 logos.
+	if hits == 0 || hits > 2*logoWorkers {
+		t.Errorf("the hanging host was asked %d times", hits)
+	}
+	list, err = s.Catalogue(ctx, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range list {
+		switch {
+		case tp.Title == "Good" && tp.LogoURL != LogoPath(tp.ID):
+			t.Errorf("the good host's logo is not served: %q", tp.LogoURL)
+		case strings.HasPrefix(tp.Title, "Hang ") && (tp.LogoURL != "" || tp.LogoPending):
+			t.Errorf("%s: logoUrl %q, pending %v after the fetches ended", tp.Title, tp.LogoURL, tp.LogoPending)
+		}
+	}
+}
+
+// Cached logos go with their source: deleting it removes them, and on
+// start the logos of sources that no longer exist (and files of an older
+// layout) are removed while those of existing sources stay.
+func TestLogosOfADeletedSourceAreRemoved(t *testing.T) {
+	st := openLogoStore(t)
+	ctx := context.Background()
+	remote := startLogoRemote(t, tinyPNG(t))
+	logoDir := t.TempDir()
+	s := New(Options{Store: st, Log: discardLog(), LogoDir: logoDir})
+	keep, err := s.CreateSource(ctx, SourceSpec{Name: "keep", URL: remote.srv.URL + "/templates.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop, err := s.CreateSource(ctx, SourceSpec{Name: "drop", URL: remote.srv.URL + "/templates.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.waitLogos()
+	dirOf := func(id int64) string { return filepath.Join(logoDir, strconv.FormatInt(id, 10)) }
+	count := func(dir string) int {
+		entries, err := os.ReadDir(dir)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	if count(dirOf(keep.ID)) != 2 || count(dirOf(drop.ID)) != 2 {
+		t.Fatalf("cached: keep %d, drop %d logos; want 2 each", count(dirOf(keep.ID)), count(dirOf(drop.ID)))
+	}
+	if err := s.DeleteSource(ctx, drop.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dirOf(drop.ID)); !os.IsNotExist(err) {
+		t.Errorf("the deleted source's logos are still there: %v", err)
+	}
+
+	// Left behind while Berth was not running: a deleted source's directory
+	// and a logo of the older flat layout.
+	orphan := dirOf(drop.ID + 1000)
+	if err := os.MkdirAll(orphan, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(orphan, "aa"), filepath.Join(logoDir, strings.Repeat("b", 64))} {
+		if err := os.WriteFile(f, tinyPNG(t), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s2 := New(Options{Store: st, Log: discardLog(), LogoDir: logoDir})
+	if err := s2.PruneLogos(ctx); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(logoDir)
+	if len(entries) != 1 || entries[0].Name() != strconv.FormatInt(keep.ID, 10) || count(dirOf(keep.ID)) != 2 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("after the prune the logo dir holds %v, want only %d with its 2 logos", names, keep.ID)
+	}
+}
+
+// openLogoStore is a real SQLite store in t.TempDir (the logo cache does not
+// depend on the dialect; the other tests here run on both).
+func openLogoStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "berth.db"), storetest.Box(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

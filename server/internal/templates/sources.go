@@ -63,7 +63,8 @@ type Options struct {
 	FileDir string
 	// LogoDir is the directory the logos of source templates are fetched
 	// into and served from ("": none; see UseLogoDir). LogoTimeout bounds
-	// the fetch of one source's new logos (0: DefaultLogoTimeout).
+	// the fetch of one logo (0: DefaultLogoTimeout); a host that did not
+	// answer in time is not asked for the other logos of the same pass.
 	LogoDir     string
 	LogoTimeout time.Duration
 }
@@ -77,6 +78,14 @@ type Service struct {
 	cache   map[int64]cached
 	fileDir string // Options.FileDir, absolute; guarded by mu
 	logoDir string // Options.LogoDir, absolute; guarded by mu
+
+	// Logos are fetched in the background (see fetchLogos), by at most
+	// logoWorkers requests at a time for all sources together.
+	logoSlots chan struct{}
+	logoBusy  map[string]bool // cache files being fetched; guarded by mu
+	logoGone  map[int64]bool  // deleted sources, whose logos are not kept; guarded by mu
+	logoWrite sync.Mutex      // a source's logo directory is not written while it is removed
+	logoWG    sync.WaitGroup  // background logo fetches
 }
 
 // cached is a source's last successful read.
@@ -114,7 +123,8 @@ func New(o Options) *Service {
 			list[i].Logo = LogoPath(list[i].ID) // shipped in the binary, served by Berth
 		}
 	}
-	s := &Service{o: o, builtin: list, cache: map[int64]cached{}}
+	s := &Service{o: o, builtin: list, cache: map[int64]cached{},
+		logoSlots: make(chan struct{}, logoWorkers), logoBusy: map[string]bool{}, logoGone: map[int64]bool{}}
 	s.UseFileDir(o.FileDir)
 	s.UseLogoDir(o.LogoDir)
 	return s
@@ -269,6 +279,9 @@ func (s *Service) CreateSource(ctx context.Context, sp SourceSpec) (store.Templa
 		}
 		return store.TemplateSource{}, err
 	}
+	s.mu.Lock()
+	delete(s.logoGone, src.ID) // a reused id
+	s.mu.Unlock()
 	return s.refreshOne(ctx, src), nil
 }
 
@@ -310,7 +323,7 @@ func (s *Service) UpdateSource(ctx context.Context, id int64, sp SourceSpec) (st
 	return s.refreshOne(ctx, src), nil
 }
 
-// DeleteSource removes a source and its cached templates.
+// DeleteSource removes a source, its cached templates and its cached logos.
 func (s *Service) DeleteSource(ctx context.Context, id int64) error {
 	if err := s.o.Store.DeleteTemplateSource(ctx, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -319,6 +332,7 @@ func (s *Service) DeleteSource(ctx context.Context, id int64) error {
 		return err
 	}
 	s.forget(id)
+	s.dropLogos(id)
 	return nil
 }
 
@@ -377,7 +391,7 @@ func (s *Service) fetch(ctx context.Context, src store.TemplateSource) ([]Templa
 	for i := range list {
 		list[i].ID, list[i].SourceID, list[i].SourceName = sid+":"+strconv.Itoa(i), sid, src.Name
 	}
-	s.fetchLogos(context.WithoutCancel(ctx), src.Name, list)
+	s.fetchLogos(src.ID, src.Name, list) // in the background: never delays the list
 	return list, nil
 }
 

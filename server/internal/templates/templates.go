@@ -35,7 +35,10 @@ type Template struct {
 	Logo        string   `json:"logo,omitempty"` // as the source lists it (a built-in one's: LogoURL)
 	// LogoURL is the path Berth serves the logo at (LogoPath), present
 	// only when Berth has it: the console never loads the remote Logo.
-	LogoURL           string      `json:"logoUrl,omitempty"`
+	LogoURL string `json:"logoUrl,omitempty"`
+	// LogoPending tells that Berth is fetching the logo now (in the
+	// background): asked again shortly, the list may have its LogoURL.
+	LogoPending       bool        `json:"logoPending,omitempty"`
 	Image             string      `json:"image,omitempty"`
 	Name              string      `json:"name,omitempty"`
 	Registry          string      `json:"registry,omitempty"`

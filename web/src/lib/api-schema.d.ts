@@ -7482,6 +7482,7 @@ export interface components {
             interactive?: boolean;
             labels: components["schemas"]["templates.Pair"][] | null;
             logo?: string;
+            logoPending?: boolean;
             logoUrl?: string;
             name?: string;
             network?: string;

@@ -33,6 +33,8 @@ export interface AppTemplate {
   logo?: string;
   /** Where Berth serves the logo (absent: Berth has none; the console shows a placeholder). */
   logoUrl?: string;
+  /** Berth is fetching the logo now: the list, read again shortly, may have its logoUrl. */
+  logoPending?: boolean;
   image?: string;
   name?: string;
   env: TemplateEnvField[];

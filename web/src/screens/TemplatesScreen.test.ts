@@ -101,6 +101,31 @@ describe('TemplatesScreen', () => {
     expect([...container.querySelectorAll('.card .logo-ph')].map((p) => p.textContent)).toEqual(['P', 'N', 'R']);
   });
 
+  it('shows the placeholder while Berth fetches a logo, and the logo once it is cached', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    try {
+      const pending = structuredClone(templates);
+      pending[0].logo = 'https://example.com/postgres.png';
+      pending[0].logoPending = true;
+      api.routes['GET /api/templates'] = pending;
+      const { container } = render(TemplatesScreen);
+      await screen.findByRole('list', { name: 'Templates' });
+      expect(container.querySelectorAll('.card img')).toHaveLength(0);
+      const cached = structuredClone(templates);
+      cached[0].logo = pending[0].logo;
+      cached[0].logoUrl = `/api/templates/${cached[0].id}/logo`;
+      api.routes['GET /api/templates'] = cached;
+      await vi.advanceTimersByTimeAsync(1600);
+      await waitFor(() => expect([...container.querySelectorAll('.card img')].map((i) => i.getAttribute('src'))).toEqual([cached[0].logoUrl]));
+      // nothing pending any more: not read again
+      const reads = api.called('GET /api/templates').length;
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(api.called('GET /api/templates')).toHaveLength(reads);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('shows the templates as cards, filtered by search and category', { timeout: 60_000 }, async () => {
     const { container } = render(TemplatesScreen);
     expect(screen.getByRole('heading', { level: 1, name: 'Templates' })).toBeTruthy();
