@@ -3,51 +3,19 @@ package engine
 import (
 	"errors"
 	"net"
-	"sync"
+	"strconv"
 	"testing"
 	"time"
-)
 
-// silentListener accepts connections on a unix socket and holds them open
-// without ever answering: an engine that is there but too busy to answer
-// (what a stopped or overloaded dockerd looks like from outside).
-func silentListener(t *testing.T, path string) {
-	t.Helper()
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	var mu sync.Mutex
-	var held []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range held {
-			c.Close()
-		}
-	})
-}
+	"github.com/berth-dev/berth/shared/enginetest"
+)
 
 func TestEngineThatHoldsTheConnectionWithoutAnsweringIsBusyNotOffline(t *testing.T) {
 	m, _ := newTestManager(t)
-	path := deadSocket(t)
-	silentListener(t, path)
-	env := Endpoint{ID: 9, ConnectionType: Socket, SocketPath: path}
+	hanging := enginetest.NewHanging(t) // what a stopped or overloaded dockerd looks like from outside
+	host, port, _ := net.SplitHostPort(hanging.Addr)
+	p, _ := strconv.Atoi(port)
+	env := Endpoint{ID: 9, ConnectionType: Direct, Host: host, Port: p}
 
 	_, err := m.Client(t.Context(), env)
 	if !errors.Is(err, ErrBusy) || IsOffline(err) {

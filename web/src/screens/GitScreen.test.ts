@@ -1,38 +1,14 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
-import type { Schema } from '../lib/client';
 import { queryClient } from '../lib/query';
 import { stubApi, type StubApi, type StubCall } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
+import { gitCredential, gitRepository } from '../test-git';
 import GitScreen from './GitScreen.svelte';
 
-const cred: Schema<'api.gitCredentialJSON'> = {
-  id: 9,
-  name: 'deploy-token',
-  authType: 'password',
-  username: 'bot',
-  hasPassword: true,
-  hasSshKey: false,
-  host: '',
-  createdAt: '2026-11-27T08:00:00Z',
-  updatedAt: '2026-11-27T08:00:00Z',
-};
-const repo: Schema<'api.gitRepositoryJSON'> = {
-  id: 3,
-  name: 'app',
-  url: 'https://git.example.com/app.git',
-  branch: 'main',
-  credentialId: 9,
-  webhookEnabled: false,
-  hasWebhookSecret: false,
-  webhookPath: '/api/git/webhook/3',
-  lastSync: null,
-  syncStatus: 'never',
-  syncedAt: null,
-  createdAt: '2026-11-27T08:00:00Z',
-  updatedAt: '2026-11-27T08:00:00Z',
-};
+const cred = gitCredential;
+const repo = gitRepository;
 
 let api: StubApi;
 const body = (c: StubCall) => c.body as Record<string, unknown>;

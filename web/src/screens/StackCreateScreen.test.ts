@@ -6,6 +6,7 @@ import { session } from '../lib/session.svelte';
 import { stubApi, type StubApi, type StubCall } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import StackCreateScreen from './StackCreateScreen.svelte';
+import { gitCredential, gitRepository } from '../test-git';
 
 // CodeMirror needs layout jsdom lacks: a text area stands in (editor-test-double).
 vi.mock('../components/stacks/codemirror', () => import('../components/stacks/editor-test-double'));
@@ -28,20 +29,8 @@ function liveSse() {
   };
 }
 
-const repo3 = {
-  id: 3,
-  name: 'app',
-  url: 'https://git.example.com/app.git',
-  branch: 'main',
-  credentialId: 9,
-  webhookEnabled: false,
-  hasWebhookSecret: false,
-  webhookPath: '/api/git/webhook/3',
-  lastSync: null,
-  syncStatus: 'never',
-  syncedAt: null,
-};
-const cred9 = { id: 9, name: 'deploy-token', authType: 'password', username: 'bot', hasPassword: true, hasSshKey: false };
+const repo3 = gitRepository;
+const cred9 = gitCredential;
 
 let api: StubApi;
 const sent = (route: string, i = 0) => api.called(route)[i]?.body as Record<string, unknown> | undefined;
