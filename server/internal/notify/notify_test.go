@@ -185,6 +185,7 @@ type receiver struct {
 	*httptest.Server
 	mu       sync.Mutex
 	failures int
+	failOnce string // the first request whose body contains it fails (then it is cleared)
 	tries    int
 	got      []map[string]any
 }
@@ -196,7 +197,8 @@ func newReceiver(t *testing.T, failures int) *receiver {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.tries++
-		if r.tries <= r.failures {
+		if r.tries <= r.failures || r.failOnce != "" && strings.Contains(string(b), r.failOnce) {
+			r.failOnce = ""
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
