@@ -1,7 +1,6 @@
 // Cross-page state: who is signed in, the environments and the selected one.
 import { QueryObserver } from '@tanstack/svelte-query';
-import type * as api from './api';
-import { client, unwrap } from './client';
+import * as api from './api';
 import { queryClient } from './query';
 
 /** The query key of the environment list (the data layer keeps it fresh). */
@@ -16,11 +15,6 @@ export interface EnvHealth {
 }
 
 export const ENV_KEY = 'berth.env';
-
-/** Who is signed in (a 401 here is an answer: nobody). */
-const readSession = async () => (await unwrap(client.GET('/api/auth/session'), { redirectOn401: false })) as api.Session;
-/** The environments the caller may reach. */
-const readEnvironments = async () => ((await unwrap(client.GET('/api/environments'))) ?? []) as api.Environment[];
 
 class SessionStore {
   session: api.Session | null = $state(null);
@@ -72,7 +66,7 @@ class SessionStore {
   }
 
   async refresh(): Promise<api.Session> {
-    const s = await readSession();
+    const s = await api.getSession();
     this.session = s;
     if (s.authenticated) this.signedOut = false;
     return s;
@@ -86,7 +80,7 @@ class SessionStore {
   /** Reads the environment list now (after a change to it). */
   async loadEnvironments(): Promise<void> {
     try {
-      const list = await queryClient.fetchQuery({ queryKey: ENVIRONMENTS_KEY, queryFn: readEnvironments, staleTime: 0 });
+      const list = await queryClient.fetchQuery({ queryKey: ENVIRONMENTS_KEY, queryFn: () => api.listEnvironments(), staleTime: 0 });
       this.applyEnvironments(list);
     } catch (e) {
       this.environments = [];
@@ -104,7 +98,7 @@ class SessionStore {
   watchEnvironments(): () => void {
     const obs = new QueryObserver(queryClient, {
       queryKey: ENVIRONMENTS_KEY,
-      queryFn: readEnvironments,
+      queryFn: () => api.listEnvironments(),
       refetchInterval: (q) => (q.state.status === 'error' ? 5_000 : 60_000),
     });
     return obs.subscribe((r) => {
@@ -160,7 +154,7 @@ class SessionStore {
 
   async signOut(): Promise<void> {
     try {
-      await unwrap(client.POST('/api/auth/logout'), { redirectOn401: false });
+      await api.logout();
     } finally {
       this.signedOut = true;
       this.session = this.session ? { ...this.session, authenticated: false, user: undefined } : null;
