@@ -32,7 +32,7 @@ describe('request', () => {
 
   it('posts a JSON body', async () => {
     fetchMock.mockResolvedValue(reply(200, { success: true, user: { id: 1, username: 'admin', isAdmin: true } }));
-    await api.login({ username: 'admin', password: 'pw', provider: 'ldap:1' });
+    await api.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'pw', provider: 'ldap:1' } });
     const [url, init] = fetchMock.mock.calls[0];
     expect(url).toBe('/api/auth/login');
     expect(init.method).toBe('POST');
@@ -42,7 +42,7 @@ describe('request', () => {
 
   it('throws ApiError with the server message, status and details', async () => {
     fetchMock.mockResolvedValue(reply(500, { error: 'Failed to create volume', details: 'exists' }));
-    const err = await api.listEnvironments().catch((e) => e);
+    const err = await api.request<never>('GET', '/api/environments').catch((e: ApiError) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err.status).toBe(500);
     expect(err.message).toBe('Failed to create volume');
@@ -51,14 +51,14 @@ describe('request', () => {
 
   it('falls back to message, then to the status text', async () => {
     fetchMock.mockResolvedValueOnce(reply(403, { message: 'nope' }));
-    await expect(api.listEnvironments()).rejects.toThrow('nope');
+    await expect(api.request('GET', '/api/environments')).rejects.toThrow('nope');
     fetchMock.mockResolvedValueOnce(reply(502, '', 'Bad Gateway'));
-    await expect(api.listEnvironments()).rejects.toMatchObject({ status: 502, message: 'Bad Gateway' });
+    await expect(api.request('GET', '/api/environments')).rejects.toMatchObject({ status: 502, message: 'Bad Gateway' });
   });
 
   it('maps a network failure to status 0', async () => {
     fetchMock.mockRejectedValue(new TypeError('Failed to fetch'));
-    await expect(api.getSession()).rejects.toMatchObject({ status: 0, message: 'Cannot reach the Berth server' });
+    await expect(api.request('GET', '/api/auth/session')).rejects.toMatchObject({ status: 0, message: 'Cannot reach the Berth server' });
   });
 
   it('calls the 401 hook for an expired session', async () => {
@@ -70,25 +70,25 @@ describe('request', () => {
     expect(hook.mock.calls[0][0]).toBeInstanceOf(ApiError);
   });
 
-  it('does not call the 401 hook for a failed sign-in or setup', async () => {
+  it('does not call the 401 hook for a call whose 401 is an answer (sign-in, setup, session)', async () => {
     const hook = vi.fn();
     onUnauthorized(hook);
     fetchMock.mockResolvedValue(reply(401, { error: 'Invalid username or password' }));
-    await expect(api.login({ username: 'a', password: 'b' })).rejects.toThrow('Invalid username or password');
-    fetchMock.mockResolvedValue(reply(401, { error: 'Invalid setup token' }));
-    await expect(api.createFirstAdmin('t', 'a', 'b')).rejects.toThrow('Invalid setup token');
+    await expect(api.request('POST', '/api/auth/login', { body: {}, redirectOn401: false })).rejects.toThrow('Invalid username or password');
+    fetchMock.mockResolvedValue(reply(401, { error: 'Authentication required' }));
+    await expect(api.request('GET', '/api/auth/session', { redirectOn401: false })).rejects.toThrow('Authentication required');
     expect(hook).not.toHaveBeenCalled();
   });
 });
 
 describe('endpoints', () => {
-  it('sends the setup token as header and field', async () => {
+  it('sends the headers given with its own', async () => {
     fetchMock.mockResolvedValue(reply(201, { id: 1, username: 'admin', isAdmin: true }));
-    await api.createFirstAdmin('tok', 'admin', 'secret123');
+    await api.request('POST', '/api/users', { body: { username: 'admin' }, headers: { 'X-Setup-Token': 'tok' } });
     const [url, init] = fetchMock.mock.calls[0];
     expect(url).toBe('/api/users');
     expect(init.headers['X-Setup-Token']).toBe('tok');
-    expect(JSON.parse(init.body)).toEqual({ username: 'admin', password: 'secret123', setupToken: 'tok' });
+    expect(init.headers.Accept).toBe('application/json');
   });
 
   it('sends the path as given and leaves out empty query values', async () => {

@@ -1,6 +1,7 @@
-// The one API client of the console: a typed function per endpoint.
-// Shapes follow the interface spec and COMPAT.md; clients ignore unknown fields,
-// so every type lists only what the console reads.
+// The API's error type (ApiError), the hooks the data layer and the app set
+// (401, changes), request() for what the typed client of client.ts does not
+// cover, and shapes the console reads (interface spec and COMPAT.md; clients
+// ignore unknown fields, so a type lists only what the console reads).
 
 /** An error answer of the API: the server's `error` message and the HTTP status. */
 export class ApiError extends Error {
@@ -148,57 +149,6 @@ export interface AuthProvider {
   initiateUrl?: string;
 }
 
-export interface ProviderList {
-  providers: AuthProvider[];
-  defaultProvider?: string;
-}
-
-export interface LoginRequest {
-  username: string;
-  password: string;
-  provider?: string;
-  mfaToken?: string;
-}
-
-export interface LoginResponse {
-  success?: boolean;
-  requiresMfa?: boolean;
-  user?: SessionUser;
-}
-
-export interface User {
-  id: number;
-  username: string;
-  email?: string;
-  displayName?: string;
-  isAdmin: boolean;
-}
-
-export function getSession(): Promise<Session> {
-  return request('GET', '/api/auth/session', { redirectOn401: false });
-}
-
-export function getProviders(): Promise<ProviderList> {
-  return request('GET', '/api/auth/providers', { redirectOn401: false });
-}
-
-export function login(req: LoginRequest): Promise<LoginResponse> {
-  return request('POST', '/api/auth/login', { body: req, redirectOn401: false });
-}
-
-export function logout(): Promise<{ success: boolean }> {
-  return request('POST', '/api/auth/logout', { redirectOn401: false });
-}
-
-/** Creates the first admin while no user exists, with the setup token from the server's log. */
-export function createFirstAdmin(setupToken: string, username: string, password: string): Promise<User> {
-  return request('POST', '/api/users', {
-    body: { username, password, setupToken },
-    headers: { 'X-Setup-Token': setupToken },
-    redirectOn401: false,
-  });
-}
-
 // ---------------------------------------------------------------- environments
 
 export interface Environment {
@@ -213,9 +163,6 @@ export interface Environment {
   labels?: string[];
 }
 
-export function listEnvironments(): Promise<Environment[]> {
-  return request('GET', '/api/environments');
-}
 
 // ---------------------------------------------------------------- containers
 

@@ -1,6 +1,7 @@
 // Cross-page state: who is signed in, the environments and the selected one.
 import { QueryObserver } from '@tanstack/svelte-query';
-import * as api from './api';
+import type * as api from './api';
+import { client, unwrap } from './client';
 import { queryClient } from './query';
 
 /** The query key of the environment list (the data layer keeps it fresh). */
@@ -15,6 +16,11 @@ export interface EnvHealth {
 }
 
 export const ENV_KEY = 'berth.env';
+
+/** Who is signed in (a 401 here is an answer: nobody). */
+const readSession = async () => (await unwrap(client.GET('/api/auth/session'), { redirectOn401: false })) as api.Session;
+/** The environments the caller may reach. */
+const readEnvironments = async () => ((await unwrap(client.GET('/api/environments'))) ?? []) as api.Environment[];
 
 class SessionStore {
   session: api.Session | null = $state(null);
@@ -66,7 +72,7 @@ class SessionStore {
   }
 
   async refresh(): Promise<api.Session> {
-    const s = await api.getSession();
+    const s = await readSession();
     this.session = s;
     if (s.authenticated) this.signedOut = false;
     return s;
@@ -80,7 +86,7 @@ class SessionStore {
   /** Reads the environment list now (after a change to it). */
   async loadEnvironments(): Promise<void> {
     try {
-      const list = await queryClient.fetchQuery({ queryKey: ENVIRONMENTS_KEY, queryFn: () => api.listEnvironments(), staleTime: 0 });
+      const list = await queryClient.fetchQuery({ queryKey: ENVIRONMENTS_KEY, queryFn: readEnvironments, staleTime: 0 });
       this.applyEnvironments(list);
     } catch (e) {
       this.environments = [];
@@ -98,7 +104,7 @@ class SessionStore {
   watchEnvironments(): () => void {
     const obs = new QueryObserver(queryClient, {
       queryKey: ENVIRONMENTS_KEY,
-      queryFn: () => api.listEnvironments(),
+      queryFn: readEnvironments,
       refetchInterval: (q) => (q.state.status === 'error' ? 5_000 : 60_000),
     });
     return obs.subscribe((r) => {
@@ -154,7 +160,7 @@ class SessionStore {
 
   async signOut(): Promise<void> {
     try {
-      await api.logout();
+      await unwrap(client.POST('/api/auth/logout'), { redirectOn401: false });
     } finally {
       this.signedOut = true;
       this.session = this.session ? { ...this.session, authenticated: false, user: undefined } : null;

@@ -1,22 +1,22 @@
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as api from '../lib/api';
+import { ApiError } from '../lib/api';
 import { session } from '../lib/session.svelte';
+import { stubApi, type StubApi } from '../test-api';
 import { expectNoSeriousAxeViolations } from '../test-axe';
 import SetupScreen from './SetupScreen.svelte';
 
-vi.mock('../lib/api', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../lib/api')>();
-  return { ...real, createFirstAdmin: vi.fn(), login: vi.fn(), getSession: vi.fn() };
-});
-
+let api: StubApi;
 beforeEach(() => {
-  vi.mocked(api.getSession).mockResolvedValue({ authenticated: true, authEnabled: true, user: { id: 1, username: 'root', isAdmin: true } });
-  vi.mocked(api.login).mockResolvedValue({ success: true });
+  api = stubApi({
+    'GET /api/auth/session': { authenticated: true, authEnabled: true, user: { id: 1, username: 'root', isAdmin: true } },
+    'POST /api/auth/login': { success: true },
+    'POST /api/users': { id: 1, username: 'root', isAdmin: true },
+  });
 });
 afterEach(() => {
   cleanup();
-  vi.clearAllMocks();
+  vi.unstubAllGlobals();
   session.session = null;
 });
 
@@ -30,30 +30,33 @@ async function fill(token: string, username: string, password: string, repeat = 
 
 describe('SetupScreen', () => {
   it('creates the first admin with the setup token, signs in and refreshes the session', async () => {
-    vi.mocked(api.createFirstAdmin).mockResolvedValue({ id: 1, username: 'root', isAdmin: true });
     render(SetupScreen);
     expect(screen.getByRole('heading', { level: 1, name: 'Create the first admin' })).toBeTruthy();
     expect((screen.getByLabelText('Username') as HTMLInputElement).value).toBe('admin');
     await fill(' 0123abcd \n', 'root', 'root-password');
-    expect(api.createFirstAdmin).toHaveBeenCalledWith('0123abcd', 'root', 'root-password');
-    await waitFor(() => expect(api.login).toHaveBeenCalledWith({ username: 'root', password: 'root-password' }));
+    await waitFor(() => expect(api.called('POST /api/auth/login')[0]?.body).toEqual({ username: 'root', password: 'root-password' }));
+    expect(api.called('POST /api/users')[0].body).toEqual({ username: 'root', password: 'root-password', setupToken: '0123abcd' });
+    expect(api.calls.map((c) => `${c.method} ${c.path}`).slice(0, 2)).toEqual(['POST /api/users', 'POST /api/auth/login']);
     await waitFor(() => expect(session.session?.authenticated).toBe(true));
   });
 
   it('refuses two different passwords without calling the API', async () => {
     render(SetupScreen);
     await fill('tok', 'root', 'root-password', 'root-passw0rd');
-    expect(api.createFirstAdmin).not.toHaveBeenCalled();
+    expect(api.calls).toEqual([]);
     expect(screen.getByRole('alert').textContent).toBe('The two passwords differ');
   });
 
   it('shows the server refusal of a wrong token', async () => {
-    vi.mocked(api.createFirstAdmin).mockRejectedValue(new api.ApiError(401, 'A valid setup token is required to create the first admin'));
-    vi.mocked(api.getSession).mockResolvedValue({ authenticated: false, authEnabled: true, setupRequired: true });
+    api.routes['POST /api/users'] = () => {
+      throw new ApiError(401, 'A valid setup token is required to create the first admin');
+    };
+    api.routes['GET /api/auth/session'] = { authenticated: false, authEnabled: true, setupRequired: true };
     render(SetupScreen);
     await fill('wrong', 'root', 'root-password');
     expect((await screen.findByRole('alert')).textContent).toBe('A valid setup token is required to create the first admin');
-    expect(api.login).not.toHaveBeenCalled();
+    expect(api.called('POST /api/auth/login')).toHaveLength(0);
+    await waitFor(() => expect(session.session?.setupRequired).toBe(true)); // asked again: someone may have finished the setup
   });
 
   it('has no serious or critical axe violations', async () => {
