@@ -116,6 +116,9 @@ describe('SettingsScreen', () => {
     expect(api.called('GET /api/settings/scanner')[0].query).toEqual({ env: '1' });
     // never a secret, not even the mask
     expect(document.body.textContent).not.toContain(admin.SECRET_MASK);
+    // The sign-in methods are cached as the server answers them: the sign-in page, shown next after signing out,
+    // reads the same key and needs the whole answer (a list there made it offer no sign-in method at all).
+    await waitFor(() => expect(queryClient.getQueryData(['auth', 'providers'])).toHaveProperty('providers'));
   });
 
   it('saves the authentication settings that changed', async () => {
