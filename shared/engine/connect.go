@@ -56,11 +56,7 @@ func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, *hawserLi
 		if env.Host == "" {
 			return nil, nil, nil, fmt.Errorf("%w: host is required for direct connections", ErrInvalid)
 		}
-		port := env.Port
-		if port == 0 {
-			port = 2375
-		}
-		host, scheme = "tcp://"+net.JoinHostPort(env.Host, strconv.Itoa(port)), "http"
+		host, scheme = "tcp://"+hostPort(env), "http"
 		transport.DialContext = dialer.DialContext
 		if env.Protocol == "https" {
 			cfg, err := tlsConfig(env)
@@ -87,11 +83,7 @@ func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, *hawserLi
 		if env.Host == "" {
 			return nil, nil, nil, fmt.Errorf("%w: host is required for hawser-standard connections", ErrInvalid)
 		}
-		port := env.Port
-		if port == 0 {
-			port = HawserDefaultPort
-		}
-		host, scheme = "tcp://"+net.JoinHostPort(env.Host, strconv.Itoa(port)), "http"
+		host, scheme = "tcp://"+hostPort(env), "http"
 		transport.DialContext = dialer.DialContext
 		if env.Protocol == "https" {
 			cfg, err := tlsConfig(env)
@@ -104,7 +96,7 @@ func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, *hawserLi
 			headers = map[string]string{HawserTokenHeader: env.AgentToken}
 		}
 		hawser = &hawserLink{env: env, http: &http.Client{Transport: transport},
-			base: scheme + "://" + net.JoinHostPort(env.Host, strconv.Itoa(port))}
+			base: scheme + "://" + hostPort(env)}
 	case HawserEdge:
 		if m.hawser == nil {
 			return nil, nil, nil, unsupported(env.ConnectionType)
@@ -162,4 +154,17 @@ func tlsConfig(env Endpoint) (*tls.Config, error) {
 		return nil, fmt.Errorf("%w: tlsCert and tlsKey must be given together", ErrInvalid)
 	}
 	return cfg, nil
+}
+
+// hostPort is the host:port of a direct or hawser-standard environment, with
+// the connection type's default port when none is set.
+func hostPort(env Endpoint) string {
+	port := env.Port
+	if port == 0 {
+		port = 2375
+		if env.ConnectionType == HawserStandard {
+			port = HawserDefaultPort
+		}
+	}
+	return net.JoinHostPort(env.Host, strconv.Itoa(port))
 }

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -326,15 +325,7 @@ func (m *Manager) reachable(ctx context.Context, c *conn) bool {
 		}
 		nc, err = d.DialContext(ctx, "unix", path)
 	case Direct, HawserStandard:
-		port := c.env.Port
-		switch {
-		case port != 0:
-		case c.env.ConnectionType == Direct:
-			port = 2375
-		default:
-			port = HawserDefaultPort
-		}
-		nc, err = d.DialContext(ctx, "tcp", net.JoinHostPort(c.env.Host, strconv.Itoa(port)))
+		nc, err = d.DialContext(ctx, "tcp", hostPort(c.env))
 	case AgentStandard, AgentEdge:
 		if c.agent == nil {
 			return false
