@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../lib/api';
 import * as stacks from '../lib/api-stacks';
 import { router } from '../lib/router.svelte';
+import { invalidateEnv } from '../lib/query';
 import { matchRoute } from '../lib/routes';
 import { session } from '../lib/session.svelte';
 import { stubApi, type StubApi } from '../test-api';
@@ -189,6 +190,42 @@ describe('StackDetailScreen', () => {
       ],
     });
     expect(putOrder()).toEqual(['/api/stacks/shop/env', '/api/stacks/shop/env/raw']);
+  });
+
+  it('keeps a variable row added, still blank, when a read of the variables lands (it was replaced before)', async () => {
+    render(StackDetailScreen, { route: route('shop') });
+    await ready();
+    await fireEvent.click(screen.getByRole('button', { name: 'Add variable' }));
+    // Another read lands (a refetch on focus, or after another change), with the server's variables changed meanwhile.
+    api.routes['GET /api/stacks/shop/env'] = {
+      variables: [
+        { key: 'MODE', value: 'prod', isSecret: false },
+        { key: 'REGION', value: 'eu', isSecret: false },
+        { key: 'TOKEN', value: '***', isSecret: true },
+      ],
+    };
+    api.routes['GET /api/stacks/shop/env/raw'] = { content: '# the mode\nMODE=prod\nREGION=eu\n' };
+    const reads = api.called('GET /api/stacks/shop/env/raw').length;
+    await invalidateEnv(1, 'stacks', 'shop', 'env');
+    await waitFor(() => expect(api.called('GET /api/stacks/shop/env/raw').length).toBe(reads + 1));
+    await fireEvent.input(screen.getByLabelText('Name of variable 3'), { target: { value: 'GREETING' } });
+    await fireEvent.input(screen.getByLabelText('Value of GREETING'), { target: { value: 'hello' } });
+    expect(screen.getByText(/Unsaved changes: variables/)).toBeTruthy();
+    expect(await screen.findByText(/The variables were changed elsewhere while you edited them/)).toBeTruthy();
+    await fireEvent.click(screen.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(api.called('PUT /api/stacks/shop/env/raw')[0]?.body).toEqual({ content: '# the mode\nMODE=prod\nGREETING=hello\n' }));
+    await waitFor(() => expect(screen.queryByText(/changed elsewhere/)).toBeNull());
+  });
+
+  it('an untouched variables draft follows a new read of the server', async () => {
+    render(StackDetailScreen, { route: route('shop') });
+    await ready();
+    api.routes['GET /api/stacks/shop/env'] = { variables: [{ key: 'MODE', value: 'staging', isSecret: false }] };
+    api.routes['GET /api/stacks/shop/env/raw'] = { content: 'MODE=staging\n' };
+    await invalidateEnv(1, 'stacks', 'shop', 'env');
+    await waitFor(() => expect((screen.getByLabelText('Value of MODE') as HTMLInputElement).value).toBe('staging'));
+    expect(screen.queryByLabelText('Value of TOKEN')).toBeNull();
+    expect(screen.queryByText(/Unsaved changes/)).toBeNull();
   });
 
   it('keeps the secret rule: a stored secret cannot become plain without its value', async () => {

@@ -251,3 +251,8 @@ export function envSignature(tab: EnvTab, rows: EnvRow[], raw: string): string {
   const f = finalizeEnv(tab, rows, raw);
   return JSON.stringify([plainOf(f.rows), secretsOf(f.rows), f.raw]);
 }
+
+/** The editor's state exactly, blank rows and row order included: equal drafts, nothing was touched. */
+export function draftOf(rows: EnvRow[], raw: string): string {
+  return JSON.stringify([rows, raw]);
+}
