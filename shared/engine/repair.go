@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docker/compose/v5/pkg/api"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 )
@@ -25,6 +26,26 @@ import (
 // tempRecreateName matches a temporary recreate name: the replaced
 // container's short id and the final name.
 var tempRecreateName = regexp.MustCompile(`^([0-9a-f]{12})_(.+)$`)
+
+// recreateTarget tells whether s is the new container of an unfinished
+// recreate, and then the short id of the container it replaces and its
+// final name: its name is the temporary one of a container of its project,
+// service and number (compose's default name, or the container_name its
+// replace label keeps), so that a container whose own name merely looks
+// like one ("0123456789ab_x-app-1" of a stack called "0123456789ab_x") is
+// not taken for it.
+func recreateTarget(s container.Summary) (replaced, final string, ok bool) {
+	m := tempRecreateName.FindStringSubmatch(containerName(s))
+	if m == nil {
+		return "", "", false
+	}
+	project, service, number := s.Labels[ComposeProjectLabel], s.Labels[ComposeServiceLabel], s.Labels[api.ContainerNumberLabel]
+	switch r := s.Labels[api.ContainerReplaceLabel]; m[2] {
+	case project + api.Separator + service + api.Separator + number, r:
+		return m[1], m[2], true
+	}
+	return "", "", false
+}
 
 // repairTimeout bounds the repair of one project (stops included).
 const repairTimeout = 5 * time.Minute
@@ -56,7 +77,7 @@ func (c *Client) InterruptedProjects(ctx context.Context, before time.Time) (map
 		if !createdBefore(s, before) {
 			continue
 		}
-		if tempRecreateName.MatchString(containerName(s)) || s.State == container.StateCreated {
+		if _, _, temp := recreateTarget(s); temp || s.State == container.StateCreated {
 			out[s.Labels[ComposeProjectLabel]] = true
 		}
 	}
@@ -103,16 +124,15 @@ func (c *Client) RepairRecreates(ctx context.Context, project string, o RepairOp
 		if !createdBefore(s, o.Before) {
 			continue
 		}
-		m := tempRecreateName.FindStringSubmatch(name)
-		if m == nil {
+		replaced, final, temp := recreateTarget(s)
+		if !temp {
 			if s.State == container.StateCreated {
 				start = append(start, s)
 			}
 			continue
 		}
-		final := m[2]
 		old, taken := byName[final]
-		if taken && !strings.HasPrefix(old.ID, m[1]) {
+		if taken && !strings.HasPrefix(old.ID, replaced) {
 			// Not the container it replaced: the recreate was already
 			// finished or undone another way.
 			if _, err := c.cli.ContainerRemove(ctx, s.ID, client.ContainerRemoveOptions{Force: true}); err != nil {

@@ -57,8 +57,8 @@ func projectState(t *testing.T, project string) map[string]string {
 // have: the new container under a temporary name whose old one is still
 // there replaces it, one whose old one is gone takes the final name, one
 // whose final name another container holds is removed; containers created
-// but never started start; one-off containers and containers created after
-// Before are left alone; a second pass has nothing to do.
+// but never started start; one-off containers, containers merely named like
+// temporary ones and containers created after Before are left alone; a second pass has nothing to do.
 func TestRepairRecreatesFinishesWhatAnInterruptedUpLeft(t *testing.T) {
 	c := localClient(t)
 	label := newLabel(t)
@@ -70,6 +70,8 @@ func TestRepairRecreatesFinishesWhatAnInterruptedUpLeft(t *testing.T) {
 	strayDB := composeContainer(t, label, p, "db", "ba9876543210_"+p+"-db-1", false, false)
 	worker := composeContainer(t, label, p, "worker", p+"-worker-1", false, false)
 	oneoff := composeContainer(t, label, p, "app", "abcdefabcdef_"+p+"-app-run-1", false, true)
+	// Named like a temporary container, but not of its own service.
+	lookalike := composeContainer(t, label, p, "lookalike", "abcdefabcdef_"+p+"-web-1", true, false)
 
 	projects, err := c.InterruptedProjects(t.Context(), time.Time{})
 	if err != nil {
@@ -97,6 +99,7 @@ func TestRepairRecreatesFinishesWhatAnInterruptedUpLeft(t *testing.T) {
 		p + "-db-1":     db + " running",
 		p + "-worker-1": worker + " running",
 		"abcdefabcdef_" + p + "-app-run-1": oneoff + " created",
+		"abcdefabcdef_" + p + "-web-1":     lookalike + " running",
 	}
 	if diff := cmp.Diff(want, projectState(t, p)); diff != "" {
 		t.Errorf("after the repair (-want +got):\n%s\ndid: %q", diff, notes)
