@@ -94,10 +94,10 @@ func TestRepairRecreatesFinishesWhatAnInterruptedUpLeft(t *testing.T) {
 		t.Fatalf("RepairRecreates: %v (did %q)", err, notes)
 	}
 	want := map[string]string{
-		p + "-app-1":    newApp + " running",
-		p + "-web-1":    newWeb + " running",
-		p + "-db-1":     db + " running",
-		p + "-worker-1": worker + " running",
+		p + "-app-1":                       newApp + " running",
+		p + "-web-1":                       newWeb + " running",
+		p + "-db-1":                        db + " running",
+		p + "-worker-1":                    worker + " running",
 		"abcdefabcdef_" + p + "-app-run-1": oneoff + " created",
 		"abcdefabcdef_" + p + "-web-1":     lookalike + " running",
 	}
