@@ -91,7 +91,7 @@ func (c *Client) InterruptedProjects(ctx context.Context, before time.Time) (map
 // name; one whose final name another container holds is a stray and is
 // removed. With o.Start the finished containers, and the project's
 // containers created but never started, are started. It returns what it did,
-// one line per container ("" nothing), and the errors of the steps that
+// one line per step (none when there was nothing to do), and the errors of the steps that
 // failed (the others are done all the same). The caller makes sure no
 // compose run of its own is in progress on the project.
 func (c *Client) RepairRecreates(ctx context.Context, project string, o RepairOptions) ([]string, error) {
