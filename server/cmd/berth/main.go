@@ -122,6 +122,7 @@ func handOver(ctx context.Context, args []string, stderr io.Writer) error {
 }
 
 func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
+	started := time.Now()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	st, err := openStore(ctx, cfg)
 	if err != nil {
@@ -188,12 +189,21 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 			log.Error("the activity collector stopped", "err", err)
 		}
 	}()
+	// Stacks a deploy interrupted by the last stop left half done are put
+	// right, in the background (start-up never waits on an engine); runs
+	// later than this start are not touched.
+	repairDone := make(chan struct{})
+	go func() {
+		defer close(repairDone)
+		apiSrv.RepairStacks(schedCtx, started)
+	}()
 	go func() {
 		defer close(schedDone)
 		if err := apiSrv.Schedules().Run(schedCtx); err != nil {
 			log.Error("the scheduler stopped", "err", err)
 		}
 		<-activityDone
+		<-repairDone
 	}()
 	defer func() {
 		stopSchedules()

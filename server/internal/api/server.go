@@ -7,6 +7,7 @@
 package api
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -225,6 +226,13 @@ func New(d Deps) *Server {
 // Schedules returns the scheduler, which the caller runs (schedule.Service.Run)
 // for as long as the server serves.
 func (s *Server) Schedules() *schedule.Service { return s.schedules }
+
+// RepairStacks puts right the stacks a deploy interrupted by Berth's last
+// stop left half done (see stacks.Service.RepairInterrupted); the caller
+// runs it once at start, in the background, with the time Berth started.
+func (s *Server) RepairStacks(ctx context.Context, since time.Time) {
+	s.stacks.RepairInterrupted(ctx, since)
+}
 
 // handler is an endpoint that returns its error instead of writing it; the
 // route table wraps it (see run).

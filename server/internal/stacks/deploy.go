@@ -169,8 +169,13 @@ func (s *Service) deploy(ctx context.Context, env store.Environment, st store.St
 	return nil
 }
 
-// up brings project p up on c, pulling with the configured registries.
+// up brings project p up on c, pulling with the configured registries,
+// after finishing what an interrupted deploy left of it (compose would keep
+// a container it left under a temporary name under that name).
 func (s *Service) up(ctx context.Context, c *engine.Client, p *types.Project, o engine.UpOptions, progress engine.ComposeProgress) error {
+	if err := s.repairBefore(ctx, c, p.Name, progress); err != nil {
+		return err
+	}
 	var auths []engine.Credentials
 	if s.registries != nil {
 		var err error

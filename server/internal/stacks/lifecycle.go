@@ -92,6 +92,13 @@ func (s *Service) Run(ctx context.Context, env store.Environment, name string, a
 	if err != nil {
 		return err
 	}
+	if t.exists && t.record.ID != 0 && (a == Start || a == Restart) {
+		// Compose would start a container an interrupted deploy of Berth's
+		// left under a temporary name under that name.
+		if err := s.repairBefore(ctx, c, name, progress); err != nil {
+			return opFault(op, err)
+		}
+	}
 	switch a {
 	case Start:
 		if !t.exists && t.project != nil { // never created (deployed with start false): bring it up
