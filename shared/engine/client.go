@@ -54,7 +54,6 @@ func (c *Client) Info(ctx context.Context) (Info, error) {
 		return Info{}, c.fail(err)
 	}
 	i := res.Info
-	c.conn.engineCPUs.Store(int32(i.NCPU))
 	return Info{
 		ServerVersion: i.ServerVersion, APIVersion: c.cli.ClientVersion(),
 		Containers: i.Containers, Running: i.ContainersRunning, Paused: i.ContainersPaused,

@@ -82,10 +82,9 @@ type conn struct {
 	execMu sync.Mutex
 	execs  map[string]*agentExec // execs attached through an agent, by exec id
 
-	imagesCounted atomic.Bool  // the engine's image list counted each image's containers last time
-	engineCPUs    atomic.Int32 // the engine's CPU count, once read (0: not yet)
-	samples       sampleMemo   // the last one-shot CPU figures of each container
-	oneShotBlind  atomic.Bool  // the engine's one-shot stats lack the host's CPU figure
+	imagesCounted atomic.Bool // the engine's image list counted each image's containers last time
+	samples       sampleMemo  // the last one-shot CPU figures of each container
+	oneShotBlind  atomic.Bool // the engine's one-shot stats lack the host's CPU figure
 
 	df    singleflight.Group // concurrent disk usage reads share one engine call
 	reads flights            // concurrent identical reads share engine calls
