@@ -9,7 +9,10 @@
 // in-process, wired as "berth serve" wires it, behind an httptest server.
 //
 // It also times the dashboard over 10 environments, one of them hung and
-// one dead (-dashboard-iterations; -only dashboard runs that alone).
+// one dead (-dashboard-iterations; -only dashboard runs that alone), and,
+// with the containers started, the list warm and cold and a stats pass
+// against the raw engine's (-running, -cold-samples, -stats-rounds; -only
+// running runs that alone).
 //
 // Run it with "make bench", which starts the test environment and exports
 // .test-env (BERTH_TEST_IMAGE). It reports; it does not judge.
@@ -48,7 +51,10 @@ type config struct {
 	keystrokes int    // exec keystrokes timed per path
 	edgeAgents int    // simulated edge agents held against one Berth (0: skip)
 	dashboard  int    // measured dashboard requests (0: skip)
-	only       string // "dashboard": that benchmark alone
+	running    bool   // start the containers and measure lists and stats over them running
+	cold       int    // cold list samples (each after containers.RestartTTL without a list)
+	stats      int    // stats passes through each path
+	only       string // "dashboard" or "running": that benchmark alone
 }
 
 func main() {
@@ -79,7 +85,10 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.keystrokes, "keystrokes", 200, "exec keystrokes timed through the socket and through an edge agent")
 	fs.IntVar(&cfg.edgeAgents, "edge-agents", 1000, "simulated edge agents held against one Berth process (0: skip)")
 	fs.IntVar(&cfg.dashboard, "dashboard-iterations", 10, "measured dashboard requests over 10 environments, one hung and one dead (0: skip)")
-	fs.StringVar(&cfg.only, "only", "", `run one benchmark alone: "dashboard"`)
+	fs.BoolVar(&cfg.running, "running", true, "start the containers, then time the list warm and cold and a stats pass over them against the raw engine")
+	fs.IntVar(&cfg.cold, "cold-samples", 5, "cold container lists timed (each waits for Berth's cached facts to expire first)")
+	fs.IntVar(&cfg.stats, "stats-rounds", 3, "stats passes over the running containers through each path (0: skip)")
+	fs.StringVar(&cfg.only, "only", "", `run one benchmark alone: "dashboard" or "running"`)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -119,8 +128,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	}
 	defer stopBerth()
 
-	if cfg.only == "dashboard" {
+	switch cfg.only {
+	case "dashboard":
 		return benchDashboard(ctx, srv, token, eng, ver, cfg, max(cfg.dashboard, 1), out)
+	case "running":
+		return benchRunning(ctx, srv, token, eng, cfg, out)
 	}
 
 	berth := endpoint{name: "berth", url: srv.URL + "/api/containers?all=true&env=1", client: srv.Client(), min: cfg.containers, bearer: token}
@@ -175,6 +187,12 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	if cfg.edgeAgents > 0 {
 		if err := benchEdgeLoad(ctx, cfg.binary, cfg.edgeAgents, out); err != nil {
 			return fmt.Errorf("edge agents load: %w", err)
+		}
+	}
+	if cfg.running {
+		// Last but the pull: the containers stay running until the cleanup.
+		if err := benchRunning(ctx, srv, token, eng, cfg, out); err != nil {
+			return fmt.Errorf("running containers: %w", err)
 		}
 	}
 	if pb, ok := pullBenchFromEnv(); ok && cfg.pullRounds > 0 {

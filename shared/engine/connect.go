@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -28,9 +29,8 @@ const DefaultSocket = "/var/run/docker.sock"
 // transport dials the engine directly: no proxy from the environment, the
 // connection timeout of PingTimeout. An agent environment's transport dials
 // a raw Engine API pipe through the agent; link is then its agent link.
-func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, *hawserLink, error) {
-	var link *agentLink
-	var hawser *hawserLink
+// raw reads the same engine over the same transport (see rawAPI).
+func (m *Manager) newClient(env Endpoint) (cli *client.Client, link *agentLink, hawser *hawserLink, raw *rawAPI, err error) {
 	var headers map[string]string
 	dialer := &net.Dialer{Timeout: PingTimeout, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
@@ -54,20 +54,20 @@ func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, *hawserLi
 		}
 	case Direct:
 		if env.Host == "" {
-			return nil, nil, nil, fmt.Errorf("%w: host is required for direct connections", ErrInvalid)
+			return nil, nil, nil, nil, fmt.Errorf("%w: host is required for direct connections", ErrInvalid)
 		}
 		host, scheme = "tcp://"+hostPort(env), "http"
 		transport.DialContext = dialer.DialContext
 		if env.Protocol == "https" {
 			cfg, err := tlsConfig(env)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			transport.TLSClientConfig, scheme = cfg, "https"
 		}
 	case AgentStandard, AgentEdge:
 		if m.agents == nil {
-			return nil, nil, nil, unsupported(env.ConnectionType)
+			return nil, nil, nil, nil, unsupported(env.ConnectionType)
 		}
 		// Every HTTP connection of the client is one pipe operation; the
 		// host name is a placeholder the dialer ignores.
@@ -81,14 +81,14 @@ func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, *hawserLi
 		// The Docker API behind the agent's URL; every request (hijacked
 		// exec attaches included) carries the token header.
 		if env.Host == "" {
-			return nil, nil, nil, fmt.Errorf("%w: host is required for hawser-standard connections", ErrInvalid)
+			return nil, nil, nil, nil, fmt.Errorf("%w: host is required for hawser-standard connections", ErrInvalid)
 		}
 		host, scheme = "tcp://"+hostPort(env), "http"
 		transport.DialContext = dialer.DialContext
 		if env.Protocol == "https" {
 			cfg, err := tlsConfig(env)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			transport.TLSClientConfig, scheme = cfg, "https"
 		}
@@ -99,7 +99,7 @@ func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, *hawserLi
 			base: scheme + "://" + hostPort(env)}
 	case HawserEdge:
 		if m.hawser == nil {
-			return nil, nil, nil, unsupported(env.ConnectionType)
+			return nil, nil, nil, nil, unsupported(env.ConnectionType)
 		}
 		// Every request is tunnelled to the agent as a request frame; the
 		// host name is a placeholder.
@@ -109,16 +109,16 @@ func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, *hawserLi
 		cli, err := client.New(client.WithUserAgent("berth"), client.WithHost(host),
 			client.WithHTTPClient(&http.Client{Transport: rt}), client.WithScheme(scheme))
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("engine: build client: %w", err)
+			return nil, nil, nil, nil, fmt.Errorf("engine: build client: %w", err)
 		}
-		return cli, nil, hawser, nil
+		return cli, nil, hawser, newRawAPI(rt, "http://hawser-edge", nil), nil
 	default:
-		return nil, nil, nil, fmt.Errorf("%w: unknown connection type %q", ErrInvalid, env.ConnectionType)
+		return nil, nil, nil, nil, fmt.Errorf("%w: unknown connection type %q", ErrInvalid, env.ConnectionType)
 	}
 	// WithHost configures a default transport; WithHTTPClient then replaces
 	// it with ours. The client negotiates the API version on first use, and
 	// Manager pings eagerly so that happens at connect time.
-	cli, err := client.New(
+	cli, err = client.New(
 		client.WithUserAgent("berth"),
 		client.WithHost(host),
 		client.WithHTTPClient(&http.Client{Transport: transport}),
@@ -126,9 +126,15 @@ func (m *Manager) newClient(env Endpoint) (*client.Client, *agentLink, *hawserLi
 		client.WithHTTPHeaders(headers),
 	)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("engine: build client: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("engine: build client: %w", err)
 	}
-	return cli, link, hawser, nil
+	// The SDK client works on a copy of transport; the raw reads use
+	// transport itself (the same dialer and settings, a pool of their own).
+	rawHost := host[strings.Index(host, "://")+3:]
+	if strings.HasPrefix(host, "unix://") {
+		rawHost = client.DummyHost
+	}
+	return cli, link, hawser, newRawAPI(transport, scheme+"://"+rawHost, headers), nil
 }
 
 // tlsConfig builds the TLS settings of a direct https environment: a custom CA

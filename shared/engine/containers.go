@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,8 +79,10 @@ type ContainerState struct {
 	RestartCount int
 	ExitCode     int
 	Tty          bool
-	Health       string // healthy, unhealthy, starting; "" without a health check
-	Error        string // why the engine could not start it, if so
+	Health       string    // healthy, unhealthy, starting; "" without a health check
+	Error        string    // why the engine could not start it, if so
+	StartedAt    time.Time // when it last started (zero: never)
+	FinishedAt   time.Time // when it last stopped (zero: never)
 }
 
 // CreateSpec describes a container to create.
@@ -140,23 +144,68 @@ func cloneContainers(list []Container) []Container {
 func (c *Client) listContainers(ctx context.Context, all bool) ([]Container, error) {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	res, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: all})
-	if err != nil {
-		return nil, c.fail(err)
+	var q url.Values
+	if all {
+		q = url.Values{"all": {"1"}}
 	}
-	out := make([]Container, 0, len(res.Items))
-	for _, s := range res.Items {
-		out = append(out, summary(s))
+	body, err := c.rawGet(ctx, "/containers/json", q)
+	if err != nil {
+		return nil, err
+	}
+	var items []listItem
+	if err := json.Unmarshal(body, &items); err != nil {
+		return nil, fmt.Errorf("engine: decode container list: %w", err)
+	}
+	out := make([]Container, 0, len(items))
+	for i := range items {
+		out = append(out, items[i].container())
 	}
 	return out, nil
 }
 
-func summary(s container.Summary) Container {
+// listItem is the part of an entry of the engine's container list that a
+// Container holds: decoding only these fields (as strings where the SDK
+// parses addresses) is most of a list's cost saved.
+type listItem struct {
+	ID      string   `json:"Id"`
+	Names   []string `json:"Names"`
+	Image   string   `json:"Image"`
+	ImageID string   `json:"ImageID"`
+	Command string   `json:"Command"`
+	Created int64    `json:"Created"`
+	Ports   []struct {
+		IP          string `json:"IP"`
+		PrivatePort int    `json:"PrivatePort"`
+		PublicPort  int    `json:"PublicPort"`
+		Type        string `json:"Type"`
+	} `json:"Ports"`
+	Labels map[string]string `json:"Labels"`
+	State  string            `json:"State"`
+	Status string            `json:"Status"`
+	Health *struct {
+		Status string `json:"Status"`
+	} `json:"Health"`
+	NetworkSettings *struct {
+		Networks map[string]*struct {
+			IPAddress string `json:"IPAddress"`
+		} `json:"Networks"`
+	} `json:"NetworkSettings"`
+	Mounts []struct {
+		Type        string `json:"Type"`
+		Name        string `json:"Name"`
+		Source      string `json:"Source"`
+		Destination string `json:"Destination"`
+		Mode        string `json:"Mode"`
+		RW          bool   `json:"RW"`
+	} `json:"Mounts"`
+}
+
+func (s *listItem) container() Container {
 	c := Container{
 		ID:       s.ID,
 		Image:    s.Image,
 		ImageID:  s.ImageID,
-		State:    string(s.State),
+		State:    s.State,
 		Status:   s.Status,
 		Created:  s.Created,
 		Labels:   s.Labels,
@@ -172,32 +221,41 @@ func summary(s container.Summary) Container {
 		c.Labels = map[string]string{}
 	}
 	for _, p := range s.Ports {
-		port := Port{PrivatePort: int(p.PrivatePort), PublicPort: int(p.PublicPort), Type: p.Type}
-		if p.IP.IsValid() {
-			port.IP = p.IP.String()
-		}
-		c.Ports = append(c.Ports, port)
+		c.Ports = append(c.Ports, Port{IP: canonicalIP(p.IP), PrivatePort: p.PrivatePort, PublicPort: p.PublicPort, Type: p.Type})
 	}
 	if s.NetworkSettings != nil {
 		for name, ep := range s.NetworkSettings.Networks {
 			ip := ""
-			if ep != nil && ep.IPAddress.IsValid() {
-				ip = ep.IPAddress.String()
+			if ep != nil {
+				ip = canonicalIP(ep.IPAddress)
 			}
 			c.Networks[name] = NetIP{IPAddress: ip}
 		}
 	}
 	for _, m := range s.Mounts {
-		c.Mounts = append(c.Mounts, Mount{Type: string(m.Type), Name: m.Name, Source: m.Source,
+		c.Mounts = append(c.Mounts, Mount{Type: m.Type, Name: m.Name, Source: m.Source,
 			Destination: m.Destination, Mode: m.Mode, RW: m.RW})
 	}
 	if s.Health != nil {
-		c.Health = string(s.Health.Status)
+		c.Health = s.Health.Status
 	} else {
 		c.Health = healthFromStatus(s.Status)
 	}
-	c.ExitCode = exitCodeFromStatus(string(s.State), s.Status)
+	c.ExitCode = exitCodeFromStatus(s.State, s.Status)
 	return c
+}
+
+// canonicalIP is ip as Go writes it (the engine's own text in practice),
+// "" when it is not an address.
+func canonicalIP(ip string) string {
+	if ip == "" {
+		return ""
+	}
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ""
+	}
+	return a.String()
 }
 
 // healthFromStatus reads the health from a status text such as
@@ -255,6 +313,8 @@ func (c *Client) InspectContainer(ctx context.Context, id string) (json.RawMessa
 		st.Running, st.Paused, st.Restarting = r.State.Running, r.State.Paused, r.State.Restarting
 		st.ExitCode = r.State.ExitCode
 		st.Error = r.State.Error
+		st.StartedAt = engineTime(r.State.StartedAt)
+		st.FinishedAt = engineTime(r.State.FinishedAt)
 		if r.State.Health != nil {
 			st.Health = string(r.State.Health.Status)
 		}
@@ -263,6 +323,16 @@ func (c *Client) InspectContainer(ctx context.Context, id string) (json.RawMessa
 		st.Tty = r.Config.Tty
 	}
 	return res.Raw, st, nil
+}
+
+// engineTime parses a time of an inspection; the engine's zero time
+// ("0001-01-01T00:00:00Z") and anything unreadable are the zero time.
+func engineTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || t.Year() <= 1 {
+		return time.Time{}
+	}
+	return t
 }
 
 // CreateContainer creates a container and returns its full id.

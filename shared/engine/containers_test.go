@@ -107,6 +107,10 @@ func TestInspectRunningContainerReportsState(t *testing.T) {
 	if err != nil {
 		t.Fatalf("InspectContainer: %v", err)
 	}
+	if st.StartedAt.IsZero() || time.Since(st.StartedAt) > 10*time.Minute || !st.FinishedAt.IsZero() {
+		t.Errorf("InspectContainer: started at %v, finished at %v; want started now, never finished", st.StartedAt, st.FinishedAt)
+	}
+	st.StartedAt = time.Time{}
 	want := engine.ContainerState{ID: id, Name: name, Status: "running", Running: true}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("InspectContainer state (-want +got):\n%s", diff)

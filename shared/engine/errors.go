@@ -95,7 +95,8 @@ func stateConflict(err error, says ...string) error {
 
 // isConnectionError reports whether err means the engine could not be reached.
 func isConnectionError(err error) bool {
-	if client.IsErrConnectionFailed(err) {
+	var ce *connectError
+	if client.IsErrConnectionFailed(err) || errors.As(err, &ce) {
 		return true
 	}
 	var nerr *net.OpError

@@ -40,22 +40,48 @@ type Image struct {
 }
 
 // ListImages lists the images, counting the containers that use each.
+// Engines before API 1.42 do not count them (Containers -1): the container
+// list then tells, fetched beside the image list rather than after it; once
+// an engine was seen counting, its container list is not fetched.
 func (c *Client) ListImages(ctx context.Context) ([]Image, error) {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
+	type usesAnswer struct {
+		uses map[string]int64
+		err  error
+	}
+	var usesc chan usesAnswer
+	if !c.conn.imagesCounted.Load() {
+		usesc = make(chan usesAnswer, 1)
+		go func() {
+			uses, err := c.imageUses(ctx)
+			usesc <- usesAnswer{uses, err}
+		}()
+	}
 	res, err := c.cli.ImageList(ctx, client.ImageListOptions{})
 	if err != nil {
 		return nil, c.fail(err)
 	}
-	// Engines before API 1.42 answer Containers -1 (not computed): count the
-	// containers of each image from the container list instead.
 	var uses map[string]int64
+	counted := true
 	for _, s := range res.Items {
 		if s.Containers < 0 {
+			counted = false
+			break
+		}
+	}
+	c.conn.imagesCounted.Store(counted)
+	if !counted {
+		if usesc == nil { // the engine counted last time
 			if uses, err = c.imageUses(ctx); err != nil {
 				return nil, err
 			}
-			break
+		} else {
+			a := <-usesc
+			if a.err != nil {
+				return nil, a.err
+			}
+			uses = a.uses
 		}
 	}
 	out := make([]Image, 0, len(res.Items))
@@ -81,14 +107,15 @@ func (c *Client) ListImages(ctx context.Context) ([]Image, error) {
 	return out, nil
 }
 
-// imageUses counts the containers (all states) of each image id.
+// imageUses counts the containers (all states) of each image id, from the
+// container list (shared with the lists asked for at the same time).
 func (c *Client) imageUses(ctx context.Context) (map[string]int64, error) {
-	res, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true})
+	list, err := c.ListContainers(ctx, true)
 	if err != nil {
-		return nil, c.fail(err)
+		return nil, err
 	}
-	uses := make(map[string]int64, len(res.Items))
-	for _, ct := range res.Items {
+	uses := make(map[string]int64, len(list))
+	for _, ct := range list {
 		uses[ct.ImageID]++
 	}
 	return uses, nil

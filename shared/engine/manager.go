@@ -70,7 +70,8 @@ type conn struct {
 
 	mu        sync.Mutex // serializes connection attempts for this environment only
 	cli       *client.Client
-	ready     bool // pinged and negotiated since the last failure
+	raw       *rawAPI // reads Berth decodes itself, over the same transport
+	ready     bool    // pinged and negotiated since the last failure
 	failures  int
 	openUntil time.Time // breaker: no attempt before this instant
 	busyUntil time.Time // the last ping timed out on a reachable engine: callers are told "busy" until then
@@ -80,8 +81,20 @@ type conn struct {
 	execMu sync.Mutex
 	execs  map[string]*agentExec // execs attached through an agent, by exec id
 
+	imagesCounted atomic.Bool // the engine's image list counted each image's containers last time
+	samples       sampleMemo  // the last one-shot CPU figures of each container
+	oneShotBlind  atomic.Bool // the engine's one-shot stats lack the host's CPU figure
+
 	df    singleflight.Group // concurrent disk usage reads share one engine call
 	reads flights            // concurrent identical reads share engine calls
+}
+
+// release closes c's clients' idle connections.
+func (c *conn) release() {
+	c.cli.Close()
+	if c.raw != nil && c.raw.close != nil {
+		c.raw.close()
+	}
 }
 
 // client is the Client of c.
@@ -148,14 +161,14 @@ func (m *Manager) conn(env Endpoint) (*conn, error) {
 	if c, ok := m.conns[env.ID]; ok && c.stamp.Equal(env.UpdatedAt) {
 		return c, nil
 	}
-	cli, link, hawser, err := m.newClient(env)
+	cli, link, hawser, raw, err := m.newClient(env)
 	if err != nil {
 		return nil, err
 	}
 	if old, ok := m.conns[env.ID]; ok {
-		go old.cli.Close() // in-flight requests finish on their own connections
+		go old.release() // in-flight requests finish on their own connections
 	}
-	c := &conn{stamp: env.UpdatedAt, env: env, agent: link, hawser: hawser, cli: cli, lastOK: m.lastOKOf(env.ID)}
+	c := &conn{stamp: env.UpdatedAt, env: env, agent: link, hawser: hawser, cli: cli, raw: raw, lastOK: m.lastOKOf(env.ID)}
 	m.conns[env.ID] = c
 	return c, nil
 }
@@ -255,7 +268,7 @@ func (m *Manager) Forget(envID int64) {
 	delete(m.conns, envID)
 	m.mu.Unlock()
 	if ok {
-		c.cli.Close()
+		c.release()
 	}
 }
 
@@ -264,7 +277,7 @@ func (m *Manager) Close() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for id, c := range m.conns {
-		c.cli.Close()
+		c.release()
 		delete(m.conns, id)
 	}
 }
@@ -279,12 +292,13 @@ func (m *Manager) Test(ctx context.Context, env Endpoint) (Info, error) {
 // TestAgent is Test for every environment, plus, for an agent environment,
 // what its agent tells about itself (the zero AgentInfo for others).
 func (m *Manager) TestAgent(ctx context.Context, env Endpoint) (AgentInfo, Info, error) {
-	cli, link, hawser, err := m.newClient(env)
+	cli, link, hawser, raw, err := m.newClient(env)
 	if err != nil {
 		return AgentInfo{}, Info{}, err
 	}
-	defer cli.Close()
-	c := &Client{cli: cli, conn: &conn{cli: cli, env: env, agent: link, hawser: hawser, lastOK: new(atomic.Int64)}, m: m, envID: env.ID, agent: link, hawser: hawser}
+	cn := &conn{cli: cli, env: env, agent: link, hawser: hawser, raw: raw, lastOK: new(atomic.Int64)}
+	defer cn.release()
+	c := &Client{cli: cli, conn: cn, m: m, envID: env.ID, agent: link, hawser: hawser}
 	if hawser != nil {
 		pctx, cancel := context.WithTimeout(ctx, PingTimeout)
 		defer cancel()

@@ -137,6 +137,7 @@ func TestTwoServerProcessesOnOnePostgresSendADyingContainerOnce(t *testing.T) {
 	dirA := t.TempDir()
 	baseA, _, logA := startServer(t, bin, "server A", append(common, "DATA_DIR="+dirA)...)
 	cookie := map[string]string{"Cookie": firstAdmin(t, baseA, dirA, "admin", "correct horse")}
+	waitLocal(t, baseA, cookie["Cookie"])
 	var envs []struct{ ID int64 }
 	if status := do(t, "GET", baseA+"/api/environments", cookie, "", &envs); status != 200 || len(envs) != 1 {
 		t.Fatalf("environments = %d %+v, want the local one", status, envs)

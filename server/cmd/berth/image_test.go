@@ -73,6 +73,7 @@ func TestServerImageServesTheLocalEngine(t *testing.T) {
 
 	name, base := runServerImage(t, image)
 	cookie := imageFirstAdmin(t, name, base)
+	waitLocal(t, base, cookie)
 	var envs []struct {
 		ID             int64
 		Name           string

@@ -140,9 +140,14 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	hawserHub := hawser.NewHub(hawser.Options{Store: st, Engines: engines, Log: log})
 	engines.UseHawser(hawserHub)
 	defer hawserHub.Close()
-	if err := environments.Bootstrap(ctx, st, engines, cfg.LocalSocket, log); err != nil {
-		return err
-	}
+	// Start-up never waits on an engine: on the first start the local
+	// engine is asked (and its environment created) while Berth already
+	// serves; later starts ask it nothing.
+	go func() {
+		if err := environments.Bootstrap(ctx, st, engines, cfg.LocalSocket, log); err != nil && ctx.Err() == nil {
+			log.Error("the local environment could not be set up", "err", err)
+		}
+	}()
 	extraKeys, err := extraLicenseKeys(os.Getenv)
 	if err != nil {
 		return err

@@ -47,6 +47,8 @@ func TestServeStartsStopsAndKeepsEnvironmentsAcrossRestarts(t *testing.T) {
 			t.Errorf("the spent setup token file is still there: %v", err)
 		}
 		cookie := login(t, base, "admin", "correct horse")
+		// The local environment is set up while Berth already serves.
+		waitLocal(t, base, cookie)
 		if status := do(t, "POST", base+"/api/environments", map[string]string{"Cookie": cookie},
 			`{"name":"second","connectionType":"direct","host":"192.0.2.1"}`, nil); status != 201 {
 			t.Fatalf("create environment = %d", status)
@@ -65,6 +67,23 @@ func TestServeStartsStopsAndKeepsEnvironmentsAcrossRestarts(t *testing.T) {
 	})
 	if fi, err := os.Stat(filepath.Join(dataDir, ".encryption_key")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("encryption key file: %v %v, want mode 0600", fi, err)
+	}
+}
+
+// waitLocal waits until the environments list the local environment.
+func waitLocal(t *testing.T, base, cookie string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var envs []struct{ Name string }
+		do(t, "GET", base+"/api/environments", map[string]string{"Cookie": cookie}, "", &envs)
+		if len(envs) > 0 && envs[0].Name == "local" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no local environment: %+v", envs)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -110,11 +129,15 @@ func login(t *testing.T, base, user, password string) string {
 	return ""
 }
 
-// serveOnce runs the server until check returns, then stops it.
-func serveOnce(t *testing.T, dataDir string, check func(base string)) {
+// serveOnce runs the server until check returns, then stops it. extra are
+// more variables, as name, value pairs.
+func serveOnce(t *testing.T, dataDir string, check func(base string), extra ...string) {
 	t.Helper()
 	port := freePort(t)
 	env := map[string]string{"DATA_DIR": dataDir, "PORT": strconv.Itoa(port), "HOST": "127.0.0.1", "LOG_LEVEL": "warn"}
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

@@ -37,7 +37,7 @@ func New(engines *engine.Manager, st *store.Store, log *slog.Logger) *Service {
 		log:      log,
 		now:      time.Now,
 		execs:    execRegistry{sessions: map[string]*execSession{}},
-		restarts: restartCache{entries: map[restartKey]restartEntry{}},
+		restarts: restartCache{entries: map[restartKey]restartEntry{}, refreshing: map[int64]bool{}},
 	}
 }
 
@@ -239,10 +239,16 @@ func (s *Service) Top(ctx context.Context, env store.Environment, id string) (en
 }
 
 // restartCache remembers restart counts (which only an inspection tells) per
-// container, keyed by its state so that a state change refreshes it.
+// container. A count changes only when the container starts (a restart by
+// its policy adds one, a start by hand resets it), so an entry holds as long
+// as the list shows the same state and the same start (or stop) time as the
+// inspection did: a list then costs no inspection for it. Entries older
+// than restartTTL are refreshed after the list is answered, in case a
+// restart slipped within the list's time granularity.
 type restartCache struct {
-	mu      sync.Mutex
-	entries map[restartKey]restartEntry
+	mu         sync.Mutex
+	entries    map[restartKey]restartEntry
+	refreshing map[int64]bool // environments with a background refresh running
 }
 
 type restartKey struct {
@@ -251,20 +257,117 @@ type restartKey struct {
 }
 
 type restartEntry struct {
-	state string
-	count int
-	at    time.Time
+	state    string
+	count    int
+	started  time.Time // of the inspection (zero: never started)
+	finished time.Time
+	at       time.Time // when it was inspected
 }
 
-// restartTTL bounds how stale a cached restart count can be.
-const restartTTL = 10 * time.Second
+// Restart-count upkeep.
+const (
+	// RestartTTL is the age at which a cached restart count is refreshed
+	// (after the list that found it so is answered).
+	RestartTTL = 10 * time.Second
+	// restartSyncMax bounds the inspections a list waits for: the
+	// containers whose count is unknown or changed beyond these are
+	// inspected after the list is answered (which shows their last known
+	// count, 0 for a container never inspected).
+	restartSyncMax = 8
+	// restartSkew is the tolerance between Berth's clock and the engine's
+	// when a list's status text is compared with an inspection's times.
+	restartSkew = 3 * time.Second
+	// inspectConcurrency bounds parallel inspections while listing.
+	inspectConcurrency = 8
+	// refreshConcurrency bounds parallel inspections of a background refresh.
+	refreshConcurrency = 4
+)
 
-// fillRestartCounts sets RestartCount on each listed container, inspecting
-// (with bounded concurrency) only those whose cached count may be stale. A
-// container that was never started has no restarts and needs no inspection.
+// holds reports whether e still tells the restart count of ct as listed
+// at now: same state, and the status text's time since the container's
+// start (or stop) is what the inspection's times give.
+func (e restartEntry) holds(ct engine.Container, now time.Time) bool {
+	if e.state != ct.State {
+		return false
+	}
+	switch ct.State {
+	case "restarting":
+		return false // its count is changing
+	case "running", "paused":
+		text, ok := strings.CutPrefix(ct.Status, "Up ")
+		if !ok {
+			return false
+		}
+		text, _, _ = strings.Cut(text, " (") // "(healthy)", "(Paused)"
+		return sinceIs(text, e.started, now)
+	case "exited":
+		// "Exited (137) 2 minutes ago"
+		_, text, ok := strings.Cut(ct.Status, ") ")
+		if !ok {
+			return false
+		}
+		text, ok = strings.CutSuffix(text, " ago")
+		return ok && sinceIs(text, e.finished, now)
+	}
+	return true // created, dead, removing: no start since
+}
+
+// sinceIs reports whether the engine would write the time from t to now
+// as text (within restartSkew).
+func sinceIs(text string, t, now time.Time) bool {
+	if t.IsZero() {
+		return false
+	}
+	d := now.Sub(t)
+	for off := -restartSkew; off <= restartSkew; off += time.Second {
+		if humanDuration(d+off) == text {
+			return true
+		}
+	}
+	return false
+}
+
+// humanDuration is the engine's text for a duration in a container's
+// status (the engine's go-units HumanDuration).
+func humanDuration(d time.Duration) string {
+	if seconds := int(d.Seconds()); seconds < 1 {
+		return "Less than a second"
+	} else if seconds == 1 {
+		return "1 second"
+	} else if seconds < 60 {
+		return strconv.Itoa(seconds) + " seconds"
+	} else if minutes := int(d.Minutes()); minutes == 1 {
+		return "About a minute"
+	} else if minutes < 60 {
+		return strconv.Itoa(minutes) + " minutes"
+	} else if hours := int(d.Hours() + 0.5); hours == 1 {
+		return "About an hour"
+	} else if hours < 48 {
+		return strconv.Itoa(hours) + " hours"
+	} else if hours < 24*7*2 {
+		return strconv.Itoa(hours/24) + " days"
+	} else if hours < 24*30*2 {
+		return strconv.Itoa(hours/24/7) + " weeks"
+	} else if hours < 24*365*2 {
+		return strconv.Itoa(hours/24/30) + " months"
+	}
+	return strconv.Itoa(int(d.Hours())/24/365) + " years"
+}
+
+// fillRestartCounts sets RestartCount on each listed container from the
+// cache. Only containers whose entry no longer holds, or that have none and
+// just (re)started, are inspected before the list answers, at most
+// restartSyncMax of them (those whose count changed first); the others
+// (a container first seen long running shows 0 meanwhile) and the entries
+// older than RestartTTL are inspected in the background afterwards. A
+// container that was never started has no restarts and needs no
+// inspection.
 func (s *Service) fillRestartCounts(ctx context.Context, envID int64, c *engine.Client, list []engine.Container) {
 	now := s.now()
-	var stale []int
+	var (
+		changed, unknown []int    // entry that no longer holds / no entry and just started
+		aged             []string // entry that holds but is old
+	)
 	s.restarts.mu.Lock()
 	seen := make(map[restartKey]bool, len(list))
 	for i := range list {
@@ -274,11 +377,20 @@ func (s *Service) fillRestartCounts(ctx context.Context, envID int64, c *engine.
 			continue
 		}
 		e, ok := s.restarts.entries[k]
-		if ok && e.state == list[i].State && now.Sub(e.at) < restartTTL {
+		switch {
+		case !ok && justStarted(list[i]):
+			unknown = append(unknown, i)
+		case !ok:
+			aged = append(aged, list[i].ID) // long running: its count can wait for the refresh
+		case !e.holds(list[i], now):
+			list[i].RestartCount = e.count // the last known count, unless inspected now
+			changed = append(changed, i)
+		default:
 			list[i].RestartCount = e.count
-			continue
+			if now.Sub(e.at) >= RestartTTL {
+				aged = append(aged, list[i].ID)
+			}
 		}
-		stale = append(stale, i)
 	}
 	for k := range s.restarts.entries { // forget removed containers
 		if k.env == envID && !seen[k] {
@@ -286,25 +398,78 @@ func (s *Service) fillRestartCounts(ctx context.Context, envID int64, c *engine.
 		}
 	}
 	s.restarts.mu.Unlock()
-	if len(stale) == 0 {
-		return
-	}
-	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	fanOut(ictx, stale, inspectConcurrency, func(ctx context.Context, i int) {
-		_, st, err := c.InspectContainer(ctx, list[i].ID)
-		if err != nil {
-			return // the list still answers; the count stays 0
+	stale := append(changed, unknown...)
+	if len(stale) > restartSyncMax {
+		for _, i := range stale[restartSyncMax:] {
+			aged = append(aged, list[i].ID)
 		}
-		list[i].RestartCount = st.RestartCount
-		s.restarts.mu.Lock()
-		s.restarts.entries[restartKey{envID, list[i].ID}] = restartEntry{state: list[i].State, count: st.RestartCount, at: now}
-		s.restarts.mu.Unlock()
-	})
+		stale = stale[:restartSyncMax]
+	}
+	if len(stale) > 0 {
+		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		fanOut(ictx, stale, inspectConcurrency, func(ctx context.Context, i int) {
+			if st, err := s.inspectRestarts(ctx, envID, c, list[i].ID); err == nil {
+				list[i].RestartCount = st.RestartCount
+			}
+		})
+		cancel()
+	}
+	if len(aged) > 0 {
+		s.refreshRestarts(envID, c, aged)
+	}
 }
 
-// inspectConcurrency bounds parallel inspections while listing.
-const inspectConcurrency = 8
+// justStarted reports whether ct is restarting or started within the last
+// minute: then its restart count may just have changed.
+func justStarted(ct engine.Container) bool {
+	if ct.State == "restarting" {
+		return true
+	}
+	text, ok := strings.CutPrefix(ct.Status, "Up ")
+	if !ok {
+		return false
+	}
+	text, _, _ = strings.Cut(text, " (")
+	return text == "Less than a second" || strings.HasSuffix(text, " second") || strings.HasSuffix(text, " seconds")
+}
+
+// inspectRestarts inspects container id and caches its restart count.
+func (s *Service) inspectRestarts(ctx context.Context, envID int64, c *engine.Client, id string) (engine.ContainerState, error) {
+	at := s.now()
+	_, st, err := c.InspectContainer(ctx, id)
+	if err != nil {
+		return st, err // the list still answers; the count stays as it was
+	}
+	s.restarts.mu.Lock()
+	s.restarts.entries[restartKey{envID, id}] = restartEntry{state: st.Status, count: st.RestartCount,
+		started: st.StartedAt, finished: st.FinishedAt, at: at}
+	s.restarts.mu.Unlock()
+	return st, nil
+}
+
+// refreshRestarts inspects ids of env in the background, unless a refresh
+// of env is already running (the next list asks again for what it left).
+func (s *Service) refreshRestarts(envID int64, c *engine.Client, ids []string) {
+	s.restarts.mu.Lock()
+	if s.restarts.refreshing[envID] {
+		s.restarts.mu.Unlock()
+		return
+	}
+	s.restarts.refreshing[envID] = true
+	s.restarts.mu.Unlock()
+	go func() {
+		defer func() {
+			s.restarts.mu.Lock()
+			delete(s.restarts.refreshing, envID)
+			s.restarts.mu.Unlock()
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		fanOut(ctx, ids, refreshConcurrency, func(ctx context.Context, id string) {
+			_, _ = s.inspectRestarts(ctx, envID, c, id)
+		})
+	}()
+}
 
 // ID returns the full id of container id (an id, a prefix or a name).
 func (s *Service) ID(ctx context.Context, env store.Environment, id string) (string, error) {

@@ -16,8 +16,15 @@ const LocalName = "local"
 
 // Bootstrap creates the local environment (id 1) on the first start, when
 // the local engine answers at socket and no environment exists yet. It does
-// nothing on later starts, even if every environment was deleted since.
+// nothing on later starts, even if every environment was deleted since, and
+// then asks no engine anything.
 func Bootstrap(ctx context.Context, st *store.Store, m *engine.Manager, socket string, log *slog.Logger) error {
+	switch settled, err := st.FirstEnvironmentSettled(ctx); {
+	case err != nil:
+		return err
+	case settled:
+		return nil
+	}
 	env := store.Environment{
 		Name: LocalName, ConnectionType: engine.Socket, SocketPath: socket, Port: 2375, Protocol: "http",
 		Icon: "globe", Labels: []string{}, CollectActivity: true, CollectMetrics: true, HighlightChanges: true,

@@ -147,6 +147,26 @@ func (s *Store) CreateEnvironment(ctx context.Context, e *Environment) error {
 	return nil
 }
 
+// FirstEnvironmentSettled reports whether CreateFirstEnvironment would do
+// nothing: an environment exists, or the first one was created once.
+func (s *Store) FirstEnvironmentSettled(ctx context.Context) (bool, error) {
+	var n int64
+	if err := s.db.WithContext(ctx).Model(&environmentRow{}).Limit(1).Count(&n).Error; err != nil {
+		return false, fmt.Errorf("store: count environments: %w", err)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	switch _, err := getSetting(ctx, s.db, bootstrapSetting); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrNotFound):
+		return false, nil
+	default:
+		return false, fmt.Errorf("store: read setting: %w", err)
+	}
+}
+
 // CreateFirstEnvironment inserts e with id 1, in one transaction, when there
 // is no environment and none was ever bootstrapped; it then records the
 // bootstrap so that it happens at most once. created is false when it did

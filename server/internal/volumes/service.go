@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -20,6 +21,8 @@ import (
 type Service struct {
 	engines *engine.Manager
 	log     *slog.Logger
+
+	hadVolumes sync.Map // env id → bool: its last volume list was not empty
 }
 
 // New returns a Service.
@@ -51,9 +54,11 @@ type User struct {
 	ContainerName string `json:"containerName"`
 }
 
-// List returns the volumes of env with the containers using each; the
-// engine's volume list and container list are fetched concurrently. An
-// offline environment lists as empty.
+// List returns the volumes of env with the containers using each. The
+// engine's container list, which tells the users, is only fetched when
+// there are volumes: beside the volume list when the environment had
+// volumes last time, else after it, when it lists any. An offline
+// environment lists as empty.
 func (s *Service) List(ctx context.Context, env store.Environment) ([]Volume, error) {
 	c, err := s.engines.Client(ctx, env.Endpoint())
 	if err != nil {
@@ -61,6 +66,35 @@ func (s *Service) List(ctx context.Context, env store.Environment) ([]Volume, er
 			return []Volume{}, nil
 		}
 		return nil, opFault("list volumes", err)
+	}
+	list, users, err := s.listWithUsers(ctx, env.ID, c)
+	if err != nil {
+		if engine.IsOffline(err) {
+			return []Volume{}, nil
+		}
+		return nil, opFault("list volumes", err)
+	}
+	out := make([]Volume, 0, len(list))
+	for _, v := range list {
+		out = append(out, withUsers(v, users))
+	}
+	return out, nil
+}
+
+// listWithUsers lists the volumes and, when there are any, their users.
+func (s *Service) listWithUsers(ctx context.Context, envID int64, c *engine.Client) ([]engine.Volume, map[string][]User, error) {
+	had, _ := s.hadVolumes.Load(envID)
+	if had != true {
+		list, err := c.ListVolumes(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.hadVolumes.Store(envID, len(list) > 0)
+		if len(list) == 0 {
+			return list, nil, nil
+		}
+		users, err := usersByVolume(ctx, c)
+		return list, users, err
 	}
 	var (
 		list  []engine.Volume
@@ -76,16 +110,10 @@ func (s *Service) List(ctx context.Context, env store.Environment) ([]Volume, er
 		return err
 	})
 	if err := g.Wait(); err != nil {
-		if engine.IsOffline(err) {
-			return []Volume{}, nil
-		}
-		return nil, opFault("list volumes", err)
+		return nil, nil, err
 	}
-	out := make([]Volume, 0, len(list))
-	for _, v := range list {
-		out = append(out, withUsers(v, users))
-	}
-	return out, nil
+	s.hadVolumes.Store(envID, len(list) > 0)
+	return list, users, nil
 }
 
 // Inspect returns the volume called name.
