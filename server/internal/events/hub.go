@@ -114,6 +114,9 @@ func NewHub(engines *engine.Manager, log *slog.Logger, o HubOptions) *Hub {
 	if o.ListMaxAge <= 0 {
 		o.ListMaxAge = defaultListMaxAge
 	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	h := &Hub{engines: engines, log: log, o: o, envs: map[int64]*stream{}}
 	engines.OnWrite(h.Invalidate)
 	return h
@@ -316,7 +319,7 @@ func (h *Hub) dropLocked(st *stream, sub *Subscription, err error) {
 		return
 	}
 	delete(st.subs, sub)
-	if err == ErrLagged {
+	if errors.Is(err, ErrLagged) {
 		h.log.Warn("events: a subscriber fell behind and was dropped", "env", st.env.ID)
 	}
 	if len(st.subs) == 0 && !h.closed {
