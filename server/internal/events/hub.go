@@ -118,7 +118,9 @@ func NewHub(engines *engine.Manager, log *slog.Logger, o HubOptions) *Hub {
 		log = slog.New(slog.DiscardHandler)
 	}
 	h := &Hub{engines: engines, log: log, o: o, envs: map[int64]*stream{}}
-	engines.OnWrite(h.Invalidate)
+	if engines != nil {
+		engines.OnWrite(h.Invalidate)
+	}
 	return h
 }
 
