@@ -241,6 +241,7 @@ func (b *Berth) Close() {
 	<-b.schedulesDone
 	b.stopJobs()
 	b.Jobs.Wait()
+	b.Events.Close() // the engine event streams (they outlive their last subscriber a while)
 	b.Engines.Close()
 	b.Store.Close()
 }
