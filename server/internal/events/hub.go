@@ -157,6 +157,7 @@ type stream struct {
 	stop      context.CancelFunc
 	timer     *time.Timer        // stops the stream when idle
 	reconnect context.CancelFunc // ends the current engine stream (the environment changed)
+	changed   chan struct{}      // ends the wait before a retry (the environment changed)
 
 	state    int // connecting, open or down
 	lastErr  error
@@ -293,7 +294,7 @@ func (h *Hub) streamLocked(env store.Environment) *stream {
 	st := h.envs[env.ID]
 	if st == nil {
 		ctx, stop := context.WithCancel(context.Background())
-		st = &stream{env: env, subs: map[*Subscription]struct{}{}, stop: stop}
+		st = &stream{env: env, subs: map[*Subscription]struct{}{}, stop: stop, changed: make(chan struct{}, 1)}
 		h.envs[env.ID] = st
 		go h.follow(ctx, st)
 		return st
@@ -303,6 +304,10 @@ func (h *Hub) streamLocked(env store.Environment) *stream {
 		h.resetLocked(st)
 		if st.reconnect != nil {
 			st.reconnect()
+		}
+		select {
+		case st.changed <- struct{}{}:
+		default:
 		}
 	}
 	return st
@@ -432,8 +437,10 @@ func (h *Hub) follow(ctx context.Context, st *stream) {
 		case <-ctx.Done():
 			return
 		case <-time.After(delay):
+			delay = min(delay*2, retryMax)
+		case <-st.changed: // new settings: worth trying at once
+			delay = retryMin
 		}
-		delay = min(delay*2, retryMax)
 	}
 }
 

@@ -336,3 +336,27 @@ func TestContainersListCacheFollowsTheEngine(t *testing.T) {
 		t.Fatal("the list right after Berth removed a container still shows it")
 	}
 }
+
+// When an environment's connection settings change, its stream follows the
+// new ones (at once, even while it waits to retry the old ones), and its
+// subscribers keep receiving events.
+func TestHubFollowsTheEnvironmentsNewSettings(t *testing.T) {
+	t.Parallel()
+	hub, _, label := setup(t, events.HubOptions{})
+	p := newProxy(t)
+	old := localEnv(p.path)
+	old.UpdatedAt = time.Unix(1_000_000, 0)
+	sub := hub.Subscribe(old, 1024)
+	defer sub.Close()
+	waitReady(t, sub)
+	p.cut() // the old settings no longer reach the engine
+	waitFor(t, sub, "an offline notice once the old settings failed", func(n events.Notice) bool { return n.Offline != nil })
+
+	updated := localEnv(enginetest.Socket)
+	updated.UpdatedAt = old.UpdatedAt.Add(time.Minute)
+	other := hub.Subscribe(updated, 1024)
+	defer other.Close()
+	id := createOutside(t, label)
+	waitFor(t, sub, "the event through the new settings (first subscriber)", event("container-create", id))
+	waitFor(t, other, "the event through the new settings (second subscriber)", event("container-create", id))
+}
