@@ -7,8 +7,9 @@ import (
 
 // OnWrite registers fn to be called with the environment's id whenever Berth
 // changed something on that environment's engine: every request other than a
-// read (GET, HEAD) once the engine answered it, and every compose operation,
-// pull or push run by an agent, once it ended. A cache of what the engine
+// read (GET, HEAD) once the engine answered it, every pull and image load once
+// its stream ended, and every compose operation, pull or push run by an
+// agent, once it ended. A cache of what the engine
 // reports (events.Hub's containers list) drops what it holds then, so that
 // no answer it gives is older than a change Berth made. fn must be quick; it
 // runs on the caller's path. Register before the first Client.
