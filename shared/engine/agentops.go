@@ -24,6 +24,7 @@ func agentCredentials(cr *Credentials) *agentpb.Credentials {
 
 // agentTransfer runs a pull or push on the agent, calling fn per progress line.
 func (c *Client) agentTransfer(ctx context.Context, first *agentpb.OperationInput, fn func(Progress)) error {
+	defer c.m.wrote(c.envID) // see OnWrite
 	st, err := c.agent.operate(ctx, first)
 	if err != nil {
 		return c.fail(err)
@@ -177,6 +178,7 @@ func (c *conn) resizeAgentExec(id string, rows, cols uint) bool {
 // agentCompose runs a compose operation on the agent host, calling progress
 // per line.
 func (c *Client) agentCompose(ctx context.Context, req *agentpb.ComposeRequest, progress ComposeProgress) error {
+	defer c.m.wrote(c.envID) // see OnWrite
 	ctx, cancel := context.WithTimeout(ctx, composeTimeout)
 	defer cancel()
 	st, err := c.agent.operate(ctx, &agentpb.OperationInput{Input: &agentpb.OperationInput_Compose{Compose: req}})

@@ -107,7 +107,8 @@ func (m *Manager) newClient(env Endpoint) (cli *client.Client, link *agentLink, 
 		host, scheme = "tcp://hawser-edge:2375", "http"
 		hawser = &hawserLink{env: env, http: &http.Client{Transport: rt}, base: "http://hawser-edge", edges: m.hawser}
 		cli, err := client.New(client.WithUserAgent("berth"), client.WithHost(host),
-			client.WithHTTPClient(&http.Client{Transport: rt}), client.WithScheme(scheme))
+			client.WithHTTPClient(&http.Client{Transport: rt}), client.WithScheme(scheme),
+			client.WithHTTPResponseHook(m.writeHook(env.ID)))
 		if err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("engine: build client: %w", err)
 		}
@@ -124,6 +125,7 @@ func (m *Manager) newClient(env Endpoint) (cli *client.Client, link *agentLink, 
 		client.WithHTTPClient(&http.Client{Transport: transport}),
 		client.WithScheme(scheme),
 		client.WithHTTPHeaders(headers),
+		client.WithHTTPResponseHook(m.writeHook(env.ID)), // see OnWrite
 	)
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("engine: build client: %w", err)

@@ -33,11 +33,33 @@ func (c *Client) Events(ctx context.Context, fn func(Event) error) error {
 // keeps the last few hundred), so that a follower reconnecting after its
 // stream broke misses nothing that happened meanwhile.
 func (c *Client) EventsSince(ctx context.Context, since int64, fn func(Event) error) error {
+	return c.EventsOpened(ctx, since, nil, fn)
+}
+
+// EventsOpened is EventsSince that calls opened (when not nil) once the
+// engine answered the request, before the first event: from then on the
+// stream is the engine's (it subscribes the stream right after answering).
+// A request that failed at once usually does not call opened; when it does,
+// the failure is what the call returns next.
+func (c *Client) EventsOpened(ctx context.Context, since int64, opened func(), fn func(Event) error) error {
 	opts := client.EventsListOptions{}
 	if since > 0 {
 		opts.Since = fmt.Sprintf("%d.%09d", since/int64(time.Second), since%int64(time.Second))
 	}
 	res := c.cli.Events(ctx, opts)
+	if opened != nil {
+		// Events returns once the engine answered, or failed to (the
+		// failure then reaches res.Err at once).
+		select {
+		case err := <-res.Err:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return c.fail(err)
+		default:
+			opened()
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():

@@ -225,6 +225,7 @@ type hawserComposeResult struct {
 // directory and runs compose on.
 func (c *Client) composeOnHawser(ctx context.Context, op, name string, p *types.Project,
 	configure func(*hawserCompose), progress ComposeProgress) error {
+	defer c.m.wrote(c.envID) // see OnWrite
 	body := hawserCompose{Operation: op, ProjectName: name, ComposeFileName: "compose.yaml",
 		EnvVars: map[string]string{}, Files: map[string]string{}, Registries: []hawserRegistry{}}
 	if p != nil {

@@ -22,6 +22,7 @@ func (c *Client) LoadImage(ctx context.Context, tarball io.Reader) error {
 // LoadImageReport is LoadImage answering the engine's last report line
 // ("Loaded image: alpine:3.20").
 func (c *Client) LoadImageReport(ctx context.Context, tarball io.Reader) (string, error) {
+	defer c.m.wrote(c.envID) // a tag may have moved once the stream ended (see OnWrite)
 	ctx, cancel := context.WithTimeout(ctx, transferTimeout)
 	defer cancel()
 	res, err := c.cli.ImageLoad(ctx, tarball, client.ImageLoadWithQuiet(true))

@@ -191,6 +191,7 @@ func (c *Client) PullImage(ctx context.Context, ref string, creds *Credentials, 
 	if err := CheckImageName(ref); err != nil {
 		return err
 	}
+	defer c.m.wrote(c.envID) // a tag may have moved once the stream ended (see OnWrite)
 	if c.agent != nil {
 		return c.agentTransfer(ctx, &agentpb.OperationInput{Input: &agentpb.OperationInput_Pull{
 			Pull: &agentpb.PullRequest{Reference: ref, Credentials: agentCredentials(creds)}}}, fn)

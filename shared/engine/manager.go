@@ -53,6 +53,9 @@ type Manager struct {
 	conns map[int64]*conn
 
 	reached sync.Map // env id → *atomic.Int64: when its engine last answered, across connection rebuilds
+
+	writeMu sync.Mutex
+	onWrite []func(envID int64) // see OnWrite
 }
 
 // lastOKOf is the record of when env's engine last answered.

@@ -7,6 +7,7 @@ package activity
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -35,7 +36,10 @@ const (
 type Options struct {
 	Store   *store.Store
 	Engines *engine.Manager
-	Log     *slog.Logger
+	// Events is the hub the engine events are followed through (default:
+	// a hub of the Service's own).
+	Events *events.Hub
+	Log    *slog.Logger
 	// Rescan is how often the list of environments is read again, to pick
 	// up environments added, changed or removed (default 10 s).
 	Rescan time.Duration
@@ -51,7 +55,7 @@ type Options struct {
 type Service struct {
 	store   *store.Store
 	engines *engine.Manager
-	relay   *events.Relay
+	events  *events.Hub
 	log     *slog.Logger
 	now     func() time.Time
 	rescan  time.Duration
@@ -77,7 +81,10 @@ func New(o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{store: o.Store, engines: o.Engines, relay: events.NewRelay(o.Engines, o.Log), log: o.Log,
+	if o.Events == nil {
+		o.Events = events.NewHub(o.Engines, o.Log, events.HubOptions{})
+	}
+	return &Service{store: o.Store, engines: o.Engines, events: o.Events, log: o.Log,
 		now: o.Now, rescan: o.Rescan, prune: o.PruneEvery, sample: o.SampleEvery,
 		stored: make(chan struct{}), history: map[int64]*ring{}}
 }
@@ -161,11 +168,22 @@ func (s *Service) reconcile(ctx context.Context, running map[int64]*follower, en
 	}
 }
 
-// collect stores the events of env until ctx ends; the relay reconnects to
-// an engine that cannot be reached.
+// collect stores the events of env until ctx ends; the hub reconnects to an
+// engine that cannot be reached.
 func (s *Service) collect(ctx context.Context, env store.Environment) {
+	for {
+		err := s.collectOnce(ctx, env)
+		if !errors.Is(err, events.ErrLagged) || ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("activity: events came faster than they were stored; some were missed", "env", env.ID)
+	}
+}
+
+// collectOnce is collect until the hub drops the subscription (its error).
+func (s *Service) collectOnce(ctx context.Context, env store.Environment) error {
 	offline := false
-	_ = s.relay.Follow(ctx, env, func(ev events.Event) error {
+	return s.events.Follow(ctx, env, func(ev events.Event) error {
 		offline = false
 		typ, action, _ := strings.Cut(ev.Name, "-")
 		if !Kept(typ, action) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/apitest"
+	"github.com/berth-dev/berth/server/internal/events"
 	"github.com/berth-dev/berth/server/internal/secret"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
@@ -32,6 +33,7 @@ type harness struct {
 	headers map[string]string // sent with every request (Cookie, Authorization)
 	http    *http.Client
 	logs    *apitest.LockedBuffer
+	events  *events.Hub
 }
 
 func newHarness(t *testing.T) *harness {
@@ -66,7 +68,8 @@ func startHarnessWith(t *testing.T, o apitest.Options) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, url: b.URL, store: b.Store, dataDir: filepath.Dir(o.DBPath), headers: map[string]string{}, label: randomLabel(), http: &http.Client{Timeout: 60 * time.Second}, logs: logs}
+	h := &harness{t: t, url: b.URL, store: b.Store, dataDir: filepath.Dir(o.DBPath), headers: map[string]string{}, label: randomLabel(), http: &http.Client{Timeout: 60 * time.Second}, logs: logs,
+		events: b.Events}
 	t.Cleanup(func() {
 		enginetest.RemoveLabelled(t, h.label)
 		b.Close()

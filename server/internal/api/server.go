@@ -59,7 +59,7 @@ type Server struct {
 	schedules  *schedule.Service
 	local      *time.Location // zone of schedules whose environment has none
 	jobs       *jobs.Registry
-	events     *events.Relay
+	events     *events.Hub
 	activity   *activity.Service // the activity collector, run by the caller
 	dashboard  *dashboard.Service
 	notify     *notify.Service // notifications: dispatch, delivery, engine event watchers
@@ -177,8 +177,12 @@ func New(d Deps) *Server {
 		}})
 	au.UseSchedulesChanged(sched.Changed) // an orphaned auto-update removed by its run
 	git.UseRecorder(sched)                // webhook deploys are git_stack_sync executions
-	act := activity.New(activity.Options{Store: d.Store, Engines: d.Engines, Log: d.Log})
-	nopts := notify.Options{Store: d.Store, Engines: d.Engines, Relay: events.NewRelay(d.Engines, d.Log), Log: d.Log,
+	// One engine event stream per environment, shared by the SSE clients of
+	// /api/events, the activity collector, the notifier and the containers
+	// list cache.
+	hub := events.NewHub(d.Engines, d.Log, events.HubOptions{})
+	act := activity.New(activity.Options{Store: d.Store, Engines: d.Engines, Events: hub, Log: d.Log})
+	nopts := notify.Options{Store: d.Store, Engines: d.Engines, Events: hub, Log: d.Log,
 		Node: d.Node, Outbound: ob}
 	if d.License != nil {
 		nopts.License = d.License // license_expiring
@@ -202,7 +206,7 @@ func New(d Deps) *Server {
 		engines:    d.Engines,
 		agents:     d.Agents,
 		hawser:     d.Hawser,
-		containers: containers.New(d.Engines, d.Store, d.Log),
+		containers: containers.New(d.Engines, d.Store, d.Log).UseListCache(hub),
 		images:     imgs,
 		scan:       scanner,
 		stacks:     stk,
@@ -211,7 +215,7 @@ func New(d Deps) *Server {
 		schedules:  sched,
 		local:      d.Timezone,
 		jobs:       d.Jobs,
-		events:     events.NewRelay(d.Engines, d.Log),
+		events:     hub,
 		notify:     notifier,
 		activity:   act,
 		dashboard:  dashboard.New(d.Store, d.Engines, stk, scanner, d.Log).UseActivity(act),

@@ -17,6 +17,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/api"
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/environments"
+	"github.com/berth-dev/berth/server/internal/events"
 	"github.com/berth-dev/berth/server/internal/hawser"
 	"github.com/berth-dev/berth/server/internal/helperimage/helperimagetest"
 	"github.com/berth-dev/berth/server/internal/jobs"
@@ -35,8 +36,10 @@ type Berth struct {
 	Store   *store.Store
 	Auth    *auth.Service
 	Engines *engine.Manager
-	Jobs    *jobs.Registry
-	Agents  *agents.Service
+	// Events is the server's engine events hub.
+	Events *events.Hub
+	Jobs   *jobs.Registry
+	Agents *agents.Service
 	// Hawser is the edge hub of the reference's agent.
 	Hawser *hawser.Hub
 	// Schedules is the scheduler, running until Close.
@@ -219,7 +222,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	}
 	srv.Start()
 	return &Berth{URL: srv.URL, Store: st, Auth: authSvc, Engines: engines, Jobs: jobReg, Agents: agentSvc, Hawser: hawserHub, AgentURL: agentURL,
-		Schedules: apiSrv.Schedules(), agentPort: agentPort, srv: srv, stopJobs: stopJobs, stopSchedules: stopSchedules,
+		Events: apiSrv.Events(), Schedules: apiSrv.Schedules(), agentPort: agentPort, srv: srv, stopJobs: stopJobs, stopSchedules: stopSchedules,
 		schedulesDone: schedulesDone}, nil
 }
 
@@ -238,6 +241,7 @@ func (b *Berth) Close() {
 	<-b.schedulesDone
 	b.stopJobs()
 	b.Jobs.Wait()
+	b.Events.Close() // the engine event streams (they outlive their last subscriber a while)
 	b.Engines.Close()
 	b.Store.Close()
 }

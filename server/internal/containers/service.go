@@ -27,6 +27,20 @@ type Service struct {
 
 	execs    execRegistry
 	restarts restartCache
+	lists    ListCache // nil: every list reads the engine
+}
+
+// ListCache serves containers lists that are known to be current (the
+// events package's Hub): read is called when it has none.
+type ListCache interface {
+	Containers(ctx context.Context, env store.Environment, all bool,
+		read func(context.Context) ([]engine.Container, error)) ([]engine.Container, error)
+}
+
+// UseListCache makes List go through c. Call it before serving.
+func (s *Service) UseListCache(c ListCache) *Service {
+	s.lists = c
+	return s
 }
 
 // New returns a Service.
@@ -64,7 +78,8 @@ func opFault(op string, err error) error {
 }
 
 // List returns the containers of env; all includes stopped ones. An offline
-// environment lists as empty.
+// environment lists as empty. The list cache (UseListCache) answers when it
+// holds a current list.
 func (s *Service) List(ctx context.Context, env store.Environment, all bool) ([]engine.Container, error) {
 	c, err := s.engines.Client(ctx, env.Endpoint())
 	if err != nil {
@@ -73,7 +88,13 @@ func (s *Service) List(ctx context.Context, env store.Environment, all bool) ([]
 		}
 		return nil, opFault("list containers", err)
 	}
-	list, err := c.ListContainers(ctx, all)
+	read := func(ctx context.Context) ([]engine.Container, error) { return c.ListContainers(ctx, all) }
+	var list []engine.Container
+	if s.lists != nil {
+		list, err = s.lists.Containers(ctx, env, all, read)
+	} else {
+		list, err = read(ctx)
+	}
 	if err != nil {
 		if engine.IsOffline(err) {
 			return []engine.Container{}, nil

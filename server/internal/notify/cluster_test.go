@@ -60,7 +60,7 @@ func (c *cluster) start(node string, st *store.Store) *server {
 	log := slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	engines := engine.NewManager(log)
 	c.t.Cleanup(engines.Close)
-	svc := notify.New(notify.Options{Store: st, Engines: engines, Relay: events.NewRelay(engines, log), Log: log,
+	svc := notify.New(notify.Options{Store: st, Engines: engines, Events: events.NewHub(engines, log, events.HubOptions{}), Log: log,
 		Node: node, RetryDelay: 300 * time.Millisecond, Reconcile: time.Second, Poll: 100 * time.Millisecond})
 	svc.Start()
 	c.t.Cleanup(svc.Close)

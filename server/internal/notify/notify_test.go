@@ -240,7 +240,7 @@ func newService(t *testing.T, st *store.Store, engines *engine.Manager) *notify.
 		engines = engine.NewManager(log)
 		t.Cleanup(engines.Close)
 	}
-	s := notify.New(notify.Options{Store: st, Engines: engines, Relay: events.NewRelay(engines, log), Log: log,
+	s := notify.New(notify.Options{Store: st, Engines: engines, Events: events.NewHub(engines, log, events.HubOptions{}), Log: log,
 		RetryDelay: 10 * time.Millisecond, Reconcile: time.Second})
 	s.Start()
 	t.Cleanup(s.Close)

@@ -22,7 +22,7 @@ import (
 type Options struct {
 	Store   *store.Store
 	Engines *engine.Manager
-	Relay   *events.Relay
+	Events  *events.Hub // the engine events of the environments watched
 	Log     *slog.Logger
 	// Node names this server among those sharing the database (stable
 	// across restarts: what it had claimed before is released when it
@@ -93,6 +93,9 @@ func New(o Options) *Service {
 	}
 	if o.Node == "" {
 		o.Node = "notify-" + randomKey()
+	}
+	if o.Events == nil {
+		o.Events = events.NewHub(o.Engines, o.Log, events.HubOptions{})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Service{o: o, ctx: ctx, cancel: cancel, slots: make(chan struct{}, maxDeliveries),

@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -76,7 +77,21 @@ const memory = time.Minute
 // ends.
 func (s *Service) watch(ctx context.Context, env store.Environment) {
 	w := &watcher{s: s, env: env, explained: map[string]time.Time{}, scanners: map[string]bool{}}
-	_ = s.o.Relay.Follow(ctx, env, func(ev events.Event) error {
+	for {
+		err := s.follow(ctx, w)
+		if !errors.Is(err, events.ErrLagged) || ctx.Err() != nil {
+			return
+		}
+		s.o.Log.Warn("notification: events of the environment came faster than they were handled; some were missed",
+			"environment", env.Name)
+	}
+}
+
+// follow handles the events of w's environment until ctx ends or the hub
+// drops the subscription (its error).
+func (s *Service) follow(ctx context.Context, w *watcher) error {
+	env := w.env
+	return s.o.Events.Follow(ctx, env, func(ev events.Event) error {
 		w.handle(ctx, ev)
 		return nil
 	}, func(err error) error {
