@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/netip"
 	"net/url"
 	"path/filepath"
@@ -52,6 +53,13 @@ type Config struct {
 	AgentImage     string        // AGENT_IMAGE: the agent image in docker run install lines; default berth/agent:<version>
 	AgentHeartbeat time.Duration // AGENT_HEARTBEAT: how often edge agents send heartbeats, default 10s (dead after three silent ones)
 
+	// REPLICA_HOST: the host name or address the other Berth replicas of a
+	// multi-replica install reach this one at (its PORT for HTTP, its
+	// AGENT_PORT for the internal relay). Set on every replica of an install
+	// whose replicas share one PostgreSQL database (docs/scale.md); empty: a
+	// single Berth, nothing shared between processes.
+	ReplicaHost string
+
 	// Trust boundaries (docs/security.md).
 	//
 	// TRUSTED_PROXIES: comma-separated CIDRs (or single addresses) of reverse
@@ -73,6 +81,19 @@ type Config struct {
 
 // AgentAddr is the listen address of the agent port.
 func (c Config) AgentAddr() string { return fmt.Sprintf("%s:%d", c.AgentHost, c.AgentPort) }
+
+// Replicated reports whether this Berth is one replica of several.
+func (c Config) Replicated() bool { return c.ReplicaHost != "" }
+
+// ReplicaHTTPURL is where the other replicas reach this one's API.
+func (c Config) ReplicaHTTPURL() string {
+	return "http://" + net.JoinHostPort(c.ReplicaHost, strconv.Itoa(c.Port))
+}
+
+// ReplicaRelayAddr is where the other replicas reach this one's relay (the agent port).
+func (c Config) ReplicaRelayAddr() string {
+	return net.JoinHostPort(c.ReplicaHost, strconv.Itoa(c.AgentPort))
+}
 
 // Addr is the listen address.
 func (c Config) Addr() string { return fmt.Sprintf("%s:%d", c.Host, c.Port) }
@@ -161,6 +182,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		return Config{}, fmt.Errorf("OUTBOUND_ALLOW: %w", err)
 	}
 	c.OutboundAllow = allow
+	c.ReplicaHost = strings.TrimSpace(getenv("REPLICA_HOST"))
 	if v := getenv("AGENT_HEARTBEAT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -220,6 +242,16 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	}
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = filepath.Join(c.DataDir, "berth.db")
+	}
+	if c.ReplicaHost != "" {
+		switch {
+		case !IsPostgres(c.DatabaseURL):
+			return Config{}, errors.New("REPLICA_HOST: replicas share one PostgreSQL database; DATABASE_URL must be postgres://…")
+		case c.AgentPort == 0:
+			return Config{}, errors.New("REPLICA_HOST: replicas relay to each other on the agent port; AGENT_PORT must not be 0")
+		case strings.ContainsAny(c.ReplicaHost, "/ ") || strings.Contains(c.ReplicaHost, "://"):
+			return Config{}, fmt.Errorf("REPLICA_HOST: %q is not a host name or address", c.ReplicaHost)
+		}
 	}
 	return c, nil
 }

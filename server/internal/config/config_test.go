@@ -41,6 +41,15 @@ func TestLoad(t *testing.T) {
 				AgentPublicURL: "https://berth.example.com:443", AgentImage: "registry.example/berth-agent:1", AgentHeartbeat: 2 * time.Second, OutboundAllow: []string{"private"}},
 		},
 		{name: "agent port is the API's", env: map[string]string{"AGENT_PORT": "3000"}, wantErr: true},
+		{
+			name: "replica",
+			env:  map[string]string{"DATABASE_URL": "postgres://u:p@db/berth", "REPLICA_HOST": "berth-2"},
+			want: Config{Port: 3000, DataDir: "./data", DatabaseURL: "postgres://u:p@db/berth", LogLevel: slog.LevelInfo, LocalSocket: "/var/run/docker.sock",
+				AgentPort: 3001, AgentHeartbeat: 10 * time.Second, OutboundAllow: []string{"private"}, ReplicaHost: "berth-2"},
+		},
+		{name: "replica on SQLite", env: map[string]string{"REPLICA_HOST": "berth-2"}, wantErr: true},
+		{name: "replica without agent port", env: map[string]string{"DATABASE_URL": "postgres://db/b", "REPLICA_HOST": "b2", "AGENT_PORT": "0"}, wantErr: true},
+		{name: "replica host is a URL", env: map[string]string{"DATABASE_URL": "postgres://db/b", "REPLICA_HOST": "http://b2"}, wantErr: true},
 		{name: "agent cert without key", env: map[string]string{"AGENT_TLS_CERT": "/c.pem"}, wantErr: true},
 		{name: "bad heartbeat", env: map[string]string{"AGENT_HEARTBEAT": "soon"}, wantErr: true},
 		{
@@ -93,6 +102,16 @@ func TestLoad(t *testing.T) {
 				t.Errorf("Load (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestReplicaAddresses(t *testing.T) {
+	c := Config{Port: 3000, AgentPort: 3001, ReplicaHost: "fd00::2"}
+	if !c.Replicated() || c.ReplicaHTTPURL() != "http://[fd00::2]:3000" || c.ReplicaRelayAddr() != "[fd00::2]:3001" {
+		t.Fatalf("replica addresses: %v %q %q", c.Replicated(), c.ReplicaHTTPURL(), c.ReplicaRelayAddr())
+	}
+	if (Config{}).Replicated() {
+		t.Fatal("a Berth without REPLICA_HOST is not a replica")
 	}
 }
 
