@@ -187,7 +187,7 @@ func (r *relay) reconcile(ctx context.Context) error {
 		case ok && l.ReplicaID == self:
 		case ok:
 			r.s.log.Info("edge agent connected through another replica: ending its connection here", "env", c.envID,
-				"agent", c.hello.GetAgentId(), "replica", l.ReplicaID)
+				"agent", c.hello.GetAgentId(), "holder", l.ReplicaID)
 			c.cancel(errTakenOver)
 		default:
 			r.reclaim(ctx, c)
@@ -245,7 +245,7 @@ func (r *relay) reclaim(ctx context.Context, c *edgeConn) {
 		r.s.log.Warn("claim edge agent lease again", "env", c.envID, "err", err)
 	case !claimed:
 		r.s.log.Info("edge agent connected through another replica: ending its connection here", "env", c.envID,
-			"agent", c.hello.GetAgentId(), "replica", held.ReplicaID)
+			"agent", c.hello.GetAgentId(), "holder", held.ReplicaID)
 		c.cancel(errTakenOver)
 	}
 }
