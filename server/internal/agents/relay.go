@@ -268,17 +268,7 @@ func (r *relay) conn(rep store.Replica) (*grpc.ClientConn, error) {
 	}
 	creds := insecure.NewCredentials()
 	if r.leaf != nil {
-		leaf := r.leaf
-		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12,
-			// The replicas share the agent port's certificate: the peer
-			// must present exactly this replica's own.
-			InsecureSkipVerify: true, //nolint:gosec // verified below
-			VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
-				if len(raw) == 0 || !bytes.Equal(raw[0], leaf) {
-					return errors.New("the replica does not present the agent port's certificate")
-				}
-				return nil
-			}})
+		creds = credentials.NewTLS(relayTLS(r.leaf))
 	}
 	cc, err := grpc.NewClient(rep.RelayAddr, grpc.WithTransportCredentials(creds),
 		grpc.WithPerRPCCredentials(replicaToken(r.reg.Token())),
@@ -291,6 +281,20 @@ func (r *relay) conn(rep store.Replica) (*grpc.ClientConn, error) {
 	}
 	r.conns[rep.ID] = &relayConn{addr: rep.RelayAddr, cc: cc}
 	return cc, nil
+}
+
+// relayTLS is the TLS configuration a replica dials another's relay with:
+// the replicas share the agent port's certificate (leaf, DER), so the peer
+// must present exactly it, whatever name it is reached by.
+func relayTLS(leaf []byte) *tls.Config {
+	return &tls.Config{MinVersion: tls.VersionTLS12,
+		InsecureSkipVerify: true, //nolint:gosec // verified below
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) == 0 || !bytes.Equal(raw[0], leaf) {
+				return errors.New("the replica does not present the agent port's certificate")
+			}
+			return nil
+		}}
 }
 
 // replicaToken sends the replicas' token with every relay call (over TLS or,
