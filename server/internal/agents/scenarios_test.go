@@ -49,7 +49,7 @@ func TestAgentEnvironmentsManageTheRemoteEngine(t *testing.T) {
 		t.Run(typ, func(t *testing.T) {
 			t.Run("test and status", func(t *testing.T) { testAndStatus(t, h, env, typ) })
 			t.Run("container lifecycle", func(t *testing.T) { containerLifecycle(t, h, socket, env) })
-			t.Run("exec over the WebSocket", func(t *testing.T) { execRoundTrip(t, h, env) })
+			t.Run("exec over the WebSocket", func(t *testing.T) { execRoundTrip(t, h, h, env) })
 			t.Run("logs stream", func(t *testing.T) { logsStream(t, h, env) })
 			t.Run("stats stream", func(t *testing.T) { statsStream(t, h, env) })
 			t.Run("events", func(t *testing.T) { events(t, h, env) })
@@ -133,7 +133,9 @@ func containerLifecycle(t *testing.T, h *berth, socket string, env int64) {
 	}
 }
 
-func execRoundTrip(t *testing.T, h *berth, env int64) {
+// execRoundTrip creates a terminal session through h and attaches to it
+// (the console's WebSocket) through attach (another replica, or h).
+func execRoundTrip(t *testing.T, h, attach *berth, env int64) {
 	id := createContainer(t, h, env, fmt.Sprintf("exec-%s-%d", h.label, env), true, "sleep", "3600")
 	var inst struct {
 		ExecID         string
@@ -142,8 +144,8 @@ func execRoundTrip(t *testing.T, h *berth, env int64) {
 	h.must(200, "POST", fmt.Sprintf("/api/containers/%s/exec?envId=%d", id, env), map[string]string{"shell": "/bin/sh"}, &inst)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(h.url, "http")+
-		fmt.Sprintf("/api/containers/exec/%s/attach?envId=%d", inst.ExecID, env), nil)
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(attach.url, "http")+
+		fmt.Sprintf("/api/containers/exec/%s/attach?envId=%d", inst.ExecID, env), &websocket.DialOptions{HTTPHeader: attach.header})
 	if err != nil {
 		t.Fatal(err)
 	}
