@@ -20,11 +20,15 @@ import (
 	"github.com/berth-dev/berth/server/internal/apitest"
 )
 
-// Build builds the server binary (server/cmd/berth) into a temporary
-// directory and returns its path. Outside CI a machine that cannot build it
-// skips the test; under CI=true that fails.
+// Build returns the server binary the test runs: $BERTH_SERVER_BIN (make
+// test sets it to the bin/berth it built), else server/cmd/berth built into
+// a temporary directory. Outside CI a machine that cannot build it skips
+// the test; under CI=true that fails.
 func Build(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("BERTH_SERVER_BIN"); bin != "" {
+		return bin
+	}
 	skip := t.Skipf
 	if os.Getenv("CI") == "true" {
 		skip = t.Fatalf
