@@ -73,7 +73,7 @@ func TestHawserAgentsManageTheRemoteEngine(t *testing.T) {
 		t.Run(typ, func(t *testing.T) {
 			t.Run("test and agent info", func(t *testing.T) { hawserTestAndInfo(t, h, env, typ) })
 			t.Run("container lifecycle", func(t *testing.T) { containerLifecycle(t, h, socket, env) })
-			t.Run("exec over the WebSocket", func(t *testing.T) { execRoundTrip(t, h, h, env) })
+			t.Run("exec over the WebSocket", func(t *testing.T) { execRoundTrip(t, h, env) })
 			t.Run("logs stream", func(t *testing.T) { logsStream(t, h, env) })
 			t.Run("stats stream", func(t *testing.T) { statsStream(t, h, env) })
 			t.Run("events", func(t *testing.T) { events(t, h, env) })

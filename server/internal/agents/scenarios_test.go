@@ -49,7 +49,7 @@ func TestAgentEnvironmentsManageTheRemoteEngine(t *testing.T) {
 		t.Run(typ, func(t *testing.T) {
 			t.Run("test and status", func(t *testing.T) { testAndStatus(t, h, env, typ) })
 			t.Run("container lifecycle", func(t *testing.T) { containerLifecycle(t, h, socket, env) })
-			t.Run("exec over the WebSocket", func(t *testing.T) { execRoundTrip(t, h, h, env) })
+			t.Run("exec over the WebSocket", func(t *testing.T) { execRoundTrip(t, h, env) })
 			t.Run("logs stream", func(t *testing.T) { logsStream(t, h, env) })
 			t.Run("stats stream", func(t *testing.T) { statsStream(t, h, env) })
 			t.Run("events", func(t *testing.T) { events(t, h, env) })
@@ -133,9 +133,11 @@ func containerLifecycle(t *testing.T, h *berth, socket string, env int64) {
 	}
 }
 
-// execRoundTrip creates a terminal session through h and attaches to it
-// (the console's WebSocket) through attach (another replica, or h).
-func execRoundTrip(t *testing.T, h, attach *berth, env int64) {
+func execRoundTrip(t *testing.T, h *berth, env int64) { execAcross(t, h, h, env) }
+
+// execAcross creates a terminal session through h and attaches to it (the
+// console's WebSocket) through attach (another replica, or h).
+func execAcross(t *testing.T, h, attach *berth, env int64) {
 	id := createContainer(t, h, env, fmt.Sprintf("exec-%s-%d", h.label, env), true, "sleep", "3600")
 	var inst struct {
 		ExecID         string

@@ -155,7 +155,7 @@ func TestThreeReplicasOnOnePostgresServeAnyEnvironmentAndSurviveOneKilled(t *tes
 					}
 					t.Run("container list", func(t *testing.T) { listShows(t, r.in(t), e.id, listed[e.id]) })
 					t.Run("exec created here, attached through "+next.name, func(t *testing.T) {
-						execRoundTrip(t, r.in(t), next.in(t), e.id)
+						execAcross(t, r.in(t), next.in(t), e.id)
 					})
 					t.Run("logs follow", func(t *testing.T) { logsStream(t, r.in(t), e.id) })
 					t.Run("stack deploy", func(t *testing.T) { stackWithSecret(t, r.in(t), socket, e.id, e.agent) })
@@ -219,7 +219,7 @@ func TestThreeReplicasOnOnePostgresServeAnyEnvironmentAndSurviveOneKilled(t *tes
 	t.Run("after the kill, exec and logs through the survivors", func(t *testing.T) {
 		via := survivors[0].in(t)
 		via.label = label + "k"
-		execRoundTrip(t, via, survivors[1].in(t), edge.ID)
+		execAcross(t, via, survivors[1].in(t), edge.ID)
 		logsStream(t, via, edge.ID)
 	})
 }
