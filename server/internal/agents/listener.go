@@ -14,7 +14,8 @@ import (
 	"github.com/berth-dev/berth/shared/agentpb"
 )
 
-// Listener serves EdgeService to edge agents.
+// Listener serves EdgeService to edge agents (and, on a replica,
+// ReplicaService to the other replicas).
 type Listener struct {
 	s    *Service
 	grpc *grpc.Server
@@ -39,24 +40,39 @@ func (s *Service) Listen(certFile, keyFile string) (*Listener, error) {
 	}
 	g := grpc.NewServer(opts...)
 	agentpb.RegisterEdgeServiceServer(g, &edgeServer{s: s})
+	if s.relay != nil {
+		// The other replicas relay operations on the agents connected here.
+		agentpb.RegisterReplicaServiceServer(g, &replicaServer{s: s})
+	}
 	return &Listener{s: s, grpc: g}, nil
 }
 
 // Serve accepts edge agents on ln until Stop.
 func (l *Listener) Serve(ln net.Listener) error { return l.grpc.Serve(ln) }
 
-// Stop disconnects every edge agent (they reconnect to the next Berth) and
-// stops the server, giving running operations until ctx ends.
+// Stop disconnects every edge agent (they reconnect to the next Berth, or
+// another replica) and stops the server, giving running operations until
+// ctx ends. New calls are refused first, so that an agent told to go does not
+// come straight back here over its open connection.
 func (l *Listener) Stop(ctx context.Context) {
-	l.s.edge.disconnectAll("Berth is shutting down")
 	done := make(chan struct{})
 	go func() {
 		l.grpc.GracefulStop()
 		close(done)
 	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		l.grpc.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		// Until the graceful stop has refused new calls, an agent may
+		// have come back: tell it again.
+		l.s.edge.disconnectAll("Berth is shutting down")
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			l.grpc.Stop()
+			return
+		case <-tick.C:
+		}
 	}
 }
