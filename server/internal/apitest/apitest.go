@@ -22,6 +22,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/helperimage/helperimagetest"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/license"
+	"github.com/berth-dev/berth/server/internal/replica"
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/secret"
@@ -56,9 +57,16 @@ type Berth struct {
 
 // Options configure a test Berth.
 type Options struct {
-	DBPath string // SQLite file
-	Box    *secret.Box
-	Log    *slog.Logger
+	// DBPath is the database: a SQLite file, or a PostgreSQL URL (then
+	// DataDir is required).
+	DBPath string
+	// DataDir is the data directory (default: DBPath's directory).
+	DataDir string
+	// Replica finds the other servers sharing a PostgreSQL database
+	// (api.Deps.Replica; nil: a single Berth).
+	Replica replica.Locator
+	Box     *secret.Box
+	Log     *slog.Logger
 	// Auth keeps authentication enabled (the default of a real start); when
 	// false the instance runs with authentication disabled (open access).
 	Auth bool
@@ -120,6 +128,9 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.DataDir == "" {
+		o.DataDir = filepath.Dir(o.DBPath)
+	}
 	st, err := store.Open(ctx, o.DBPath, o.Box)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -170,7 +181,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		st.Close()
 		return nil, err
 	}
-	authSvc, err := auth.New(ctx, auth.Options{Store: st, Log: o.Log, DataDir: filepath.Dir(o.DBPath), Now: o.Now, Argon2: &FastArgon2,
+	authSvc, err := auth.New(ctx, auth.Options{Store: st, Log: o.Log, DataDir: o.DataDir, Now: o.Now, Argon2: &FastArgon2,
 		DisableLocalLogin: o.DisableLocalLogin, Edition: lic})
 	if err == nil && !o.Auth {
 		err = authSvc.SetEnabled(ctx, false)
@@ -190,9 +201,9 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		o.Node = "apitest-" + agentLn.Addr().String()
 	}
 	apiSrv := api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
-		Engines: engines, Agents: agentSvc, Hawser: hawserHub, Jobs: jobReg, Scan: o.Scan, DataDir: filepath.Dir(o.DBPath),
+		Engines: engines, Agents: agentSvc, Hawser: hawserHub, Jobs: jobReg, Scan: o.Scan, DataDir: o.DataDir,
 		Node: o.Node, UpdateGrace: o.UpdateGrace, Boundaries: o.boundaries(), HelperImage: helperImg,
-		DockerHubIndex: o.DockerHubIndex})
+		DockerHubIndex: o.DockerHubIndex, Replica: o.Replica})
 	sctx, stopSchedules := context.WithCancel(context.Background())
 	schedulesDone := make(chan struct{})
 	activityDone := make(chan struct{}) // the activity collector runs and stops with the schedules
