@@ -31,6 +31,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/license"
 	"github.com/berth-dev/berth/server/internal/notify"
 	"github.com/berth-dev/berth/server/internal/outbound"
+	"github.com/berth-dev/berth/server/internal/replica"
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/stacks"
@@ -81,6 +82,9 @@ type Server struct {
 	// hubIndex is where Docker Hub's searches and tag lists go ("": Docker
 	// Hub; registry.UseHubIndex).
 	hubIndex string
+	// replicas finds the other replicas sharing the database (nil: a
+	// single Berth, which forwards nothing).
+	replicas replica.Locator
 }
 
 // Deps are what the Server needs.
@@ -125,6 +129,11 @@ type Deps struct {
 	// DockerHubIndex is DOCKER_HUB_INDEX_URL: where Docker Hub's searches and
 	// tag lists go ("": Docker Hub itself).
 	DockerHubIndex string
+	// Replica finds the other replicas sharing the database (REPLICA_HOST):
+	// a follow-up request that misses here (a job another replica runs, an
+	// OIDC sign-in another replica began) is forwarded to its replica. nil:
+	// a single Berth.
+	Replica replica.Locator
 }
 
 // Boundaries are the trust-boundary defaults of the configuration.
@@ -153,6 +162,9 @@ func New(d Deps) *Server {
 	git.UseOutbound(ob)
 	if d.Auth != nil {
 		d.Auth.UseOutbound(ob)
+		if d.Replica != nil {
+			d.Auth.UseStateTag(d.Replica.Self()) // the OIDC callback finds its replica (oidcCallback)
+		}
 	}
 	if d.Console == nil {
 		d.Console = webui.New()
@@ -197,6 +209,7 @@ func New(d Deps) *Server {
 	return &Server{
 		bounds:     d.Boundaries,
 		hubIndex:   d.DockerHubIndex,
+		replicas:   d.Replica,
 		outbound:   ob,
 		dataDir:    d.DataDir,
 		log:        d.Log,
