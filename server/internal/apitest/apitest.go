@@ -268,6 +268,9 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	if o.Node == "" {
 		o.Node = "apitest-" + agentLn.Addr().String()
 	}
+	if o.Replica == nil && reg != nil {
+		o.Replica = reg
+	}
 	apiSrv := api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
 		Engines: engines, Agents: agentSvc, Hawser: hawserHub, Jobs: jobReg, Scan: o.Scan, DataDir: dataDir,
 		Node: o.Node, UpdateGrace: o.UpdateGrace, Boundaries: o.boundaries(), HelperImage: helperImg,
