@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,15 +13,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -31,7 +24,6 @@ import (
 
 	"github.com/berth-dev/berth/server/internal/servertest"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
-	"github.com/berth-dev/berth/shared/agentpb"
 	"github.com/berth-dev/berth/shared/enginetest"
 	"github.com/berth-dev/berth/shared/testwait"
 )
@@ -43,16 +35,16 @@ import (
 // threshold of a unit test.
 const failoverBound = 15 * time.Second
 
-// replica is one of the test's Berth server processes (bin/berth serve)
+// replicaProc is one of the test's Berth server processes (bin/berth serve)
 // with the harness's client of its API.
-type replica struct {
+type replicaProc struct {
 	*berth
 	name string
 	proc *servertest.Process
 }
 
 // relayAddr is where the other replicas and the agents reach its agent port.
-func (r *replica) relayAddr() string { return "127.0.0.1:" + strconv.Itoa(r.proc.AgentPort) }
+func (r *replicaProc) relayAddr() string { return "127.0.0.1:" + strconv.Itoa(r.proc.AgentPort) }
 
 // Issue 23's acceptance: three Berth processes (replicas) on one PostgreSQL
 // database behind a load balancer, an edge agent (dialing the balancer) and
@@ -85,7 +77,7 @@ func TestThreeReplicasOnOnePostgresServeAnyEnvironmentAndSurviveOneKilled(t *tes
 	dataDir := t.TempDir()
 	common := []string{"DATABASE_URL=" + dbURL, "ENCRYPTION_KEY=" + hex.EncodeToString(key), "REPLICA_HOST=127.0.0.1",
 		"DATA_DIR=" + dataDir, "DOCKER_SOCKET=/nonexistent", "LOG_LEVEL=debug"}
-	replicas := make([]*replica, 3)
+	replicas := make([]*replicaProc, 3)
 	var header http.Header
 	for i := range replicas {
 		name := fmt.Sprintf("replica %d", i)
@@ -93,11 +85,15 @@ func TestThreeReplicasOnOnePostgresServeAnyEnvironmentAndSurviveOneKilled(t *tes
 		if i == 0 {
 			header = http.Header{"Cookie": {servertest.FirstAdmin(t, p.URL, dataDir, "admin", "correct horse")}}
 		}
-		replicas[i] = &replica{name: name, proc: p, berth: &berth{t: t, url: p.URL, http: &http.Client{Timeout: 2 * time.Minute},
+		replicas[i] = &replicaProc{name: name, proc: p, berth: &berth{t: t, url: p.URL, http: &http.Client{Timeout: 2 * time.Minute},
 			logs: p.Log, label: fmt.Sprintf("%sr%d", label, i), header: header}}
 	}
 	db := openDB(t, dbURL)
-	lb := startBalancer(t, replicas[0].relayAddr(), replicas[1].relayAddr(), replicas[2].relayAddr())
+	// The balancer in front of the agent ports sends a connection to the
+	// first replica of its list that accepts it: the edge agent lands on
+	// replica 1 (not the one the environments are created through), and
+	// after replica 1 dies on replica 2.
+	lb := newBalancer(t, replicas[1].relayAddr(), replicas[2].relayAddr(), replicas[0].relayAddr())
 	first := replicas[0].berth
 
 	// The environments, created through the first replica.
@@ -116,22 +112,27 @@ func TestThreeReplicasOnOnePostgresServeAnyEnvironmentAndSurviveOneKilled(t *tes
 	// The agent connects through the balancer to one replica; every
 	// replica says it is connected (subtests below).
 	testwait.Until(t, "the edge agent connected", func() bool {
-		return slices.ContainsFunc(replicas, func(r *replica) bool {
+		return slices.ContainsFunc(replicas, func(r *replicaProc) bool {
 			e := r.environment(edge.ID)
 			return e.AgentConnected != nil && *e.AgentConnected
 		})
 	})
 
-	// The image every replica pulls: the test image, pushed once to the
-	// test registry (its manifest deleted at the end), which Berth knows
-	// with its credentials.
-	ref := regHost + "/berth-test/replicas-" + label + ":1"
-	repo, tag, _ := strings.Cut(ref[len(regHost)+1:], ":")
-	enginetest.Must(t, 201, "POST", "/images/"+url.PathEscape(enginetest.Image())+"/tag?repo="+url.QueryEscape(regHost+"/"+repo)+
-		"&tag="+tag, nil, nil, nil)
-	t.Cleanup(func() { enginetest.Do(t, "DELETE", "/images/"+url.PathEscape(ref), nil, nil) })
-	enginetest.Push(t, ref, regUser, regPassword)
-	t.Cleanup(func() { dockerAt(socket, "rmi", "-f", ref) })
+	// The images the replicas pull, one for each environment (they run side
+	// by side): the test image, pushed to the test registry (the manifests
+	// deleted at the end), which Berth knows with its credentials.
+	refs := map[int64]string{}
+	for _, e := range envs {
+		repo := fmt.Sprintf("%s/berth-test/replicas-%s", regHost, label)
+		tag := strconv.FormatInt(e.id, 10)
+		ref := repo + ":" + tag
+		enginetest.Must(t, 201, "POST", "/images/"+url.PathEscape(enginetest.Image())+"/tag?repo="+url.QueryEscape(repo)+"&tag="+tag,
+			nil, nil, nil)
+		t.Cleanup(func() { enginetest.Do(t, "DELETE", "/images/"+url.PathEscape(ref), nil, nil) })
+		enginetest.Push(t, ref, regUser, regPassword)
+		t.Cleanup(func() { dockerAt(socket, "rmi", "-f", ref) })
+		refs[e.id] = ref
+	}
 	addRegistry(t, first, regHost, regUser, regPassword)
 
 	// A container on each environment that the lists must show.
@@ -145,6 +146,7 @@ func TestThreeReplicasOnOnePostgresServeAnyEnvironmentAndSurviveOneKilled(t *tes
 		t.Run(r.name, func(t *testing.T) {
 			for _, e := range envs {
 				t.Run(e.typ, func(t *testing.T) {
+					t.Parallel() // the two environments side by side
 					if e.id == edge.ID {
 						t.Run("agent status connected", func(t *testing.T) {
 							testwait.Within(t, 15*time.Second, "the edge agent connected (its status through "+r.name+")", func() bool {
@@ -160,7 +162,7 @@ func TestThreeReplicasOnOnePostgresServeAnyEnvironmentAndSurviveOneKilled(t *tes
 					t.Run("logs follow", func(t *testing.T) { logsStream(t, r.in(t), e.id) })
 					t.Run("stack deploy", func(t *testing.T) { stackWithSecret(t, r.in(t), socket, e.id, e.agent) })
 					t.Run("pull, followed through "+next.name, func(t *testing.T) {
-						pullAcross(t, r.in(t), next.in(t), socket, e.id, ref)
+						pullAcross(t, r.in(t), next.in(t), socket, e.id, refs[e.id])
 					})
 				})
 			}
@@ -177,12 +179,12 @@ func TestThreeReplicasOnOnePostgresServeAnyEnvironmentAndSurviveOneKilled(t *tes
 	})
 
 	// The replica holding the edge agent dies; the agent serves through
-	// another one within failoverBound.
+	// another one within failoverBound. (The agent runs with the agents
+	// tests' reconnect back-off, 100 ms to 1 s; berth-agent's default, 1 s
+	// doubling to 60 s with full jitter, adds its own random wait.)
 	holder, agentID := leaseOf(t, db, edge.ID)
-	if active := lb.active(); !slices.Equal(active, []string{holder}) {
-		t.Errorf("the lease names %s, but the edge agent's connection through the balancer goes to %v", holder, active)
-	}
-	i := slices.IndexFunc(replicas, func(r *replica) bool { return r.relayAddr() == holder })
+	sessions := strings.Count(edgeAgent.out.String(), "connected to Berth")
+	i := slices.IndexFunc(replicas, func(r *replicaProc) bool { return r.relayAddr() == holder })
 	if i < 0 {
 		t.Fatalf("the edge lease names %s, none of the replicas (%s, %s, %s)", holder,
 			replicas[0].relayAddr(), replicas[1].relayAddr(), replicas[2].relayAddr())
@@ -193,7 +195,7 @@ func TestThreeReplicasOnOnePostgresServeAnyEnvironmentAndSurviveOneKilled(t *tes
 	dead.proc.Kill(t)
 	var took time.Duration
 	for {
-		if slices.IndexFunc(survivors, func(r *replica) bool { return !lists(r.berth, edge.ID, listed[edge.ID]) }) < 0 {
+		if slices.IndexFunc(survivors, func(r *replicaProc) bool { return !lists(r.berth, edge.ID, listed[edge.ID]) }) < 0 {
 			took = time.Since(killed)
 			break
 		}
@@ -210,6 +212,11 @@ func TestThreeReplicasOnOnePostgresServeAnyEnvironmentAndSurviveOneKilled(t *tes
 	}
 	if now, id := leaseOf(t, db, edge.ID); now == holder || id != agentID {
 		t.Errorf("after the kill the lease is %s's (agent %s), want a surviving replica's (agent %s)", now, id, agentID)
+	}
+	// The kill cut the agent's connection (the lease named its replica):
+	// it connected again.
+	if n := strings.Count(edgeAgent.out.String(), "connected to Berth"); n <= sessions {
+		t.Errorf("the edge agent did not connect again after the kill of %s (%d sessions before, %d after)", dead.name, sessions, n)
 	}
 	t.Run("after the kill, second agent refused by the survivors", func(t *testing.T) {
 		for _, r := range survivors {
@@ -285,27 +292,9 @@ func dockerAt(socket string, args ...string) {
 // refused connects to r's agent port directly as a second agent with the
 // edge token (another agent id) and checks that r refuses it as the spec
 // says.
-func refused(t *testing.T, r *replica, token, label string) {
+func refused(t *testing.T, r *replicaProc, token, label string) {
 	t.Helper()
-	cc, err := grpc.NewClient(r.relayAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	st, err := agentpb.NewEdgeServiceClient(cc).Connect(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token))
-	if err == nil {
-		err = st.Send(&agentpb.ConnectRequest{Message: &agentpb.ConnectRequest_Hello{Hello: &agentpb.Hello{
-			AgentId: "second-" + label, AgentName: "second", AgentVersion: "dev", Capabilities: []string{"engine"}}}})
-	}
-	if err == nil {
-		var m *agentpb.ConnectResponse
-		if m, err = st.Recv(); err == nil {
-			t.Errorf("%s welcomed a second agent with the edge token: %v", r.name, m)
-			return
-		}
-	}
+	err := rawConnect(t, r.relayAddr(), token, "second-"+label)
 	if status.Code(err) != codes.AlreadyExists || !strings.Contains(status.Convert(err).Message(), "another agent is connected with this token") {
 		t.Errorf("%s: a second agent with the edge token got %v, want AlreadyExists (another agent is connected with this token)", r.name, err)
 	}
@@ -337,81 +326,4 @@ func leaseOf(t *testing.T, db *gorm.DB, env int64) (relayAddr, agentID string) {
 		t.Fatalf("the lease of environment %d: %+v %v", env, row, err)
 	}
 	return row.RelayAddr, row.AgentID
-}
-
-// balancer is the load balancer in front of the replicas' agent ports, as
-// an operator runs one (HAProxy, nginx stream): plain TCP, round robin, a
-// backend that refuses connections is skipped.
-type balancer struct {
-	ln       net.Listener
-	backends []string
-	next     atomic.Uint32
-	mu       sync.Mutex
-	conns    map[net.Conn]string // open connections to the backends
-}
-
-func startBalancer(t *testing.T, backends ...string) *balancer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &balancer{ln: ln, backends: backends, conns: map[net.Conn]string{}}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go b.pipe(c)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		for c := range b.conns {
-			c.Close()
-		}
-	})
-	return b
-}
-
-func (b *balancer) url() string { return "http://" + b.ln.Addr().String() }
-
-// pipe joins c to the next backend that accepts a connection.
-func (b *balancer) pipe(c net.Conn) {
-	defer c.Close()
-	for range b.backends {
-		addr := b.backends[int(b.next.Add(1)-1)%len(b.backends)]
-		s, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			continue
-		}
-		b.mu.Lock()
-		b.conns[s] = addr
-		b.mu.Unlock()
-		go func() {
-			_, _ = io.Copy(s, c)
-			s.Close()
-		}()
-		_, _ = io.Copy(c, s)
-		s.Close()
-		b.mu.Lock()
-		delete(b.conns, s)
-		b.mu.Unlock()
-		return
-	}
-}
-
-// active returns the backends of the open connections.
-func (b *balancer) active() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []string
-	for _, addr := range b.conns {
-		out = append(out, addr)
-	}
-	slices.Sort(out)
-	return out
 }
