@@ -61,11 +61,13 @@ func TestThreeReplicasOnOnePostgresServeAnyEnvironmentAndSurviveOneKilled(t *tes
 	dbURL := storetest.PostgresDatabase(t)
 	bin := servertest.Build(t)
 	// What the test creates on the second engine is labelled label, or
-	// label plus a suffix where a replica creates containers of the same
-	// name as another one (r0, r1, r2; k after the kill).
+	// label plus a suffix where replicas create containers of the same name
+	// (r0, r1, r2; k after the kill), plus the environment's id where the
+	// two environments run side by side.
 	label := randomLabel()
+	labels := []string{label, label + "k"}
 	t.Cleanup(func() {
-		for _, l := range []string{label, label + "r0", label + "r1", label + "r2", label + "k"} {
+		for _, l := range labels {
 			removeLabelled(t, socket, l)
 		}
 	})
@@ -138,31 +140,46 @@ func TestThreeReplicasOnOnePostgresServeAnyEnvironmentAndSurviveOneKilled(t *tes
 	// A container on each environment that the lists must show.
 	listed := map[int64]string{}
 	for _, e := range envs {
-		listed[e.id] = createContainer(t, first, e.id, fmt.Sprintf("listed-%s-%d", first.label, e.id), true, "sleep", "3600")
+		h := first.in(t)
+		h.label = label
+		listed[e.id] = createContainer(t, h, e.id, fmt.Sprintf("listed-%s-%d", label, e.id), true, "sleep", "3600")
 	}
 
+	// Through each replica, the two environments side by side (what one
+	// creates is labelled apart from the other's: its checks list by label).
+	for _, r := range replicas {
+		for _, e := range envs {
+			labels = append(labels, fmt.Sprintf("%s-%d", r.label, e.id))
+		}
+	}
 	for i, r := range replicas {
 		next := replicas[(i+1)%len(replicas)]
 		t.Run(r.name, func(t *testing.T) {
 			for _, e := range envs {
 				t.Run(e.typ, func(t *testing.T) {
-					t.Parallel() // the two environments side by side
+					t.Parallel()
+					// on is r's client for the subtest t, labelling for e.
+					on := func(t *testing.T) *berth {
+						h := r.in(t)
+						h.label = fmt.Sprintf("%s-%d", r.label, e.id)
+						return h
+					}
 					if e.id == edge.ID {
 						t.Run("agent status connected", func(t *testing.T) {
 							testwait.Within(t, 15*time.Second, "the edge agent connected (its status through "+r.name+")", func() bool {
-								env := r.in(t).environment(e.id)
+								env := on(t).environment(e.id)
 								return env.AgentConnected != nil && *env.AgentConnected && env.AgentID != nil && *env.AgentID != ""
 							})
 						})
 					}
-					t.Run("container list", func(t *testing.T) { listShows(t, r.in(t), e.id, listed[e.id]) })
+					t.Run("container list", func(t *testing.T) { listShows(t, on(t), e.id, listed[e.id]) })
 					t.Run("exec created here, attached through "+next.name, func(t *testing.T) {
-						execAcross(t, r.in(t), next.in(t), e.id)
+						execAcross(t, on(t), next.in(t), e.id)
 					})
-					t.Run("logs follow", func(t *testing.T) { logsStream(t, r.in(t), e.id) })
-					t.Run("stack deploy", func(t *testing.T) { stackWithSecret(t, r.in(t), socket, e.id, e.agent) })
+					t.Run("logs follow", func(t *testing.T) { logsStream(t, on(t), e.id) })
+					t.Run("stack deploy", func(t *testing.T) { stackWithSecret(t, on(t), socket, e.id, e.agent) })
 					t.Run("pull, followed through "+next.name, func(t *testing.T) {
-						pullAcross(t, r.in(t), next.in(t), socket, e.id, refs[e.id])
+						pullAcross(t, on(t), next.in(t), socket, e.id, refs[e.id])
 					})
 				})
 			}
