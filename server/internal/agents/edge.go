@@ -315,7 +315,14 @@ func (s *Service) register(c *edgeConn) error {
 		Version: c.hello.GetAgentVersion(), Capabilities: c.hello.GetCapabilities(), LastSeen: now}); err != nil {
 		s.log.Warn("record edge agent", "env", c.envID, "err", err)
 	}
-	if s.engines != nil {
+	switch {
+	case s.engines == nil:
+	case s.relay != nil:
+		// Idle pipes may go through the replica that held the agent
+		// before (to its stale connection): they go, and the environment
+		// is worth trying at once.
+		s.engines.Forget(c.envID)
+	default:
 		s.engines.Reset(c.envID) // the environment is worth trying at once
 	}
 	return nil

@@ -50,29 +50,18 @@ func (s *Service) Listen(certFile, keyFile string) (*Listener, error) {
 // Serve accepts edge agents on ln until Stop.
 func (l *Listener) Serve(ln net.Listener) error { return l.grpc.Serve(ln) }
 
-// Stop disconnects every edge agent (they reconnect to the next Berth, or
-// another replica) and stops the server, giving running operations until
-// ctx ends. New calls are refused first, so that an agent told to go does not
-// come straight back here over its open connection.
+// Stop disconnects every edge agent (they reconnect to the next Berth) and
+// stops the server, giving running operations until ctx ends.
 func (l *Listener) Stop(ctx context.Context) {
+	l.s.edge.disconnectAll("Berth is shutting down")
 	done := make(chan struct{})
 	go func() {
 		l.grpc.GracefulStop()
 		close(done)
 	}()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		// Until the graceful stop has refused new calls, an agent may
-		// have come back: tell it again.
-		l.s.edge.disconnectAll("Berth is shutting down")
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-			l.grpc.Stop()
-			return
-		case <-tick.C:
-		}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		l.grpc.Stop()
 	}
 }

@@ -217,7 +217,11 @@ func (r *relay) reconcile(ctx context.Context) error {
 	}
 	if r.s.engines != nil {
 		for id, l := range live {
-			if p, ok := prev[id]; !ok || p.ReplicaID != l.ReplicaID || !p.ClaimedAt.Equal(l.ClaimedAt) {
+			switch p, ok := prev[id]; {
+			case ok && p.ReplicaID != l.ReplicaID:
+				// Idle pipes through the replica that held it before go.
+				r.s.engines.Forget(id)
+			case !ok || !p.ClaimedAt.Equal(l.ClaimedAt):
 				r.s.engines.Reset(id) // the agent is back, elsewhere: worth trying at once
 			}
 		}

@@ -316,8 +316,12 @@ func TestReplicasShareEdgeAgents(t *testing.T) {
 		waitFor(t, "the agent on B and A's stale connection ended", func() bool {
 			return b.connected() == 1 && a.connected() == 0
 		})
-		if n := a.containerCount(edge.ID); n == 0 {
-			t.Fatal("A lists no container on the agent's engine")
+		// Both serve it: B from its own connection (its pipes through A
+		// went), A through B.
+		for _, h := range []*berth{b, a} {
+			if n := h.containerCount(edge.ID); n == 0 {
+				t.Fatalf("%s lists no container on the agent's engine", h.b.AgentURL)
+			}
 		}
 		execRoundTrip(t, a, edge.ID)
 		e := a.waitConnected(edge.ID, true)
