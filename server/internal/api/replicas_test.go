@@ -366,11 +366,23 @@ func TestRelayTokenStopsLoopsAndIsTheOnlyTrust(t *testing.T) {
 
 	// Through B, which trusts loopback as a proxy: A records the client B
 	// saw, once (B writes no line of its own).
+	cancels := func() int {
+		t.Helper()
+		_, n, err := a.store.ListAudit(t.Context(), store.AuditFilter{Action: "job.cancel"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
 	job = newJob()
+	before := cancels()
 	b.headers["X-Forwarded-For"] = "198.51.100.4"
 	b.must(200, "DELETE", "/api/jobs/"+job, nil, nil)
 	if got := ipOfCancel(job); got != "198.51.100.4" {
 		t.Errorf("cancel through B recorded from %s, want the client B saw", got)
+	}
+	if n := cancels() - before; n != 1 {
+		t.Errorf("%d audit lines for one cancel through B, want 1", n)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"reflect"
 	"strings"
 	"time"
 
@@ -160,6 +161,9 @@ func New(d Deps) *Server {
 	// OUTBOUND_ALLOW until one is saved.
 	ob := outbound.NewSettings(d.Store, outbound.PolicyOf(d.Boundaries.OutboundAllow))
 	git.UseOutbound(ob)
+	if v := reflect.ValueOf(d.Replica); v.Kind() == reflect.Pointer && v.IsNil() {
+		d.Replica = nil // a nil *Registry given as the interface: a single Berth
+	}
 	if d.Auth != nil {
 		d.Auth.UseOutbound(ob)
 		if d.Replica != nil {
