@@ -200,6 +200,9 @@ func TestThreeReplicasOnOnePostgresServeAnyEnvironmentAndSurviveOneKilled(t *tes
 	// tests' reconnect back-off, 100 ms to 1 s; berth-agent's default, 1 s
 	// doubling to 60 s with full jitter, adds its own random wait.)
 	holder, agentID := leaseOf(t, db, edge.ID)
+	if agentID == "second-"+label {
+		t.Errorf("the lease names the refused second agent")
+	}
 	sessions := strings.Count(edgeAgent.out.String(), "connected to Berth")
 	i := slices.IndexFunc(replicas, func(r *replicaProc) bool { return r.relayAddr() == holder })
 	if i < 0 {
