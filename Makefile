@@ -143,8 +143,10 @@ run: build run-env
 run-env:
 	@scripts/run-env.sh
 
-# The image test (server/cmd/berth/image_test.go) runs the image named here.
+# The image test (server/cmd/berth/image_test.go) runs the image named here;
+# the process-level tests (servertest.Build) run the bin/berth built here.
 test: export BERTH_SERVER_IMAGE := $(IMAGE)
+test: export BERTH_SERVER_BIN := $(CURDIR)/$(BIN)
 test: export BERTH_AGENT_IMAGE := $(AGENT_IMAGE)
 test: helper test-env lint check-static images web-test
 	$(WITH_TEST_ENV) go test $(TEST_FLAGS) $(PKGS)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/servertest"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
@@ -23,7 +24,7 @@ import (
 func TestTwoServerProcessesOnOnePostgresRunADueScheduleOnce(t *testing.T) {
 	t.Parallel()
 	dbURL := storetest.PostgresDatabase(t)
-	bin := buildServer(t)
+	bin := servertest.Build(t)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	common := []string{"DATABASE_URL=" + dbURL, "ENCRYPTION_KEY=" + hex.EncodeToString(key),
@@ -31,12 +32,12 @@ func TestTwoServerProcessesOnOnePostgresRunADueScheduleOnce(t *testing.T) {
 
 	dirA := t.TempDir()
 	baseA, _, logA := startServer(t, bin, "server A", append(common, "DATA_DIR="+dirA)...)
-	cookie := map[string]string{"Cookie": firstAdmin(t, baseA, dirA, "admin", "correct horse")}
+	cookie := map[string]string{"Cookie": servertest.FirstAdmin(t, baseA, dirA, "admin", "correct horse")}
 	// The environment's engine refuses connections (nothing listens on its
 	// port): the run fails at once, which is still one run to count.
 	var env struct{ ID int64 }
 	if status := do(t, "POST", baseA+"/api/environments", cookie, fmt.Sprintf(
-		`{"name":"refusing","connectionType":"direct","host":"127.0.0.1","port":%d}`, freePort(t)), &env); status != 201 {
+		`{"name":"refusing","connectionType":"direct","host":"127.0.0.1","port":%d}`, servertest.FreePort(t)), &env); status != 201 {
 		t.Fatalf("create environment = %d", status)
 	}
 	name := "berth-cluster-" + hex.EncodeToString(key[:4])
@@ -104,7 +105,7 @@ func TestTwoServerProcessesOnOnePostgresSendADyingContainerOnce(t *testing.T) {
 	enginetest.Require(t)
 	t.Parallel()
 	dbURL := storetest.PostgresDatabase(t)
-	bin := buildServer(t)
+	bin := servertest.Build(t)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	label := "berth-cluster-" + hex.EncodeToString(key[:4])
@@ -136,7 +137,7 @@ func TestTwoServerProcessesOnOnePostgresSendADyingContainerOnce(t *testing.T) {
 
 	dirA := t.TempDir()
 	baseA, _, logA := startServer(t, bin, "server A", append(common, "DATA_DIR="+dirA)...)
-	cookie := map[string]string{"Cookie": firstAdmin(t, baseA, dirA, "admin", "correct horse")}
+	cookie := map[string]string{"Cookie": servertest.FirstAdmin(t, baseA, dirA, "admin", "correct horse")}
 	waitLocal(t, baseA, cookie["Cookie"])
 	var envs []struct{ ID int64 }
 	if status := do(t, "GET", baseA+"/api/environments", cookie, "", &envs); status != 200 || len(envs) != 1 {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/servertest"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
 
@@ -54,7 +55,7 @@ func describe(list []crashContainer) string {
 // after the last one does too.
 func TestKilledDuringAStackUpdateTheStackIsRepairedAtRestart(t *testing.T) {
 	enginetest.Require(t)
-	bin := buildServer(t)
+	bin := servertest.Build(t)
 	dir := t.TempDir()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
@@ -65,7 +66,7 @@ func TestKilledDuringAStackUpdateTheStackIsRepairedAtRestart(t *testing.T) {
 		enginetest.RemoveLabelledNetworks(t, label)
 	})
 	base, pid, _ := startServer(t, bin, "berth", "DATA_DIR="+dir)
-	cookie := firstAdmin(t, base, dir, "admin", "correct horse")
+	cookie := servertest.FirstAdmin(t, base, dir, "admin", "correct horse")
 	// sleep, as process 1, ignores SIGTERM: every stop of the update waits
 	// its 2 s grace period, the window the kills aim at.
 	service := fmt.Sprintf("    image: %s\n    command: [\"sleep\", \"3600\"]\n    stop_grace_period: 2s\n    labels:\n      %s: %s\n",

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/berth-dev/berth/server/internal/servertest"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
 
@@ -63,10 +64,10 @@ func TestExportsStreamInConstantMemory(t *testing.T) {
 	runLabelled(t, label, []string{vol + ":/d"}, "dd if=/dev/zero of=/d/big bs=1048576 count=0 seek=1024 2>/dev/null", "")
 	runLabelled(t, label, nil, "dd if=/dev/zero of=/big bs=1048576 count=0 seek=128 2>/dev/null", img)
 
-	bin := buildServer(t)
+	bin := servertest.Build(t)
 	dataDir := t.TempDir()
 	base, pid, _ := startServer(t, bin, "server", "DATA_DIR="+dataDir, "DOCKER_SOCKET="+enginetest.Socket, "LOG_LEVEL=warn", "GOMAXPROCS=2")
-	cookie := firstAdmin(t, base, dataDir, "admin", "admin-password")
+	cookie := servertest.FirstAdmin(t, base, dataDir, "admin", "admin-password")
 
 	for _, c := range []struct {
 		what, path string

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/servertest"
 	"github.com/berth-dev/berth/shared/enginetest"
 	"github.com/berth-dev/berth/shared/testwait"
 )
@@ -162,7 +163,7 @@ func imageFirstAdmin(t *testing.T, name, base string) string {
 	if status := do(t, "POST", base+"/api/users", map[string]string{"X-Setup-Token": token}, admin, nil); status != http.StatusCreated {
 		t.Fatalf("first admin with the setup token = %d, want 201", status)
 	}
-	return login(t, base, "admin", imageAdminPassword)
+	return servertest.Login(t, base, "admin", imageAdminPassword)
 }
 
 // docker runs the docker CLI and returns its standard output; a failure

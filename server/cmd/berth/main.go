@@ -201,12 +201,18 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	// Long operations (pulls, pushes, scans) outlive their requests, not Berth.
 	jobReg := jobs.NewRegistry(ctx, jobTimeout, nil)
 	defer jobReg.Wait()
+	// Follow-up requests (jobs, OIDC callbacks) find the replica that holds
+	// them; a single Berth has none (a nil *Registry is not a nil Locator).
+	var locator replica.Locator
+	if replicas != nil {
+		locator = replicas
+	}
 	apiSrv := api.New(api.Deps{Log: log, Store: st, Auth: authSvc, License: lic, Engines: engines, Agents: agentSvc, Hawser: hawserHub, Jobs: jobReg,
 		Scan: scan.Config{GrypePath: cfg.GrypePath, TrivyPath: cfg.TrivyPath, GrypeDBDir: cfg.GrypeDBDir,
 			TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}, DataDir: cfg.DataDir,
 		Console: console, Node: nodeName(cfg), UpdateGrace: cfg.AutoUpdateGrace, DockerHubIndex: cfg.DockerHubIndexURL,
 		Boundaries: api.Boundaries{TrustedProxies: cfg.TrustedProxies, ExternalStackRoots: cfg.ExternalStackRoots,
-			OutboundAllow: cfg.OutboundAllow}})
+			OutboundAllow: cfg.OutboundAllow}, Replica: locator})
 	defer apiSrv.StopNotifications() // the notifier runs from api.New until Berth stops
 	// Volume browse helpers kept for a while are removed.
 	defer apiSrv.CloseVolumeHelpers()

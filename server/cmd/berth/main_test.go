@@ -3,12 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +13,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/apitest"
+	"github.com/berth-dev/berth/server/internal/servertest"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
 
@@ -46,7 +44,7 @@ func TestServeStartsStopsAndKeepsEnvironmentsAcrossRestarts(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dataDir, "setup-token")); !os.IsNotExist(err) {
 			t.Errorf("the spent setup token file is still there: %v", err)
 		}
-		cookie := login(t, base, "admin", "correct horse")
+		cookie := servertest.Login(t, base, "admin", "correct horse")
 		// The local environment is set up while Berth already serves.
 		waitLocal(t, base, cookie)
 		if status := do(t, "POST", base+"/api/environments", map[string]string{"Cookie": cookie},
@@ -55,7 +53,7 @@ func TestServeStartsStopsAndKeepsEnvironmentsAcrossRestarts(t *testing.T) {
 		}
 	})
 	serveOnce(t, dataDir, func(base string) {
-		cookie := login(t, base, "admin", "correct horse")
+		cookie := servertest.Login(t, base, "admin", "correct horse")
 		var envs []struct {
 			ID   int64
 			Name string
@@ -111,29 +109,11 @@ func do(t *testing.T, method, url string, headers map[string]string, body string
 	return resp.StatusCode
 }
 
-// login signs in and returns the Cookie header value of the session.
-func login(t *testing.T, base, user, password string) string {
-	t.Helper()
-	resp, err := http.Post(base+"/api/auth/login", "application/json",
-		strings.NewReader(`{"username":"`+user+`","password":"`+password+`"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	for _, c := range resp.Cookies() {
-		if c.Name == "dockhand_session" {
-			return c.Name + "=" + c.Value
-		}
-	}
-	t.Fatalf("login %s: %d, no session cookie", user, resp.StatusCode)
-	return ""
-}
-
 // serveOnce runs the server until check returns, then stops it. extra are
 // more variables, as name, value pairs.
 func serveOnce(t *testing.T, dataDir string, check func(base string), extra ...string) {
 	t.Helper()
-	port := freePort(t)
+	port := servertest.FreePort(t)
 	env := map[string]string{"DATA_DIR": dataDir, "PORT": strconv.Itoa(port), "HOST": "127.0.0.1", "LOG_LEVEL": "warn"}
 	for i := 0; i+1 < len(extra); i += 2 {
 		env[extra[i]] = extra[i+1]
@@ -144,7 +124,7 @@ func serveOnce(t *testing.T, dataDir string, check func(base string), extra ...s
 		done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard)
 	}()
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	waitHealthy(t, base, done)
+	servertest.WaitHealthy(t, base, done)
 	check(base)
 	cancel()
 	select {
@@ -157,87 +137,12 @@ func serveOnce(t *testing.T, dataDir string, check func(base string), extra ...s
 	}
 }
 
-// startServer runs the server binary with env (plus PATH, HOST and free
-// PORT and AGENT_PORT) until the test ends (interrupted, killed after 15
-// seconds), and returns its base URL, its process id and its log (written
-// to the test's log when the test failed).
+// startServer runs the server binary with env until the test ends
+// (servertest.Start) and returns its base URL, its process id and its log.
 func startServer(t *testing.T, bin, name string, env ...string) (string, int, *apitest.LockedBuffer) {
 	t.Helper()
-	port := freePort(t)
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOST=127.0.0.1", "PORT=" + strconv.Itoa(port),
-		"AGENT_PORT=" + strconv.Itoa(freePort(t)),
-		// The test services (webhook receivers, git, registry) listen on loopback.
-		"OUTBOUND_ALLOW=private,loopback"}, env...)
-	log := &apitest.LockedBuffer{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("%s log:\n%s", name, log.String())
-		}
-	})
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	waitHealthy(t, base, done)
-	return base, cmd.Process.Pid, log
-}
-
-// firstAdmin creates the first administrator with the setup token the
-// server wrote into dataDir, signs in as it and returns the session cookie.
-func firstAdmin(t *testing.T, base, dataDir, user, password string) string {
-	t.Helper()
-	tok, err := os.ReadFile(filepath.Join(dataDir, "setup-token"))
-	if err != nil {
-		t.Fatalf("setup token file: %v", err)
-	}
-	body := fmt.Sprintf(`{"username":%q,"password":%q}`, user, password)
-	if status := do(t, "POST", base+"/api/users", map[string]string{"X-Setup-Token": strings.TrimSpace(string(tok))}, body, nil); status != 201 {
-		t.Fatalf("first admin with the setup token = %d, want 201", status)
-	}
-	return login(t, base, user, password)
-}
-
-func waitHealthy(t *testing.T, base string, done <-chan error) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-done:
-			t.Fatalf("serve exited early: %v", err)
-		default:
-		}
-		var h struct{ Status string }
-		if resp, err := http.Get(base + "/api/health"); err == nil {
-			_ = json.NewDecoder(resp.Body).Decode(&h)
-			resp.Body.Close()
-			if h.Status == "ok" {
-				return
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("server never became healthy")
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	p := servertest.Start(t, bin, name, env...)
+	return p.URL, p.Pid, p.Log
 }
 
 func TestUnknownCommandFails(t *testing.T) {
@@ -275,7 +180,7 @@ func TestAdminRecoveryCommands(t *testing.T) {
 		t.Error("reset of an unknown user succeeded")
 	}
 	serveOnce(t, dataDir, func(base string) {
-		login(t, base, "ops", "new-password-2")
+		servertest.Login(t, base, "ops", "new-password-2")
 		if _, err := os.Stat(filepath.Join(dataDir, "setup-token")); !os.IsNotExist(err) {
 			t.Error("a setup token was prepared although a user exists")
 		}

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/berth-dev/berth/server/internal/servertest"
 )
 
 // Memory bounds of the real server process, in bytes.
@@ -32,7 +32,7 @@ const (
 // once: 3 GB). The server runs with GOMAXPROCS=2, so that the bound of
 // concurrent hashing (one per CPU) is the same on every machine.
 func TestMemoryStaysBoundedIdleAndThroughParallelLogins(t *testing.T) {
-	bin := buildServer(t)
+	bin := servertest.Build(t)
 	dataDir := t.TempDir()
 	// The logins come through a trusted proxy (loopback), each from an address
 	// of its own, so that the per-address sign-in limit (20 failures) is not
@@ -47,7 +47,7 @@ func TestMemoryStaysBoundedIdleAndThroughParallelLogins(t *testing.T) {
 		t.Errorf("idle RssAnon = %d MiB, want at most %d MiB", idle["RssAnon"]>>20, maxIdleAnon>>20)
 	}
 
-	cookie := map[string]string{"Cookie": firstAdmin(t, base, dataDir, "admin", "admin-password")}
+	cookie := map[string]string{"Cookie": servertest.FirstAdmin(t, base, dataDir, "admin", "admin-password")}
 	// Wrong passwords go to five users, fewer than five each, so that the
 	// login limit refuses none without hashing.
 	for i := range 5 {
@@ -105,26 +105,6 @@ func TestMemoryStaysBoundedIdleAndThroughParallelLogins(t *testing.T) {
 	if peak >= maxBurstPeak {
 		t.Errorf("peak RSS (VmHWM) through %d parallel logins = %d MiB, want less than %d MiB", logins, peak>>20, maxBurstPeak>>20)
 	}
-}
-
-// buildServer builds the server binary into a temporary directory. Outside
-// CI a machine that cannot build it skips the test; under CI=true that fails.
-func buildServer(t *testing.T) string {
-	t.Helper()
-	skip := t.Skipf
-	if os.Getenv("CI") == "true" {
-		skip = t.Fatalf
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		skip("the go command is missing: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "berth")
-	out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		skip("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // procStatus returns the memory fields (kB in the file) of /proc/<pid>/status

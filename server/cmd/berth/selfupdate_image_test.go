@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/selfupdate"
+	"github.com/berth-dev/berth/server/internal/servertest"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
 
@@ -122,7 +123,7 @@ func TestServerImageUpdatesItself(t *testing.T) {
 	// Same data: the admin signs in on the new container; it reports the
 	// updater's success.
 	base = waitServing(t, name)
-	cookie = map[string]string{"Cookie": login(t, base, "admin", imageAdminPassword)}
+	cookie = map[string]string{"Cookie": servertest.Login(t, base, "admin", imageAdminPassword)}
 	var p struct {
 		Logs     string
 		Status   string

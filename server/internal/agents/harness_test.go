@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -148,6 +149,16 @@ type berth struct {
 	logs  *apitest.LockedBuffer
 	opts  apitest.Options
 	label string
+	// header goes with every request (a session cookie; none when
+	// authentication is off).
+	header http.Header
+}
+
+// in is h for the (sub)test t: its failures are t's.
+func (h *berth) in(t *testing.T) *berth {
+	c := *h
+	c.t = t
+	return &c
 }
 
 // startBerth serves a Berth (authentication off) whose edge agents' port is
@@ -203,6 +214,7 @@ func (h *berth) do(method, path string, body any, headers ...string) (int, []byt
 		rd = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequest(method, h.url+path, rd)
+	maps.Copy(req.Header, h.header)
 	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
@@ -241,6 +253,7 @@ func (h *berth) stream(ctx context.Context, method, path string, body any) <-cha
 		rd = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequestWithContext(ctx, method, h.url+path, rd)
+	maps.Copy(req.Header, h.header)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{}).Do(req)
@@ -366,7 +379,13 @@ func (a *agent) kill() {
 // edgeAgent runs an edge agent with token against socket.
 func edgeAgent(t *testing.T, h *berth, socket, token string, extra ...string) *agent {
 	t.Helper()
-	args := append([]string{"--server", h.b.AgentURL, "--token", token, "--name", "edge-test",
+	return edgeAgentTo(t, h.b.AgentURL, socket, token, extra...)
+}
+
+// edgeAgentTo runs an edge agent with token against socket that dials server.
+func edgeAgentTo(t *testing.T, server, socket, token string, extra ...string) *agent {
+	t.Helper()
+	args := append([]string{"--server", server, "--token", token, "--name", "edge-test",
 		"--reconnect-min", "100ms", "--reconnect-max", "1s"}, extra...)
 	return runAgent(t, socket, args...)
 }

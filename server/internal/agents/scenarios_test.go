@@ -133,7 +133,11 @@ func containerLifecycle(t *testing.T, h *berth, socket string, env int64) {
 	}
 }
 
-func execRoundTrip(t *testing.T, h *berth, env int64) {
+func execRoundTrip(t *testing.T, h *berth, env int64) { execAcross(t, h, h, env) }
+
+// execAcross creates a terminal session through h and attaches to it (the
+// console's WebSocket) through attach (another replica, or h).
+func execAcross(t *testing.T, h, attach *berth, env int64) {
 	id := createContainer(t, h, env, fmt.Sprintf("exec-%s-%d", h.label, env), true, "sleep", "3600")
 	var inst struct {
 		ExecID         string
@@ -142,8 +146,8 @@ func execRoundTrip(t *testing.T, h *berth, env int64) {
 	h.must(200, "POST", fmt.Sprintf("/api/containers/%s/exec?envId=%d", id, env), map[string]string{"shell": "/bin/sh"}, &inst)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(h.url, "http")+
-		fmt.Sprintf("/api/containers/exec/%s/attach?envId=%d", inst.ExecID, env), nil)
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(attach.url, "http")+
+		fmt.Sprintf("/api/containers/exec/%s/attach?envId=%d", inst.ExecID, env), &websocket.DialOptions{HTTPHeader: attach.header})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,13 @@ import (
 // itself never counts. X-Forwarded-For is read when present (every common
 // proxy appends to it), else the for= parameters of RFC 7239 Forwarded.
 // Login and API-token limits, audit and activity addresses and sessions use
-// it; nothing else reads those headers.
+// it; nothing else reads those headers. A request another replica forwarded
+// (replicas.go) names its client in X-Forwarded-For, as that replica's
+// rules determined it.
 func (s *Server) clientIP(r *http.Request) string {
+	if ip, _, ok := s.relayedClient(r); ok && ip != "" {
+		return ip
+	}
 	peer, ok := peerAddr(r)
 	if !ok {
 		return r.RemoteAddr
@@ -44,6 +49,9 @@ func (s *Server) clientIP(r *http.Request) string {
 func (s *Server) isHTTPS(r *http.Request) bool {
 	if r.TLS != nil {
 		return true
+	}
+	if _, proto, ok := s.relayedClient(r); ok && proto != "" {
+		return proto == "https"
 	}
 	peer, ok := peerAddr(r)
 	if !ok || !s.trustedProxy(peer) {

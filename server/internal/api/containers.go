@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"path"
 	"strings"
@@ -288,7 +289,7 @@ func (s *Server) attachExec(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	defer s.containers.EndExec(execID)
+	defer s.containers.EndExec(context.WithoutCancel(c.Request.Context()), execID)
 	ws, err := s.acceptWebSocket(c)
 	if err != nil {
 		stream.Close()

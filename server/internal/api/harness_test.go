@@ -68,7 +68,11 @@ func startHarnessWith(t *testing.T, o apitest.Options) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, url: b.URL, store: b.Store, dataDir: filepath.Dir(o.DBPath), headers: map[string]string{}, label: randomLabel(), http: &http.Client{Timeout: 60 * time.Second}, logs: logs,
+	dataDir := o.DataDir
+	if dataDir == "" {
+		dataDir = filepath.Dir(o.DBPath)
+	}
+	h := &harness{t: t, url: b.URL, store: b.Store, dataDir: dataDir, headers: map[string]string{}, label: randomLabel(), http: &http.Client{Timeout: 60 * time.Second}, logs: logs,
 		events: b.Events}
 	t.Cleanup(func() {
 		enginetest.RemoveLabelled(t, h.label)

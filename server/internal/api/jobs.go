@@ -51,6 +51,9 @@ var errJobNotFound = fault.New(fault.NotFound, "Job not found")
 func (s *Server) getJob(c *gin.Context) error {
 	j, ok := s.jobs.Get(c.Param("jobId"))
 	if !ok {
+		if handled, err := s.forwardJob(c, c.Param("jobId")); handled {
+			return err
+		}
 		return errJobNotFound
 	}
 	if ident := identityOf(c); ident != nil && !ident.Access.Admin && j.Owner != ident.User.ID {
@@ -82,12 +85,16 @@ func (s *Server) streamJob(c *gin.Context, fn jobs.Func) error {
 
 // startJob starts fn as a job of the request's user, acting as the
 // request's actor (the security settings of package policy apply to it as
-// they would to the request).
+// they would to the request). When replicated, the job is recorded as this
+// replica's before its id is answered, so that a follow-up reaching
+// another replica is forwarded here.
 func (s *Server) startJob(c *gin.Context, fn jobs.Func) *jobs.Job {
 	actor := policy.ActorFrom(c.Request.Context())
-	return s.jobs.Start(ownerOf(c), func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
+	j := s.jobs.Start(ownerOf(c), func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
 		return fn(policy.WithActor(ctx, actor), emit)
 	})
+	s.recordJobOwner(c.Request.Context(), j.ID)
+	return j
 }
 
 // ownerOf is the user a job started by the request belongs to (0: anonymous).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/outbound"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
@@ -227,6 +228,14 @@ func (s *Server) oidcCallback(c *gin.Context) error {
 			msg += ": " + d
 		}
 		return fail(msg)
+	}
+	if tag := auth.StateTag(q.Get("state")); s.replicas != nil && tag != "" && tag != s.replicas.Self() && !s.relayed(c.Request) {
+		// Another replica began this sign-in and holds it: it completes it.
+		if err := s.forwardTo(c, tag, errOIDCReplicaGone); err != nil {
+			_, body := errorResponse(err)
+			return fail(body.Error)
+		}
+		return nil
 	}
 	ident, sess, to, err := s.auth.OIDCCallback(c.Request.Context(), q.Get("state"), q.Get("code"), s.clientIP(c.Request), c.Request.UserAgent())
 	if err != nil {

@@ -36,6 +36,9 @@ func (s *Server) cancelJob(c *gin.Context) error {
 	id := c.Param("jobId")
 	j, ok := s.jobs.Get(id)
 	if !ok {
+		if handled, err := s.forwardJob(c, id); handled {
+			return err
+		}
 		return errJobNotFound
 	}
 	if ident := identityOf(c); ident != nil && !ident.Access.Admin && j.Owner != ident.User.ID {
@@ -46,5 +49,6 @@ func (s *Server) cancelJob(c *gin.Context) error {
 	if !ok {
 		return errJobNotFound
 	}
+	s.forgetJobOwner(c.Request.Context(), id)
 	return writeJSON(c, http.StatusOK, jobCancelAnswer{Cancelled: cancelled})
 }

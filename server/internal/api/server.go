@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"reflect"
 	"strings"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/license"
 	"github.com/berth-dev/berth/server/internal/notify"
 	"github.com/berth-dev/berth/server/internal/outbound"
+	"github.com/berth-dev/berth/server/internal/replica"
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/stacks"
@@ -81,6 +83,9 @@ type Server struct {
 	// hubIndex is where Docker Hub's searches and tag lists go ("": Docker
 	// Hub; registry.UseHubIndex).
 	hubIndex string
+	// replicas finds the other replicas sharing the database (nil: a
+	// single Berth, which forwards nothing).
+	replicas replica.Locator
 }
 
 // Deps are what the Server needs.
@@ -125,6 +130,11 @@ type Deps struct {
 	// DockerHubIndex is DOCKER_HUB_INDEX_URL: where Docker Hub's searches and
 	// tag lists go ("": Docker Hub itself).
 	DockerHubIndex string
+	// Replica finds the other replicas sharing the database (REPLICA_HOST):
+	// a follow-up request that misses here (a job another replica runs, an
+	// OIDC sign-in another replica began) is forwarded to its replica. nil:
+	// a single Berth.
+	Replica replica.Locator
 }
 
 // Boundaries are the trust-boundary defaults of the configuration.
@@ -151,8 +161,14 @@ func New(d Deps) *Server {
 	// OUTBOUND_ALLOW until one is saved.
 	ob := outbound.NewSettings(d.Store, outbound.PolicyOf(d.Boundaries.OutboundAllow))
 	git.UseOutbound(ob)
+	if v := reflect.ValueOf(d.Replica); v.Kind() == reflect.Pointer && v.IsNil() {
+		d.Replica = nil // a nil *Registry given as the interface: a single Berth
+	}
 	if d.Auth != nil {
 		d.Auth.UseOutbound(ob)
+		if d.Replica != nil {
+			d.Auth.UseStateTag(d.Replica.Self()) // the OIDC callback finds its replica (oidcCallback)
+		}
 	}
 	if d.Console == nil {
 		d.Console = webui.New()
@@ -197,6 +213,7 @@ func New(d Deps) *Server {
 	return &Server{
 		bounds:     d.Boundaries,
 		hubIndex:   d.DockerHubIndex,
+		replicas:   d.Replica,
 		outbound:   ob,
 		dataDir:    d.DataDir,
 		log:        d.Log,

@@ -67,6 +67,9 @@ type Options struct {
 	DBPath string // SQLite file, or a postgres:// URL (then DataDir is required)
 	// DataDir is the data directory (default: DBPath's directory).
 	DataDir string
+	// Replica finds the other servers sharing a PostgreSQL database
+	// (api.Deps.Replica; nil: a single Berth).
+	Replica replica.Locator
 	Box     *secret.Box
 	Log     *slog.Logger
 	// Auth keeps authentication enabled (the default of a real start); when
@@ -265,10 +268,13 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	if o.Node == "" {
 		o.Node = "apitest-" + agentLn.Addr().String()
 	}
+	if o.Replica == nil && reg != nil {
+		o.Replica = reg
+	}
 	apiSrv := api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
 		Engines: engines, Agents: agentSvc, Hawser: hawserHub, Jobs: jobReg, Scan: o.Scan, DataDir: dataDir,
 		Node: o.Node, UpdateGrace: o.UpdateGrace, Boundaries: o.boundaries(), HelperImage: helperImg,
-		DockerHubIndex: o.DockerHubIndex})
+		DockerHubIndex: o.DockerHubIndex, Replica: o.Replica})
 	sctx, stopSchedules := context.WithCancel(context.Background())
 	schedulesDone := make(chan struct{})
 	activityDone := make(chan struct{}) // the activity collector runs and stops with the schedules

@@ -111,6 +111,24 @@ func validateRedirect(raw string) error {
 // force (nil: outbound.Open). Call it before serving.
 func (s *Service) UseOutbound(o *outbound.Settings) { s.outbound = o }
 
+// StateTagSep separates an OIDC state's random part from its tag.
+const StateTagSep = "."
+
+// UseStateTag ends the state of every OIDC sign-in begun from now on with
+// StateTagSep and tag: a replica's id, so that the provider's callback,
+// whichever replica the load balancer gives it to, is forwarded to the one
+// that holds the pending sign-in (StateTag). Call it before serving.
+func (s *Service) UseStateTag(tag string) { s.stateTag = tag }
+
+// StateTag is the tag of an OIDC state (UseStateTag), "" when it has none.
+func StateTag(state string) string {
+	i := strings.LastIndex(state, StateTagSep)
+	if i < 0 {
+		return ""
+	}
+	return state[i+len(StateTagSep):]
+}
+
 // outboundContext is ctx carrying the outbound policy in force and, for
 // go-oidc and oauth2, an HTTP client that follows it (discovery, token,
 // keys and userinfo requests alike).
@@ -200,7 +218,10 @@ func (s *Service) OIDCInitiate(ctx context.Context, id int64, redirectTo string)
 	if err != nil {
 		return "", err
 	}
-	state := randomToken(oidcStateBytes)
+	state := randomToken(oidcStateBytes) // base64url: never StateTagSep
+	if s.stateTag != "" {
+		state += StateTagSep + s.stateTag
+	}
 	flow := oidcFlow{providerID: id, nonce: randomToken(oidcNonceBytes), verifier: randomToken(oidcPKCEBytes),
 		redirectTo: safeRedirect(redirectTo), expires: s.now().Add(oidcStateTTL)}
 	sum := sha256.Sum256([]byte(flow.verifier))

@@ -64,6 +64,7 @@ type Service struct {
 
 	oidcMu    sync.Mutex
 	oidcFlows map[string]oidcFlow // pending OIDC sign-ins by state
+	stateTag  string              // ends every OIDC state ("": none); see UseStateTag
 
 	outbound *outbound.Settings // the policy OIDC and LDAP requests follow (nil: outbound.Open)
 }

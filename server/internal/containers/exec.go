@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/store"
@@ -29,21 +28,6 @@ type ConnectionInfo struct {
 	Port int    `json:"port,omitempty"`
 }
 
-// execRegistry tracks exec instances created through Berth so that each is
-// attached at most once, by the environment and the user that created it.
-type execRegistry struct {
-	mu       sync.Mutex
-	sessions map[string]*execSession
-}
-
-type execSession struct {
-	envID    int64
-	owner    int64 // the user who created it (0: no signed-in user)
-	tty      bool
-	created  time.Time
-	attached bool
-}
-
 // ExecCaller is who asks for a terminal session: its creator attaches and
 // resizes it; an admin (or anyone when authentication is off) may too.
 type ExecCaller struct {
@@ -54,9 +38,15 @@ type ExecCaller struct {
 // mayUse reports whether c may attach or resize a session created by owner.
 func (c ExecCaller) mayUse(owner int64) bool { return c.Admin || c.UserID == owner }
 
+// execSessionMaxAge is how long an attached session's row is kept when
+// its server stopped without ending it (a session that ends deletes its
+// row).
+const execSessionMaxAge = 7 * 24 * time.Hour
+
 var (
 	errExecNotFound = fault.New(fault.NotFound, "Exec session not found or expired")
 	errExecOfOther  = fault.New(fault.Forbidden, "This terminal session belongs to another user")
+	errExecAttached = fault.New(fault.Conflict, "Exec session already attached")
 )
 
 // CreateExec prepares an interactive terminal (TTY and stdin) in a running
@@ -85,14 +75,12 @@ func (s *Service) CreateExec(ctx context.Context, env store.Environment, id, she
 		return ExecInstance{}, opFault("create exec", err)
 	}
 	now := s.now()
-	s.execs.mu.Lock()
-	for k, v := range s.execs.sessions { // forget sessions never attached in time
-		if now.Sub(v.created) > ExecAttachWindow {
-			delete(s.execs.sessions, k)
-		}
+	sess := store.ExecSession{ExecID: execID, EnvironmentID: env.ID, OwnerID: caller.UserID, TTY: true, CreatedAt: now}
+	// Sessions never attached in time, and attached ones whose server
+	// stopped without ending them, go as a new one comes.
+	if err := s.store.CreateExecSession(ctx, &sess, now.Add(-ExecAttachWindow), now.Add(-execSessionMaxAge)); err != nil {
+		return ExecInstance{}, opFault("create exec", err)
 	}
-	s.execs.sessions[execID] = &execSession{envID: env.ID, owner: caller.UserID, tty: true, created: now}
-	s.execs.mu.Unlock()
 	return ExecInstance{ExecID: execID, ConnectionInfo: connectionInfo(env)}, nil
 }
 
@@ -111,29 +99,35 @@ func connectionInfo(env store.Environment) ConnectionInfo {
 }
 
 // AttachExec starts an exec created by CreateExec and returns its stream.
-// Each exec can be attached once, by the user who created it or an admin.
+// Each exec can be attached once, by the user who created it or an admin,
+// through any server sharing the database.
 func (s *Service) AttachExec(ctx context.Context, env store.Environment, execID string, caller ExecCaller) (*engine.ExecStream, error) {
-	s.execs.mu.Lock()
-	sess, ok := s.execs.sessions[execID]
+	now := s.now()
+	sess, err := s.store.GetExecSession(ctx, execID)
 	switch {
-	case !ok || sess.envID != env.ID || s.now().Sub(sess.created) > ExecAttachWindow:
-		s.execs.mu.Unlock()
+	case errors.Is(err, store.ErrNotFound):
 		return nil, errExecNotFound
-	case !caller.mayUse(sess.owner):
-		s.execs.mu.Unlock()
+	case err != nil:
+		return nil, opFault("attach exec", err)
+	case sess.EnvironmentID != env.ID || !sess.CreatedAt.After(now.Add(-ExecAttachWindow)):
+		return nil, errExecNotFound
+	case !caller.mayUse(sess.OwnerID):
 		return nil, errExecOfOther
-	case sess.attached:
-		s.execs.mu.Unlock()
-		return nil, fault.New(fault.Conflict, "Exec session already attached")
+	case sess.AttachedAt != nil:
+		return nil, errExecAttached
 	}
-	sess.attached = true
-	s.execs.mu.Unlock()
+	if err := s.store.AttachExecSession(ctx, execID, env.ID, now, now.Add(-ExecAttachWindow)); err != nil {
+		if errors.Is(err, store.ErrExecAttached) {
+			return nil, errExecAttached // another request (through any server) got there first
+		}
+		return nil, opFault("attach exec", err)
+	}
 
 	c, err := s.client(ctx, env, "attach exec")
 	if err != nil {
 		return nil, err
 	}
-	stream, err := c.StartExec(ctx, execID, sess.tty)
+	stream, err := c.StartExec(ctx, execID, sess.TTY)
 	if err != nil {
 		return nil, opFault("attach exec", err)
 	}
@@ -141,10 +135,10 @@ func (s *Service) AttachExec(ctx context.Context, env store.Environment, execID 
 }
 
 // EndExec forgets an attached exec once its WebSocket has closed.
-func (s *Service) EndExec(execID string) {
-	s.execs.mu.Lock()
-	delete(s.execs.sessions, execID)
-	s.execs.mu.Unlock()
+func (s *Service) EndExec(ctx context.Context, execID string) {
+	if err := s.store.DeleteExecSession(ctx, execID); err != nil {
+		s.log.Warn("exec session not forgotten", "exec", execID, "err", err)
+	}
 }
 
 // ResizeExec sets the terminal size (rows × columns) of an exec: one of
@@ -155,13 +149,13 @@ func (s *Service) ResizeExec(ctx context.Context, env store.Environment, execID,
 	if errH != nil || errW != nil || h == 0 || w == 0 {
 		return fault.New(fault.Invalid, "h and w must be positive integers")
 	}
-	s.execs.mu.Lock()
-	sess, ok := s.execs.sessions[execID]
 	owner := int64(-1)
-	if ok && sess.envID == env.ID {
-		owner = sess.owner
+	switch sess, err := s.store.GetExecSession(ctx, execID); {
+	case err == nil && sess.EnvironmentID == env.ID:
+		owner = sess.OwnerID
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return opFault("resize exec", err)
 	}
-	s.execs.mu.Unlock()
 	switch {
 	case caller.Admin:
 	case owner < 0:

@@ -25,7 +25,6 @@ type Service struct {
 	log     *slog.Logger
 	now     func() time.Time
 
-	execs    execRegistry
 	restarts restartCache
 	lists    ListCache // nil: every list reads the engine
 }
@@ -50,7 +49,6 @@ func New(engines *engine.Manager, st *store.Store, log *slog.Logger) *Service {
 		store:    st,
 		log:      log,
 		now:      time.Now,
-		execs:    execRegistry{sessions: map[string]*execSession{}},
 		restarts: restartCache{entries: map[restartKey]restartEntry{}, refreshing: map[int64]bool{}},
 	}
 }

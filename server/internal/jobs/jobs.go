@@ -98,6 +98,10 @@ func (r *Registry) Start(owner int64, fn Func) *Job {
 	return j
 }
 
+// Lifetime is the longest a job stays readable after it started: its
+// timeout, then Retention.
+func (r *Registry) Lifetime() time.Duration { return r.timeout + Retention }
+
 // Wait blocks until every job has finished (after the registry's context
 // ended, this is shutdown).
 func (r *Registry) Wait() { r.wg.Wait() }
