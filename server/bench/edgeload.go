@@ -43,6 +43,11 @@ type berthProc struct {
 	done            chan struct{}
 	startedAt       time.Time
 	readyIn         time.Duration // from start to the first 200 of /api/health
+	// env is appended to the process's environment after the defaults
+	// (a later value of a variable wins): DOCKER_SOCKET, DATABASE_URL, …
+	env []string
+	// stderr receives the process's log (nil: discarded).
+	stderr io.Writer
 }
 
 func (b *berthProc) start(ctx context.Context) error {
@@ -50,7 +55,11 @@ func (b *berthProc) start(ctx context.Context) error {
 	b.cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT="+strconv.Itoa(b.port), "AGENT_PORT="+strconv.Itoa(b.agentPort),
 		"DATA_DIR="+b.dir, "DATABASE_URL=", "DOCKER_SOCKET="+enginetest.Socket, "LOG_LEVEL=warn",
 		"AGENT_HEARTBEAT="+edgeBenchHeartbeat.String())
+	b.cmd.Env = append(b.cmd.Env, b.env...)
 	b.cmd.Stdout, b.cmd.Stderr = io.Discard, io.Discard
+	if b.stderr != nil {
+		b.cmd.Stderr = b.stderr
+	}
 	b.startedAt = time.Now()
 	if err := b.cmd.Start(); err != nil {
 		return err
@@ -116,6 +125,7 @@ func (b *berthProc) post(ctx context.Context, path string, body, out any) error 
 type simAgent struct {
 	token    string
 	welcomed atomic.Int64 // Unix nanoseconds of the last welcome
+	dropped  atomic.Int64 // Unix nanoseconds of the end of the last welcomed session
 }
 
 // run holds the agent's connection until ctx ends, reconnecting like
@@ -175,6 +185,7 @@ func (a *simAgent) session(ctx context.Context, client agentpb.EdgeServiceClient
 	}()
 	for {
 		if _, err := st.Recv(); err != nil {
+			a.dropped.Store(time.Now().UnixNano())
 			return true
 		}
 	}
