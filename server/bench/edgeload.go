@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/berth-dev/berth/shared/agentpb"
 	"github.com/berth-dev/berth/shared/enginetest"
@@ -126,6 +127,35 @@ type simAgent struct {
 	token    string
 	welcomed atomic.Int64 // Unix nanoseconds of the last welcome
 	dropped  atomic.Int64 // Unix nanoseconds of the end of the last welcomed session
+	failures atomic.Int64 // sessions that ended without a welcome
+	lastErr  atomic.Pointer[string]
+}
+
+// fail records a session that ended without a welcome.
+func (a *simAgent) fail(err error) bool {
+	msg := "no welcome"
+	if err != nil {
+		st := status.Convert(err)
+		msg = st.Code().String() + ": " + st.Message()
+	}
+	a.failures.Add(1)
+	a.lastErr.Store(&msg)
+	return false
+}
+
+// failureKinds counts the agents' failed sessions (all of them) by the last
+// error of each agent that failed at least once.
+func failureKinds(agents []*simAgent) (sessions int64, kinds map[string]int) {
+	kinds = map[string]int{}
+	for _, a := range agents {
+		if n := a.failures.Load(); n > 0 {
+			sessions += n
+			if m := a.lastErr.Load(); m != nil {
+				kinds[trimKind(*m)]++
+			}
+		}
+	}
+	return sessions, kinds
 }
 
 // run holds the agent's connection until ctx ends, reconnecting like
@@ -159,14 +189,14 @@ func (a *simAgent) session(ctx context.Context, client agentpb.EdgeServiceClient
 	ctxTok := metadata.AppendToOutgoingContext(sctx, "authorization", "Bearer "+a.token)
 	st, err := client.Connect(ctxTok)
 	if err != nil {
-		return false
+		return a.fail(err)
 	}
 	if err := st.Send(&agentpb.ConnectRequest{Message: &agentpb.ConnectRequest_Hello{Hello: hello}}); err != nil {
-		return false
+		return a.fail(err)
 	}
 	m, err := st.Recv()
 	if err != nil || m.GetWelcome() == nil {
-		return false
+		return a.fail(err)
 	}
 	a.welcomed.Store(time.Now().UnixNano())
 	go func() {
@@ -289,7 +319,8 @@ func waitAll(ctx context.Context, agents []*simAgent, since time.Time, limit tim
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d agents still not connected after %v", missing, len(agents), limit)
+			_, kinds := failureKinds(agents)
+			return fmt.Errorf("%d of %d agents still not connected after %v (last errors of agents that failed: %v)", missing, len(agents), limit, kinds)
 		}
 		select {
 		case <-ctx.Done():

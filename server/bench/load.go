@@ -431,6 +431,7 @@ func benchLoad(ctx context.Context, binary string, eng rawEngine, image string, 
 		return fig, err
 	}
 	calls := proxy.counts().sub(before)
+	openStreams, allStreams := proxy.open.Load(), proxy.events.Load()
 	b.stop()
 
 	rawClient := enginetest.HTTPClient()
@@ -453,7 +454,7 @@ func benchLoad(ctx context.Context, binary string, eng rawEngine, image string, 
 	fig.rawP50, fig.rawP99 = pct(rr.ok, 50), pct(rr.ok, 99)
 	fig.rawErrors = rr.errors()
 	fig.engineListsPerS = float64(calls.lists) / secs
-	fig.engineStreams = calls.events
+	fig.engineStreams = allStreams
 	if calls.lists > 0 {
 		fig.coalescing = float64(len(br.ok)) / float64(calls.lists)
 	}
@@ -480,8 +481,8 @@ func benchLoad(ctx context.Context, binary string, eng rawEngine, image string, 
 			fmt.Fprintf(out, "    %s CPU: %.1f s (%.0f %% of one core)\n", name, r.cpu[name].Seconds(), 100*r.cpu[name].Seconds()/r.duration.Seconds())
 		}
 	}
-	fmt.Fprintf(out, "  engine calls during the Berth phase (counted at the proxy): %d container lists (%.2f/s; goal <= 10/s), %d event streams opened, %d requests in all (%.2f/s)\n",
-		calls.lists, fig.engineListsPerS, calls.events, calls.requests, float64(calls.requests)/secs)
+	fmt.Fprintf(out, "  engine calls during the Berth phase (counted at the proxy): %d container lists (%.2f/s; goal <= 10/s), %d requests in all (%.2f/s); engine event streams: %d open at its end, %d opened since Berth started\n",
+		calls.lists, fig.engineListsPerS, calls.requests, float64(calls.requests)/secs, openStreams, allStreams)
 	fmt.Fprintf(out, "  coalescing ratio: %d Berth lists answered / %d engine list calls = %.1f\n", len(br.ok), calls.lists, fig.coalescing)
 	fmt.Fprintf(out, "  Berth against the raw engine under the same load: p50 %.2fx, p99 %.2fx (goal: 0 errors, p99 <= 250 ms)\n",
 		ratio(fig.p50, fig.rawP50), ratio(fig.p99, fig.rawP99))

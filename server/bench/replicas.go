@@ -312,6 +312,7 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, out io.W
 		held[i] = lb.active[i].Load()
 	}
 	fmt.Fprintf(out, "%d simulated edge agents connected through the balancer in %.2f s\n", n, fig.connected.Seconds())
+	printFailures(out, agents)
 	for i := range procs {
 		fmt.Fprintf(out, "  replica %d: %d agent connections, RSS %.1f MB (%.1f MB before the agents connected)\n",
 			i, held[i], float64(fig.rss[i])/(1<<20), float64(rssBefore[i])/(1<<20))
@@ -352,6 +353,7 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, out io.W
 	}
 	fmt.Fprintf(out, "replica %d killed (SIGKILL) holding %d agents: all %d connected again through the others %.2f s after the kill (%d agents reconnected in all)\n",
 		victim, held[victim], len(moved), fig.back.Seconds(), others)
+	printFailures(out, moved)
 	time.Sleep(2 * time.Second)
 	for i := range procs {
 		if i != victim {
@@ -360,6 +362,18 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, out io.W
 	}
 	printLeases(ctx, out, dbURL)
 	return fig, nil
+}
+
+// printFailures prints the agents' failed sessions so far, if any.
+func printFailures(out io.Writer, agents []*simAgent) {
+	n, kinds := failureKinds(agents)
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(out, "  %d sessions of these agents ended without a welcome so far; last error of each agent concerned:\n", n)
+	for _, k := range sortedKeys(kinds) {
+		fmt.Fprintf(out, "    %d× %s\n", kinds[k], k)
+	}
 }
 
 // lastWelcome is the latest welcome among agents.

@@ -12,7 +12,7 @@ import (
 func printGoals(out io.Writer, cfg config, g *goals) {
 	fmt.Fprintln(out, "\nissue 23 goals, figures of this run (goal in brackets):")
 	if l := g.load; l.measured {
-		fmt.Fprintf(out, "  %d lists/s + %d event streams for %v through Berth: %d list errors [0], %d event stream errors; p50 %s ms, p99 %s ms [<= 250 ms]; engine list calls %.2f/s [<= 10/s], coalescing ratio %.1f; engine event streams opened %d\n",
+		fmt.Fprintf(out, "  %d lists/s + %d event streams for %v through Berth: %d list errors [0], %d event stream errors; p50 %s ms, p99 %s ms [<= 250 ms]; engine list calls %.2f/s [<= 10/s], coalescing ratio %.1f; engine event streams opened since Berth started %d\n",
 			cfg.load.rate, cfg.load.clients, cfg.load.duration, l.errors, l.streamErrors, ms(l.p50), ms(l.p99), l.engineListsPerS, l.coalescing, l.engineStreams)
 		fmt.Fprintf(out, "  the same load straight at the engine: %d errors, p50 %s ms, p99 %s ms (Berth/raw p99 %.2fx)\n",
 			l.rawErrors, ms(l.rawP50), ms(l.rawP99), ratio(l.p99, l.rawP99))
