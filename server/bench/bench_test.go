@@ -53,6 +53,10 @@ func TestCountingProxyCountsEngineCalls(t *testing.T) {
 	if got != want {
 		t.Fatalf("counts %+v, want %+v", got, want)
 	}
+	kinds := p.byKind()
+	if kinds["GET /containers/json"] != 2 || kinds["GET /events"] != 1 || kinds["GET /_ping"] != 1 {
+		t.Fatalf("requests by kind %v", kinds)
+	}
 	if p.open.Load() != 0 {
 		t.Fatalf("%d event streams still counted open after they ended", p.open.Load())
 	}
@@ -107,5 +111,25 @@ func TestBalancerRoundRobinSkipsADeadBackend(t *testing.T) {
 	}
 	if seen["a"] == 0 || seen["b"] == 0 || seen["a"]+seen["b"] != 6 {
 		t.Fatalf("connections by backend %v, want both live backends used and every connection answered", seen)
+	}
+}
+
+func TestRequestKind(t *testing.T) {
+	for path, want := range map[string]string{
+		"/v1.41/containers/json":                  "GET /containers/json",
+		"/containers/abc123/json":                 "GET /containers/{id}/json",
+		"/v1.41/containers/abc123/stats":          "GET /containers/{id}/stats",
+		"/_ping":                                  "GET /_ping",
+		"/v1.41/networks/br0":                     "GET /networks/{id}",
+		"/v1.41/images/json":                      "GET /images/json",
+		"/v1.41/events":                           "GET /events",
+		"/v1.41/containers/abc/exec":              "GET /containers/{id}/exec",
+		"/v1.41/system/df":                        "GET /system/df",
+		"/v1.41/images/127.0.0.1:5000/a/b:1/json": "GET /images/{id}/json",
+		"/v1.41/exec/abc/json":                    "GET /exec/{id}/json",
+	} {
+		if got := requestKind("GET", path); got != want {
+			t.Errorf("requestKind(%q) = %q, want %q", path, got, want)
+		}
 	}
 }

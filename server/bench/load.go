@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -47,6 +49,39 @@ type countingProxy struct {
 	lists    atomic.Int64 // GET …/containers/json
 	events   atomic.Int64 // GET …/events (streams opened)
 	open     atomic.Int64 // event streams open now
+	mu       sync.Mutex
+	kinds    map[string]int64 // requests by method and path pattern (see requestKind)
+}
+
+// requestKind names a request by its method and path, without the API
+// version and with the object of a collection replaced by {id}:
+// "GET /containers/{id}/json".
+func requestKind(method, path string) string {
+	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	if len(parts) > 0 && strings.HasPrefix(parts[0], "v1.") {
+		parts = parts[1:]
+	}
+	if len(parts) >= 2 && objectCollections[parts[0]] {
+		switch {
+		case len(parts) == 2 && (parts[1] == "json" || parts[1] == "create" || parts[1] == "prune" || parts[1] == "search"):
+		case len(parts) == 2:
+			parts = []string{parts[0], "{id}"}
+		default: // an image name may hold slashes: the action is the last part
+			parts = []string{parts[0], "{id}", parts[len(parts)-1]}
+		}
+	}
+	return method + " /" + strings.Join(parts, "/")
+}
+
+// objectCollections are the Engine API paths whose second part names an object.
+var objectCollections = map[string]bool{"containers": true, "images": true, "networks": true, "volumes": true, "exec": true,
+	"plugins": true, "services": true, "tasks": true, "nodes": true, "secrets": true, "configs": true}
+
+// byKind returns the requests counted so far by kind.
+func (p *countingProxy) byKind() map[string]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.kinds)
 }
 
 // proxyCounts is a reading of a countingProxy's counters.
@@ -84,9 +119,13 @@ func startCountingProxy(path, target string) (*countingProxy, error) {
 		FlushInterval: -1,
 		ErrorLog:      log.New(io.Discard, "", 0),
 	}
-	p := &countingProxy{path: path}
+	p := &countingProxy{path: path, kinds: map[string]int64{}}
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.requests.Add(1)
+		kind := requestKind(r.Method, r.URL.Path)
+		p.mu.Lock()
+		p.kinds[kind]++
+		p.mu.Unlock()
 		if r.Method == http.MethodGet {
 			switch {
 			case strings.HasSuffix(r.URL.Path, "/containers/json"):
@@ -424,13 +463,19 @@ func benchLoad(ctx context.Context, binary string, eng rawEngine, image string, 
 	fmt.Fprintf(out, "\nfleet load: %d container lists/s and %d event streams for %v, %d+ containers listed, %s:\n",
 		cfg.rate, cfg.clients, cfg.duration, min, churn)
 
-	before := proxy.counts()
+	before, kindsBefore := proxy.counts(), proxy.byKind()
 	br, err := runLoadPhase(ctx, loadTarget{name: "berth", list: berthList, events: b.url() + "/api/events?env=1", stream: streamClient,
 		berth: true, cpuPIDs: pids}, cfg)
 	if err != nil {
 		return fig, err
 	}
 	calls := proxy.counts().sub(before)
+	kinds := proxy.byKind()
+	for k, n := range kindsBefore {
+		if kinds[k] -= n; kinds[k] == 0 {
+			delete(kinds, k)
+		}
+	}
 	openStreams, allStreams := proxy.open.Load(), proxy.events.Load()
 	b.stop()
 
@@ -483,6 +528,11 @@ func benchLoad(ctx context.Context, binary string, eng rawEngine, image string, 
 	}
 	fmt.Fprintf(out, "  engine calls during the Berth phase (counted at the proxy): %d container lists (%.2f/s; goal <= 10/s), %d requests in all (%.2f/s); engine event streams: %d open at its end, %d opened since Berth started\n",
 		calls.lists, fig.engineListsPerS, calls.requests, float64(calls.requests)/secs, openStreams, allStreams)
+	fmt.Fprintf(out, "  engine requests of the Berth phase by kind:")
+	for _, k := range slices.SortedFunc(maps.Keys(kinds), func(a, b string) int { return cmp.Compare(kinds[b], kinds[a]) }) {
+		fmt.Fprintf(out, " %s %d;", k, kinds[k])
+	}
+	fmt.Fprintln(out)
 	fmt.Fprintf(out, "  coalescing ratio: %d Berth lists answered / %d engine list calls = %.1f\n", len(br.ok), calls.lists, fig.coalescing)
 	fmt.Fprintf(out, "  Berth against the raw engine under the same load: p50 %.2fx, p99 %.2fx (goal: 0 errors, p99 <= 250 ms)\n",
 		ratio(fig.p50, fig.rawP50), ratio(fig.p99, fig.rawP99))
