@@ -70,6 +70,7 @@ type config struct {
 	stalls     int // starts with the engine stalled, and as many with it answering (0: skip)
 	replicas   int // bin/berth replicas of the replicas benchmark
 	repAgents  int // simulated edge agents over the replicas (0: skip)
+	repRamp    time.Duration
 }
 
 // goals collects the figures that issue 23's goals name, for the summary.
@@ -119,6 +120,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&cfg.load.churn, "load-churn", time.Second, "during the fleet load, one container is stopped or started this often (0: none)")
 	fs.IntVar(&cfg.stalls, "stall-starts", 3, "starts of the server binary with its engine stalled (SIGSTOP on the second test dockerd), and as many with it answering (0: skip)")
 	fs.IntVar(&cfg.replicas, "replicas", 3, "bin/berth replicas on one PostgreSQL database for the replicas benchmark")
+	fs.DurationVar(&cfg.repRamp, "replica-ramp", 5*time.Second, "the simulated agents over the replicas start at random moments of this span")
 	fs.IntVar(&cfg.repAgents, "replica-agents", 5000, "simulated edge agents over the replicas, through a round-robin balancer (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -156,7 +158,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		}
 		return err
 	case "replicas":
-		g.replicas, err = benchReplicas(ctx, cfg.binary, cfg.replicas, max(cfg.repAgents, 1), out)
+		g.replicas, err = benchReplicas(ctx, cfg.binary, cfg.replicas, max(cfg.repAgents, 1), cfg.repRamp, out)
 		if err == nil {
 			printGoals(out, cfg, &g)
 		}
@@ -292,7 +294,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		}
 	}
 	if cfg.repAgents > 0 {
-		if g.replicas, err = benchReplicas(ctx, cfg.binary, cfg.replicas, cfg.repAgents, out); err != nil {
+		if g.replicas, err = benchReplicas(ctx, cfg.binary, cfg.replicas, cfg.repAgents, cfg.repRamp, out); err != nil {
 			return fmt.Errorf("replicas: %w", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	mrand "math/rand/v2"
 	"net"
 	"net/url"
 	"os"
@@ -195,7 +196,7 @@ func leaseCounts(ctx context.Context, dbURL string) (map[string]int, error) {
 
 // benchReplicas runs the replicas benchmark with n simulated agents over
 // replicas bin/berth processes.
-func benchReplicas(ctx context.Context, binary string, replicas, n int, out io.Writer) (fig replicaFigures, err error) {
+func benchReplicas(ctx context.Context, binary string, replicas, n int, ramp time.Duration, out io.Writer) (fig replicaFigures, err error) {
 	adminURL := os.Getenv("BERTH_TEST_POSTGRES_URL")
 	if adminURL == "" {
 		fmt.Fprintln(out, "\nreplicas benchmark skipped: BERTH_TEST_POSTGRES_URL unset (run scripts/test-env.sh)")
@@ -213,7 +214,13 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, out io.W
 	if err != nil {
 		return fig, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w (the replicas' logs are kept in %s)", err, dir)
+			return
+		}
+		os.RemoveAll(dir)
+	}()
 	keyb := make([]byte, 32)
 	_, _ = rand.Read(keyb)
 	shared := []string{"DATABASE_URL=" + dbURL, "ENCRYPTION_KEY=" + hex.EncodeToString(keyb), "REPLICA_HOST=127.0.0.1"}
@@ -293,10 +300,22 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, out io.W
 	actx, stopAgents := context.WithCancel(ctx)
 	var running sync.WaitGroup
 	defer func() { stopAgents(); running.Wait() }()
+	pg := sampleConnections(actx, adminURL, dbURL)
 	start := time.Now()
 	for i, a := range agents {
 		running.Add(1)
-		go func() { defer running.Done(); a.run(actx, lb.addr(), i) }()
+		// Each agent starts at a random moment of the ramp, as agents
+		// installed or restarted together do not all dial at one instant.
+		delay := time.Duration(mrand.Int64N(int64(ramp) + 1))
+		go func() {
+			defer running.Done()
+			select {
+			case <-actx.Done():
+				return
+			case <-time.After(delay):
+			}
+			a.run(actx, lb.addr(), i)
+		}()
 	}
 	if err := waitAll(ctx, agents, start, 5*time.Minute); err != nil {
 		return fig, err
@@ -311,7 +330,8 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, out io.W
 		}
 		held[i] = lb.active[i].Load()
 	}
-	fmt.Fprintf(out, "%d simulated edge agents connected through the balancer in %.2f s\n", n, fig.connected.Seconds())
+	fmt.Fprintf(out, "%d simulated edge agents (started over %v) connected through the balancer in %.2f s\n", n, ramp, fig.connected.Seconds())
+	fmt.Fprintf(out, "  PostgreSQL connections of the bench database so far: at most %d (the server's max_connections: %s)\n", pg.max.Load(), pg.limit)
 	printFailures(out, agents)
 	for i := range procs {
 		fmt.Fprintf(out, "  replica %d: %d agent connections, RSS %.1f MB (%.1f MB before the agents connected)\n",
@@ -361,7 +381,52 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, out io.W
 		}
 	}
 	printLeases(ctx, out, dbURL)
+	fmt.Fprintf(out, "  PostgreSQL connections of the bench database: at most %d during the run\n", pg.max.Load())
 	return fig, nil
+}
+
+// pgSampler follows how many connections the bench database has.
+type pgSampler struct {
+	max   atomic.Int64
+	limit string // the server's max_connections
+}
+
+// sampleConnections counts the connections to the database of dbURL every
+// 200 ms (through the admin URL) until ctx ends, keeping the highest count.
+func sampleConnections(ctx context.Context, adminURL, dbURL string) *pgSampler {
+	s := &pgSampler{limit: "?"}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return s
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	db, err := gorm.Open(postgres.Open(adminURL), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		return s
+	}
+	pool, err := db.DB()
+	if err != nil {
+		return s
+	}
+	pool.SetMaxOpenConns(1)
+	_ = db.WithContext(ctx).Raw("SHOW max_connections").Scan(&s.limit).Error
+	go func() {
+		defer pool.Close()
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			var n int64
+			if db.WithContext(ctx).Raw("SELECT count(*) FROM pg_stat_activity WHERE datname = ?", name).Scan(&n).Error == nil && n > s.max.Load() {
+				s.max.Store(n)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
 }
 
 // printFailures prints the agents' failed sessions so far, if any.
