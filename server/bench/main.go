@@ -117,6 +117,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&cfg.load.duration, "load-duration", 60*time.Second, "duration of the fleet load through Berth, and again straight at the engine (0: skip)")
 	fs.IntVar(&cfg.load.rate, "load-rate", 50, "container lists per second of the fleet load")
 	fs.IntVar(&cfg.load.clients, "load-clients", 200, "event streams held open during the fleet load")
+	fs.BoolVar(&cfg.load.raw, "load-raw", true, "after the fleet load through Berth, run it straight at the engine for comparison")
 	fs.DurationVar(&cfg.load.churn, "load-churn", time.Second, "during the fleet load, one container is stopped or started this often (0: none)")
 	fs.IntVar(&cfg.stalls, "stall-starts", 3, "starts of the server binary with its engine stalled (SIGSTOP on the second test dockerd), and as many with it answering (0: skip)")
 	fs.IntVar(&cfg.replicas, "replicas", 3, "bin/berth replicas on one PostgreSQL database for the replicas benchmark")
