@@ -60,7 +60,7 @@ func admin(ctx context.Context, args []string, getenv func(string) string, stdin
 		*password = strings.TrimRight(line, "\r\n")
 	}
 
-	st, err := openStore(ctx, cfg)
+	st, _, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}

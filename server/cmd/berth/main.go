@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/hawser"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/license"
+	"github.com/berth-dev/berth/server/internal/replica"
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/secret"
 	"github.com/berth-dev/berth/server/internal/selfupdate"
@@ -124,17 +126,43 @@ func handOver(ctx context.Context, args []string, stderr io.Writer) error {
 func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	started := time.Now()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	st, err := openStore(ctx, cfg)
+	st, key, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	// A replica of several (REPLICA_HOST) has a row the others see it live
+	// by, written before it serves; it is renewed until Berth stops, then
+	// deleted with the agent leases the replica holds.
+	var replicas *replica.Registry
+	stopReplica := func() {}
+	if cfg.Replicated() {
+		if replicas, err = replica.New(st, replica.Config{HTTPURL: cfg.ReplicaHTTPURL(), RelayAddr: cfg.ReplicaRelayAddr()}, key, log); err != nil {
+			return err
+		}
+		if err := replicas.Renew(ctx); err != nil {
+			return fmt.Errorf("replica: %w", err)
+		}
+		rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			replicas.Run(rctx)
+		}()
+		var once sync.Once
+		stopReplica = func() { once.Do(func() { cancel(); <-done }) }
+		defer stopReplica()
+		log.Info("replica of a multi-replica install", "replica", replicas.Self(), "http", cfg.ReplicaHTTPURL(), "relay", cfg.ReplicaRelayAddr())
+	}
 	engines := engine.NewManager(log)
 	engine.RouteComposeLogs(log)
 	defer engines.Close()
-	agentSvc := agents.New(agents.Options{Store: st, Engines: engines, Log: log, Heartbeat: cfg.AgentHeartbeat,
+	agentSvc, err := agents.New(agents.Options{Store: st, Engines: engines, Log: log, Heartbeat: cfg.AgentHeartbeat,
 		Install: agents.InstallConfig{PublicURL: cfg.AgentPublicURL, Port: cfg.AgentPort, TLS: cfg.AgentTLSCert != "",
-			Image: cfg.AgentImage}})
+			Image: cfg.AgentImage}, Replicas: replicas, RelayCertFile: cfg.AgentTLSCert})
+	if err != nil {
+		return err
+	}
 	engines.UseAgents(agentSvc)
 	defer agentSvc.Close()
 	hawserHub := hawser.NewHub(hawser.Options{Store: st, Engines: engines, Log: log})
@@ -233,7 +261,8 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		case err == nil:
 			go func() { errc <- agentPort.Serve(ln) }()
 			log.Info("edge agents' port listening", "addr", cfg.AgentAddr(), "tls", cfg.AgentTLSCert != "")
-		case cfg.AgentPortSet:
+		case cfg.AgentPortSet || cfg.Replicated():
+			// A replica's relay is on the agent port: the others need it.
 			return fmt.Errorf("agent port: %w", err)
 		default:
 			// The default port is taken (another Berth on this host, say):
@@ -257,6 +286,9 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		// Edge agents are told to go; they reconnect to the next Berth.
 		agentPort.Stop(sctx)
 	}
+	// The replica's row and leases go: its agents may connect to the
+	// others at once.
+	stopReplica()
 	// Streams (events, logs, terminals) end when their requests' contexts do.
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -296,24 +328,24 @@ func announceSetup(ctx context.Context, a *auth.Service, log *slog.Logger, stder
 }
 
 // openStore opens the database of cfg with the data directory's encryption
-// key (generated on first use).
-func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
+// key (generated on first use), and returns the key.
+func openStore(ctx context.Context, cfg config.Config) (*store.Store, []byte, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+		return nil, nil, fmt.Errorf("data directory: %w", err)
 	}
 	key, err := secret.LoadKey(cfg.DataDir, cfg.EncryptionKey)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	box, err := secret.New(key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := store.Open(ctx, cfg.DatabaseURL, box)
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, nil, fmt.Errorf("open database: %w", err)
 	}
-	return st, nil
+	return st, key, nil
 }
 
 // consoleOf returns the web console read from dir (WEB_DIR: a `vite build`

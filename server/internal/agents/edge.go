@@ -39,6 +39,10 @@ type edgeConn struct {
 	remote      string
 	connectedAt time.Time
 	lastSeen    atomic.Int64 // Unix nanoseconds of the last message
+	// claimedAt: when this replica's lease of the environment was claimed
+	// for the connection (local clock, after the claim committed); zero
+	// for a single Berth.
+	claimedAt   time.Time
 	seenWritten atomic.Int64 // Unix nanoseconds of the last database write of lastSeen
 
 	out    chan *agentpb.ConnectResponse // to the stream's sender
@@ -63,6 +67,12 @@ func (r *edgeRegistry) get(envID int64) *edgeConn {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.conns[envID]
+}
+
+// live reports whether envID's agent holds a connection here.
+func (r *edgeRegistry) live(envID int64) bool {
+	c := r.get(envID)
+	return c != nil && c.ctx.Err() == nil
 }
 
 // disconnect ends envID's connection, if any, with reason.
@@ -254,22 +264,42 @@ func (c *edgeConn) send(m *agentpb.ConnectResponse) bool {
 
 // register makes c its environment's connection. A healthy connection of
 // another agent keeps its place: the newcomer is refused, loudly, so that
-// two hosts sharing a token never silently take turns.
+// two hosts sharing a token never silently take turns. A replica also
+// claims the environment's lease: another agent connected to a live replica
+// refuses the newcomer the same way.
 func (s *Service) register(c *edgeConn) error {
 	now := s.now()
+	if s.relay != nil {
+		// One claim at a time per environment on this replica: the local
+		// check and the lease agree.
+		unlock := s.relay.lockEnv(c.envID)
+		defer unlock()
+	}
 	s.edge.mu.Lock()
 	old := s.edge.conns[c.envID]
 	if old != nil && old.hello.GetAgentId() != c.hello.GetAgentId() && old.healthy(now, missedHeartbeats*s.heartbeat) {
 		s.edge.mu.Unlock()
-		msg := fmt.Sprintf("agent %q (%s, from %s) presented the token of environment %d, whose agent %q (%s, from %s) is connected and healthy: refused",
-			c.hello.GetAgentId(), c.hello.GetAgentName(), c.remote, c.envID, old.hello.GetAgentId(), old.hello.GetAgentName(), old.remote)
-		s.log.Warn("second edge agent refused", "env", c.envID, "agent", c.hello.GetAgentId(), "remote", c.remote,
-			"connected_agent", old.hello.GetAgentId(), "connected_remote", old.remote)
-		s.setStatus(c.envID, func(st *liveStatus) { st.lastError, st.lastErrorAt = msg, now })
-		return status.Error(codes.AlreadyExists, "another agent is connected with this token; two agents cannot share one environment")
+		return s.refuse(c, now, old.hello.GetAgentId(), old.hello.GetAgentName(), old.remote, "")
 	}
-	s.edge.conns[c.envID] = c
+	if s.relay == nil {
+		s.edge.conns[c.envID] = c
+	}
 	s.edge.mu.Unlock()
+	if s.relay != nil {
+		held, claimed, err := s.relay.claim(c, now)
+		if err != nil {
+			s.log.Error("claim edge agent lease", "env", c.envID, "agent", c.hello.GetAgentId(), "err", err)
+			return status.Error(codes.Unavailable, "Berth cannot record the agent's connection now: retry later")
+		}
+		if !claimed {
+			return s.refuse(c, now, held.AgentID, held.AgentName, held.Remote, held.ReplicaID)
+		}
+		c.claimedAt = time.Now()
+		s.edge.mu.Lock()
+		old = s.edge.conns[c.envID]
+		s.edge.conns[c.envID] = c
+		s.edge.mu.Unlock()
+	}
 	if old != nil {
 		// The same agent coming back (its old connection half-open), or a
 		// dead connection: the newcomer replaces it.
@@ -285,21 +315,56 @@ func (s *Service) register(c *edgeConn) error {
 		Version: c.hello.GetAgentVersion(), Capabilities: c.hello.GetCapabilities(), LastSeen: now}); err != nil {
 		s.log.Warn("record edge agent", "env", c.envID, "err", err)
 	}
-	if s.engines != nil {
+	switch {
+	case s.engines == nil:
+	case s.relay != nil:
+		// Idle pipes may go through the replica that held the agent
+		// before (to its stale connection): they go, and the environment
+		// is worth trying at once.
+		s.engines.Forget(c.envID)
+	default:
 		s.engines.Reset(c.envID) // the environment is worth trying at once
 	}
 	return nil
 }
 
+// refuse answers a second agent presenting the token of an environment
+// whose agent is connected and healthy (here, or through replica
+// replicaID), and says so in the environment's status.
+func (s *Service) refuse(c *edgeConn, now time.Time, agentID, agentName, remote, replicaID string) error {
+	through := ""
+	if replicaID != "" {
+		through = " through replica " + replicaID
+	}
+	msg := fmt.Sprintf("agent %q (%s, from %s) presented the token of environment %d, whose agent %q (%s, from %s) is connected and healthy%s: refused",
+		c.hello.GetAgentId(), c.hello.GetAgentName(), c.remote, c.envID, agentID, agentName, remote, through)
+	s.log.Warn("second edge agent refused", "env", c.envID, "agent", c.hello.GetAgentId(), "remote", c.remote,
+		"connected_agent", agentID, "connected_remote", remote, "connected_replica", replicaID)
+	s.setStatus(c.envID, func(st *liveStatus) { st.lastError, st.lastErrorAt = msg, now })
+	return status.Error(codes.AlreadyExists, "another agent is connected with this token; two agents cannot share one environment")
+}
+
 // unregister removes c (unless a newer connection replaced it) and records
 // when its agent was last seen.
 func (s *Service) unregister(c *edgeConn) {
+	wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	unlock := func() {}
+	if s.relay != nil {
+		// Not between another connection's claim and its registration:
+		// the lease released below would be the newcomer's.
+		unlock = s.relay.lockEnv(c.envID)
+	}
 	s.edge.mu.Lock()
 	current := s.edge.conns[c.envID] == c
 	if current {
 		delete(s.edge.conns, c.envID)
 	}
 	s.edge.mu.Unlock()
+	if current && s.relay != nil {
+		s.relay.release(wctx, c.envID)
+	}
+	unlock()
 	cause := context.Cause(c.ctx)
 	s.log.Info("edge agent disconnected", "env", c.envID, "agent", c.hello.GetAgentId(), "remote", c.remote, "reason", cause)
 	if !current {
@@ -308,8 +373,6 @@ func (s *Service) unregister(c *edgeConn) {
 	if errors.Is(cause, errSilent) || errors.Is(cause, errRotated) {
 		s.setStatus(c.envID, func(st *liveStatus) { st.lastError, st.lastErrorAt = "Disconnected: "+cause.Error(), s.now() })
 	}
-	wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	if err := s.store.TouchAgent(wctx, c.envID, time.Unix(0, c.lastSeen.Load())); err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Warn("record edge agent", "env", c.envID, "err", err)
 	}

@@ -14,7 +14,8 @@ import (
 	"github.com/berth-dev/berth/shared/agentpb"
 )
 
-// Listener serves EdgeService to edge agents.
+// Listener serves EdgeService to edge agents (and, on a replica,
+// ReplicaService to the other replicas).
 type Listener struct {
 	s    *Service
 	grpc *grpc.Server
@@ -39,6 +40,10 @@ func (s *Service) Listen(certFile, keyFile string) (*Listener, error) {
 	}
 	g := grpc.NewServer(opts...)
 	agentpb.RegisterEdgeServiceServer(g, &edgeServer{s: s})
+	if s.relay != nil {
+		// The other replicas relay operations on the agents connected here.
+		agentpb.RegisterReplicaServiceServer(g, &replicaServer{s: s})
+	}
 	return &Listener{s: s, grpc: g}, nil
 }
 

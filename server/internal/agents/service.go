@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/berth-dev/berth/server/internal/replica"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 )
@@ -51,6 +52,14 @@ type Options struct {
 	ConnectBurst int
 	// Install: what the install lines of a new edge token say.
 	Install InstallConfig
+	// Replicas: this Berth is one replica of several on one PostgreSQL
+	// database (REPLICA_HOST): an edge agent's connection is leased to one
+	// replica and the others relay to it. Nil: a single Berth.
+	Replicas *replica.Registry
+	// RelayCertFile is the agent port's certificate (AGENT_TLS_CERT): the
+	// replicas share it, so the relay dials the others over TLS and expects
+	// exactly this certificate. Empty: plaintext (a private network).
+	RelayCertFile string
 }
 
 // Service runs both directions of the agent protocol.
@@ -66,13 +75,15 @@ type Service struct {
 
 	edge     edgeRegistry
 	standard standardConns
+	relay    *relay // nil: a single Berth
 
 	statusMu sync.Mutex
 	statuses map[int64]*liveStatus // live status per environment
 }
 
-// New returns a Service.
-func New(o Options) *Service {
+// New returns a Service; with Options.Replicas it reconciles the agent
+// leases with the other replicas until Close.
+func New(o Options) (*Service, error) {
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = DefaultHeartbeat
 	}
@@ -85,19 +96,31 @@ func New(o Options) *Service {
 	if o.ConnectBurst <= 0 {
 		o.ConnectBurst = defaultConnectBurst
 	}
-	return &Service{
+	s := &Service{
 		store: o.Store, engines: o.Engines, log: o.Log, heartbeat: o.Heartbeat, openWait: o.OpenTimeout,
 		install: o.Install, limiter: rate.NewLimiter(rate.Limit(o.ConnectRate), o.ConnectBurst), now: time.Now,
 		edge:     edgeRegistry{conns: map[int64]*edgeConn{}, pending: map[string]*pendingOp{}},
 		standard: standardConns{conns: map[int64]*standardConn{}},
 		statuses: map[int64]*liveStatus{},
 	}
+	if o.Replicas != nil {
+		r, err := newRelay(s, o.Replicas, o.RelayCertFile)
+		if err != nil {
+			return nil, err
+		}
+		s.relay = r
+	}
+	return s, nil
 }
 
 // Operate opens one operation stream to env's agent (engine.Agents).
 func (s *Service) Operate(ctx context.Context, env engine.Endpoint) (engine.AgentStream, error) {
 	switch env.ConnectionType {
 	case engine.AgentEdge:
+		if s.relay != nil && !s.edge.live(env.ID) {
+			// The agent may be connected to another replica.
+			return s.relay.operate(ctx, env)
+		}
 		return s.operateEdge(ctx, env)
 	case engine.AgentStandard:
 		st, err := s.operateStandard(ctx, env)
@@ -120,8 +143,12 @@ func (s *Service) Forget(envID int64, reason string) {
 	s.statusMu.Unlock()
 }
 
-// Close ends every agent connection.
+// Close ends every agent connection (and, for a replica, the lease
+// reconciliation and the relay's connections to the other replicas).
 func (s *Service) Close() {
 	s.standard.closeAll()
 	s.edge.disconnectAll("Berth is shutting down")
+	if s.relay != nil {
+		s.relay.close()
+	}
 }

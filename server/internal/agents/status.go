@@ -84,6 +84,18 @@ func (s *Service) Status(envID int64, connType string) Status {
 	}
 	c := s.edge.get(envID)
 	if c == nil || c.ctx.Err() != nil {
+		if s.relay != nil {
+			// Connected through another replica (as of the last reconcile):
+			// the lease's facts; last seen is when that replica last renewed
+			// its row (it drops a silent agent's connection and lease).
+			if l, ok := s.relay.remoteLease(envID); ok {
+				since, seen, remote := l.ConnectedAt, l.Holder.RenewedAt, l.Remote
+				id, name, ver := l.AgentID, l.AgentName, l.AgentVersion
+				out.Connected, out.ConnectedSince, out.LastSeen, out.RemoteAddress = true, &since, &seen, &remote
+				out.AgentID, out.AgentName, out.AgentVersion = &id, &name, &ver
+				out.AgentCapabilities = l.Capabilities
+			}
+		}
 		return out
 	}
 	since, seen, remote := c.connectedAt, time.Unix(0, c.lastSeen.Load()).UTC(), c.remote

@@ -66,6 +66,11 @@ func (s *Service) IssueToken(ctx context.Context, env store.Environment, request
 	if c := s.edge.get(env.ID); c != nil {
 		c.cancel(errRotated)
 	}
+	if s.relay != nil {
+		// An agent connected to another replica: its lease goes, and that
+		// replica finds its token no longer valid at its next reconcile.
+		s.relay.drop(ctx, env.ID)
+	}
 	s.log.Info("edge token issued", "env", env.ID) // never the token
 	server := s.serverURL(requestHost)
 	return Install{Token: token, ServerURL: server,

@@ -5,12 +5,15 @@ package apitest
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/agents"
@@ -22,6 +25,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/helperimage/helperimagetest"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/license"
+	"github.com/berth-dev/berth/server/internal/replica"
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/secret"
@@ -45,9 +49,13 @@ type Berth struct {
 	// Schedules is the scheduler, running until Close.
 	Schedules *schedule.Service
 	// AgentURL is the URL edge agents dial (http://127.0.0.1:<port>).
-	AgentURL  string
-	agentPort *agents.Listener
-	srv       *httptest.Server
+	AgentURL string
+	// Replica is this server's replica registry (Options.ReplicaHost); nil
+	// for a single Berth.
+	Replica     *replica.Registry
+	stopReplica func()
+	agentPort   *agents.Listener
+	srv         *httptest.Server
 
 	stopJobs      context.CancelFunc
 	stopSchedules context.CancelFunc
@@ -56,9 +64,11 @@ type Berth struct {
 
 // Options configure a test Berth.
 type Options struct {
-	DBPath string // SQLite file
-	Box    *secret.Box
-	Log    *slog.Logger
+	DBPath string // SQLite file, or a postgres:// URL (then DataDir is required)
+	// DataDir is the data directory (default: DBPath's directory).
+	DataDir string
+	Box     *secret.Box
+	Log     *slog.Logger
 	// Auth keeps authentication enabled (the default of a real start); when
 	// false the instance runs with authentication disabled (open access).
 	Auth bool
@@ -97,6 +107,13 @@ type Options struct {
 	// DockerHubIndex is where Docker Hub's searches and tag lists go (the
 	// tests point it at the local registry); "": Docker Hub.
 	DockerHubIndex string
+	// ReplicaHost makes the server one replica of several sharing DBPath (a
+	// postgres:// URL), as REPLICA_HOST does: its API and agent port listen
+	// on this host (free ports unless Addr/AgentAddr say otherwise), and
+	// ReplicaKey is the encryption key the replicas share (Box must be made
+	// from it).
+	ReplicaHost string
+	ReplicaKey  []byte
 }
 
 // boundaries are o.Boundaries with the tests' outbound default.
@@ -120,30 +137,87 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	if err != nil {
 		return nil, err
 	}
+	dataDir := o.DataDir
+	if dataDir == "" {
+		if strings.Contains(o.DBPath, "://") {
+			return nil, errors.New("apitest: DataDir is required with a database URL")
+		}
+		dataDir = filepath.Dir(o.DBPath)
+	}
 	st, err := store.Open(ctx, o.DBPath, o.Box)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	host := "127.0.0.1"
+	if o.ReplicaHost != "" {
+		host = o.ReplicaHost
+	}
+	// A replica says where its API is before it serves: its listener is
+	// made first.
+	addr := o.Addr
+	if addr == "" {
+		addr = net.JoinHostPort(host, "0")
+	}
+	httpLn, err := net.Listen("tcp", addr)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
 	engines := engine.NewManager(o.Log)
 	agentAddr := o.AgentAddr
 	if agentAddr == "" {
-		agentAddr = "127.0.0.1:0"
+		agentAddr = net.JoinHostPort(host, "0")
 	}
 	agentLn, err := net.Listen("tcp", agentAddr)
 	if err != nil {
+		httpLn.Close()
 		engines.Close()
 		st.Close()
 		return nil, fmt.Errorf("agent port %s: %w", agentAddr, err)
 	}
 	agentURL := "http://" + agentLn.Addr().String()
-	agentSvc := agents.New(agents.Options{Store: st, Engines: engines, Log: o.Log, Heartbeat: o.AgentHeartbeat,
+	var reg *replica.Registry
+	stopReplica := func() {}
+	if o.ReplicaHost != "" {
+		reg, err = replica.New(st, replica.Config{HTTPURL: "http://" + httpLn.Addr().String(), RelayAddr: agentLn.Addr().String()},
+			o.ReplicaKey, o.Log)
+		if err == nil {
+			err = reg.Renew(ctx)
+		}
+		if err != nil {
+			httpLn.Close()
+			agentLn.Close()
+			engines.Close()
+			st.Close()
+			return nil, err
+		}
+		rctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			reg.Run(rctx)
+		}()
+		var once sync.Once
+		stopReplica = func() { once.Do(func() { cancel(); <-done }) }
+	}
+	agentSvc, err := agents.New(agents.Options{Store: st, Engines: engines, Log: o.Log, Heartbeat: o.AgentHeartbeat,
 		ConnectRate: o.AgentConnectRate, ConnectBurst: o.AgentConnectBurst,
-		Install: agents.InstallConfig{PublicURL: agentURL, Image: "berth/agent:dev"}})
+		Install: agents.InstallConfig{PublicURL: agentURL, Image: "berth/agent:dev"}, Replicas: reg})
+	if err != nil {
+		stopReplica()
+		httpLn.Close()
+		agentLn.Close()
+		engines.Close()
+		st.Close()
+		return nil, err
+	}
 	engines.UseAgents(agentSvc)
 	hawserHub := hawser.NewHub(hawser.Options{Store: st, Engines: engines, Log: o.Log})
 	engines.UseHawser(hawserHub)
 	agentPort, err := agentSvc.Listen("", "")
 	if err != nil {
+		stopReplica()
+		httpLn.Close()
 		agentLn.Close()
 		engines.Close()
 		st.Close()
@@ -156,6 +230,8 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		agentPort.Stop(ctx)
 		agentSvc.Close()
 		hawserHub.Close()
+		stopReplica()
+		httpLn.Close()
 	}
 	if err := environments.Bootstrap(ctx, st, engines, enginetest.Socket, o.Log); err != nil {
 		closeAgents()
@@ -170,7 +246,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		st.Close()
 		return nil, err
 	}
-	authSvc, err := auth.New(ctx, auth.Options{Store: st, Log: o.Log, DataDir: filepath.Dir(o.DBPath), Now: o.Now, Argon2: &FastArgon2,
+	authSvc, err := auth.New(ctx, auth.Options{Store: st, Log: o.Log, DataDir: dataDir, Now: o.Now, Argon2: &FastArgon2,
 		DisableLocalLogin: o.DisableLocalLogin, Edition: lic})
 	if err == nil && !o.Auth {
 		err = authSvc.SetEnabled(ctx, false)
@@ -190,7 +266,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		o.Node = "apitest-" + agentLn.Addr().String()
 	}
 	apiSrv := api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
-		Engines: engines, Agents: agentSvc, Hawser: hawserHub, Jobs: jobReg, Scan: o.Scan, DataDir: filepath.Dir(o.DBPath),
+		Engines: engines, Agents: agentSvc, Hawser: hawserHub, Jobs: jobReg, Scan: o.Scan, DataDir: dataDir,
 		Node: o.Node, UpdateGrace: o.UpdateGrace, Boundaries: o.boundaries(), HelperImage: helperImg,
 		DockerHubIndex: o.DockerHubIndex})
 	sctx, stopSchedules := context.WithCancel(context.Background())
@@ -206,22 +282,11 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 		<-activityDone
 	}()
 	srv := httptest.NewUnstartedServer(apiSrv.Handler())
-	if o.Addr != "" {
-		ln, err := net.Listen("tcp", o.Addr)
-		if err != nil {
-			stopSchedules()
-			<-schedulesDone
-			stopJobs()
-			closeAgents()
-			engines.Close()
-			st.Close()
-			return nil, fmt.Errorf("listen on %s: %w", o.Addr, err)
-		}
-		srv.Listener.Close()
-		srv.Listener = ln
-	}
+	srv.Listener.Close()
+	srv.Listener = httpLn
 	srv.Start()
 	return &Berth{URL: srv.URL, Store: st, Auth: authSvc, Engines: engines, Jobs: jobReg, Agents: agentSvc, Hawser: hawserHub, AgentURL: agentURL,
+		Replica: reg, stopReplica: stopReplica,
 		Events: apiSrv.Events(), Schedules: apiSrv.Schedules(), agentPort: agentPort, srv: srv, stopJobs: stopJobs, stopSchedules: stopSchedules,
 		schedulesDone: schedulesDone}, nil
 }
@@ -235,6 +300,7 @@ func (b *Berth) Close() {
 	defer cancel()
 	b.agentPort.Stop(ctx)
 	b.Agents.Close()
+	b.stopReplica() // its row and leases go: its agents may connect elsewhere at once
 	b.srv.CloseClientConnections()
 	b.srv.Close()
 	b.stopSchedules()
