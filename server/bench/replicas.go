@@ -43,6 +43,9 @@ type replicaFigures struct {
 	rss       []int64
 	moved     int
 	back      time.Duration
+	missing   int // agents never connected within connectLimit (then nothing after is measured)
+	// backMissing: agents of the killed replica not back within connectLimit
+	backMissing int
 }
 
 // balancer is a TCP round-robin load balancer: each connection goes to the
@@ -317,10 +320,28 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, ramp tim
 			a.run(actx, lb.addr(), i)
 		}()
 	}
-	if err := waitAll(ctx, agents, start, 5*time.Minute); err != nil {
-		return fig, err
+	fig.measured, fig.agents = true, n
+	if err := waitAll(ctx, agents, start, connectLimit); err != nil {
+		if ctx.Err() != nil {
+			return fig, err
+		}
+		// A figure, not a failure of the bench: say how far it got.
+		fig.missing = countMissing(agents, start)
+		fmt.Fprintf(out, "NOT ALL CONNECTED: %d of %d simulated edge agents (started over %v) still not connected %v after the start\n",
+			fig.missing, n, ramp, connectLimit)
+		printFailures(out, agents)
+		for i, p := range procs {
+			rss, _ := statusBytes(p.cmd.Process.Pid, "VmRSS:")
+			fig.rss = append(fig.rss, rss)
+			fmt.Fprintf(out, "  replica %d: %d agent connections, RSS %.1f MB (%.1f MB before the agents connected)\n",
+				i, lb.active[i].Load(), float64(rss)/(1<<20), float64(rssBefore[i])/(1<<20))
+		}
+		printLeases(ctx, out, dbURL)
+		fmt.Fprintf(out, "  PostgreSQL connections of the bench database: at most %d (the server's max_connections: %s); the kill is not measured\n",
+			pg.max.Load(), pg.limit)
+		return fig, nil
 	}
-	fig.measured, fig.agents, fig.connected = true, n, time.Since(start)
+	fig.connected = time.Since(start)
 	time.Sleep(3 * time.Second) // settle: heartbeats flowing, nothing connecting
 	fig.rss = make([]int64, replicas)
 	held := make([]int64, replicas)
@@ -361,8 +382,15 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, ramp tim
 		}
 	}
 	fig.moved = len(moved)
-	if err := waitAll(ctx, moved, killed, 5*time.Minute); err != nil {
-		return fig, fmt.Errorf("after replica %d was killed: %w", victim, err)
+	if err := waitAll(ctx, moved, killed, connectLimit); err != nil {
+		if ctx.Err() != nil {
+			return fig, err
+		}
+		fig.backMissing = countMissing(moved, killed)
+		fmt.Fprintf(out, "replica %d killed (SIGKILL) holding %d agents: NOT ALL BACK: %d of %d still not connected %v after the kill\n",
+			victim, held[victim], fig.backMissing, len(moved), connectLimit)
+		printFailures(out, moved)
+		return fig, nil
 	}
 	fig.back = lastWelcome(moved).Sub(killed)
 	others := 0
@@ -383,6 +411,21 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, ramp tim
 	printLeases(ctx, out, dbURL)
 	fmt.Fprintf(out, "  PostgreSQL connections of the bench database: at most %d during the run\n", pg.max.Load())
 	return fig, nil
+}
+
+// connectLimit is how long the replicas benchmark waits for agents to
+// connect (at first, and after the kill).
+const connectLimit = 5 * time.Minute
+
+// countMissing counts the agents not welcomed since since.
+func countMissing(agents []*simAgent, since time.Time) int {
+	n := 0
+	for _, a := range agents {
+		if a.welcomed.Load() < since.UnixNano() {
+			n++
+		}
+	}
+	return n
 }
 
 // pgSampler follows how many connections the bench database has.

@@ -31,7 +31,13 @@ func printGoals(out io.Writer, cfg config, g *goals) {
 		fmt.Fprintf(out, "  start-to-ready with the engine stalled: %v, answering %v (%.2fx) [start-up never waits on an engine]\n",
 			g.stalled.Round(time.Millisecond), g.answering.Round(time.Millisecond), ratio(g.stalled, g.answering))
 	}
-	if r := g.replicas; r.measured {
+	if r := g.replicas; r.measured && r.missing > 0 {
+		fmt.Fprintf(out, "  %d simulated edge agents over %d replicas: NOT ALL CONNECTED, %d missing after %v [all connected]\n",
+			r.agents, cfg.replicas, r.missing, connectLimit)
+	} else if r.measured && r.backMissing > 0 {
+		fmt.Fprintf(out, "  %d simulated edge agents over %d replicas: all connected in %.2f s; of the %d agents of the killed replica, %d not back after %v [within seconds]\n",
+			r.agents, cfg.replicas, r.connected.Seconds(), r.moved, r.backMissing, connectLimit)
+	} else if r.measured {
 		rss := make([]string, len(r.rss))
 		for i, b := range r.rss {
 			rss[i] = fmt.Sprintf("%.0f", float64(b)/(1<<20))
