@@ -127,8 +127,11 @@ type simAgent struct {
 	token    string
 	welcomed atomic.Int64 // Unix nanoseconds of the last welcome
 	dropped  atomic.Int64 // Unix nanoseconds of the end of the last welcomed session
-	failures atomic.Int64 // sessions that ended without a welcome
-	lastErr  atomic.Pointer[string]
+	// refuseOps: operations Berth asks for are opened and ended at once
+	// (otherwise never opened: Berth's call waits out its deadline)
+	refuseOps bool
+	failures  atomic.Int64 // sessions that ended without a welcome
+	lastErr   atomic.Pointer[string]
 }
 
 // fail records a session that ended without a welcome.
@@ -214,9 +217,31 @@ func (a *simAgent) session(ctx context.Context, client agentpb.EdgeServiceClient
 		}
 	}()
 	for {
-		if _, err := st.Recv(); err != nil {
+		m, err := st.Recv()
+		if err != nil {
 			a.dropped.Store(time.Now().UnixNano())
 			return true
+		}
+		if op := m.GetOpen(); op != nil && a.refuseOps {
+			go a.refuse(ctxTok, client, op.GetOperationId())
+		}
+	}
+}
+
+// refuse opens the operation Berth asked for and ends it at once, without
+// an answer: Berth's call fails now instead of waiting out its deadline.
+func (a *simAgent) refuse(ctx context.Context, client agentpb.EdgeServiceClient, id string) {
+	st, err := client.Serve(ctx)
+	if err != nil {
+		return
+	}
+	if st.Send(&agentpb.ServeRequest{OperationId: id}) != nil {
+		return
+	}
+	_ = st.CloseSend()
+	for {
+		if _, err := st.Recv(); err != nil {
+			return
 		}
 	}
 }

@@ -72,6 +72,7 @@ type config struct {
 	replicas   int // bin/berth replicas of the replicas benchmark
 	repAgents  int // simulated edge agents over the replicas (0: skip)
 	repRamp    time.Duration
+	repRefuse  bool
 }
 
 // goals collects the figures that issue 23's goals name, for the summary.
@@ -122,6 +123,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&cfg.load.churn, "load-churn", time.Second, "during the fleet load, one container is stopped or started this often (0: none)")
 	fs.IntVar(&cfg.stalls, "stall-starts", 3, "starts of the server binary with its engine stalled (SIGSTOP on the second test dockerd), and as many with it answering (0: skip)")
 	fs.IntVar(&cfg.replicas, "replicas", 3, "bin/berth replicas on one PostgreSQL database for the replicas benchmark")
+	fs.BoolVar(&cfg.repRefuse, "replica-refuse-ops", true, "the simulated agents over the replicas end each operation Berth opens at once (false: never open it, as in run 2 of 2026-11-28)")
 	fs.DurationVar(&cfg.repRamp, "replica-ramp", 5*time.Second, "the simulated agents over the replicas start at random moments of this span")
 	// Off by default until it passes: at 5,000 agents on this 2-core machine
 	// not all connected within 5 minutes (docs/performance.md, "Fleet scale").
@@ -162,7 +164,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		}
 		return err
 	case "replicas":
-		g.replicas, err = benchReplicas(ctx, cfg.binary, cfg.replicas, max(cfg.repAgents, 1), cfg.repRamp, out)
+		g.replicas, err = benchReplicas(ctx, cfg.binary, cfg.replicas, max(cfg.repAgents, 1), cfg.repRamp, cfg.repRefuse, out)
 		if err == nil {
 			printGoals(out, cfg, &g)
 		}
@@ -298,7 +300,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		}
 	}
 	if cfg.repAgents > 0 {
-		if g.replicas, err = benchReplicas(ctx, cfg.binary, cfg.replicas, cfg.repAgents, cfg.repRamp, out); err != nil {
+		if g.replicas, err = benchReplicas(ctx, cfg.binary, cfg.replicas, cfg.repAgents, cfg.repRamp, cfg.repRefuse, out); err != nil {
 			return fmt.Errorf("replicas: %w", err)
 		}
 	}

@@ -199,7 +199,7 @@ func leaseCounts(ctx context.Context, dbURL string) (map[string]int, error) {
 
 // benchReplicas runs the replicas benchmark with n simulated agents over
 // replicas bin/berth processes.
-func benchReplicas(ctx context.Context, binary string, replicas, n int, ramp time.Duration, out io.Writer) (fig replicaFigures, err error) {
+func benchReplicas(ctx context.Context, binary string, replicas, n int, ramp time.Duration, refuseOps bool, out io.Writer) (fig replicaFigures, err error) {
 	adminURL := os.Getenv("BERTH_TEST_POSTGRES_URL")
 	if adminURL == "" {
 		fmt.Fprintln(out, "\nreplicas benchmark skipped: BERTH_TEST_POSTGRES_URL unset (run scripts/test-env.sh)")
@@ -288,12 +288,17 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, ramp tim
 			if err := p.post(gctx, fmt.Sprintf("/api/environments/%d/agent-token", env.ID), nil, &in); err != nil {
 				return err
 			}
-			agents[i] = &simAgent{token: in.Token}
+			agents[i] = &simAgent{token: in.Token, refuseOps: refuseOps}
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return fig, err
+	}
+	if refuseOps {
+		fmt.Fprintln(out, "  (the simulated agents end every operation Berth opens at once, unanswered)")
+	} else {
+		fmt.Fprintln(out, "  (the simulated agents never open the operations Berth asks for: each waits out its deadline)")
 	}
 	rssBefore := make([]int64, replicas)
 	for i, p := range procs {
