@@ -187,7 +187,7 @@ proto-check:
 	else echo "buf breaking: no release tag yet, nothing to compare against"; fi
 
 bench: build test-env web/e2e/node_modules/.package-lock.json
-	$(WITH_TEST_ENV) go run ./server/bench
+	$(WITH_TEST_ENV) go run ./server/bench $(BENCH_ARGS)
 	$(WITH_TEST_ENV) export BERTH_BIN=$(CURDIR)/$(BIN) && cd web/e2e && node bench.mjs
 
 clean:

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/berth-dev/berth/shared/agentpb"
 	"github.com/berth-dev/berth/shared/enginetest"
@@ -43,6 +44,11 @@ type berthProc struct {
 	done            chan struct{}
 	startedAt       time.Time
 	readyIn         time.Duration // from start to the first 200 of /api/health
+	// env is appended to the process's environment after the defaults
+	// (a later value of a variable wins): DOCKER_SOCKET, DATABASE_URL, …
+	env []string
+	// stderr receives the process's log (nil: discarded).
+	stderr io.Writer
 }
 
 func (b *berthProc) start(ctx context.Context) error {
@@ -50,7 +56,11 @@ func (b *berthProc) start(ctx context.Context) error {
 	b.cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT="+strconv.Itoa(b.port), "AGENT_PORT="+strconv.Itoa(b.agentPort),
 		"DATA_DIR="+b.dir, "DATABASE_URL=", "DOCKER_SOCKET="+enginetest.Socket, "LOG_LEVEL=warn",
 		"AGENT_HEARTBEAT="+edgeBenchHeartbeat.String())
+	b.cmd.Env = append(b.cmd.Env, b.env...)
 	b.cmd.Stdout, b.cmd.Stderr = io.Discard, io.Discard
+	if b.stderr != nil {
+		b.cmd.Stderr = b.stderr
+	}
 	b.startedAt = time.Now()
 	if err := b.cmd.Start(); err != nil {
 		return err
@@ -116,6 +126,39 @@ func (b *berthProc) post(ctx context.Context, path string, body, out any) error 
 type simAgent struct {
 	token    string
 	welcomed atomic.Int64 // Unix nanoseconds of the last welcome
+	dropped  atomic.Int64 // Unix nanoseconds of the end of the last welcomed session
+	// refuseOps: operations Berth asks for are opened and ended at once
+	// (otherwise never opened: Berth's call waits out its deadline)
+	refuseOps bool
+	failures  atomic.Int64 // sessions that ended without a welcome
+	lastErr   atomic.Pointer[string]
+}
+
+// fail records a session that ended without a welcome.
+func (a *simAgent) fail(err error) bool {
+	msg := "no welcome"
+	if err != nil {
+		st := status.Convert(err)
+		msg = st.Code().String() + ": " + st.Message()
+	}
+	a.failures.Add(1)
+	a.lastErr.Store(&msg)
+	return false
+}
+
+// failureKinds counts the agents' failed sessions (all of them) by the last
+// error of each agent that failed at least once.
+func failureKinds(agents []*simAgent) (sessions int64, kinds map[string]int) {
+	kinds = map[string]int{}
+	for _, a := range agents {
+		if n := a.failures.Load(); n > 0 {
+			sessions += n
+			if m := a.lastErr.Load(); m != nil {
+				kinds[trimKind(*m)]++
+			}
+		}
+	}
+	return sessions, kinds
 }
 
 // run holds the agent's connection until ctx ends, reconnecting like
@@ -149,14 +192,14 @@ func (a *simAgent) session(ctx context.Context, client agentpb.EdgeServiceClient
 	ctxTok := metadata.AppendToOutgoingContext(sctx, "authorization", "Bearer "+a.token)
 	st, err := client.Connect(ctxTok)
 	if err != nil {
-		return false
+		return a.fail(err)
 	}
 	if err := st.Send(&agentpb.ConnectRequest{Message: &agentpb.ConnectRequest_Hello{Hello: hello}}); err != nil {
-		return false
+		return a.fail(err)
 	}
 	m, err := st.Recv()
 	if err != nil || m.GetWelcome() == nil {
-		return false
+		return a.fail(err)
 	}
 	a.welcomed.Store(time.Now().UnixNano())
 	go func() {
@@ -174,8 +217,31 @@ func (a *simAgent) session(ctx context.Context, client agentpb.EdgeServiceClient
 		}
 	}()
 	for {
-		if _, err := st.Recv(); err != nil {
+		m, err := st.Recv()
+		if err != nil {
+			a.dropped.Store(time.Now().UnixNano())
 			return true
+		}
+		if op := m.GetOpen(); op != nil && a.refuseOps {
+			go a.refuse(ctxTok, client, op.GetOperationId())
+		}
+	}
+}
+
+// refuse opens the operation Berth asked for and ends it at once, without
+// an answer: Berth's call fails now instead of waiting out its deadline.
+func (a *simAgent) refuse(ctx context.Context, client agentpb.EdgeServiceClient, id string) {
+	st, err := client.Serve(ctx)
+	if err != nil {
+		return
+	}
+	if st.Send(&agentpb.ServeRequest{OperationId: id}) != nil {
+		return
+	}
+	_ = st.CloseSend()
+	for {
+		if _, err := st.Recv(); err != nil {
+			return
 		}
 	}
 }
@@ -278,7 +344,8 @@ func waitAll(ctx context.Context, agents []*simAgent, since time.Time, limit tim
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d agents still not connected after %v", missing, len(agents), limit)
+			_, kinds := failureKinds(agents)
+			return fmt.Errorf("%d of %d agents still not connected after %v (last errors of agents that failed: %v)", missing, len(agents), limit, kinds)
 		}
 		select {
 		case <-ctx.Done():

@@ -28,7 +28,7 @@ import (
 //     sample to measure CPU from) reported apart.
 //
 // The containers stay running; the run's cleanup removes them.
-func benchRunning(ctx context.Context, srv *apitest.Berth, token string, eng rawEngine, cfg config, out io.Writer) error {
+func benchRunning(ctx context.Context, srv *apitest.Berth, token string, eng rawEngine, cfg config, g *goals, out io.Writer) error {
 	ids, err := eng.benchIDs(ctx, false)
 	if err != nil {
 		return err
@@ -49,8 +49,8 @@ func benchRunning(ctx context.Context, srv *apitest.Berth, token string, eng raw
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\ncontainer list with %d running containers, warm (%d iterations after %d warm-up):\n", n, cfg.iterations, cfg.warmup)
-	printRatio(out, res)
+	fmt.Fprintf(out, "\ncontainer list with %d running containers, warm (%d iterations after %d warm-up; goal <= 1.0x):\n", n, cfg.iterations, cfg.warmup)
+	g.warm = printRatio(out, res)
 
 	if cfg.cold > 0 {
 		cold := []result{{name: "berth"}, {name: "raw"}}
@@ -71,9 +71,9 @@ func benchRunning(ctx context.Context, srv *apitest.Berth, token string, eng raw
 				cold[i].samples, cold[i].listed = append(cold[i].samples, d), listed
 			}
 		}
-		fmt.Fprintf(out, "\ncontainer list with %d running containers, cold (first list after %v without one; %d samples):\n",
+		fmt.Fprintf(out, "\ncontainer list with %d running containers, cold (first list after %v without one; %d samples; goal <= 1.3x):\n",
 			n, containers.RestartTTL, cfg.cold)
-		printRatio(out, cold)
+		g.cold = printRatio(out, cold)
 	}
 
 	if cfg.stats > 0 {
@@ -96,7 +96,13 @@ func benchRunning(ctx context.Context, srv *apitest.Berth, token string, eng raw
 				berthPass = append(berthPass, d)
 			}
 		}
-		fmt.Fprintf(out, "\nstats pass over %d running containers (%d rounds): raw engine, all %d samples asked at once (stream=false): median %s ms (%d samples)\n",
+		g.statsN = n
+		if len(berthPass) > 0 {
+			g.stats = float64(median(berthPass)) / float64(median(rawPass))
+		} else {
+			g.stats = float64(berthFirst[0]) / float64(median(rawPass))
+		}
+		fmt.Fprintf(out, "\nstats pass over %d running containers (%d rounds; goal <= 1.0x): raw engine, all %d samples asked at once (stream=false): median %s ms (%d samples)\n",
 			n, cfg.stats, n, ms(median(rawPass)), rawN)
 		fmt.Fprintf(out, "  berth GET /api/containers/stats, first pass (no earlier sample): %s ms (%d samples), ratio %.2fx\n",
 			ms(berthFirst[0]), berthN, float64(berthFirst[0])/float64(median(rawPass)))
@@ -108,15 +114,18 @@ func benchRunning(ctx context.Context, srv *apitest.Berth, token string, eng raw
 	return nil
 }
 
-// printRatio prints res[0] (berth) and res[1] (raw) and their ratio.
-func printRatio(out io.Writer, res []result) {
+// printRatio prints res[0] (berth) and res[1] (raw) and their ratio, and
+// returns the ratio of the medians.
+func printRatio(out io.Writer, res []result) float64 {
 	fmt.Fprintf(out, "%-6s %8s %10s %10s %10s\n", "", "listed", "median ms", "p90 ms", "min ms")
 	sums := make([]summary, len(res))
 	for i, r := range res {
 		sums[i] = summarize(r.samples)
 		fmt.Fprintf(out, "%-6s %8d %10s %10s %10s\n", r.name, r.listed, ms(sums[i].median), ms(sums[i].p90), ms(sums[i].min))
 	}
-	fmt.Fprintf(out, "ratio: %.2fx (p90 %.2fx)\n", float64(sums[0].median)/float64(sums[1].median), float64(sums[0].p90)/float64(sums[1].p90))
+	r := float64(sums[0].median) / float64(sums[1].median)
+	fmt.Fprintf(out, "ratio: %.2fx (p90 %.2fx)\n", r, float64(sums[0].p90)/float64(sums[1].p90))
+	return r
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -143,6 +152,16 @@ func (e rawEngine) benchIDs(ctx context.Context, running bool) ([]string, error)
 		ids[i] = c.ID
 	}
 	return ids, nil
+}
+
+// startBench starts the bench containers.
+func (e rawEngine) startBench(ctx context.Context, out io.Writer) error {
+	ids, err := e.benchIDs(ctx, false)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "starting the %d bench containers …\n", len(ids))
+	return e.startAll(ctx, ids)
 }
 
 // startAll starts the containers ids (a running one is left as it is).

@@ -14,6 +14,16 @@
 // against the raw engine's (-running, -cold-samples, -stats-rounds; -only
 // running runs that alone).
 //
+// Issue 23's figures: the fleet load (-load-duration of -load-rate container
+// lists per second and -load-clients event streams through a bin/berth whose
+// engine calls are counted at a proxy, then the same load straight at the
+// engine; -only load), start-to-ready with the engine stalled (SIGSTOP on
+// the test environment's second dockerd; -stall-starts; -only startup), and
+// -replica-agents simulated edge agents over -replicas bin/berth replicas on
+// one PostgreSQL database (-only replicas; off by default: pass
+// -replica-agents 5000, e.g. make bench BENCH_ARGS='-replica-agents 5000'). A summary at the end puts each
+// figure next to the issue's goal.
+//
 // Run it with "make bench", which starts the test environment and exports
 // .test-env (BERTH_TEST_IMAGE). It reports; it does not judge.
 package main
@@ -29,6 +39,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
@@ -54,7 +66,22 @@ type config struct {
 	running    bool   // start the containers and measure lists and stats over them running
 	cold       int    // cold list samples (each after containers.RestartTTL without a list)
 	stats      int    // stats passes through each path
-	only       string // "dashboard" or "running": that benchmark alone
+	only       string // "dashboard", "running", "load", "startup" or "replicas": that benchmark alone
+	load       loadConfig
+	stalls     int // starts with the engine stalled, and as many with it answering (0: skip)
+	replicas   int // bin/berth replicas of the replicas benchmark
+	repAgents  int // simulated edge agents over the replicas (0: skip)
+	repRamp    time.Duration
+	repRefuse  bool
+}
+
+// goals collects the figures that issue 23's goals name, for the summary.
+type goals struct {
+	warm, cold, stats  float64 // Berth/raw ratios of medians (0: not measured)
+	statsN             int
+	stalled, answering time.Duration // start-to-ready, existing data directory
+	load               loadFigures
+	replicas           replicaFigures
 }
 
 func main() {
@@ -88,12 +115,35 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&cfg.running, "running", true, "start the containers, then time the list warm and cold and a stats pass over them against the raw engine")
 	fs.IntVar(&cfg.cold, "cold-samples", 5, "cold container lists timed (each waits for Berth's cached facts to expire first)")
 	fs.IntVar(&cfg.stats, "stats-rounds", 3, "stats passes over the running containers through each path (0: skip)")
-	fs.StringVar(&cfg.only, "only", "", `run one benchmark alone: "dashboard" or "running"`)
+	fs.StringVar(&cfg.only, "only", "", `run one benchmark alone: "dashboard", "running", "load", "startup" or "replicas"`)
+	fs.DurationVar(&cfg.load.duration, "load-duration", 60*time.Second, "duration of the fleet load through Berth, and again straight at the engine (0: skip)")
+	fs.IntVar(&cfg.load.rate, "load-rate", 50, "container lists per second of the fleet load")
+	fs.IntVar(&cfg.load.clients, "load-clients", 200, "event streams held open during the fleet load")
+	fs.BoolVar(&cfg.load.raw, "load-raw", true, "after the fleet load through Berth, run it straight at the engine for comparison")
+	fs.DurationVar(&cfg.load.churn, "load-churn", time.Second, "during the fleet load, one container is stopped or started this often (0: none)")
+	fs.IntVar(&cfg.stalls, "stall-starts", 3, "starts of the server binary with its engine stalled (SIGSTOP on the second test dockerd), and as many with it answering (0: skip)")
+	fs.IntVar(&cfg.replicas, "replicas", 3, "bin/berth replicas on one PostgreSQL database for the replicas benchmark")
+	fs.BoolVar(&cfg.repRefuse, "replica-refuse-ops", true, "the simulated agents over the replicas end each operation Berth opens at once (false: never open it, as in run 2 of 2026-11-28)")
+	fs.DurationVar(&cfg.repRamp, "replica-ramp", 5*time.Second, "the simulated agents over the replicas start at random moments of this span")
+	// Off by default until it passes: at 5,000 agents on this 2-core machine
+	// not all connected within 5 minutes (docs/performance.md, "Fleet scale").
+	fs.IntVar(&cfg.repAgents, "replica-agents", 0, "simulated edge agents over the replicas, through a round-robin balancer (issue 23: 5000; 0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
 	if cfg.containers < 1 || cfg.iterations < 1 || cfg.warmup < 0 || cfg.starts < 0 {
 		return config{}, errors.New("-containers and -iterations must be positive, -warmup and -starts not negative")
+	}
+	if cfg.load.duration > 0 && (cfg.load.rate < 1 || cfg.load.clients < 0) {
+		return config{}, errors.New("-load-rate must be positive, -load-clients not negative")
+	}
+	if cfg.repAgents > 0 && cfg.replicas < 2 {
+		return config{}, errors.New("-replicas must be at least 2")
+	}
+	switch cfg.only {
+	case "", "dashboard", "running", "load", "startup", "replicas":
+	default:
+		return config{}, fmt.Errorf("-only %q: want dashboard, running, load, startup or replicas", cfg.only)
 	}
 	return cfg, nil
 }
@@ -103,6 +153,22 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	ver, err := eng.version(ctx)
 	if err != nil {
 		return fmt.Errorf("engine at %s: %w", enginetest.Socket, err)
+	}
+	fmt.Fprintf(out, "engine %s (API %s), %d CPUs seen by the bench\n", ver.Version, ver.APIVersion, runtime.NumCPU())
+	var g goals
+	switch cfg.only {
+	case "startup":
+		g.stalled, g.answering, err = benchStalledStartup(ctx, cfg.binary, max(cfg.stalls, 1), out)
+		if err == nil {
+			printGoals(out, cfg, &g)
+		}
+		return err
+	case "replicas":
+		g.replicas, err = benchReplicas(ctx, cfg.binary, cfg.replicas, max(cfg.repAgents, 1), cfg.repRamp, cfg.repRefuse, out)
+		if err == nil {
+			printGoals(out, cfg, &g)
+		}
+		return err
 	}
 	if err := eng.removeBenchContainers(ctx); err != nil {
 		return fmt.Errorf("remove leftovers: %w", err)
@@ -121,6 +187,16 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	if err := eng.createContainers(ctx, cfg.image, cfg.containers); err != nil {
 		return err
 	}
+	if cfg.only == "load" {
+		if err := eng.startBench(ctx, out); err != nil {
+			return err
+		}
+		if g.load, err = benchLoad(ctx, cfg.binary, eng, cfg.image, cfg.containers, cfg.load, out); err != nil {
+			return err
+		}
+		printGoals(out, cfg, &g)
+		return nil
+	}
 
 	srv, token, stopBerth, err := startBerth(ctx)
 	if err != nil {
@@ -132,7 +208,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	case "dashboard":
 		return benchDashboard(ctx, srv, token, eng, ver, cfg, max(cfg.dashboard, 1), out)
 	case "running":
-		return benchRunning(ctx, srv, token, eng, cfg, out)
+		if err := benchRunning(ctx, srv, token, eng, cfg, &g, out); err != nil {
+			return err
+		}
+		printGoals(out, cfg, &g)
+		return nil
 	}
 
 	berth := endpoint{name: "berth", url: srv.URL + "/api/containers?all=true&env=1", client: srv.Client(), min: cfg.containers, bearer: token}
@@ -152,6 +232,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	if cfg.starts > 0 {
 		if err := benchStartup(ctx, cfg.binary, cfg.starts, out); err != nil {
 			return fmt.Errorf("start-up: %w", err)
+		}
+	}
+	if cfg.stalls > 0 {
+		if g.stalled, g.answering, err = benchStalledStartup(ctx, cfg.binary, cfg.stalls, out); err != nil {
+			return fmt.Errorf("start-up with the engine stalled: %w", err)
 		}
 	}
 
@@ -190,15 +275,36 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		}
 	}
 	if cfg.running {
-		// Last but the pull: the containers stay running until the cleanup.
-		if err := benchRunning(ctx, srv, token, eng, cfg, out); err != nil {
+		// Late: the containers stay running until the cleanup.
+		if err := benchRunning(ctx, srv, token, eng, cfg, &g, out); err != nil {
 			return fmt.Errorf("running containers: %w", err)
 		}
 	}
 	if pb, ok := pullBenchFromEnv(); ok && cfg.pullRounds > 0 {
-		return pb.run(ctx, eng, srv, token, cfg.pullRounds, out)
+		if err := pb.run(ctx, eng, srv, token, cfg.pullRounds, out); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(out, "\npull benchmark skipped: BERTH_TEST_BENCH_IMAGE / BERTH_TEST_REGISTRY unset (run scripts/test-env.sh)")
 	}
-	fmt.Fprintln(out, "\npull benchmark skipped: BERTH_TEST_BENCH_IMAGE / BERTH_TEST_REGISTRY unset (run scripts/test-env.sh)")
+	if cfg.load.duration > 0 {
+		// The in-process Berth stops first: the load measures a bin/berth alone.
+		stopBerth()
+		if !cfg.running {
+			if err := eng.startBench(ctx, out); err != nil {
+				return err
+			}
+		}
+		if g.load, err = benchLoad(ctx, cfg.binary, eng, cfg.image, cfg.containers, cfg.load, out); err != nil {
+			return fmt.Errorf("fleet load: %w", err)
+		}
+	}
+	if cfg.repAgents > 0 {
+		if g.replicas, err = benchReplicas(ctx, cfg.binary, cfg.replicas, cfg.repAgents, cfg.repRamp, cfg.repRefuse, out); err != nil {
+			return fmt.Errorf("replicas: %w", err)
+		}
+	}
+	printGoals(out, cfg, &g)
 	return nil
 }
 
@@ -225,7 +331,7 @@ func startBerth(ctx context.Context) (*apitest.Berth, string, func(), error) {
 		os.RemoveAll(dir)
 		return nil, "", nil, err
 	}
-	stop := func() { b.Close(); os.RemoveAll(dir) }
+	stop := sync.OnceFunc(func() { b.Close(); os.RemoveAll(dir) })
 	token, err := b.AdminToken(ctx)
 	if err != nil {
 		stop()

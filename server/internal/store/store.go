@@ -81,6 +81,15 @@ func Open(ctx context.Context, databaseURL string, box *secret.Box) (*Store, err
 		sqlDB.Close()
 		return nil, fmt.Errorf("store: open %s: %w", dialect, err)
 	}
+	if dialect == dialectPostgres {
+		// A bounded pool: a storm of agent reconnects (each a token check,
+		// a lease claim and a last-seen write) otherwise opens a connection
+		// per concurrent query, and three replicas exhausted the server's
+		// max_connections (100 by default) with 300 agents (make bench).
+		// Queries over the bound wait for a connection.
+		sqlDB.SetMaxOpenConns(pgMaxOpenConns)
+		sqlDB.SetMaxIdleConns(pgMaxOpenConns)
+	}
 	s := &Store{db: db, sqlDB: sqlDB, dialect: dialect, box: box}
 	if err := s.migrate(ctx); err != nil {
 		sqlDB.Close()
@@ -88,6 +97,11 @@ func Open(ctx context.Context, databaseURL string, box *secret.Box) (*Store, err
 	}
 	return s, nil
 }
+
+// pgMaxOpenConns bounds the PostgreSQL connections of one Berth (of each
+// replica): three replicas stay well under PostgreSQL's default
+// max_connections of 100.
+const pgMaxOpenConns = 20
 
 // gormConfig is how the store uses gorm: driver errors translated to
 // gorm.ErrDuplicatedKey and gorm.ErrForeignKeyViolated, no implicit
