@@ -3,9 +3,16 @@ package containers
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -150,5 +157,107 @@ func TestJustStartedContainersAreTheOnesWhoseCountMayHaveChanged(t *testing.T) {
 	}
 	if !justStarted(engine.Container{State: "restarting", Status: "Restarting (1) 3 minutes ago"}) {
 		t.Error("a restarting container is not just started")
+	}
+}
+
+// TestListsShareASlowInspectionAndDoNotWaitForIt puts a proxy in front of
+// the engine that holds every inspection of one just-started container
+// (as the engine does while that container is being stopped): concurrent
+// lists join one inspection, and they answer while it is still held.
+func TestListsShareASlowInspectionAndDoNotWaitForIt(t *testing.T) {
+	enginetest.Require(t)
+	label := strings.ToLower(rand.Text()[:12])
+	t.Cleanup(func() { enginetest.RemoveLabelled(t, label) })
+	raw, err := engine.NewManager(slog.New(slog.DiscardHandler)).Client(t.Context(),
+		store.Environment{ID: 1, ConnectionType: engine.Socket, SocketPath: enginetest.Socket}.Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := raw.CreateContainer(t.Context(), engine.CreateSpec{Name: "berth-test-slowinspect-" + label, Image: enginetest.Image(),
+		Cmd: []string{"sleep", "600"}, Labels: map[string]string{enginetest.Label: label}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.StartContainer(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+
+	// The proxy: every request goes to the engine, but an inspection of id
+	// waits for release.
+	var inspections atomic.Int32
+	release := make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "docker" },
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", enginetest.Socket)
+		}},
+	}
+	sock := filepath.Join(t.TempDir(), "engine.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/containers/"+id+"/json") {
+			inspections.Add(1)
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	m := engine.NewManager(slog.New(slog.DiscardHandler))
+	t.Cleanup(m.Close)
+	s := New(m, nil, slog.New(slog.DiscardHandler))
+	env := store.Environment{ID: 2, ConnectionType: engine.Socket, SocketPath: sock}
+	const lists = 12
+	errs := make(chan error, lists)
+	for range lists {
+		go func() {
+			list, err := s.List(t.Context(), env, true)
+			if err == nil && !slices.ContainsFunc(list, func(ct engine.Container) bool { return ct.ID == id }) {
+				err = fmt.Errorf("container %s not listed", id)
+			}
+			errs <- err
+		}()
+	}
+	// Every list answers while the inspection is still held (were a list
+	// waiting for it, this would block until the test's deadline).
+	for range lists {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := inspections.Load(); n != 1 {
+		t.Fatalf("%d lists made %d inspections of the container; want one shared", lists, n)
+	}
+	unblock()
+	// Once the inspection ends, its count is cached: later lists need none.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s.restarts.mu.Lock()
+		_, cached := s.restarts.entries[restartKey{env.ID, id}]
+		s.restarts.mu.Unlock()
+		if cached {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the shared inspection never filled the cache")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := s.List(t.Context(), env, true); err != nil {
+		t.Fatal(err)
+	}
+	if n := inspections.Load(); n != 1 {
+		t.Fatalf("a list after the inspection ended inspected again (%d inspections)", n)
 	}
 }

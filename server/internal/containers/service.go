@@ -49,7 +49,7 @@ func New(engines *engine.Manager, st *store.Store, log *slog.Logger) *Service {
 		store:    st,
 		log:      log,
 		now:      time.Now,
-		restarts: restartCache{entries: map[restartKey]restartEntry{}, refreshing: map[int64]bool{}},
+		restarts: restartCache{entries: map[restartKey]restartEntry{}, refreshing: map[int64]bool{}, inflight: map[restartKey]chan struct{}{}},
 	}
 }
 
@@ -268,6 +268,9 @@ type restartCache struct {
 	mu         sync.Mutex
 	entries    map[restartKey]restartEntry
 	refreshing map[int64]bool // environments with a background refresh running
+	// inflight: the inspection of a container running now, which every list
+	// asking for the same container joins (closed when it ends).
+	inflight map[restartKey]chan struct{}
 }
 
 type restartKey struct {
@@ -296,8 +299,14 @@ const (
 	// restartSkew is the tolerance between Berth's clock and the engine's
 	// when a list's status text is compared with an inspection's times.
 	restartSkew = 3 * time.Second
-	// inspectConcurrency bounds parallel inspections while listing.
-	inspectConcurrency = 8
+	// restartWait bounds how long a list waits for the inspections it asked
+	// for. An inspection of a container being stopped waits for the stop
+	// (seconds); the list then answers with the last known count, and the
+	// inspection, shared by every list that asks meanwhile, fills the entry
+	// for the next list when it ends.
+	restartWait = 150 * time.Millisecond
+	// restartInspectTimeout bounds one shared inspection.
+	restartInspectTimeout = 30 * time.Second
 	// refreshConcurrency bounds parallel inspections of a background refresh.
 	refreshConcurrency = 4
 )
@@ -376,7 +385,10 @@ func humanDuration(d time.Duration) string {
 // fillRestartCounts sets RestartCount on each listed container from the
 // cache. Only containers whose entry no longer holds, or that have none and
 // just (re)started, are inspected before the list answers, at most
-// restartSyncMax of them (those whose count changed first); the others
+// restartSyncMax of them (those whose count changed first), and the list
+// waits at most restartWait for them (inspections are shared between
+// concurrent lists, and one that takes longer fills the cache for the next
+// list); the others
 // (a container first seen long running shows 0 meanwhile) and the entries
 // older than RestartTTL are inspected in the background afterwards. A
 // container that was never started has no restarts and needs no
@@ -425,13 +437,29 @@ func (s *Service) fillRestartCounts(ctx context.Context, envID int64, c *engine.
 		stale = stale[:restartSyncMax]
 	}
 	if len(stale) > 0 {
-		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		fanOut(ictx, stale, inspectConcurrency, func(ctx context.Context, i int) {
-			if st, err := s.inspectRestarts(ctx, envID, c, list[i].ID); err == nil {
-				list[i].RestartCount = st.RestartCount
+		done := make([]<-chan struct{}, len(stale))
+		for n, i := range stale {
+			done[n] = s.inspectShared(envID, c, list[i].ID)
+		}
+		wait := time.NewTimer(restartWait)
+	waiting:
+		for _, ch := range done {
+			select {
+			case <-ch:
+			case <-wait.C:
+				break waiting
+			case <-ctx.Done():
+				break waiting
 			}
-		})
-		cancel()
+		}
+		wait.Stop()
+		s.restarts.mu.Lock()
+		for _, i := range stale {
+			if e, ok := s.restarts.entries[restartKey{envID, list[i].ID}]; ok {
+				list[i].RestartCount = e.count
+			}
+		}
+		s.restarts.mu.Unlock()
 	}
 	if len(aged) > 0 {
 		s.refreshRestarts(envID, c, aged)
@@ -464,6 +492,33 @@ func (s *Service) inspectRestarts(ctx context.Context, envID int64, c *engine.Cl
 		started: st.StartedAt, finished: st.FinishedAt, at: at}
 	s.restarts.mu.Unlock()
 	return st, nil
+}
+
+// inspectShared starts an inspection of container id of env, or joins the
+// one running, and returns a channel closed when it ends. It runs on its own
+// deadline, not a caller's: a list that stops waiting leaves it to finish
+// and fill the entry. Concurrent lists of a busy engine (a container being
+// stopped makes its inspection wait) so cost one inspection, not one each.
+func (s *Service) inspectShared(envID int64, c *engine.Client, id string) <-chan struct{} {
+	k := restartKey{envID, id}
+	s.restarts.mu.Lock()
+	if ch, ok := s.restarts.inflight[k]; ok {
+		s.restarts.mu.Unlock()
+		return ch
+	}
+	ch := make(chan struct{})
+	s.restarts.inflight[k] = ch
+	s.restarts.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), restartInspectTimeout)
+		_, _ = s.inspectRestarts(ctx, envID, c, id)
+		cancel()
+		s.restarts.mu.Lock()
+		delete(s.restarts.inflight, k)
+		s.restarts.mu.Unlock()
+		close(ch)
+	}()
+	return ch
 }
 
 // refreshRestarts inspects ids of env in the background, unless a refresh
