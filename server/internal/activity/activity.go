@@ -49,18 +49,24 @@ type Options struct {
 	SampleEvery time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Elsewhere reports whether another replica holds an environment's
+	// agent (a replica of several, docs/scale.md): its events are collected
+	// there, where the agent's connection is, not relayed to every replica
+	// to be stored once. Nil: every environment is collected here.
+	Elsewhere func(envID int64) bool
 }
 
 // Service is the activity collector.
 type Service struct {
-	store   *store.Store
-	engines *engine.Manager
-	events  *events.Hub
-	log     *slog.Logger
-	now     func() time.Time
-	rescan  time.Duration
-	prune   time.Duration
-	sample  time.Duration
+	store     *store.Store
+	engines   *engine.Manager
+	events    *events.Hub
+	log       *slog.Logger
+	now       func() time.Time
+	elsewhere func(envID int64) bool
+	rescan    time.Duration
+	prune     time.Duration
+	sample    time.Duration
 
 	mu      sync.Mutex
 	stored  chan struct{} // closed (and replaced) when an event is stored
@@ -85,7 +91,7 @@ func New(o Options) *Service {
 		o.Events = events.NewHub(o.Engines, o.Log, events.HubOptions{})
 	}
 	return &Service{store: o.Store, engines: o.Engines, events: o.Events, log: o.Log,
-		now: o.Now, rescan: o.Rescan, prune: o.PruneEvery, sample: o.SampleEvery,
+		now: o.Now, rescan: o.Rescan, prune: o.PruneEvery, sample: o.SampleEvery, elsewhere: o.Elsewhere,
 		stored: make(chan struct{}), history: map[int64]*ring{}}
 }
 
@@ -119,7 +125,9 @@ func (s *Service) Run(ctx context.Context) error {
 			s.log.Error("activity: environments not listed", "err", err)
 		}
 		if err == nil {
-			s.reconcile(ctx, collectors, envs, func(e store.Environment) bool { return e.CollectActivity }, s.collect)
+			s.reconcile(ctx, collectors, envs, func(e store.Environment) bool {
+				return e.CollectActivity && (s.elsewhere == nil || !s.elsewhere(e.ID))
+			}, s.collect)
 			s.reconcile(ctx, samplers, envs, func(e store.Environment) bool { return e.CollectMetrics }, s.sampleLoop)
 			s.forgetHistory(envs)
 		}

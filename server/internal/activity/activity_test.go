@@ -10,6 +10,7 @@ import (
 	"maps"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,13 +26,19 @@ import (
 // 50 ms, until the test ends; it logs (at debug level) to log, if any.
 func collector(t *testing.T, s *store.Store, log io.Writer) *activity.Service {
 	t.Helper()
+	return collectorWith(t, s, log, nil)
+}
+
+// collectorWith is collector with Options.Elsewhere.
+func collectorWith(t *testing.T, s *store.Store, log io.Writer, elsewhere func(int64) bool) *activity.Service {
+	t.Helper()
 	if log == nil {
 		log = io.Discard
 	}
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	engines := engine.NewManager(logger)
 	svc := activity.New(activity.Options{Store: s, Engines: engines, Log: logger, Rescan: 50 * time.Millisecond,
-		SampleEvery: time.Hour})
+		SampleEvery: time.Hour, Elsewhere: elsewhere})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -147,6 +154,41 @@ func TestCollectorFollowsEnvironmentsAsTheyAreSwitchedOnAndOff(t *testing.T) {
 			t.Fatalf("event of environment %d after it was removed: %+v", e.EnvironmentID, e)
 		}
 	}
+}
+
+// An environment whose agent another replica holds is collected there, not
+// here; once its agent is held here (or nowhere else), it is collected.
+func TestCollectorLeavesAnEnvironmentHeldByAnotherReplica(t *testing.T) {
+	enginetest.Require(t)
+	t.Parallel()
+	label := unique(t)
+	t.Cleanup(func() { enginetest.RemoveLabelled(t, label) })
+	s, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "berth.db"), storetest.Box(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	env := store.Environment{Name: "held-elsewhere", ConnectionType: "socket", SocketPath: enginetest.Socket, CollectActivity: true}
+	if err := s.CreateEnvironment(t.Context(), &env); err != nil {
+		t.Fatal(err)
+	}
+	witness := store.Environment{Name: "witness", ConnectionType: "socket", SocketPath: enginetest.Socket, CollectActivity: true}
+	if err := s.CreateEnvironment(t.Context(), &witness); err != nil {
+		t.Fatal(err)
+	}
+	var elsewhere atomic.Bool
+	elsewhere.Store(true)
+	collectorWith(t, s, nil, func(id int64) bool { return id == env.ID && elsewhere.Load() })
+
+	collectedWithin(t, s, label, "elsewhere") // the witness's events are stored: the other's would have been too
+	if got, _, err := s.ListActivity(t.Context(), store.ActivityFilter{EnvironmentIDs: []int64{env.ID}}); err != nil || len(got) != 0 {
+		t.Fatalf("collected an environment another replica holds: %+v %v", got, err)
+	}
+	if err := s.DeleteEnvironment(t.Context(), witness.ID); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere.Store(false) // the agent came here: the next rescan follows it
+	collectedWithin(t, s, label, "here")
 }
 
 // Two servers' collectors on one PostgreSQL database follow the same

@@ -263,6 +263,16 @@ func (r *relay) remoteLease(envID int64) (store.HeldLease, bool) {
 	return l, ok
 }
 
+// HeldElsewhere reports whether env's edge agent is connected to another
+// live replica, as of the last reconcile (false for a single Berth).
+func (s *Service) HeldElsewhere(envID int64) bool {
+	if s.relay == nil {
+		return false
+	}
+	_, ok := s.relay.remoteLease(envID)
+	return ok
+}
+
 // conn returns the cached connection to a replica's relay.
 func (r *relay) conn(rep store.Replica) (*grpc.ClientConn, error) {
 	r.mu.Lock()

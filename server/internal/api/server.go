@@ -197,7 +197,11 @@ func New(d Deps) *Server {
 	// /api/events, the activity collector, the notifier and the containers
 	// list cache.
 	hub := events.NewHub(d.Engines, d.Log, events.HubOptions{})
-	act := activity.New(activity.Options{Store: d.Store, Engines: d.Engines, Events: hub, Log: d.Log})
+	var elsewhere func(int64) bool
+	if d.Agents != nil {
+		elsewhere = d.Agents.HeldElsewhere
+	}
+	act := activity.New(activity.Options{Store: d.Store, Engines: d.Engines, Events: hub, Log: d.Log, Elsewhere: elsewhere})
 	nopts := notify.Options{Store: d.Store, Engines: d.Engines, Events: hub, Log: d.Log,
 		Node: d.Node, Outbound: ob}
 	if d.License != nil {
