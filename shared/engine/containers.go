@@ -121,11 +121,11 @@ func (c *Client) ListContainers(ctx context.Context, all bool) ([]Container, err
 	}
 	return coalesce(ctx, &c.conn.reads, key, func(ctx context.Context) ([]Container, error) {
 		return c.listContainers(ctx, all)
-	}, cloneContainers)
+	}, CloneContainers)
 }
 
-// cloneContainers is a deep copy of list: every caller may change its own.
-func cloneContainers(list []Container) []Container {
+// CloneContainers is a deep copy of list: every caller may change its own.
+func CloneContainers(list []Container) []Container {
 	out := make([]Container, len(list))
 	for i, c := range list {
 		c.Ports = slices.Clone(c.Ports)

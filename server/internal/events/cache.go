@@ -2,8 +2,6 @@ package events
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -59,7 +57,7 @@ func (h *Hub) Containers(ctx context.Context, env store.Environment, all bool,
 	if e := st.lists[i]; usable && e != nil && e.gen == st.gen && now.Sub(e.at) < h.o.ListMaxAge {
 		h.mu.Unlock()
 		h.hits.Add(1)
-		return cloneContainers(e.list), nil
+		return engine.CloneContainers(e.list), nil
 	}
 	gen := st.gen
 	h.mu.Unlock()
@@ -74,7 +72,7 @@ func (h *Hub) Containers(ctx context.Context, env store.Environment, all bool,
 	// reported no change (each bumps gen), Berth changed nothing.
 	if h.envs[env.ID] == st && st.gen == gen {
 		if e := st.lists[i]; e == nil || e.gen != gen || e.at.Before(now) {
-			st.lists[i] = &listEntry{gen: gen, at: now, list: cloneContainers(list)}
+			st.lists[i] = &listEntry{gen: gen, at: now, list: engine.CloneContainers(list)}
 			h.fills.Add(1)
 		}
 	}
@@ -107,21 +105,4 @@ func changesList(ev engine.Event) bool {
 		return false
 	}
 	return true
-}
-
-// cloneContainers is a deep copy of list: callers may change theirs.
-func cloneContainers(list []engine.Container) []engine.Container {
-	out := make([]engine.Container, len(list))
-	for i, c := range list {
-		c.Ports = slices.Clone(c.Ports)
-		c.Mounts = slices.Clone(c.Mounts)
-		c.Networks = maps.Clone(c.Networks)
-		c.Labels = maps.Clone(c.Labels)
-		if c.ExitCode != nil {
-			code := *c.ExitCode
-			c.ExitCode = &code
-		}
-		out[i] = c
-	}
-	return out
 }
