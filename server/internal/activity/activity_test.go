@@ -97,26 +97,33 @@ func collectedWithin(t *testing.T, s *store.Store, label, prefix string) {
 	}
 }
 
-func TestCollectorFollowsEnvironmentsAsTheyAreSwitchedOnAndOff(t *testing.T) {
-	enginetest.Require(t)
-	t.Parallel()
-	label := unique(t)
-	t.Cleanup(func() { enginetest.RemoveLabelled(t, label) })
+// withWitness opens a SQLite store with an environment name on the local
+// engine (collecting activity or not) and a witness on the same engine that
+// collects from the start: once an event of the witness is stored, the
+// other's would have been too.
+func withWitness(t *testing.T, name string, collect bool) (*store.Store, store.Environment, store.Environment) {
+	t.Helper()
 	s, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "berth.db"), storetest.Box(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	env := store.Environment{Name: "local", ConnectionType: "socket", SocketPath: enginetest.Socket, CollectActivity: false}
-	if err := s.CreateEnvironment(t.Context(), &env); err != nil {
-		t.Fatal(err)
-	}
-	// A second environment on the same engine collects from the start:
-	// once an event of it is stored, the first one's would have been too.
+	env := store.Environment{Name: name, ConnectionType: "socket", SocketPath: enginetest.Socket, CollectActivity: collect}
 	witness := store.Environment{Name: "witness", ConnectionType: "socket", SocketPath: enginetest.Socket, CollectActivity: true}
-	if err := s.CreateEnvironment(t.Context(), &witness); err != nil {
-		t.Fatal(err)
+	for _, e := range []*store.Environment{&env, &witness} {
+		if err := s.CreateEnvironment(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
 	}
+	return s, env, witness
+}
+
+func TestCollectorFollowsEnvironmentsAsTheyAreSwitchedOnAndOff(t *testing.T) {
+	enginetest.Require(t)
+	t.Parallel()
+	label := unique(t)
+	t.Cleanup(func() { enginetest.RemoveLabelled(t, label) })
+	s, env, witness := withWitness(t, "local", false)
 	collector(t, s, nil)
 
 	// Off: nothing of this environment is stored.
@@ -163,19 +170,7 @@ func TestCollectorLeavesAnEnvironmentHeldByAnotherReplica(t *testing.T) {
 	t.Parallel()
 	label := unique(t)
 	t.Cleanup(func() { enginetest.RemoveLabelled(t, label) })
-	s, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "berth.db"), storetest.Box(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	env := store.Environment{Name: "held-elsewhere", ConnectionType: "socket", SocketPath: enginetest.Socket, CollectActivity: true}
-	if err := s.CreateEnvironment(t.Context(), &env); err != nil {
-		t.Fatal(err)
-	}
-	witness := store.Environment{Name: "witness", ConnectionType: "socket", SocketPath: enginetest.Socket, CollectActivity: true}
-	if err := s.CreateEnvironment(t.Context(), &witness); err != nil {
-		t.Fatal(err)
-	}
+	s, env, witness := withWitness(t, "held-elsewhere", true)
 	var elsewhere atomic.Bool
 	elsewhere.Store(true)
 	collectorWith(t, s, nil, func(id int64) bool { return id == env.ID && elsewhere.Load() })
