@@ -42,7 +42,17 @@ async function killAgent() {
   if (!agent || agent.exitCode !== null || agent.signalCode !== null) return;
   const exited = new Promise((r) => agent.once('exit', r));
   agent.kill('SIGKILL');
-  await exited;
+  // Bounded: a run of the full suite once hung here or in the cleanup after it (the agent's exit never
+  // reported); a kill that is not seen within 10 s fails the test instead of hanging the suite.
+  let timer;
+  const bound = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error('the agent did not exit within 10 s of SIGKILL')), 10_000);
+  });
+  try {
+    await Promise.race([exited, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const banner = () => page.getByRole('status').filter({ hasText: /is (offline|busy)\./ });
