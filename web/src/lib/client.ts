@@ -70,3 +70,12 @@ export async function unwrap<D>(call: Promise<Answer<D>>, opts: UnwrapOptions = 
   }
   return a.data as D;
 }
+
+/**
+ * The query of the sign-in methods, one definition for every screen that reads them (sign-in page, settings):
+ * the cache holds the server's answer as it is, and a screen that wants a part of it selects it.
+ */
+export const authProvidersQuery = {
+  queryKey: ['auth', 'providers'] as const,
+  queryFn: () => unwrap(client.GET('/api/auth/providers'), { redirectOn401: false }),
+};
