@@ -115,7 +115,7 @@ var File_berth_agent_v1_agent_service_proto protoreflect.FileDescriptor
 
 const file_berth_agent_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
-	"\"berth/agent/v1/agent_service.proto\x12\x0eberth.agent.v1\x1a\x1eberth/agent/v1/operation.proto\"F\n" +
+	"\"berth/agent/v1/agent_service.proto\x12\x0eberth.agent.v1\x1a\x1eberth/agent/v1/operation.proto\x1a%berth/agent/v1/operation_output.proto\"F\n" +
 	"\x0eOperateRequest\x124\n" +
 	"\x05input\x18\x01 \x01(\v2\x1e.berth.agent.v1.OperationInputR\x05input\"J\n" +
 	"\x0fOperateResponse\x127\n" +
@@ -160,6 +160,7 @@ func file_berth_agent_v1_agent_service_proto_init() {
 		return
 	}
 	file_berth_agent_v1_operation_proto_init()
+	file_berth_agent_v1_operation_output_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -203,267 +203,6 @@ func (*ConnectResponse_HeartbeatAck) isConnectResponse_Message() {}
 
 func (*ConnectResponse_Open) isConnectResponse_Message() {}
 
-// Hello is the agent's first message.
-type Hello struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// agent_id identifies the agent installation (kept across restarts).
-	AgentId      string `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	AgentName    string `protobuf:"bytes,2,opt,name=agent_name,json=agentName,proto3" json:"agent_name,omitempty"`
-	AgentVersion string `protobuf:"bytes,3,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
-	// capabilities: what the agent can do, e.g. "compose", "exec", "metrics".
-	Capabilities  []string `protobuf:"bytes,4,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Hello) Reset() {
-	*x = Hello{}
-	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[2]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Hello) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Hello) ProtoMessage() {}
-
-func (x *Hello) ProtoReflect() protoreflect.Message {
-	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[2]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Hello.ProtoReflect.Descriptor instead.
-func (*Hello) Descriptor() ([]byte, []int) {
-	return file_berth_agent_v1_edge_service_proto_rawDescGZIP(), []int{2}
-}
-
-func (x *Hello) GetAgentId() string {
-	if x != nil {
-		return x.AgentId
-	}
-	return ""
-}
-
-func (x *Hello) GetAgentName() string {
-	if x != nil {
-		return x.AgentName
-	}
-	return ""
-}
-
-func (x *Hello) GetAgentVersion() string {
-	if x != nil {
-		return x.AgentVersion
-	}
-	return ""
-}
-
-func (x *Hello) GetCapabilities() []string {
-	if x != nil {
-		return x.Capabilities
-	}
-	return nil
-}
-
-// Welcome accepts the agent.
-type Welcome struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	EnvironmentId int64                  `protobuf:"varint,1,opt,name=environment_id,json=environmentId,proto3" json:"environment_id,omitempty"`
-	// heartbeat_interval_ms: how often the agent sends a heartbeat. Berth
-	// drops a connection that stays silent for three intervals.
-	HeartbeatIntervalMs int64 `protobuf:"varint,2,opt,name=heartbeat_interval_ms,json=heartbeatIntervalMs,proto3" json:"heartbeat_interval_ms,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
-}
-
-func (x *Welcome) Reset() {
-	*x = Welcome{}
-	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[3]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Welcome) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Welcome) ProtoMessage() {}
-
-func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[3]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
-func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_berth_agent_v1_edge_service_proto_rawDescGZIP(), []int{3}
-}
-
-func (x *Welcome) GetEnvironmentId() int64 {
-	if x != nil {
-		return x.EnvironmentId
-	}
-	return 0
-}
-
-func (x *Welcome) GetHeartbeatIntervalMs() int64 {
-	if x != nil {
-		return x.HeartbeatIntervalMs
-	}
-	return 0
-}
-
-// Heartbeat says the agent is alive.
-type Heartbeat struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SentUnixMs    int64                  `protobuf:"varint,1,opt,name=sent_unix_ms,json=sentUnixMs,proto3" json:"sent_unix_ms,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Heartbeat) Reset() {
-	*x = Heartbeat{}
-	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[4]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Heartbeat) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Heartbeat) ProtoMessage() {}
-
-func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[4]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
-func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_berth_agent_v1_edge_service_proto_rawDescGZIP(), []int{4}
-}
-
-func (x *Heartbeat) GetSentUnixMs() int64 {
-	if x != nil {
-		return x.SentUnixMs
-	}
-	return 0
-}
-
-// HeartbeatAck says Berth is alive.
-type HeartbeatAck struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SentUnixMs    int64                  `protobuf:"varint,1,opt,name=sent_unix_ms,json=sentUnixMs,proto3" json:"sent_unix_ms,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *HeartbeatAck) Reset() {
-	*x = HeartbeatAck{}
-	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[5]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *HeartbeatAck) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*HeartbeatAck) ProtoMessage() {}
-
-func (x *HeartbeatAck) ProtoReflect() protoreflect.Message {
-	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[5]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use HeartbeatAck.ProtoReflect.Descriptor instead.
-func (*HeartbeatAck) Descriptor() ([]byte, []int) {
-	return file_berth_agent_v1_edge_service_proto_rawDescGZIP(), []int{5}
-}
-
-func (x *HeartbeatAck) GetSentUnixMs() int64 {
-	if x != nil {
-		return x.SentUnixMs
-	}
-	return 0
-}
-
-// OpenOperation asks the agent to open a Serve stream for an operation.
-type OpenOperation struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	OperationId   string                 `protobuf:"bytes,1,opt,name=operation_id,json=operationId,proto3" json:"operation_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *OpenOperation) Reset() {
-	*x = OpenOperation{}
-	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[6]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *OpenOperation) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*OpenOperation) ProtoMessage() {}
-
-func (x *OpenOperation) ProtoReflect() protoreflect.Message {
-	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[6]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use OpenOperation.ProtoReflect.Descriptor instead.
-func (*OpenOperation) Descriptor() ([]byte, []int) {
-	return file_berth_agent_v1_edge_service_proto_rawDescGZIP(), []int{6}
-}
-
-func (x *OpenOperation) GetOperationId() string {
-	if x != nil {
-		return x.OperationId
-	}
-	return ""
-}
-
 // ServeRequest is a message from the agent on an operation stream.
 type ServeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -476,7 +215,7 @@ type ServeRequest struct {
 
 func (x *ServeRequest) Reset() {
 	*x = ServeRequest{}
-	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[7]
+	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -488,7 +227,7 @@ func (x *ServeRequest) String() string {
 func (*ServeRequest) ProtoMessage() {}
 
 func (x *ServeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[7]
+	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -501,7 +240,7 @@ func (x *ServeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServeRequest.ProtoReflect.Descriptor instead.
 func (*ServeRequest) Descriptor() ([]byte, []int) {
-	return file_berth_agent_v1_edge_service_proto_rawDescGZIP(), []int{7}
+	return file_berth_agent_v1_edge_service_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ServeRequest) GetOperationId() string {
@@ -528,7 +267,7 @@ type ServeResponse struct {
 
 func (x *ServeResponse) Reset() {
 	*x = ServeResponse{}
-	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[8]
+	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -540,7 +279,7 @@ func (x *ServeResponse) String() string {
 func (*ServeResponse) ProtoMessage() {}
 
 func (x *ServeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[8]
+	mi := &file_berth_agent_v1_edge_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -553,7 +292,7 @@ func (x *ServeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServeResponse.ProtoReflect.Descriptor instead.
 func (*ServeResponse) Descriptor() ([]byte, []int) {
-	return file_berth_agent_v1_edge_service_proto_rawDescGZIP(), []int{8}
+	return file_berth_agent_v1_edge_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ServeResponse) GetInput() *OperationInput {
@@ -567,7 +306,7 @@ var File_berth_agent_v1_edge_service_proto protoreflect.FileDescriptor
 
 const file_berth_agent_v1_edge_service_proto_rawDesc = "" +
 	"\n" +
-	"!berth/agent/v1/edge_service.proto\x12\x0eberth.agent.v1\x1a\x1eberth/agent/v1/operation.proto\"\x85\x01\n" +
+	"!berth/agent/v1/edge_service.proto\x12\x0eberth.agent.v1\x1a\"berth/agent/v1/edge_messages.proto\x1a\x1eberth/agent/v1/operation.proto\x1a%berth/agent/v1/operation_output.proto\"\x85\x01\n" +
 	"\x0eConnectRequest\x12-\n" +
 	"\x05hello\x18\x01 \x01(\v2\x15.berth.agent.v1.HelloH\x00R\x05hello\x129\n" +
 	"\theartbeat\x18\x02 \x01(\v2\x19.berth.agent.v1.HeartbeatH\x00R\theartbeatB\t\n" +
@@ -576,24 +315,7 @@ const file_berth_agent_v1_edge_service_proto_rawDesc = "" +
 	"\awelcome\x18\x01 \x01(\v2\x17.berth.agent.v1.WelcomeH\x00R\awelcome\x12C\n" +
 	"\rheartbeat_ack\x18\x02 \x01(\v2\x1c.berth.agent.v1.HeartbeatAckH\x00R\fheartbeatAck\x123\n" +
 	"\x04open\x18\x03 \x01(\v2\x1d.berth.agent.v1.OpenOperationH\x00R\x04openB\t\n" +
-	"\amessage\"\x8a\x01\n" +
-	"\x05Hello\x12\x19\n" +
-	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
-	"\n" +
-	"agent_name\x18\x02 \x01(\tR\tagentName\x12#\n" +
-	"\ragent_version\x18\x03 \x01(\tR\fagentVersion\x12\"\n" +
-	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\"d\n" +
-	"\aWelcome\x12%\n" +
-	"\x0eenvironment_id\x18\x01 \x01(\x03R\renvironmentId\x122\n" +
-	"\x15heartbeat_interval_ms\x18\x02 \x01(\x03R\x13heartbeatIntervalMs\"-\n" +
-	"\tHeartbeat\x12 \n" +
-	"\fsent_unix_ms\x18\x01 \x01(\x03R\n" +
-	"sentUnixMs\"0\n" +
-	"\fHeartbeatAck\x12 \n" +
-	"\fsent_unix_ms\x18\x01 \x01(\x03R\n" +
-	"sentUnixMs\"2\n" +
-	"\rOpenOperation\x12!\n" +
-	"\foperation_id\x18\x01 \x01(\tR\voperationId\"j\n" +
+	"\amessage\"j\n" +
 	"\fServeRequest\x12!\n" +
 	"\foperation_id\x18\x01 \x01(\tR\voperationId\x127\n" +
 	"\x06output\x18\x02 \x01(\v2\x1f.berth.agent.v1.OperationOutputR\x06output\"E\n" +
@@ -615,32 +337,32 @@ func file_berth_agent_v1_edge_service_proto_rawDescGZIP() []byte {
 	return file_berth_agent_v1_edge_service_proto_rawDescData
 }
 
-var file_berth_agent_v1_edge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_berth_agent_v1_edge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_berth_agent_v1_edge_service_proto_goTypes = []any{
 	(*ConnectRequest)(nil),  // 0: berth.agent.v1.ConnectRequest
 	(*ConnectResponse)(nil), // 1: berth.agent.v1.ConnectResponse
-	(*Hello)(nil),           // 2: berth.agent.v1.Hello
-	(*Welcome)(nil),         // 3: berth.agent.v1.Welcome
-	(*Heartbeat)(nil),       // 4: berth.agent.v1.Heartbeat
-	(*HeartbeatAck)(nil),    // 5: berth.agent.v1.HeartbeatAck
-	(*OpenOperation)(nil),   // 6: berth.agent.v1.OpenOperation
-	(*ServeRequest)(nil),    // 7: berth.agent.v1.ServeRequest
-	(*ServeResponse)(nil),   // 8: berth.agent.v1.ServeResponse
+	(*ServeRequest)(nil),    // 2: berth.agent.v1.ServeRequest
+	(*ServeResponse)(nil),   // 3: berth.agent.v1.ServeResponse
+	(*Hello)(nil),           // 4: berth.agent.v1.Hello
+	(*Heartbeat)(nil),       // 5: berth.agent.v1.Heartbeat
+	(*Welcome)(nil),         // 6: berth.agent.v1.Welcome
+	(*HeartbeatAck)(nil),    // 7: berth.agent.v1.HeartbeatAck
+	(*OpenOperation)(nil),   // 8: berth.agent.v1.OpenOperation
 	(*OperationOutput)(nil), // 9: berth.agent.v1.OperationOutput
 	(*OperationInput)(nil),  // 10: berth.agent.v1.OperationInput
 }
 var file_berth_agent_v1_edge_service_proto_depIdxs = []int32{
-	2,  // 0: berth.agent.v1.ConnectRequest.hello:type_name -> berth.agent.v1.Hello
-	4,  // 1: berth.agent.v1.ConnectRequest.heartbeat:type_name -> berth.agent.v1.Heartbeat
-	3,  // 2: berth.agent.v1.ConnectResponse.welcome:type_name -> berth.agent.v1.Welcome
-	5,  // 3: berth.agent.v1.ConnectResponse.heartbeat_ack:type_name -> berth.agent.v1.HeartbeatAck
-	6,  // 4: berth.agent.v1.ConnectResponse.open:type_name -> berth.agent.v1.OpenOperation
+	4,  // 0: berth.agent.v1.ConnectRequest.hello:type_name -> berth.agent.v1.Hello
+	5,  // 1: berth.agent.v1.ConnectRequest.heartbeat:type_name -> berth.agent.v1.Heartbeat
+	6,  // 2: berth.agent.v1.ConnectResponse.welcome:type_name -> berth.agent.v1.Welcome
+	7,  // 3: berth.agent.v1.ConnectResponse.heartbeat_ack:type_name -> berth.agent.v1.HeartbeatAck
+	8,  // 4: berth.agent.v1.ConnectResponse.open:type_name -> berth.agent.v1.OpenOperation
 	9,  // 5: berth.agent.v1.ServeRequest.output:type_name -> berth.agent.v1.OperationOutput
 	10, // 6: berth.agent.v1.ServeResponse.input:type_name -> berth.agent.v1.OperationInput
 	0,  // 7: berth.agent.v1.EdgeService.Connect:input_type -> berth.agent.v1.ConnectRequest
-	7,  // 8: berth.agent.v1.EdgeService.Serve:input_type -> berth.agent.v1.ServeRequest
+	2,  // 8: berth.agent.v1.EdgeService.Serve:input_type -> berth.agent.v1.ServeRequest
 	1,  // 9: berth.agent.v1.EdgeService.Connect:output_type -> berth.agent.v1.ConnectResponse
-	8,  // 10: berth.agent.v1.EdgeService.Serve:output_type -> berth.agent.v1.ServeResponse
+	3,  // 10: berth.agent.v1.EdgeService.Serve:output_type -> berth.agent.v1.ServeResponse
 	9,  // [9:11] is the sub-list for method output_type
 	7,  // [7:9] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
@@ -653,7 +375,9 @@ func file_berth_agent_v1_edge_service_proto_init() {
 	if File_berth_agent_v1_edge_service_proto != nil {
 		return
 	}
+	file_berth_agent_v1_edge_messages_proto_init()
 	file_berth_agent_v1_operation_proto_init()
+	file_berth_agent_v1_operation_output_proto_init()
 	file_berth_agent_v1_edge_service_proto_msgTypes[0].OneofWrappers = []any{
 		(*ConnectRequest_Hello)(nil),
 		(*ConnectRequest_Heartbeat)(nil),
@@ -669,7 +393,7 @@ func file_berth_agent_v1_edge_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_berth_agent_v1_edge_service_proto_rawDesc), len(file_berth_agent_v1_edge_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
