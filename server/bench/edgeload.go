@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -164,7 +165,11 @@ func failureKinds(agents []*simAgent) (sessions int64, kinds map[string]int) {
 // run holds the agent's connection until ctx ends, reconnecting like
 // berth-agent (full jitter, 1 s doubling to 60 s).
 func (a *simAgent) run(ctx context.Context, target string, id int) {
-	cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// The channel's reconnection back-off bounded like berth-agent's
+	// (agent/internal/edge ConnectParams), not gRPC's default 120 s.
+	cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 20 * time.Second,
+			Backoff: backoff.Config{BaseDelay: time.Second, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 60 * time.Second}}))
 	if err != nil {
 		return
 	}

@@ -66,7 +66,7 @@ type config struct {
 	running    bool   // start the containers and measure lists and stats over them running
 	cold       int    // cold list samples (each after containers.RestartTTL without a list)
 	stats      int    // stats passes through each path
-	only       string // "dashboard", "running", "load", "startup" or "replicas": that benchmark alone
+	only       string // "dashboard", "running", "load", "startup", "replicas" or "edge": that benchmark alone
 	load       loadConfig
 	stalls     int // starts with the engine stalled, and as many with it answering (0: skip)
 	replicas   int // bin/berth replicas of the replicas benchmark
@@ -115,7 +115,7 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&cfg.running, "running", true, "start the containers, then time the list warm and cold and a stats pass over them against the raw engine")
 	fs.IntVar(&cfg.cold, "cold-samples", 5, "cold container lists timed (each waits for Berth's cached facts to expire first)")
 	fs.IntVar(&cfg.stats, "stats-rounds", 3, "stats passes over the running containers through each path (0: skip)")
-	fs.StringVar(&cfg.only, "only", "", `run one benchmark alone: "dashboard", "running", "load", "startup" or "replicas"`)
+	fs.StringVar(&cfg.only, "only", "", `run one benchmark alone: "dashboard", "running", "load", "startup", "replicas" or "edge" (-edge-agents against one Berth)`)
 	fs.DurationVar(&cfg.load.duration, "load-duration", 60*time.Second, "duration of the fleet load through Berth, and again straight at the engine (0: skip)")
 	fs.IntVar(&cfg.load.rate, "load-rate", 50, "container lists per second of the fleet load")
 	fs.IntVar(&cfg.load.clients, "load-clients", 200, "event streams held open during the fleet load")
@@ -141,9 +141,9 @@ func parseFlags(args []string) (config, error) {
 		return config{}, errors.New("-replicas must be at least 2")
 	}
 	switch cfg.only {
-	case "", "dashboard", "running", "load", "startup", "replicas":
+	case "", "dashboard", "running", "load", "startup", "replicas", "edge":
 	default:
-		return config{}, fmt.Errorf("-only %q: want dashboard, running, load, startup or replicas", cfg.only)
+		return config{}, fmt.Errorf("-only %q: want dashboard, running, load, startup, replicas or edge", cfg.only)
 	}
 	return cfg, nil
 }
@@ -163,6 +163,8 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 			printGoals(out, cfg, &g)
 		}
 		return err
+	case "edge":
+		return benchEdgeLoad(ctx, cfg.binary, max(cfg.edgeAgents, 1), out)
 	case "replicas":
 		g.replicas, err = benchReplicas(ctx, cfg.binary, cfg.replicas, max(cfg.repAgents, 1), cfg.repRamp, cfg.repRefuse, out)
 		if err == nil {

@@ -4,6 +4,8 @@
 package atomicfile
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -11,6 +13,24 @@ import (
 // Write replaces path with data, creating parent directories (0700) as needed.
 // After a crash the file holds either its old content or data, never a part.
 func Write(path string, data []byte, perm os.FileMode) error {
+	return place(path, data, perm, os.Rename)
+}
+
+// Create writes data to path only if no file is there, creating parent
+// directories (0700) as needed, and reports whether it did. Of several
+// processes creating one path at once (replicas on a shared volume), exactly
+// one creates it; the file is whole from the moment it appears.
+func Create(path string, data []byte, perm os.FileMode) (bool, error) {
+	err := place(path, data, perm, os.Link)
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// place writes data to a synced temporary file next to path and puts it at
+// path with put (rename: replace; link: create only).
+func place(path string, data []byte, perm os.FileMode, put func(tmp, path string) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -20,7 +40,7 @@ func Write(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
+	defer os.Remove(tmp) // no-op after a successful rename; after a link, the temporary name goes
 	if err := f.Chmod(perm); err != nil {
 		f.Close()
 		return err
@@ -36,7 +56,7 @@ func Write(path string, data []byte, perm os.FileMode) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := put(tmp, path); err != nil {
 		return err
 	}
 	// Sync the directory so the rename itself survives a power loss.

@@ -60,3 +60,26 @@ func TestWriteIntoUnwritableDirectoryFailsAndKeepsOldContent(t *testing.T) {
 		t.Fatalf("content = %q, want old", got)
 	}
 }
+
+func TestCreateWritesOnlyWhenNothingIsThere(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "token")
+	created, err := Create(path, []byte("first"), 0o600)
+	if err != nil || !created {
+		t.Fatalf("first Create = %v, %v", created, err)
+	}
+	created, err = Create(path, []byte("second"), 0o600)
+	if err != nil || created {
+		t.Fatalf("second Create = %v, %v", created, err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "first" {
+		t.Fatalf("file holds %q", got)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode: %v, %v", fi, err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Fatalf("temporaries left: %v", entries)
+	}
+}

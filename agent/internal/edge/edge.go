@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -71,11 +72,24 @@ func New(cfg Config, runner *ops.Runner) (*Agent, error) {
 		grpc.WithPerRPCCredentials(token(cfg.Token)),
 		// A cut connection is noticed even while no operation runs.
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 20 * time.Second, Timeout: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.WithConnectParams(ConnectParams(cfg.MinBackoff, cfg.MaxBackoff)),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("edge: %w", err)
 	}
 	return &Agent{cfg: cfg, runner: runner, client: agentpb.NewEdgeServiceClient(conn), conn: conn}, nil
+}
+
+// ConnectParams bounds the gRPC channel's own reconnection back-off by the
+// agent's: after a failed dial the channel waits up to maxBackoff, not
+// gRPC's default 120 s, before it dials again, so that an agent whose
+// server (or a replica behind the load balancer) was down comes back within
+// its own back-off.
+func ConnectParams(minBackoff, maxBackoff time.Duration) grpc.ConnectParams {
+	return grpc.ConnectParams{
+		Backoff:           backoff.Config{BaseDelay: minBackoff, Multiplier: 1.6, Jitter: 0.2, MaxDelay: maxBackoff},
+		MinConnectTimeout: 20 * time.Second,
+	}
 }
 
 // dialTarget turns the server URL into a gRPC target and its transport credentials.

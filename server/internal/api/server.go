@@ -164,6 +164,9 @@ func New(d Deps) *Server {
 	if v := reflect.ValueOf(d.Replica); v.Kind() == reflect.Pointer && v.IsNil() {
 		d.Replica = nil // a nil *Registry given as the interface: a single Berth
 	}
+	if d.Replica != nil {
+		stk.UseReplica(d.Replica.Self()) // one operation per stack across the replicas
+	}
 	if d.Auth != nil {
 		d.Auth.UseOutbound(ob)
 		if d.Replica != nil {

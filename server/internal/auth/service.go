@@ -277,7 +277,8 @@ func (s *Service) SetupRequired(ctx context.Context) (bool, error) {
 
 // PrepareSetup returns the one-time setup token while no user exists,
 // reusing the one in the data directory so a restart does not invalidate it;
-// "" once a user exists.
+// "" once a user exists. Replicas sharing the data directory share one
+// token: the first to start creates the file, the others read it.
 func (s *Service) PrepareSetup(ctx context.Context) (string, error) {
 	need, err := s.SetupRequired(ctx)
 	if err != nil || !need {
@@ -288,31 +289,53 @@ func (s *Service) PrepareSetup(ctx context.Context) (string, error) {
 	if s.setupToken != "" {
 		return s.setupToken, nil
 	}
-	path := filepath.Join(s.dataDir, SetupTokenFile)
-	if data, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(data))) >= 32 {
-		s.setupToken = strings.TrimSpace(string(data))
-		return s.setupToken, nil
+	if tok := s.storedSetupToken(); tok != "" {
+		s.setupToken = tok
+		return tok, nil
 	}
 	// Hex, so that a double click in a terminal selects the whole token.
 	raw := make([]byte, 24)
 	_, _ = rand.Read(raw)
 	tok := hex.EncodeToString(raw)
-	if err := atomicfile.Write(path, []byte(tok+"\n"), 0o600); err != nil {
+	created, err := atomicfile.Create(s.SetupTokenPath(), []byte(tok+"\n"), 0o600)
+	if err != nil {
 		return "", fmt.Errorf("write setup token: %w", err)
+	}
+	if !created { // another replica wrote it first
+		if tok = s.storedSetupToken(); tok == "" {
+			return "", errors.New("write setup token: the file another Berth wrote is not a token")
+		}
 	}
 	s.setupToken = tok
 	return tok, nil
 }
 
+// storedSetupToken is the setup token in the data directory, or "".
+func (s *Service) storedSetupToken() string {
+	data, err := os.ReadFile(s.SetupTokenPath())
+	if tok := strings.TrimSpace(string(data)); err == nil && len(tok) >= 32 {
+		return tok
+	}
+	return ""
+}
+
 // SetupTokenPath is where the setup token is kept.
 func (s *Service) SetupTokenPath() string { return filepath.Join(s.dataDir, SetupTokenFile) }
 
-// checkSetupToken compares tok with the setup token in constant time.
+// checkSetupToken compares tok with the setup token in constant time: the
+// one in the data directory while it is there (the one every replica
+// prints), else the one this server prepared.
 func (s *Service) checkSetupToken(tok string) bool {
 	s.setupMu.Lock()
 	want := s.setupToken
 	s.setupMu.Unlock()
-	return want != "" && tok != "" && constantTimeEqual(tok, want)
+	if want == "" {
+		return false // no setup under way here (a user exists)
+	}
+	if stored := s.storedSetupToken(); stored != "" {
+		want = stored
+	}
+	return tok != "" && constantTimeEqual(tok, want)
 }
 
 // endSetup forgets the setup token once the first admin exists.

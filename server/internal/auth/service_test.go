@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -192,6 +193,42 @@ func TestPrepareSetupWritesAndReusesToken(t *testing.T) {
 		restarted, err := f.newService(t).PrepareSetup(ctx)
 		if err != nil || restarted != tok {
 			t.Errorf("PrepareSetup after a restart = %q, %v; want %q", restarted, err, tok)
+		}
+	})
+}
+
+// Replicas sharing the data directory start at once: they all print the
+// same setup token, and the first admin can be created through any of them.
+func TestReplicasStartingTogetherShareOneSetupToken(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		f := newFixture(t, st)
+		ctx := t.Context()
+		svcs := make([]*Service, 6)
+		for i := range svcs {
+			svcs[i] = f.newService(t)
+		}
+		toks := make([]string, len(svcs))
+		var wg sync.WaitGroup
+		for i, s := range svcs {
+			wg.Go(func() {
+				tok, err := s.PrepareSetup(ctx)
+				if err != nil {
+					t.Error(err)
+				}
+				toks[i] = tok
+			})
+		}
+		wg.Wait()
+		for i, tok := range toks {
+			if tok == "" || tok != toks[0] {
+				t.Fatalf("replica %d prints setup token %q, replica 0 %q", i, tok, toks[0])
+			}
+		}
+		if _, err := svcs[len(svcs)-1].CreateFirstAdmin(ctx, toks[0], UserSpec{Username: "admin", Password: "a-long-password-1"}); err != nil {
+			t.Fatalf("CreateFirstAdmin through another replica: %v", err)
+		}
+		if _, err := svcs[0].CreateFirstAdmin(ctx, toks[0], UserSpec{Username: "admin2", Password: "a-long-password-1"}); err == nil {
+			t.Fatal("the setup token created a second admin through another replica")
 		}
 	})
 }

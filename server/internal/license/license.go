@@ -44,9 +44,14 @@ type Manager struct {
 	keys  []ed25519.PublicKey
 	now   func() time.Time
 
-	mu      sync.Mutex
-	current *License
+	mu       sync.Mutex
+	current  *License
+	loadedAt time.Time // when current was read from the store
 }
+
+// reloadAfter bounds how long a license installed or removed through
+// another replica sharing the database takes to show here.
+const reloadAfter = 2 * time.Second
 
 // VendorKeys returns the compiled-in trusted keys.
 func VendorKeys() []ed25519.PublicKey {
@@ -64,17 +69,28 @@ func New(ctx context.Context, st *store.Store, keys []ed25519.PublicKey, now fun
 		now = time.Now
 	}
 	m := &Manager{store: st, keys: keys, now: now}
-	doc, err := st.GetSetting(ctx, settingKey)
+	l, err := m.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m.current, m.loadedAt = l, now()
+	return m, nil
+}
+
+// load reads the installed license from the store: nil when there is none
+// or the stored document no longer verifies.
+func (m *Manager) load(ctx context.Context) (*License, error) {
+	doc, err := m.store.GetSetting(ctx, settingKey)
 	if errors.Is(err, store.ErrNotFound) {
-		return m, nil
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	if l, err := m.verify(doc); err == nil {
-		m.current = &l
+		return &l, nil
 	}
-	return m, nil
+	return nil, nil
 }
 
 var errInvalid = fault.New(fault.Invalid, "Invalid license")
@@ -128,7 +144,7 @@ func (m *Manager) Install(ctx context.Context, doc, customer string) (License, e
 		return License{}, err
 	}
 	m.mu.Lock()
-	m.current = &l
+	m.current, m.loadedAt = &l, m.now()
 	m.mu.Unlock()
 	return l, nil
 }
@@ -139,13 +155,30 @@ func (m *Manager) Remove(ctx context.Context) error {
 		return err
 	}
 	m.mu.Lock()
-	m.current = nil
+	m.current, m.loadedAt = nil, m.now()
 	m.mu.Unlock()
 	return nil
 }
 
-// Current returns the installed license.
+// Current returns the installed license, read again from the store when
+// the last read is older than reloadAfter (another replica may have
+// installed or removed one); when the store cannot be read, the last
+// license read stays.
 func (m *Manager) Current() (License, bool) {
+	m.mu.Lock()
+	stale := m.now().Sub(m.loadedAt) >= reloadAfter
+	m.mu.Unlock()
+	if stale {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		l, err := m.load(ctx)
+		cancel()
+		m.mu.Lock()
+		m.loadedAt = m.now() // after a failed read too: asked again after reloadAfter
+		if err == nil {
+			m.current = l
+		}
+		m.mu.Unlock()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.current == nil {

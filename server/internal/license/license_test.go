@@ -91,3 +91,42 @@ func TestInstallVerifiesSignatureEditionAndExpiry(t *testing.T) {
 		}
 	})
 }
+
+// A license installed or removed through one replica shows on the others
+// sharing the database within reloadAfter.
+func TestLicenseInstalledThroughAnotherReplicaShows(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+		clock := clocktest.New(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+		a, err := New(ctx, st, []ed25519.PublicKey{pub}, clock.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := New(ctx, st, []ed25519.PublicKey{pub}, clock.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := Sign(License{ID: "l-1", Customer: "Acme", Edition: "enterprise", IssuedAt: clock.Now()}, priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Install(ctx, doc, ""); err != nil {
+			t.Fatal(err)
+		}
+		if !a.Enterprise() {
+			t.Fatal("the installing replica is not enterprise")
+		}
+		clock.Advance(reloadAfter)
+		if l, ok := b.Current(); !ok || l.ID != "l-1" || !b.Enterprise() {
+			t.Fatalf("the other replica after %v: %+v, %v", reloadAfter, l, ok)
+		}
+		if err := a.Remove(ctx); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(reloadAfter)
+		if b.Enterprise() {
+			t.Fatal("the other replica still enterprise after the license was removed")
+		}
+	})
+}

@@ -113,7 +113,11 @@ func (s *Service) Up(ctx context.Context, env store.Environment, name string, fo
 // UpWith brings the stack up from its files with what o asks for besides
 // (force recreation, pulling every image, building); see CheckUp.
 func (s *Service) UpWith(ctx context.Context, env store.Environment, name string, o engine.UpOptions, progress engine.ComposeProgress) error {
-	defer s.lock(env.ID, name)()
+	unlock, err := s.lock(ctx, env.ID, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	st, err := s.get(ctx, env, name)
 	if err != nil {
 		return err
@@ -232,7 +236,11 @@ func (s *Service) UpdateCompose(ctx context.Context, env store.Environment, name
 	if err != nil {
 		return err
 	}
-	defer s.lock(env.ID, name)()
+	unlock, err := s.lock(ctx, env.ID, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	st, err := s.get(ctx, env, name)
 	if err != nil {
 		return err
@@ -271,7 +279,11 @@ func (s *Service) UpdateCompose(ctx context.Context, env store.Environment, name
 // clone), under the stack's lock: create runs the store writes, and a name
 // already taken in the environment is refused.
 func (s *Service) CreateRecord(ctx context.Context, env store.Environment, st *store.Stack, create func(*store.Stack) error) error {
-	defer s.lock(env.ID, st.Name)()
+	unlock, err := s.lock(ctx, env.ID, st.Name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, err := s.store.GetStack(ctx, env.ID, st.Name); err == nil {
 		return errExists(st.Name)
 	}

@@ -45,7 +45,11 @@ func (s *Service) SetVariables(ctx context.Context, env store.Environment, name 
 	if err != nil {
 		return err
 	}
-	defer s.lock(env.ID, name)()
+	unlock, err := s.lock(ctx, env.ID, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	st, err := s.get(ctx, env, name)
 	if err != nil {
 		return err
@@ -94,7 +98,11 @@ func (s *Service) SetSecrets(ctx context.Context, env store.Environment, name st
 		seen[v.Key] = true
 		secrets = append(secrets, store.StackSecret{Key: v.Key, Value: v.Value})
 	}
-	defer s.lock(env.ID, name)()
+	unlock, err := s.lock(ctx, env.ID, name)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
 	st, err := s.get(ctx, env, name)
 	if err != nil {
 		return 0, err
@@ -144,7 +152,11 @@ func (s *Service) SetRawEnv(ctx context.Context, env store.Environment, name, co
 	if _, err := parseEnv([]byte(content)); err != nil {
 		return err
 	}
-	defer s.lock(env.ID, name)()
+	unlock, err := s.lock(ctx, env.ID, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	st, err := s.get(ctx, env, name)
 	if err != nil {
 		return err

@@ -87,7 +87,11 @@ func (s *Service) find(ctx context.Context, c *engine.Client, env store.Environm
 // Run applies a lifecycle action to the stack called name.
 func (s *Service) Run(ctx context.Context, env store.Environment, name string, a Action, progress engine.ComposeProgress) error {
 	op := fmt.Sprintf("%s stack '%s'", a, name)
-	defer s.lock(env.ID, name)()
+	unlock, err := s.lock(ctx, env.ID, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	c, t, err := s.resolve(ctx, env, name, op)
 	if err != nil {
 		return err
@@ -149,7 +153,11 @@ type DeleteOptions struct {
 func (s *Service) DeleteWith(ctx context.Context, env store.Environment, name string, o DeleteOptions) error {
 	force := o.Force
 	op := fmt.Sprintf("delete stack '%s'", name)
-	defer s.lock(env.ID, name)()
+	unlock, err := s.lock(ctx, env.ID, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	st, err := s.store.GetStack(ctx, env.ID, name)
 	if err == nil && st.SourceType == store.SourceExternal {
 		return s.store.DeleteStack(ctx, st.ID)

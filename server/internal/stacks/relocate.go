@@ -204,7 +204,11 @@ func entriesIn(dir string) int {
 // stays whole where it was. Containers are not touched: a running stack
 // keeps running, and its project name stays.
 func (s *Service) Relocate(ctx context.Context, env store.Environment, name string, target Target) (PathChange, error) {
-	defer s.lock(env.ID, name)()
+	unlock, err := s.lock(ctx, env.ID, name)
+	if err != nil {
+		return PathChange{}, err
+	}
+	defer unlock()
 	st, err := s.get(ctx, env, name)
 	if err != nil {
 		return PathChange{}, err

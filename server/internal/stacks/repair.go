@@ -68,7 +68,12 @@ func (s *Service) repairEnvironment(ctx context.Context, env store.Environment, 
 
 // repairStack repairs stack name under its lock.
 func (s *Service) repairStack(ctx context.Context, c *engine.Client, env store.Environment, name string, o engine.RepairOptions) {
-	defer s.lock(env.ID, name)()
+	unlock, err := s.lock(ctx, env.ID, name)
+	if err != nil {
+		s.log.Warn("stacks: not repaired", "env", env.ID, "stack", name, "err", err)
+		return
+	}
+	defer unlock()
 	notes, err := c.RepairRecreates(ctx, name, o)
 	for _, n := range notes {
 		s.log.Warn("stack put right after an interrupted deploy", "environment", env.ID, "stack", name, "did", n)

@@ -9,11 +9,13 @@ package stacks
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
@@ -41,6 +43,19 @@ type Service struct {
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // one per environment and stack name
+	// replicaID is this replica's id when several share the database
+	// (UseReplica): a stack's lock is then also taken in the database.
+	replicaID string
+}
+
+// UseReplica makes every operation on a stack also hold the stack's lock
+// in the database, as replica replicaID of an install whose replicas share
+// it (docs/scale.md), and returns s: two replicas never run one stack's
+// operations at once, and a replica starting never repairs a stack whose
+// update another is running.
+func (s *Service) UseReplica(replicaID string) *Service {
+	s.replicaID = replicaID
+	return s
 }
 
 // New returns a Service keeping stack files under dataDir/stacks and git
@@ -55,9 +70,16 @@ func (s *Service) CloneDir(stackID int64) string {
 	return absPath(filepath.Join(s.dataDir, "git", fmt.Sprintf("stack-%d", stackID)))
 }
 
+// stackLockPoll is how often an operation waiting for a stack's lock held
+// by another replica asks again.
+const stackLockPoll = 200 * time.Millisecond
+
 // lock serializes operations on one stack: two deploys of the same stack
-// never interleave their file writes or compose runs.
-func (s *Service) lock(envID int64, name string) func() {
+// never interleave their file writes or compose runs. With replicas
+// (UseReplica) the stack's lock in the database is taken too, waiting
+// while another replica's operation holds it. It fails only when ctx ends
+// first or the database cannot be asked.
+func (s *Service) lock(ctx context.Context, envID int64, name string) (func(), error) {
 	key := fmt.Sprintf("%d/%s", envID, name)
 	s.mu.Lock()
 	l, ok := s.locks[key]
@@ -67,7 +89,40 @@ func (s *Service) lock(envID int64, name string) func() {
 	}
 	s.mu.Unlock()
 	l.Lock()
-	return l.Unlock
+	if s.replicaID == "" {
+		return l.Unlock, nil
+	}
+	holder := rand.Text()
+	logged := false
+	for {
+		claimed, heldBy, err := s.store.ClaimStackLock(ctx, envID, name, s.replicaID, holder, time.Now())
+		if err != nil {
+			l.Unlock()
+			return nil, err
+		}
+		if claimed {
+			return func() {
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				defer cancel()
+				if err := s.store.ReleaseStackLock(rctx, envID, name, holder); err != nil {
+					// The lock stays until this replica stops.
+					s.log.Warn("stacks: lock not released", "env", envID, "stack", name, "err", err)
+				}
+				l.Unlock()
+			}, nil
+		}
+		if !logged {
+			s.log.Info("stacks: waiting for another replica's operation on the stack", "env", envID, "stack", name,
+				"replica", heldBy)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			l.Unlock()
+			return nil, fmt.Errorf("stack '%s' is busy with an operation of another Berth replica: %w", name, ctx.Err())
+		case <-time.After(stackLockPoll):
+		}
+	}
 }
 
 func notFound(name string) error {

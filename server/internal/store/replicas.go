@@ -81,11 +81,14 @@ func (s *Store) Replicas(ctx context.Context) ([]Replica, error) {
 	return out, nil
 }
 
-// DeleteReplica removes a replica's row and the agent leases it holds (a
-// replica that stops).
+// DeleteReplica removes a replica's row and the agent leases and stack
+// locks it holds (a replica that stops).
 func (s *Store) DeleteReplica(ctx context.Context, id string) error {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("replica_id = ?", id).Delete(&agentLeaseRow{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("replica_id = ?", id).Delete(&stackLockRow{}).Error; err != nil {
 			return err
 		}
 		return tx.Where("id = ?", id).Delete(&replicaRow{}).Error
@@ -97,7 +100,8 @@ func (s *Store) DeleteReplica(ctx context.Context, id string) error {
 }
 
 // DeleteReplicasExpiredBefore removes the rows of replicas that expired
-// before t (they died without saying so) and the leases they held; it
+// before t (they died without saying so) and the leases and stack locks
+// they held; it
 // returns how many replicas it removed.
 func (s *Store) DeleteReplicasExpiredBefore(ctx context.Context, t time.Time) (int64, error) {
 	var n int64
@@ -110,6 +114,9 @@ func (s *Store) DeleteReplicasExpiredBefore(ctx context.Context, t time.Time) (i
 			return nil
 		}
 		if err := tx.Where("replica_id IN ?", ids).Delete(&agentLeaseRow{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("replica_id IN ?", ids).Delete(&stackLockRow{}).Error; err != nil {
 			return err
 		}
 		res := tx.Where("id IN ?", ids).Delete(&replicaRow{})

@@ -164,3 +164,51 @@ func TestExpiredReplicasAreSwept(t *testing.T) {
 		}
 	})
 }
+
+func TestStackLockOneOperationAcrossReplicas(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		env := createEnvironment(t, s, "stacklock")
+		t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+		for _, id := range []string{"A", "B"} {
+			if err := s.RenewReplica(ctx, store.Replica{ID: id, HTTPURL: "http://" + id, RelayAddr: id + ":3001",
+				StartedAt: t0, RenewedAt: t0, ExpiresAt: t0.Add(6 * time.Second)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		claim := func(replica, holder string, at time.Time, want bool, wantHeldBy string) {
+			t.Helper()
+			claimed, heldBy, err := s.ClaimStackLock(ctx, env.ID, "web", replica, holder, at)
+			if err != nil || claimed != want || heldBy != wantHeldBy {
+				t.Fatalf("ClaimStackLock(%s, %s) = %v, %q, %v; want %v, %q", replica, holder, claimed, heldBy, err, want, wantHeldBy)
+			}
+		}
+		claim("A", "a1", t0.Add(time.Second), true, "")
+		// B waits while A is live; another stack is not held by it.
+		claim("B", "b1", t0.Add(2*time.Second), false, "A")
+		if claimed, _, err := s.ClaimStackLock(ctx, env.ID, "db", "B", "b2", t0.Add(2*time.Second)); err != nil || !claimed {
+			t.Fatalf("another stack: %v, %v", claimed, err)
+		}
+		// A release by a holder that no longer holds it changes nothing.
+		if err := s.ReleaseStackLock(ctx, env.ID, "web", "b1"); err != nil {
+			t.Fatal(err)
+		}
+		claim("B", "b1", t0.Add(3*time.Second), false, "A")
+		if err := s.ReleaseStackLock(ctx, env.ID, "web", "a1"); err != nil {
+			t.Fatal(err)
+		}
+		claim("B", "b1", t0.Add(3*time.Second), true, "")
+		// B's replica row expires (it died): A takes the lock over.
+		claim("A", "a2", t0.Add(5*time.Second), false, "B")
+		claim("A", "a2", t0.Add(7*time.Second), true, "")
+		// A replica that stops frees its locks.
+		if err := s.DeleteReplica(ctx, "A"); err != nil {
+			t.Fatal(err)
+		}
+		claim("B", "b3", t0.Add(time.Second), true, "")
+		// An environment that does not exist.
+		if _, _, err := s.ClaimStackLock(ctx, env.ID+1000, "web", "B", "b4", t0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("missing environment: %v", err)
+		}
+	})
+}
