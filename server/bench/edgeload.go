@@ -322,7 +322,9 @@ func benchEdgeLoad(ctx context.Context, binary string, n int, out io.Writer) err
 		n, connected.Seconds(), float64(rss)/(1<<20), float64(rssBefore)/(1<<20))
 
 	// Berth restarts: every agent comes back on its own back-off.
+	stopping := time.Now()
 	b.stop()
+	fmt.Fprintf(out, "Berth stopped in %.2f s (SIGTERM to exit)\n", time.Since(stopping).Seconds())
 	restart := time.Now()
 	if err := b.start(ctx); err != nil {
 		return err

@@ -29,7 +29,15 @@ type edgeRegistry struct {
 	mu      sync.Mutex
 	conns   map[int64]*edgeConn
 	pending map[string]*pendingOp
+	// closing: Berth is shutting down (shutdown); no agent is let in
+	// again, so that an agent told to go does not come straight back over
+	// its open connection and hold the stop up.
+	closing bool
 }
+
+// errClosing refuses an agent connecting while Berth shuts down: it tries
+// again on its back-off and reaches the next Berth (or another replica).
+var errClosing = status.Error(codes.Unavailable, "Berth is shutting down: connect again in a moment")
 
 // edgeConn is one edge agent's Connect stream.
 type edgeConn struct {
@@ -86,7 +94,17 @@ func (r *edgeRegistry) disconnect(envID int64, reason string) {
 }
 
 func (r *edgeRegistry) disconnectAll(reason string) {
+	r.end(reason, false)
+}
+
+// shutdown ends every connection and lets no agent in again.
+func (r *edgeRegistry) shutdown() {
+	r.end("Berth is shutting down", true)
+}
+
+func (r *edgeRegistry) end(reason string, closing bool) {
 	r.mu.Lock()
+	r.closing = r.closing || closing
 	conns := make([]*edgeConn, 0, len(r.conns))
 	for _, c := range r.conns {
 		conns = append(conns, c)
@@ -276,6 +294,10 @@ func (s *Service) register(c *edgeConn) error {
 		defer unlock()
 	}
 	s.edge.mu.Lock()
+	if s.edge.closing {
+		s.edge.mu.Unlock()
+		return errClosing
+	}
 	old := s.edge.conns[c.envID]
 	if old != nil && old.hello.GetAgentId() != c.hello.GetAgentId() && old.healthy(now, missedHeartbeats*s.heartbeat) {
 		s.edge.mu.Unlock()
@@ -296,6 +318,13 @@ func (s *Service) register(c *edgeConn) error {
 		}
 		c.claimedAt = time.Now()
 		s.edge.mu.Lock()
+		if s.edge.closing {
+			s.edge.mu.Unlock()
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 5*time.Second)
+			s.relay.release(rctx, c.envID)
+			cancel()
+			return errClosing
+		}
 		old = s.edge.conns[c.envID]
 		s.edge.conns[c.envID] = c
 		s.edge.mu.Unlock()

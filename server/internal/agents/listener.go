@@ -50,10 +50,11 @@ func (s *Service) Listen(certFile, keyFile string) (*Listener, error) {
 // Serve accepts edge agents on ln until Stop.
 func (l *Listener) Serve(ln net.Listener) error { return l.grpc.Serve(ln) }
 
-// Stop disconnects every edge agent (they reconnect to the next Berth) and
-// stops the server, giving running operations until ctx ends.
+// Stop disconnects every edge agent and lets none in again (they reconnect
+// to the next Berth, or another replica), and stops the server, giving
+// running operations until ctx ends.
 func (l *Listener) Stop(ctx context.Context) {
-	l.s.edge.disconnectAll("Berth is shutting down")
+	l.s.edge.shutdown()
 	done := make(chan struct{})
 	go func() {
 		l.grpc.GracefulStop()

@@ -147,7 +147,7 @@ func (s *Service) Forget(envID int64, reason string) {
 // reconciliation and the relay's connections to the other replicas).
 func (s *Service) Close() {
 	s.standard.closeAll()
-	s.edge.disconnectAll("Berth is shutting down")
+	s.edge.shutdown()
 	if s.relay != nil {
 		s.relay.close()
 	}
