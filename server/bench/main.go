@@ -85,6 +85,9 @@ type goals struct {
 }
 
 func main() {
+	if backends := os.Getenv(balancerEnv); backends != "" {
+		os.Exit(balancerMain(backends)) // the replicas benchmark's balancer (lbproc.go)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg, err := parseFlags(os.Args[1:])

@@ -55,9 +55,14 @@ type balancer struct {
 	backends []string
 	next     atomic.Uint64
 	active   []atomic.Int64 // connections open to each backend
-	mu       sync.Mutex
-	conns    map[net.Conn]struct{}
-	wg       sync.WaitGroup
+	// acceptErrs counts failed accepts (the last one's text in
+	// lastAcceptErr); dialErrs the connections no backend accepted.
+	acceptErrs    atomic.Int64
+	lastAcceptErr atomic.Value
+	dialErrs      atomic.Int64
+	mu            sync.Mutex
+	conns         map[net.Conn]struct{}
+	wg            sync.WaitGroup
 }
 
 func newBalancer(backends []string) (*balancer, error) {
@@ -71,8 +76,18 @@ func newBalancer(backends []string) (*balancer, error) {
 		defer b.wg.Done()
 		for {
 			c, err := ln.Accept()
-			if err != nil {
+			if errors.Is(err, net.ErrClosed) {
 				return
+			}
+			if err != nil {
+				// Out of file descriptors (EMFILE) during a connect
+				// storm, say: count it and go on accepting (returning
+				// here left every later agent dialing into a full
+				// backlog, "i/o timeout", in the runs of 2026-11-28).
+				b.acceptErrs.Add(1)
+				b.lastAcceptErr.Store(err.Error())
+				time.Sleep(10 * time.Millisecond)
+				continue
 			}
 			b.wg.Add(1)
 			go func() { defer b.wg.Done(); b.handle(c) }()
@@ -104,15 +119,18 @@ func (b *balancer) handle(c net.Conn) {
 		k := int((first + i) % uint64(len(b.backends)))
 		bc, err := net.DialTimeout("tcp", b.backends[k], 2*time.Second)
 		if err != nil {
+			b.dialErrs.Add(1)
 			continue
 		}
 		b.track(bc, true)
 		b.active[k].Add(1)
 		done := make(chan struct{}, 2)
-		// io.Copy between TCP connections splices in the kernel: no
-		// buffer per connection here.
-		go func() { _, _ = io.Copy(bc, c); done <- struct{}{} }()
-		go func() { _, _ = io.Copy(c, bc); done <- struct{}{} }()
+		// Copied through a small buffer, not spliced: io.Copy between TCP
+		// connections splices through a pipe held for as long as the copy
+		// waits, two more descriptors per direction and agent (the runs
+		// of 2026-11-28 ran out of descriptors at ~3,300 agents that way).
+		go func() { relayCopy(bc, c); done <- struct{}{} }()
+		go func() { relayCopy(c, bc); done <- struct{}{} }()
 		<-done
 		c.Close()
 		bc.Close()
@@ -121,6 +139,14 @@ func (b *balancer) handle(c net.Conn) {
 		b.track(bc, false)
 		return
 	}
+}
+
+// relayCopy copies src to dst until either ends, through a 4 KiB buffer.
+func relayCopy(dst io.Writer, src io.Reader) {
+	buf := make([]byte, 4<<10)
+	// The wrappers hide ReadFrom/WriteTo, so that io.CopyBuffer does not
+	// splice.
+	_, _ = io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, buf)
 }
 
 // Close stops accepting and closes every relayed connection.
@@ -267,7 +293,7 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, ramp tim
 		procs[i] = p
 		agentAddrs[i] = "127.0.0.1:" + strconv.Itoa(agentPort)
 	}
-	lb, err := newBalancer(agentAddrs)
+	lb, err := startBalancer(agentAddrs) // in a process of its own (lbproc.go)
 	if err != nil {
 		return fig, err
 	}
@@ -335,11 +361,13 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, ramp tim
 		fmt.Fprintf(out, "NOT ALL CONNECTED: %d of %d simulated edge agents (started over %v) still not connected %v after the start\n",
 			fig.missing, n, ramp, connectLimit)
 		printFailures(out, agents)
+		lb.print(out)
+		active := lb.active()
 		for i, p := range procs {
 			rss, _ := statusBytes(p.cmd.Process.Pid, "VmRSS:")
 			fig.rss = append(fig.rss, rss)
 			fmt.Fprintf(out, "  replica %d: %d agent connections, RSS %.1f MB (%.1f MB before the agents connected)\n",
-				i, lb.active[i].Load(), float64(rss)/(1<<20), float64(rssBefore[i])/(1<<20))
+				i, active[i], float64(rss)/(1<<20), float64(rssBefore[i])/(1<<20))
 		}
 		printLeases(ctx, out, dbURL)
 		fmt.Fprintf(out, "  PostgreSQL connections of the bench database: at most %d (the server's max_connections: %s); the kill is not measured\n",
@@ -354,11 +382,12 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, ramp tim
 		if fig.rss[i], err = statusBytes(p.cmd.Process.Pid, "VmRSS:"); err != nil {
 			return fig, err
 		}
-		held[i] = lb.active[i].Load()
 	}
+	copy(held, lb.active())
 	fmt.Fprintf(out, "%d simulated edge agents (started over %v) connected through the balancer in %.2f s\n", n, ramp, fig.connected.Seconds())
 	fmt.Fprintf(out, "  PostgreSQL connections of the bench database so far: at most %d (the server's max_connections: %s)\n", pg.max.Load(), pg.limit)
 	printFailures(out, agents)
+	lb.print(out)
 	for i := range procs {
 		fmt.Fprintf(out, "  replica %d: %d agent connections, RSS %.1f MB (%.1f MB before the agents connected)\n",
 			i, held[i], float64(fig.rss[i])/(1<<20), float64(rssBefore[i])/(1<<20))
@@ -408,9 +437,10 @@ func benchReplicas(ctx context.Context, binary string, replicas, n int, ramp tim
 		victim, held[victim], len(moved), fig.back.Seconds(), others)
 	printFailures(out, moved)
 	time.Sleep(2 * time.Second)
+	now := lb.active()
 	for i := range procs {
 		if i != victim {
-			fmt.Fprintf(out, "  replica %d: %d agent connections now\n", i, lb.active[i].Load())
+			fmt.Fprintf(out, "  replica %d: %d agent connections now\n", i, now[i])
 		}
 	}
 	printLeases(ctx, out, dbURL)

@@ -54,6 +54,11 @@ type Options struct {
 	// there, where the agent's connection is, not relayed to every replica
 	// to be stored once. Nil: every environment is collected here.
 	Elsewhere func(envID int64) bool
+	// Away reports whether nothing of an environment can be collected here
+	// now (an edge environment whose agent is not connected to this
+	// server): it is neither followed nor sampled until Poke (or the next
+	// rescan) finds it back. Nil: none is away.
+	Away func(env store.Environment) bool
 }
 
 // Service is the activity collector.
@@ -64,6 +69,8 @@ type Service struct {
 	log       *slog.Logger
 	now       func() time.Time
 	elsewhere func(envID int64) bool
+	away      func(env store.Environment) bool
+	poke      chan struct{} // Poke: rescan now
 	rescan    time.Duration
 	prune     time.Duration
 	sample    time.Duration
@@ -92,7 +99,7 @@ func New(o Options) *Service {
 	}
 	return &Service{store: o.Store, engines: o.Engines, events: o.Events, log: o.Log,
 		now: o.Now, rescan: o.Rescan, prune: o.PruneEvery, sample: o.SampleEvery, elsewhere: o.Elsewhere,
-		stored: make(chan struct{}), history: map[int64]*ring{}}
+		away: o.Away, poke: make(chan struct{}, 1), stored: make(chan struct{}), history: map[int64]*ring{}}
 }
 
 // follower is the goroutine following (or sampling) one environment.
@@ -126,9 +133,9 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 		if err == nil {
 			s.reconcile(ctx, collectors, envs, func(e store.Environment) bool {
-				return e.CollectActivity && (s.elsewhere == nil || !s.elsewhere(e.ID))
+				return e.CollectActivity && (s.elsewhere == nil || !s.elsewhere(e.ID)) && !s.isAway(e)
 			}, s.collect)
-			s.reconcile(ctx, samplers, envs, func(e store.Environment) bool { return e.CollectMetrics }, s.sampleLoop)
+			s.reconcile(ctx, samplers, envs, func(e store.Environment) bool { return e.CollectMetrics && !s.isAway(e) }, s.sampleLoop)
 			s.forgetHistory(envs)
 		}
 		select {
@@ -137,9 +144,32 @@ func (s *Service) Run(ctx context.Context) error {
 		case <-rescan.C:
 		case <-prune.C:
 			s.pruneNow(ctx)
+		case <-s.poke:
+			// At most one poked rescan a second: a thousand agents
+			// connecting at once cost one rescan a second, not a thousand.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(pokeGap):
+			}
 		}
 	}
 }
+
+// pokeGap is the least time between rescans asked for by Poke.
+const pokeGap = time.Second
+
+// Poke asks for a rescan of the environments soon (an edge agent connected:
+// its environment is no longer away).
+func (s *Service) Poke() {
+	select {
+	case s.poke <- struct{}{}:
+	default:
+	}
+}
+
+// isAway reports whether env is away (Options.Away).
+func (s *Service) isAway(env store.Environment) bool { return s.away != nil && s.away(env) }
 
 // reconcile starts a follower for each environment of envs that wants one
 // and has none (or one started before its last change), and stops the

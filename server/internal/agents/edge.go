@@ -334,6 +334,9 @@ func (s *Service) register(c *edgeConn) error {
 		// dead connection: the newcomer replaces it.
 		old.cancel(errors.New("replaced by a new connection of the agent"))
 	}
+	if f := s.onConnect.Load(); f != nil {
+		go (*f)(c.envID)
+	}
 	s.log.Info("edge agent connected", "env", c.envID, "agent", c.hello.GetAgentId(), "name", c.hello.GetAgentName(),
 		"version", c.hello.GetAgentVersion(), "remote", c.remote)
 	s.setStatus(c.envID, func(st *liveStatus) { st.lastError = "" })

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -76,6 +77,9 @@ type Service struct {
 	edge     edgeRegistry
 	standard standardConns
 	relay    *relay // nil: a single Berth
+	// onConnect is called with the environment of each edge agent that
+	// connects here (OnEdgeConnect); nil: nothing is told.
+	onConnect atomic.Pointer[func(envID int64)]
 
 	statusMu sync.Mutex
 	statuses map[int64]*liveStatus // live status per environment
@@ -112,6 +116,18 @@ func New(o Options) (*Service, error) {
 	}
 	return s, nil
 }
+
+// Away reports whether env is an edge environment whose agent is not
+// connected to this Berth (another replica holds it, or it is not connected
+// at all): nothing of it can be collected here now, and a background
+// follower of it would only wait (and, on a replica, relay) for nothing.
+func (s *Service) Away(env store.Environment) bool {
+	return env.ConnectionType == engine.AgentEdge && !s.edge.live(env.ID)
+}
+
+// OnEdgeConnect makes f be called (in its own goroutine) with the
+// environment of each edge agent that connects here.
+func (s *Service) OnEdgeConnect(f func(envID int64)) { s.onConnect.Store(&f) }
 
 // Operate opens one operation stream to env's agent (engine.Agents).
 func (s *Service) Operate(ctx context.Context, env engine.Endpoint) (engine.AgentStream, error) {

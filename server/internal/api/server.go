@@ -204,7 +204,15 @@ func New(d Deps) *Server {
 	if d.Agents != nil {
 		elsewhere = d.Agents.HeldElsewhere
 	}
-	act := activity.New(activity.Options{Store: d.Store, Engines: d.Engines, Events: hub, Log: d.Log, Elsewhere: elsewhere})
+	var away func(store.Environment) bool
+	if d.Agents != nil {
+		away = d.Agents.Away
+	}
+	act := activity.New(activity.Options{Store: d.Store, Engines: d.Engines, Events: hub, Log: d.Log, Elsewhere: elsewhere,
+		Away: away})
+	if d.Agents != nil {
+		d.Agents.OnEdgeConnect(func(int64) { act.Poke() })
+	}
 	nopts := notify.Options{Store: d.Store, Engines: d.Engines, Events: hub, Log: d.Log,
 		Node: d.Node, Outbound: ob}
 	if d.License != nil {
