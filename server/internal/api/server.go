@@ -201,7 +201,11 @@ func New(d Deps) *Server {
 	if d.Agents != nil {
 		elsewhere = d.Agents.HeldElsewhere
 	}
-	act := activity.New(activity.Options{Store: d.Store, Engines: d.Engines, Events: hub, Log: d.Log, Elsewhere: elsewhere})
+	aopts := activity.Options{Store: d.Store, Engines: d.Engines, Events: hub, Log: d.Log, Elsewhere: elsewhere}
+	if d.Replica != nil {
+		aopts.Replica = d.Replica.Self() // the metrics rounds it claims name it
+	}
+	act := activity.New(aopts)
 	nopts := notify.Options{Store: d.Store, Engines: d.Engines, Events: hub, Log: d.Log,
 		Node: d.Node, Outbound: ob}
 	if d.License != nil {
