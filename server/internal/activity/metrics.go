@@ -94,6 +94,13 @@ func historyOf(h store.MetricHistory) History {
 // server that starts (or of a test suite's many servers on one engine) are
 // not all sampled at once.
 func (s *Service) sampleLoop(ctx context.Context, env store.Environment) {
+	defer func() {
+		if s.heldElsewhere(env.ID) { // stopped because the agent is held elsewhere now
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			s.leaveRounds(ctx, env.ID)
+		}
+	}()
 	select {
 	case <-ctx.Done():
 		return
@@ -118,11 +125,12 @@ func (s *Service) sampleLoop(ctx context.Context, env store.Environment) {
 
 // Sample takes the current round's sample of env and adds it to the
 // history, unless another replica sharing the database claimed the round
-// (or holds env's agent, and samples it there): it reports whether it
-// sampled. A round whose sample fails is lost (no point), as is one that
+// (or holds env's agent, and samples it there: this replica hands its
+// rounds over): it reports whether it sampled. A round whose sample fails is lost (no point), as is one that
 // another replica took over in the meantime.
 func (s *Service) Sample(ctx context.Context, env store.Environment) (bool, error) {
 	if s.heldElsewhere(env.ID) {
+		s.leaveRounds(ctx, env.ID)
 		return false, nil
 	}
 	at := s.now()
@@ -141,6 +149,15 @@ func (s *Service) Sample(ctx context.Context, env store.Environment) (bool, erro
 		top = append(top, store.MetricTop(t))
 	}
 	return s.store.RecordMetrics(ctx, s.replica, at, m, top, HistorySize)
+}
+
+// leaveRounds hands environment envID's sampling rounds over, if this
+// replica holds them: another replica holds its agent now and samples it,
+// from the next round on.
+func (s *Service) leaveRounds(ctx context.Context, envID int64) {
+	if err := s.store.ReleaseMetricsRounds(ctx, envID, s.replica); err != nil {
+		s.log.Warn("activity: metrics rounds not handed over", "env", envID, "err", err)
+	}
 }
 
 // sample is a Point with its time.

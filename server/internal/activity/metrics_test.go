@@ -147,7 +147,8 @@ func mustParse(t *testing.T, s string) time.Time {
 
 // An environment whose agent another replica holds is not sampled here
 // (not even claimed: the holder samples it); a replica that stops sampling
-// is taken over by another once it has missed a round.
+// is taken over by another once it has missed a round; a replica whose
+// agent moved away hands its rounds over to the agent's new holder.
 func TestAnEnvironmentHeldElsewhereIsNotSampledAndAStoppedSamplerIsTakenOver(t *testing.T) {
 	enginetest.Require(t)
 	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
@@ -193,12 +194,22 @@ func TestAnEnvironmentHeldElsewhereIsNotSampledAndAStoppedSamplerIsTakenOver(t *
 		if ok, err := a.Sample(t.Context(), env); !ok || err != nil {
 			t.Fatalf("a did not take over the rounds b missed: %v, %v", ok, err)
 		}
-		if n := lists.Load(); n != 3 {
-			t.Errorf("the engine's containers were listed %d times; want 3 (one per sample)", n)
+		// The agent moves from a to b, both live: a hands its rounds over,
+		// and b takes the next one (without waiting for a to miss one).
+		away.Store(true)
+		clock.add(sampleEvery)
+		if ok, err := a.Sample(t.Context(), env); ok || err != nil {
+			t.Fatalf("a sampled an environment whose agent moved away: %v, %v", ok, err)
 		}
-		h, err := b.History(t.Context(), env.ID)
-		if err != nil || len(h.Points) != 3 {
-			t.Errorf("history = %+v, %v; want 3 points", h, err)
+		if ok, err := b.Sample(t.Context(), env); !ok || err != nil {
+			t.Fatalf("b, the agent's new holder, did not take the round a handed over: %v, %v", ok, err)
+		}
+		if n := lists.Load(); n != 4 {
+			t.Errorf("the engine's containers were listed %d times; want 4 (one per sample)", n)
+		}
+		h, err := a.History(t.Context(), env.ID)
+		if err != nil || len(h.Points) != 4 {
+			t.Errorf("history = %+v, %v; want 4 points", h, err)
 		}
 	})
 }

@@ -171,6 +171,20 @@ func (s *Store) RecordMetrics(ctx context.Context, replicaID string, claimedAt t
 	return stored, nil
 }
 
+// ReleaseMetricsRounds gives up replicaID's hold on environment envID's
+// sampling rounds, if it has it (the environment's agent moved to another
+// replica, which samples it from now on): the next round goes to another
+// replica half an interval after the last one, as when a replica dies,
+// rather than once the last holder has missed a round.
+func (s *Store) ReleaseMetricsRounds(ctx context.Context, envID int64, replicaID string) error {
+	err := s.db.WithContext(ctx).Model(&metricClaimRow{}).Where("environment_id = ? AND replica_id = ?", envID, replicaID).
+		Update("replica_id", "").Error
+	if err != nil {
+		return fmt.Errorf("store: release metrics rounds of environment %d: %w", envID, err)
+	}
+	return nil
+}
+
 // metricHistoryBatch bounds the environments of one query of
 // MetricHistories (the parameters of one statement are bounded).
 const metricHistoryBatch = 500

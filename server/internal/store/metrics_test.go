@@ -39,7 +39,8 @@ func liveReplica(t *testing.T, s *store.Store, id string, at, until time.Time) {
 // of many concurrent claims, one wins; the holder keeps the environment
 // round after round; another live replica takes it over only once the
 // holder has missed a round (an interval and a quarter), or half an
-// interval after the last round when the holder's replica row is gone.
+// interval after the last round when the holder's replica row is gone or
+// the holder released its rounds.
 func TestMetricsRoundIsClaimedOnceAcrossReplicas(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
 		env := createEnvironment(t, s, "sampled")
@@ -98,6 +99,25 @@ func TestMetricsRoundIsClaimedOnceAcrossReplicas(t *testing.T) {
 		t3 := t2.Add(metricsInterval / 2)
 		if !claim(t, s, env.ID, holder, t3) {
 			t.Error("the round of a dead replica was not taken over half an interval later")
+		}
+		// Both live again: the holder hands its rounds over (its agent
+		// moved), and the other takes the next one half an interval later.
+		// A replica that does not hold the rounds hands nothing over.
+		liveReplica(t, s, other, t0, t3.Add(time.Hour))
+		if err := s.ReleaseMetricsRounds(t.Context(), env.ID, other); err != nil {
+			t.Fatal(err)
+		}
+		if claim(t, s, env.ID, other, t3.Add(metricsInterval/2)) {
+			t.Error("the rounds of a live holder were taken after a release by another replica")
+		}
+		if err := s.ReleaseMetricsRounds(t.Context(), env.ID, holder); err != nil {
+			t.Fatal(err)
+		}
+		if claim(t, s, env.ID, other, t3.Add(metricsInterval/2-time.Second)) {
+			t.Error("released rounds were taken less than half an interval after the last one")
+		}
+		if !claim(t, s, env.ID, other, t3.Add(metricsInterval/2)) {
+			t.Error("released rounds were not taken half an interval after the last one")
 		}
 	})
 }
