@@ -2,11 +2,13 @@
 // events of every environment whose collectActivity is on and stores them
 // (bounded by a retention and a row cap), and it samples the CPU and memory
 // of every environment whose collectMetrics is on into a bounded history in
-// memory, for the dashboard.
+// the database, for the dashboard: replicas sharing the database take turns
+// (one sample per round, by the replica that claims it).
 package activity
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -59,6 +61,10 @@ type Options struct {
 	// server): it is neither followed nor sampled until Poke (or the next
 	// rescan) finds it back. Nil: none is away.
 	Away func(env store.Environment) bool
+	// Replica is this server's id among the replicas sharing the database
+	// (docs/scale.md): the claims of the metrics rounds name it. Default: a
+	// random id (a single Berth).
+	Replica string
 }
 
 // Service is the activity collector.
@@ -74,10 +80,10 @@ type Service struct {
 	rescan    time.Duration
 	prune     time.Duration
 	sample    time.Duration
+	replica   string
 
-	mu      sync.Mutex
-	stored  chan struct{} // closed (and replaced) when an event is stored
-	history map[int64]*ring
+	mu     sync.Mutex
+	stored chan struct{} // closed (and replaced) when an event is stored
 }
 
 // New returns a Service; Run collects.
@@ -94,12 +100,15 @@ func New(o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Replica == "" {
+		o.Replica = "berth-" + rand.Text()
+	}
 	if o.Events == nil {
 		o.Events = events.NewHub(o.Engines, o.Log, events.HubOptions{})
 	}
 	return &Service{store: o.Store, engines: o.Engines, events: o.Events, log: o.Log,
 		now: o.Now, rescan: o.Rescan, prune: o.PruneEvery, sample: o.SampleEvery, elsewhere: o.Elsewhere,
-		away: o.Away, poke: make(chan struct{}, 1), stored: make(chan struct{}), history: map[int64]*ring{}}
+		away: o.Away, poke: make(chan struct{}, 1), replica: o.Replica, stored: make(chan struct{})}
 }
 
 // follower is the goroutine following (or sampling) one environment.
@@ -133,10 +142,11 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 		if err == nil {
 			s.reconcile(ctx, collectors, envs, func(e store.Environment) bool {
-				return e.CollectActivity && (s.elsewhere == nil || !s.elsewhere(e.ID)) && !s.isAway(e)
+				return e.CollectActivity && !s.heldElsewhere(e.ID) && !s.isAway(e)
 			}, s.collect)
-			s.reconcile(ctx, samplers, envs, func(e store.Environment) bool { return e.CollectMetrics && !s.isAway(e) }, s.sampleLoop)
-			s.forgetHistory(envs)
+			s.reconcile(ctx, samplers, envs, func(e store.Environment) bool {
+				return e.CollectMetrics && !s.heldElsewhere(e.ID) && !s.isAway(e)
+			}, s.sampleLoop)
 		}
 		select {
 		case <-ctx.Done():
@@ -170,6 +180,12 @@ func (s *Service) Poke() {
 
 // isAway reports whether env is away (Options.Away).
 func (s *Service) isAway(env store.Environment) bool { return s.away != nil && s.away(env) }
+
+// heldElsewhere reports whether another replica holds environment envID's
+// agent: its events are collected and its metrics sampled there.
+func (s *Service) heldElsewhere(envID int64) bool {
+	return s.elsewhere != nil && s.elsewhere(envID)
+}
 
 // reconcile starts a follower for each environment of envs that wants one
 // and has none (or one started before its last change), and stops the

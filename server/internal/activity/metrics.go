@@ -14,7 +14,7 @@ import (
 )
 
 // HistorySize is how many samples of each environment are kept (an hour at
-// the default interval of 30 s).
+// the default interval of 30 s), in the database.
 const HistorySize = 120
 
 // TopSize is how many containers a sample ranks.
@@ -42,55 +42,51 @@ type Top struct {
 	MemoryUsage   uint64  `json:"memoryUsage"`
 }
 
-// ring is an environment's bounded history and its latest ranking.
-type ring struct {
-	points []Point
-	top    []Top
+// History is an environment's samples, oldest first, and the containers of
+// its latest sample that used the most CPU (then memory); Top is nil before
+// the first sample.
+type History struct {
+	Points []Point
+	Top    []Top
 }
 
-// History returns the samples of environment envID, oldest first, and the
-// containers of its latest sample that used the most CPU (then memory).
-func (s *Service) History(envID int64) ([]Point, []Top) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, ok := s.history[envID]
-	if !ok {
-		return nil, nil
+// History returns the stored history of environment envID, whichever
+// replica sampled it.
+func (s *Service) History(ctx context.Context, envID int64) (History, error) {
+	h, err := s.store.MetricHistory(ctx, envID)
+	if err != nil {
+		return History{}, err
 	}
-	return slices.Clone(r.points), slices.Clone(r.top)
+	return historyOf(h), nil
 }
 
-func (s *Service) record(envID int64, p Point, top []Top) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, ok := s.history[envID]
-	if !ok {
-		r = &ring{}
-		s.history[envID] = r
+// HistoryOf returns the stored history of each environment of ids (those
+// without one are missing), in a few queries for all of them.
+func (s *Service) HistoryOf(ctx context.Context, ids []int64) (map[int64]History, error) {
+	all, err := s.store.MetricHistories(ctx, ids)
+	if err != nil {
+		return nil, err
 	}
-	if len(r.points) == HistorySize {
-		r.points = append(r.points[:0], r.points[1:]...)
+	out := make(map[int64]History, len(all))
+	for id, h := range all {
+		out[id] = historyOf(h)
 	}
-	r.points = append(r.points, p)
-	r.top = top
+	return out, nil
 }
 
-// forgetHistory drops the history of environments no longer collecting
-// metrics (or gone).
-func (s *Service) forgetHistory(envs []store.Environment) {
-	keep := map[int64]bool{}
-	for _, e := range envs {
-		if e.CollectMetrics {
-			keep[e.ID] = true
+func historyOf(h store.MetricHistory) History {
+	var out History
+	for _, m := range h.Samples {
+		out.Points = append(out.Points, Point{CPUPercent: m.CPUPercent, MemoryPercent: m.MemoryPercent,
+			Timestamp: m.SampledAt.UTC().Format(time.RFC3339), MemoryUsed: m.MemoryUsed, MemoryTotal: m.MemoryTotal})
+	}
+	if h.Top != nil {
+		out.Top = make([]Top, 0, len(h.Top))
+		for _, t := range h.Top {
+			out.Top = append(out.Top, Top(t))
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for id := range s.history {
-		if !keep[id] {
-			delete(s.history, id)
-		}
-	}
+	return out
 }
 
 // sampleLoop samples env every interval until ctx ends. The first sample
@@ -98,6 +94,13 @@ func (s *Service) forgetHistory(envs []store.Environment) {
 // server that starts (or of a test suite's many servers on one engine) are
 // not all sampled at once.
 func (s *Service) sampleLoop(ctx context.Context, env store.Environment) {
+	defer func() {
+		if s.heldElsewhere(env.ID) { // stopped because the agent is held elsewhere now
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			s.leaveRounds(ctx, env.ID)
+		}
+	}()
 	select {
 	case <-ctx.Done():
 		return
@@ -106,8 +109,11 @@ func (s *Service) sampleLoop(ctx context.Context, env store.Environment) {
 	t := time.NewTicker(s.sample)
 	defer t.Stop()
 	for {
-		if err := s.Sample(ctx, env); err != nil && ctx.Err() == nil {
+		switch sampled, err := s.Sample(ctx, env); {
+		case err != nil && ctx.Err() == nil:
 			s.log.Debug("activity: metrics not sampled", "env", env.ID, "err", engine.Details(err))
+		case err == nil && !sampled:
+			s.log.Debug("activity: metrics round taken by another server", "env", env.ID)
 		}
 		select {
 		case <-ctx.Done():
@@ -117,20 +123,63 @@ func (s *Service) sampleLoop(ctx context.Context, env store.Environment) {
 	}
 }
 
-// Sample takes one sample of env's running containers (and, through an
-// agent, of its host) and adds it to the history. Without an agent the
-// host's figures are the sum of its containers': CPU as a share of all the
-// host's cores, memory as a share of the engine's memory.
-func (s *Service) Sample(ctx context.Context, env store.Environment) error {
+// Sample takes the current round's sample of env and adds it to the
+// history, unless another replica sharing the database claimed the round
+// (or holds env's agent, and samples it there: this replica hands its
+// rounds over): it reports whether it sampled. A round whose sample fails is lost (no point), as is one that
+// another replica took over in the meantime.
+func (s *Service) Sample(ctx context.Context, env store.Environment) (bool, error) {
+	if s.heldElsewhere(env.ID) {
+		s.leaveRounds(ctx, env.ID)
+		return false, nil
+	}
+	at := s.now()
+	claimed, err := s.store.ClaimMetricsRound(ctx, env.ID, s.replica, at, s.sample)
+	if err != nil || !claimed {
+		return false, err
+	}
+	p, tops, err := s.measure(ctx, env)
+	if err != nil {
+		return false, err
+	}
+	m := store.MetricSample{EnvironmentID: env.ID, SampledAt: p.at, CPUPercent: p.CPUPercent,
+		MemoryPercent: p.MemoryPercent, MemoryUsed: p.MemoryUsed, MemoryTotal: p.MemoryTotal}
+	top := make([]store.MetricTop, 0, len(tops))
+	for _, t := range tops {
+		top = append(top, store.MetricTop(t))
+	}
+	return s.store.RecordMetrics(ctx, s.replica, at, m, top, HistorySize)
+}
+
+// leaveRounds hands environment envID's sampling rounds over, if this
+// replica holds them: another replica holds its agent now and samples it,
+// from the next round on.
+func (s *Service) leaveRounds(ctx context.Context, envID int64) {
+	if err := s.store.ReleaseMetricsRounds(ctx, envID, s.replica); err != nil {
+		s.log.Warn("activity: metrics rounds not handed over", "env", envID, "err", err)
+	}
+}
+
+// sample is a Point with its time.
+type sample struct {
+	Point
+	at time.Time
+}
+
+// measure takes one sample of env's running containers (and, through an
+// agent, of its host). Without an agent the host's figures are the sum of
+// its containers': CPU as a share of all the host's cores, memory as a
+// share of the engine's memory.
+func (s *Service) measure(ctx context.Context, env store.Environment) (sample, []Top, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*perContainer)
 	defer cancel()
 	c, err := s.engines.Client(ctx, env.Endpoint())
 	if err != nil {
-		return err
+		return sample{}, nil, err
 	}
 	info, err := c.Info(ctx)
 	if err != nil {
-		return err
+		return sample{}, nil, err
 	}
 	var (
 		tops     []Top
@@ -151,9 +200,10 @@ func (s *Service) Sample(ctx context.Context, env store.Environment) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return sample{}, nil, err
 	}
-	p := Point{Timestamp: s.now().UTC().Format(time.RFC3339), MemoryUsed: memSum, MemoryTotal: memTotal}
+	at := s.now()
+	p := Point{Timestamp: at.UTC().Format(time.RFC3339), MemoryUsed: memSum, MemoryTotal: memTotal}
 	if info.CPUs > 0 {
 		p.CPUPercent = round2(cpuSum / float64(info.CPUs))
 	}
@@ -176,8 +226,7 @@ func (s *Service) Sample(ctx context.Context, env store.Environment) error {
 	if tops == nil {
 		tops = []Top{}
 	}
-	s.record(env.ID, p, tops)
-	return nil
+	return sample{Point: p, at: at}, tops, nil
 }
 
 func round2(f float64) float64 { return math.Round(f*100) / 100 }

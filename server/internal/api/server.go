@@ -204,12 +204,14 @@ func New(d Deps) *Server {
 	if d.Agents != nil {
 		elsewhere = d.Agents.HeldElsewhere
 	}
-	var away func(store.Environment) bool
+	aopts := activity.Options{Store: d.Store, Engines: d.Engines, Events: hub, Log: d.Log, Elsewhere: elsewhere}
 	if d.Agents != nil {
-		away = d.Agents.Away
+		aopts.Away = d.Agents.Away // edge environments whose agent is not connected here
 	}
-	act := activity.New(activity.Options{Store: d.Store, Engines: d.Engines, Events: hub, Log: d.Log, Elsewhere: elsewhere,
-		Away: away})
+	if d.Replica != nil {
+		aopts.Replica = d.Replica.Self() // the metrics rounds it claims name it
+	}
+	act := activity.New(aopts)
 	if d.Agents != nil {
 		d.Agents.OnEdgeConnect(func(int64) { act.Poke() })
 	}

@@ -127,14 +127,25 @@ func New(st *store.Store, engines *engine.Manager, stk *stacks.Service, sc *scan
 	return &Service{store: st, engines: engines, stacks: stk, scan: sc, log: log, timeout: Timeout}
 }
 
+// historyBatch is how many environments' metrics histories All and Each
+// read in one go (histories), rather than one environment at a time.
+const historyBatch = 4 * maxConcurrent
+
 // All returns the figures of every environment of envs, in their order.
 func (s *Service) All(ctx context.Context, envs []store.Environment) []Stats {
 	out := make([]Stats, len(envs))
-	var g errgroup.Group
+	var (
+		g    errgroup.Group
+		hist map[int64]activity.History
+	)
 	g.SetLimit(maxConcurrent)
 	for i, env := range envs {
+		if i%historyBatch == 0 {
+			hist = s.histories(ctx, envs[i:min(i+historyBatch, len(envs))])
+		}
+		h := hist
 		g.Go(func() error {
-			out[i] = s.Environment(ctx, env)
+			out[i] = s.environment(ctx, env, h)
 			return nil
 		})
 	}
@@ -146,10 +157,16 @@ func (s *Service) All(ctx context.Context, envs []store.Environment) []Stats {
 // even when the engine does not: the environment is then reported offline,
 // and the calls still under way end at the same deadline.
 func (s *Service) Environment(ctx context.Context, env store.Environment) Stats {
+	return s.environment(ctx, env, nil)
+}
+
+// environment is Environment with the metrics histories read beforehand
+// (nil: env's is read here).
+func (s *Service) environment(ctx context.Context, env store.Environment, hist map[int64]activity.History) Stats {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	st := base(env)
-	s.addActivity(ctx, env, &st)
+	s.addActivity(ctx, env, &st, hist)
 	if setting, err := s.scan.Setting(ctx, env.ID); err != nil {
 		s.log.Warn("dashboard: scanner setting", "env", env.ID, "err", err)
 	} else {

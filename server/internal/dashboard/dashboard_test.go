@@ -2,13 +2,17 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/berth-dev/berth/server/internal/activity"
 	"github.com/berth-dev/berth/server/internal/scan"
 	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
@@ -106,4 +110,80 @@ func TestCounts(t *testing.T) {
 	if want := (Stacks{Total: 4, Running: 1, Partial: 1, Stopped: 2}); ss != want {
 		t.Errorf("stacks = %+v, want %+v", ss, want)
 	}
+}
+
+// The dashboard carries the stored metrics history of each environment that
+// collects metrics, read in one go for many environments (All, Each) or on
+// its own (Environment): the same figures either way.
+func TestTheMetricsHistoryIsReadForManyEnvironmentsAtOnceOrEachAlone(t *testing.T) {
+	ctx := t.Context()
+	log := slog.New(slog.DiscardHandler)
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "berth.db"), storetest.Box(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	engines := engine.NewManager(log)
+	t.Cleanup(engines.Close)
+	sc := scan.New(engines, st, log, scan.Config{})
+	s := New(st, engines, stacks.New(st, engines, nil, t.TempDir(), log), sc, log).
+		UseActivity(activity.New(activity.Options{Store: st, Engines: engines, Log: log}))
+	// Engines that are not there: offline at once; the history is the
+	// database's.
+	envs := make([]store.Environment, historyBatch+2)
+	for i := range envs {
+		envs[i] = store.Environment{Name: fmt.Sprintf("env-%d", i), ConnectionType: engine.Socket,
+			SocketPath: "/nonexistent/docker.sock", CollectMetrics: i%2 == 0}
+		if err := st.CreateEnvironment(ctx, &envs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	for _, i := range []int{0, historyBatch} { // one in each batch
+		for k := range 2 {
+			at := t0.Add(time.Duration(k) * time.Minute)
+			if ok, err := st.ClaimMetricsRound(ctx, envs[i].ID, "r", at, 30*time.Second); !ok || err != nil {
+				t.Fatalf("claim: %v %v", ok, err)
+			}
+			m := store.MetricSample{EnvironmentID: envs[i].ID, SampledAt: at, CPUPercent: float64(i + k), MemoryPercent: 50,
+				MemoryUsed: 1 << 30, MemoryTotal: 1 << 31}
+			top := []store.MetricTop{{ID: "c", Name: "web", CPUPercent: float64(i + k)}}
+			if ok, err := st.RecordMetrics(ctx, "r", at, m, top, activity.HistorySize); !ok || err != nil {
+				t.Fatalf("record: %v %v", ok, err)
+			}
+		}
+	}
+	check := func(how string, got Stats) {
+		t.Helper()
+		i := int(got.ID - envs[0].ID)
+		if i != 0 && i != historyBatch {
+			if got.Metrics != nil || got.MetricsHistory != nil || len(got.TopContainers) != 0 {
+				t.Errorf("%s: environment %d without samples: metrics %+v, history %+v, top %+v", how, i, got.Metrics,
+					got.MetricsHistory, got.TopContainers)
+			}
+			return
+		}
+		want := []activity.Point{
+			{CPUPercent: float64(i), MemoryPercent: 50, Timestamp: "2026-11-28T10:00:00Z", MemoryUsed: 1 << 30, MemoryTotal: 1 << 31},
+			{CPUPercent: float64(i + 1), MemoryPercent: 50, Timestamp: "2026-11-28T10:01:00Z", MemoryUsed: 1 << 30, MemoryTotal: 1 << 31},
+		}
+		if !reflect.DeepEqual(got.MetricsHistory, want) {
+			t.Errorf("%s: environment %d history = %+v, want %+v", how, i, got.MetricsHistory, want)
+		}
+		if got.Metrics == nil || got.Metrics.CPUPercent != float64(i+1) || got.Metrics.MemoryUsed != 1<<30 {
+			t.Errorf("%s: environment %d metrics = %+v", how, i, got.Metrics)
+		}
+		if len(got.TopContainers) != 1 || got.TopContainers[0].CPUPercent != float64(i+1) {
+			t.Errorf("%s: environment %d top = %+v", how, i, got.TopContainers)
+		}
+	}
+	for _, got := range s.All(ctx, envs) {
+		check("All", got)
+	}
+	n := 0
+	if err := s.Each(ctx, envs, func(got Stats) error { n++; check("Each", got); return nil }); err != nil || n != len(envs) {
+		t.Fatalf("Each: %d of %d, %v", n, len(envs), err)
+	}
+	check("Environment", s.Environment(ctx, envs[historyBatch]))
+	check("Environment", s.Environment(ctx, envs[1]))
 }

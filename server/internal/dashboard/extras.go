@@ -43,16 +43,51 @@ func (s *Service) UseActivity(a *activity.Service) *Service {
 	return s
 }
 
-// addActivity adds to st what the activity collector knows of env.
-func (s *Service) addActivity(ctx context.Context, env store.Environment, st *Stats) {
-	if s.activity != nil && env.CollectMetrics {
-		points, top := s.activity.History(env.ID)
-		if top != nil {
-			st.TopContainers = top
+// histories reads the metrics histories of the environments of envs that
+// collect metrics, in one go (nil without the collector, or when the read
+// fails: each environment then reads its own).
+func (s *Service) histories(ctx context.Context, envs []store.Environment) map[int64]activity.History {
+	if s.activity == nil {
+		return nil
+	}
+	var ids []int64
+	for _, env := range envs {
+		if env.CollectMetrics {
+			ids = append(ids, env.ID)
 		}
-		if len(points) > 0 {
-			st.MetricsHistory = points
-			p := points[len(points)-1]
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	all, err := s.activity.HistoryOf(ctx, ids)
+	if err != nil {
+		s.log.Warn("dashboard: metrics history", "err", err)
+		return nil
+	}
+	return all
+}
+
+// addActivity adds to st what the activity collector knows of env: its
+// metrics history (hist when it was read with the others', else read here)
+// and its stored activity.
+func (s *Service) addActivity(ctx context.Context, env store.Environment, st *Stats, hist map[int64]activity.History) {
+	if s.activity != nil && env.CollectMetrics {
+		h, ok := hist[env.ID]
+		if hist == nil {
+			var err error
+			if h, err = s.activity.History(ctx, env.ID); err != nil {
+				s.log.Warn("dashboard: metrics history", "env", env.ID, "err", err)
+			}
+			ok = err == nil
+		}
+		if ok && h.Top != nil {
+			st.TopContainers = h.Top
+		}
+		if ok && len(h.Points) > 0 {
+			st.MetricsHistory = h.Points
+			p := h.Points[len(h.Points)-1]
 			st.Metrics = &Metrics{CPUPercent: p.CPUPercent, MemoryPercent: p.MemoryPercent, MemoryUsed: p.MemoryUsed,
 				MemoryTotal: p.MemoryTotal}
 		}
@@ -98,9 +133,10 @@ func (s *Service) Each(ctx context.Context, envs []store.Environment, emit func(
 		wg       sync.WaitGroup
 		sem      = make(chan struct{}, maxConcurrent)
 		gctx, cf = context.WithCancel(ctx)
+		hist     map[int64]activity.History
 	)
 	defer cf()
-	for _, env := range envs {
+	for i, env := range envs {
 		select {
 		case sem <- struct{}{}:
 		case <-gctx.Done():
@@ -108,9 +144,13 @@ func (s *Service) Each(ctx context.Context, envs []store.Environment, emit func(
 		if gctx.Err() != nil {
 			break
 		}
+		if i%historyBatch == 0 {
+			hist = s.histories(gctx, envs[i:min(i+historyBatch, len(envs))])
+		}
+		h := hist
 		wg.Go(func() {
 			defer func() { <-sem }()
-			st := s.Environment(gctx, env)
+			st := s.environment(gctx, env, h)
 			mu.Lock()
 			defer mu.Unlock()
 			if emitErr != nil || gctx.Err() != nil {

@@ -226,7 +226,8 @@ func (s *Store) CreateFirstEnvironment(ctx context.Context, e *Environment) (cre
 }
 
 // UpdateEnvironment writes every field of e to the environment with e.ID and
-// sets e.UpdatedAt (and e.CreatedAt from the row). A missing environment is
+// sets e.UpdatedAt (and e.CreatedAt from the row); with CollectMetrics off,
+// the environment's metrics history goes. A missing environment is
 // ErrNotFound; a name taken by another environment is ErrConflict.
 func (s *Store) UpdateEnvironment(ctx context.Context, e *Environment) error {
 	r, err := s.environmentRow(e)
@@ -250,6 +251,11 @@ func (s *Store) UpdateEnvironment(ctx context.Context, e *Environment) error {
 		if err != nil {
 			return err
 		}
+		if !e.CollectMetrics {
+			if err := deleteMetrics(ctx, tx, e.ID); err != nil {
+				return err
+			}
+		}
 		return createdAt(ctx, tx, "environments", e.ID, &created)
 	})
 	if err != nil {
@@ -260,8 +266,8 @@ func (s *Store) UpdateEnvironment(ctx context.Context, e *Environment) error {
 }
 
 // DeleteEnvironment deletes the environment with the given id, and with it
-// its auto-update configurations, the role assignments scoped to it and its
-// disk warning. A missing environment is ErrNotFound.
+// its auto-update configurations, the role assignments scoped to it, its
+// disk warning and its metrics history. A missing environment is ErrNotFound.
 func (s *Store) DeleteEnvironment(ctx context.Context, id int64) error {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := oneRow(tx.Where("id = ?", id).Delete(&environmentRow{})); err != nil {
