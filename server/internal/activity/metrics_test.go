@@ -213,3 +213,25 @@ func TestAnEnvironmentHeldElsewhereIsNotSampledAndAStoppedSamplerIsTakenOver(t *
 		}
 	})
 }
+
+// An edge environment's round is claimed only once its sample is taken: an
+// agent that cannot answer costs the database nothing, and the round stays
+// free.
+func TestAnEdgeSampleThatFailsClaimsNoRound(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		env := store.Environment{Name: "edge", ConnectionType: "agent-edge", CollectMetrics: true}
+		if err := s.CreateEnvironment(t.Context(), &env); err != nil {
+			t.Fatal(err)
+		}
+		clock := &fakeClock{}
+		clock.set(time.Now().Truncate(time.Second))
+		a := replicaSampler(t, s, "replica-a", clock.now, nil) // no agent behind the environment
+		if ok, err := a.Sample(t.Context(), env); ok || err == nil {
+			t.Fatalf("Sample of an edge environment without its agent = %v, %v", ok, err)
+		}
+		claimed, err := s.ClaimMetricsRound(t.Context(), env.ID, "replica-b", clock.now(), sampleEvery)
+		if err != nil || !claimed {
+			t.Fatalf("the round after a failed edge sample: claimed %v, %v; want it free", claimed, err)
+		}
+	})
+}
