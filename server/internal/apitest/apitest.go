@@ -57,9 +57,10 @@ type Berth struct {
 	agentPort   *agents.Listener
 	srv         *httptest.Server
 
-	stopJobs      context.CancelFunc
-	stopSchedules context.CancelFunc
-	schedulesDone chan struct{}
+	stopJobs          context.CancelFunc
+	stopSchedules     context.CancelFunc
+	schedulesDone     chan struct{}
+	stopNotifications func()
 }
 
 // Options configure a test Berth.
@@ -294,7 +295,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	return &Berth{URL: srv.URL, Store: st, Auth: authSvc, Engines: engines, Jobs: jobReg, Agents: agentSvc, Hawser: hawserHub, AgentURL: agentURL,
 		Replica: reg, stopReplica: stopReplica,
 		Events: apiSrv.Events(), Schedules: apiSrv.Schedules(), agentPort: agentPort, srv: srv, stopJobs: stopJobs, stopSchedules: stopSchedules,
-		schedulesDone: schedulesDone}, nil
+		schedulesDone: schedulesDone, stopNotifications: apiSrv.StopNotifications}, nil
 }
 
 // Client returns a keep-alive client for the server.
@@ -313,7 +314,8 @@ func (b *Berth) Close() {
 	<-b.schedulesDone
 	b.stopJobs()
 	b.Jobs.Wait()
-	b.Events.Close() // the engine event streams (they outlive their last subscriber a while)
+	b.stopNotifications() // before the store closes: its deliveries claim messages from it
+	b.Events.Close()      // the engine event streams (they outlive their last subscriber a while)
 	b.Engines.Close()
 	b.Store.Close()
 }
