@@ -20,8 +20,8 @@
 // engine; -only load), start-to-ready with the engine stalled (SIGSTOP on
 // the test environment's second dockerd; -stall-starts; -only startup), and
 // -replica-agents simulated edge agents over -replicas bin/berth replicas on
-// one PostgreSQL database (-only replicas; off by default: pass
-// -replica-agents 5000, e.g. make bench BENCH_ARGS='-replica-agents 5000'). A summary at the end puts each
+// one PostgreSQL database (-only replicas; 5,000 agents by default,
+// -replica-agents 0 skips it). A summary at the end puts each
 // figure next to the issue's goal.
 //
 // Run it with "make bench", which starts the test environment and exports
@@ -128,9 +128,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.replicas, "replicas", 3, "bin/berth replicas on one PostgreSQL database for the replicas benchmark")
 	fs.BoolVar(&cfg.repRefuse, "replica-refuse-ops", true, "the simulated agents over the replicas end each operation Berth opens at once (false: never open it, as in run 2 of 2026-11-28)")
 	fs.DurationVar(&cfg.repRamp, "replica-ramp", 5*time.Second, "the simulated agents over the replicas start at random moments of this span")
-	// Off by default until it passes: at 5,000 agents on this 2-core machine
-	// not all connected within 5 minutes (docs/performance.md, "Fleet scale").
-	fs.IntVar(&cfg.repAgents, "replica-agents", 0, "simulated edge agents over the replicas, through a round-robin balancer (issue 23: 5000; 0: skip)")
+	fs.IntVar(&cfg.repAgents, "replica-agents", 5000, "simulated edge agents over the replicas, through a round-robin balancer (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
