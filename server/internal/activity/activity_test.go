@@ -36,9 +36,17 @@ func collectorWith(t *testing.T, s *store.Store, log io.Writer, elsewhere func(i
 		log = io.Discard
 	}
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	engines := engine.NewManager(logger)
-	svc := activity.New(activity.Options{Store: s, Engines: engines, Log: logger, Rescan: 50 * time.Millisecond,
-		SampleEvery: time.Hour, Elsewhere: elsewhere})
+	return runCollector(t, activity.Options{Store: s, Log: logger, Rescan: 50 * time.Millisecond, SampleEvery: time.Hour,
+		Elsewhere: elsewhere})
+}
+
+// runCollector runs a collector with o (and an engine manager of its own)
+// until the test ends.
+func runCollector(t *testing.T, o activity.Options) *activity.Service {
+	t.Helper()
+	engines := engine.NewManager(o.Log)
+	o.Engines = engines
+	svc := activity.New(o)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -1,8 +1,6 @@
 package activity_test
 
 import (
-	"context"
-	"io"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -10,7 +8,6 @@ import (
 
 	"github.com/berth-dev/berth/server/internal/activity"
 	"github.com/berth-dev/berth/server/internal/store"
-	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
 
@@ -25,21 +22,8 @@ func TestCollectorLeavesAnAwayEnvironmentUntilPoked(t *testing.T) {
 	s, env, witness := withWitness(t, "away", true)
 	var away atomic.Bool
 	away.Store(true)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	engines := engine.NewManager(logger)
-	svc := activity.New(activity.Options{Store: s, Engines: engines, Log: logger, Rescan: time.Hour, SampleEvery: time.Hour,
-		Away: func(e store.Environment) bool { return e.ID == env.ID && away.Load() }})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = svc.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		engines.Close()
-	})
+	svc := runCollector(t, activity.Options{Store: s, Log: slog.New(slog.DiscardHandler), Rescan: time.Hour,
+		SampleEvery: time.Hour, Away: func(e store.Environment) bool { return e.ID == env.ID && away.Load() }})
 
 	collectedWithin(t, s, label, "away") // the witness's events are stored: the other's would have been too
 	if got, _, err := s.ListActivity(t.Context(), store.ActivityFilter{EnvironmentIDs: []int64{env.ID}}); err != nil || len(got) != 0 {

@@ -50,12 +50,7 @@ func TestAgentLeaseOneLiveAgentPerEnvironment(t *testing.T) {
 		ctx := t.Context()
 		env := createEnvironment(t, s, "edge")
 		t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
-		for _, id := range []string{"A", "B"} {
-			if err := s.RenewReplica(ctx, store.Replica{ID: id, HTTPURL: "http://" + id, RelayAddr: id + ":3001",
-				StartedAt: t0, RenewedAt: t0, ExpiresAt: t0.Add(6 * time.Second)}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		liveReplicas(t, s, t0, "A", "B")
 		lease := func(replica, agent string, at time.Time) store.AgentLease {
 			return store.AgentLease{EnvironmentID: env.ID, ReplicaID: replica, AgentID: agent, AgentName: "host-" + agent,
 				AgentVersion: "1.2.3", Capabilities: []string{"exec", "compose"}, Remote: "192.0.2.1:5000", ConnectedAt: at, ClaimedAt: at}
@@ -170,12 +165,7 @@ func TestStackLockOneOperationAcrossReplicas(t *testing.T) {
 		ctx := t.Context()
 		env := createEnvironment(t, s, "stacklock")
 		t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
-		for _, id := range []string{"A", "B"} {
-			if err := s.RenewReplica(ctx, store.Replica{ID: id, HTTPURL: "http://" + id, RelayAddr: id + ":3001",
-				StartedAt: t0, RenewedAt: t0, ExpiresAt: t0.Add(6 * time.Second)}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		liveReplicas(t, s, t0, "A", "B")
 		claim := func(replica, holder string, at time.Time, want bool, wantHeldBy string) {
 			t.Helper()
 			claimed, heldBy, err := s.ClaimStackLock(ctx, env.ID, "web", replica, holder, at)
@@ -211,4 +201,16 @@ func TestStackLockOneOperationAcrossReplicas(t *testing.T) {
 			t.Fatalf("missing environment: %v", err)
 		}
 	})
+}
+
+// liveReplicas writes the rows of replicas ids, live for 6 s from t0
+// (their relay at <id>:3001).
+func liveReplicas(t *testing.T, s *store.Store, t0 time.Time, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		if err := s.RenewReplica(t.Context(), store.Replica{ID: id, HTTPURL: "http://" + id, RelayAddr: id + ":3001",
+			StartedAt: t0, RenewedAt: t0, ExpiresAt: t0.Add(6 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
