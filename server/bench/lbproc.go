@@ -2,12 +2,11 @@ package main
 
 import (
 	"bufio"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 )
 
@@ -21,10 +20,17 @@ import (
 // balancerEnv names the backends (comma-separated) of a balancer process.
 const balancerEnv = "BERTH_BENCH_BALANCER"
 
+// lbFigures is what the balancer process tells about itself.
+type lbFigures struct {
+	Active        []int64 // connections open to each backend
+	AcceptErrs    int64   // failed accepts
+	DialErrs      int64   // connections no backend accepted
+	LastAcceptErr string
+}
+
 // balancerMain runs the balancer process: it prints its address, then,
-// for each line read on stdin, one line of figures (connections open to
-// each backend, failed accepts, failed dials, the last accept error) until
-// stdin closes.
+// for each line read on stdin, its figures as one line of JSON, until stdin
+// closes.
 func balancerMain(backends string) int {
 	b, err := newBalancer(strings.Split(backends, ","))
 	if err != nil {
@@ -34,15 +40,14 @@ func balancerMain(backends string) int {
 	defer b.Close()
 	fmt.Println(b.addr())
 	in := bufio.NewScanner(os.Stdin)
+	out := json.NewEncoder(os.Stdout)
 	for in.Scan() {
-		fields := make([]string, 0, len(b.active)+3)
+		f := lbFigures{Active: make([]int64, len(b.active)), AcceptErrs: b.acceptErrs.Load(), DialErrs: b.dialErrs.Load()}
 		for i := range b.active {
-			fields = append(fields, strconv.FormatInt(b.active[i].Load(), 10))
+			f.Active[i] = b.active[i].Load()
 		}
-		last, _ := b.lastAcceptErr.Load().(string)
-		fields = append(fields, strconv.FormatInt(b.acceptErrs.Load(), 10), strconv.FormatInt(b.dialErrs.Load(), 10),
-			strconv.Quote(last))
-		fmt.Println(strings.Join(fields, " "))
+		f.LastAcceptErr, _ = b.lastAcceptErr.Load().(string)
+		_ = out.Encode(f)
 	}
 	return 0
 }
@@ -88,53 +93,46 @@ func startBalancer(backends []string) (*lbProc, error) {
 func (p *lbProc) addr() string { return p.address }
 
 // figures asks the balancer for its figures.
-func (p *lbProc) figures() (active []int64, acceptErrs, dialErrs int64, lastAcceptErr string, err error) {
+func (p *lbProc) figures() (lbFigures, error) {
+	var f lbFigures
 	if _, err := io.WriteString(p.in, "?\n"); err != nil {
-		return nil, 0, 0, "", err
+		return f, err
 	}
-	line, err := p.out.ReadString('\n')
+	line, err := p.out.ReadBytes('\n')
 	if err != nil {
-		return nil, 0, 0, "", err
+		return f, err
 	}
-	head, quoted, _ := strings.Cut(strings.TrimSpace(line), ` "`)
-	f := strings.Fields(head)
-	if len(f) != p.backends+2 {
-		return nil, 0, 0, "", errors.New("balancer process: unexpected figures " + line)
+	if err := json.Unmarshal(line, &f); err != nil || len(f.Active) != p.backends {
+		return f, fmt.Errorf("balancer process: unexpected figures %q (%v)", line, err)
 	}
-	nums := make([]int64, len(f))
-	for i, s := range f {
-		if nums[i], err = strconv.ParseInt(s, 10, 64); err != nil {
-			return nil, 0, 0, "", err
-		}
-	}
-	lastAcceptErr, _ = strconv.Unquote(`"` + quoted)
-	return nums[:p.backends], nums[p.backends], nums[p.backends+1], lastAcceptErr, nil
+	return f, nil
 }
 
 // active returns the connections open to each backend (-1 each when the
 // balancer cannot be asked).
 func (p *lbProc) active() []int64 {
-	a, _, _, _, err := p.figures()
+	f, err := p.figures()
 	if err != nil {
-		a = make([]int64, p.backends)
-		for i := range a {
-			a[i] = -1
+		f.Active = make([]int64, p.backends)
+		for i := range f.Active {
+			f.Active[i] = -1
 		}
 	}
-	return a
+	return f.Active
 }
 
 // print prints the balancer's failed accepts and dials, if any.
 func (p *lbProc) print(out io.Writer) {
-	_, acc, dial, last, err := p.figures()
+	f, err := p.figures()
 	switch {
 	case err != nil:
 		fmt.Fprintf(out, "  the balancer cannot be asked: %v\n", err)
-	case acc > 0:
-		fmt.Fprintf(out, "  the balancer failed to accept %d connections (last: %s)\n", acc, last)
+		return
+	case f.AcceptErrs > 0:
+		fmt.Fprintf(out, "  the balancer failed to accept %d connections (last: %s)\n", f.AcceptErrs, f.LastAcceptErr)
 	}
-	if dial > 0 {
-		fmt.Fprintf(out, "  the balancer failed %d dials to a replica\n", dial)
+	if f.DialErrs > 0 {
+		fmt.Fprintf(out, "  the balancer failed %d dials to a replica\n", f.DialErrs)
 	}
 }
 
