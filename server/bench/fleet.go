@@ -7,6 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -54,17 +57,39 @@ func benchRunning(ctx context.Context, srv *apitest.Berth, token string, eng raw
 
 	if cfg.cold > 0 {
 		cold := []result{{name: "berth"}, {name: "raw"}}
-		for range cfg.cold {
+		for sample := range cfg.cold {
+			prof, err := coldProfile(cfg.coldProfile, sample)
+			if err != nil {
+				return err
+			}
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-time.After(containers.RestartTTL + time.Second):
 			}
-			// Raw first: a refresh Berth starts after answering must not
-			// slow the raw sample down.
-			for _, i := range []int{1, 0} {
+			// Raw first, then Berth, then the other way round: the
+			// second of two calls may find the engine warmer (or still
+			// busy with the first).
+			order := []int{1, 0}
+			if sample%2 == 1 {
+				order = []int{0, 1}
+			}
+			for _, i := range order {
 				ep := []*endpoint{&berth, &raw}[i]
+				if i == 0 && prof != nil {
+					// 1 kHz: a list lasts tens of milliseconds (the
+					// profile's header still says 100 Hz: compare
+					// shares, not times).
+					runtime.SetCPUProfileRate(1000)
+					_ = pprof.StartCPUProfile(prof)
+				}
 				d, listed, err := ep.get(ctx)
+				if i == 0 && prof != nil {
+					pprof.StopCPUProfile()
+					if err := prof.Close(); err != nil {
+						return err
+					}
+				}
 				if err != nil {
 					return err
 				}
@@ -217,4 +242,14 @@ func berthStatsPass(ctx context.Context, srv *apitest.Berth, token string) (time
 		return 0, 0, fmt.Errorf("berth stats pass: %w", err)
 	}
 	return time.Since(start), len(all), nil
+}
+
+// coldProfile returns the file the CPU profile of cold sample n is written
+// to, path.n (nil without -cold-cpuprofile); go tool pprof merges the
+// files given together.
+func coldProfile(path string, n int) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	return os.Create(fmt.Sprintf("%s.%d", path, n))
 }

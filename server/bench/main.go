@@ -51,28 +51,29 @@ import (
 
 // config holds the command-line flags.
 type config struct {
-	containers int
-	iterations int
-	warmup     int
-	image      string
-	keep       bool
-	pullRounds int
-	binary     string // the server binary whose start-up and idle memory are measured
-	starts     int
-	agentBin   string // the agent binary of the edge benchmarks
-	keystrokes int    // exec keystrokes timed per path
-	edgeAgents int    // simulated edge agents held against one Berth (0: skip)
-	dashboard  int    // measured dashboard requests (0: skip)
-	running    bool   // start the containers and measure lists and stats over them running
-	cold       int    // cold list samples (each after containers.RestartTTL without a list)
-	stats      int    // stats passes through each path
-	only       string // "dashboard", "running", "load", "startup", "replicas" or "edge": that benchmark alone
-	load       loadConfig
-	stalls     int // starts with the engine stalled, and as many with it answering (0: skip)
-	replicas   int // bin/berth replicas of the replicas benchmark
-	repAgents  int // simulated edge agents over the replicas (0: skip)
-	repRamp    time.Duration
-	repRefuse  bool
+	containers  int
+	iterations  int
+	warmup      int
+	image       string
+	keep        bool
+	pullRounds  int
+	binary      string // the server binary whose start-up and idle memory are measured
+	starts      int
+	agentBin    string // the agent binary of the edge benchmarks
+	keystrokes  int    // exec keystrokes timed per path
+	edgeAgents  int    // simulated edge agents held against one Berth (0: skip)
+	dashboard   int    // measured dashboard requests (0: skip)
+	running     bool   // start the containers and measure lists and stats over them running
+	cold        int    // cold list samples (each after containers.RestartTTL without a list)
+	coldProfile string // -cold-cpuprofile: a CPU profile over the cold lists
+	stats       int    // stats passes through each path
+	only        string // "dashboard", "running", "load", "startup", "replicas" or "edge": that benchmark alone
+	load        loadConfig
+	stalls      int // starts with the engine stalled, and as many with it answering (0: skip)
+	replicas    int // bin/berth replicas of the replicas benchmark
+	repAgents   int // simulated edge agents over the replicas (0: skip)
+	repRamp     time.Duration
+	repRefuse   bool
 }
 
 // goals collects the figures that issue 23's goals name, for the summary.
@@ -116,6 +117,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.edgeAgents, "edge-agents", 1000, "simulated edge agents held against one Berth process (0: skip)")
 	fs.IntVar(&cfg.dashboard, "dashboard-iterations", 10, "measured dashboard requests over 10 environments, one hung and one dead (0: skip)")
 	fs.BoolVar(&cfg.running, "running", true, "start the containers, then time the list warm and cold and a stats pass over them against the raw engine")
+	fs.StringVar(&cfg.coldProfile, "cold-cpuprofile", "", "write a CPU profile of the bench process (Berth runs in it) taken over the cold container lists only")
 	fs.IntVar(&cfg.cold, "cold-samples", 5, "cold container lists timed (each waits for Berth's cached facts to expire first)")
 	fs.IntVar(&cfg.stats, "stats-rounds", 3, "stats passes over the running containers through each path (0: skip)")
 	fs.StringVar(&cfg.only, "only", "", `run one benchmark alone: "dashboard", "running", "load", "startup", "replicas" or "edge" (-edge-agents against one Berth)`)

@@ -309,6 +309,10 @@ const (
 	restartInspectTimeout = 30 * time.Second
 	// refreshConcurrency bounds parallel inspections of a background refresh.
 	refreshConcurrency = 4
+	// refreshDelay is how long a background refresh waits before its
+	// first inspection: the list that started it is still being written
+	// out, and the engine's and Berth's CPU go to that answer first.
+	refreshDelay = 500 * time.Millisecond
 )
 
 // holds reports whether e still tells the restart count of ct as listed
@@ -539,6 +543,11 @@ func (s *Service) refreshRestarts(envID int64, c *engine.Client, ids []string) {
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
+		select {
+		case <-time.After(refreshDelay):
+		case <-ctx.Done():
+			return
+		}
 		fanOut(ctx, ids, refreshConcurrency, func(ctx context.Context, id string) {
 			_, _ = s.inspectRestarts(ctx, envID, c, id)
 		})
