@@ -66,6 +66,7 @@ type config struct {
 	running     bool   // start the containers and measure lists and stats over them running
 	cold        int    // cold list samples (each after containers.RestartTTL without a list)
 	coldProfile string // -cold-cpuprofile: a CPU profile over the cold lists
+	backupMiB   int    // -backup-mib: the backup benchmark's volume size
 	stats       int    // stats passes through each path
 	only        string // "dashboard", "running", "load", "startup", "replicas" or "edge": that benchmark alone
 	load        loadConfig
@@ -76,13 +77,15 @@ type config struct {
 	repRefuse   bool
 }
 
-// goals collects the figures that issue 23's goals name, for the summary.
+// goals collects the figures that issues 23's and 24's goals name, for
+// the summary.
 type goals struct {
 	warm, cold, stats  float64 // Berth/raw ratios of medians (0: not measured)
 	statsN             int
 	stalled, answering time.Duration // start-to-ready, existing data directory
 	load               loadFigures
 	replicas           replicaFigures
+	backup             backupFigures
 }
 
 func main() {
@@ -120,7 +123,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.coldProfile, "cold-cpuprofile", "", "write a CPU profile of the bench process (Berth runs in it) taken over the cold container lists only")
 	fs.IntVar(&cfg.cold, "cold-samples", 5, "cold container lists timed (each waits for Berth's cached facts to expire first)")
 	fs.IntVar(&cfg.stats, "stats-rounds", 3, "stats passes over the running containers through each path (0: skip)")
-	fs.StringVar(&cfg.only, "only", "", `run one benchmark alone: "dashboard", "running", "load", "startup", "replicas" or "edge" (-edge-agents against one Berth)`)
+	fs.StringVar(&cfg.only, "only", "", `run one benchmark alone: "dashboard", "running", "load", "startup", "replicas", "edge" (-edge-agents against one Berth) or "backup"`)
 	fs.DurationVar(&cfg.load.duration, "load-duration", 60*time.Second, "duration of the fleet load through Berth, and again straight at the engine (0: skip)")
 	fs.IntVar(&cfg.load.rate, "load-rate", 50, "container lists per second of the fleet load")
 	fs.IntVar(&cfg.load.clients, "load-clients", 200, "event streams held open during the fleet load")
@@ -130,6 +133,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.replicas, "replicas", 3, "bin/berth replicas on one PostgreSQL database for the replicas benchmark")
 	fs.BoolVar(&cfg.repRefuse, "replica-refuse-ops", true, "the simulated agents over the replicas end each operation Berth opens at once (false: never open it, as in run 2 of 2026-11-28)")
 	fs.DurationVar(&cfg.repRamp, "replica-ramp", 5*time.Second, "the simulated agents over the replicas start at random moments of this span")
+	fs.IntVar(&cfg.backupMiB, "backup-mib", 1024, "MiB of random data in the volume of the backup benchmark (0: skip)")
 	fs.IntVar(&cfg.repAgents, "replica-agents", 5000, "simulated edge agents over the replicas, through a round-robin balancer (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -144,9 +148,9 @@ func parseFlags(args []string) (config, error) {
 		return config{}, errors.New("-replicas must be at least 2")
 	}
 	switch cfg.only {
-	case "", "dashboard", "running", "load", "startup", "replicas", "edge":
+	case "", "dashboard", "running", "load", "startup", "replicas", "edge", "backup":
 	default:
-		return config{}, fmt.Errorf("-only %q: want dashboard, running, load, startup, replicas or edge", cfg.only)
+		return config{}, fmt.Errorf("-only %q: want dashboard, running, load, startup, replicas, edge or backup", cfg.only)
 	}
 	return cfg, nil
 }
@@ -168,6 +172,12 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		return err
 	case "edge":
 		return benchEdgeLoad(ctx, cfg.binary, max(cfg.edgeAgents, 1), out)
+	case "backup":
+		g.backup, err = benchBackup(ctx, cfg.image, max(cfg.backupMiB, 1), out)
+		if err == nil {
+			printGoals(out, cfg, &g)
+		}
+		return err
 	case "replicas":
 		g.replicas, err = benchReplicas(ctx, cfg.binary, cfg.replicas, max(cfg.repAgents, 1), cfg.repRamp, cfg.repRefuse, out)
 		if err == nil {
@@ -302,6 +312,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		}
 		if g.load, err = benchLoad(ctx, cfg.binary, eng, cfg.image, cfg.containers, cfg.load, out); err != nil {
 			return fmt.Errorf("fleet load: %w", err)
+		}
+	}
+	if cfg.backupMiB > 0 {
+		if g.backup, err = benchBackup(ctx, cfg.image, cfg.backupMiB, out); err != nil {
+			return fmt.Errorf("backup: %w", err)
 		}
 	}
 	if cfg.repAgents > 0 {

@@ -10,7 +10,7 @@ import (
 // printGoals repeats the figures of this run that issue 23's goals name,
 // each next to its goal. It reports; it does not judge.
 func printGoals(out io.Writer, cfg config, g *goals) {
-	fmt.Fprintln(out, "\nissue 23 goals, figures of this run (goal in brackets):")
+	fmt.Fprintln(out, "\nissue 23 and 24 goals, figures of this run (goal in brackets):")
 	if l := g.load; l.measured {
 		fmt.Fprintf(out, "  %d lists/s + %d event streams for %v through Berth: %d list errors [0], %d event stream errors; p50 %s ms, p99 %s ms [<= 250 ms]; engine list calls %.2f/s [<= 10/s], coalescing ratio %.1f; engine event streams opened since Berth started %d\n",
 			cfg.load.rate, cfg.load.clients, cfg.load.duration, l.errors, l.streamErrors, ms(l.p50), ms(l.p99), l.engineListsPerS, l.coalescing, l.engineStreams)
@@ -30,6 +30,10 @@ func printGoals(out io.Writer, cfg config, g *goals) {
 	if g.stalled > 0 {
 		fmt.Fprintf(out, "  start-to-ready with the engine stalled: %v, answering %v (%.2fx) [start-up never waits on an engine]\n",
 			g.stalled.Round(time.Millisecond), g.answering.Round(time.Millisecond), ratio(g.stalled, g.answering))
+	}
+	if b := g.backup; b.measured {
+		fmt.Fprintf(out, "  backup of a %d MiB volume through Berth: %.2fx the time of restic by hand, restore %.2fx; RSS of Berth's runner %.1f MB before, %.1f MB peak [the data does not pass through it]\n",
+			b.mib, ratio(b.berthBackup, b.rawBackup), ratio(b.berthRest, b.rawRestore), float64(b.rssBefore)/(1<<20), float64(b.rssPeak)/(1<<20))
 	}
 	if r := g.replicas; r.measured && r.missing > 0 {
 		fmt.Fprintf(out, "  %d simulated edge agents over %d replicas: NOT ALL CONNECTED, %d missing after %v [all connected]\n",
