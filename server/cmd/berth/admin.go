@@ -20,6 +20,12 @@ const adminUsage = `usage: berth admin <command> [flags]
   reset-password  -username NAME [-password PW | -password-stdin]   (also re-activates the account)
   disable-auth    turn authentication off (open access: bind Berth to a trusted interface)
   enable-auth     turn authentication on
+  backup          [-with-git] [-passphrase-stdin] FILE   archive Berth itself (database, key, stack files)
+                  while it may run
+  restore         [-force] [-passphrase-stdin] FILE      restore such an archive onto an empty data
+                  directory and database (Berth stopped)
+
+"berth admin backup -h" tells more about backup and restore.
 
 Every command also takes -data-dir and -database-url (or DATA_DIR, DATABASE_URL,
 ENCRYPTION_KEY from the environment), like "berth serve".
@@ -35,6 +41,9 @@ func admin(ctx context.Context, args []string, getenv func(string) string, stdin
 		return nil
 	}
 	cmd, args := args[0], args[1:]
+	if cmd == "backup" || cmd == "restore" {
+		return adminBackup(ctx, cmd, args, getenv, stdin, stderr)
+	}
 	cfg, err := config.Load(nil, getenv, stderr)
 	if err != nil {
 		return err
