@@ -89,7 +89,7 @@ func snapshotSQLite(ctx context.Context, databaseURL, dir string) (dbSnapshot, e
 // schemaVersion is the highest migration applied to db.
 func schemaVersion(ctx context.Context, db *sql.DB) (int64, error) {
 	var v int64
-	err := db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied = ?", true).Scan(&v)
+	err := db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied").Scan(&v)
 	if err != nil {
 		return 0, fmt.Errorf("backup: the database has no schema version (is it Berth's?): %w", err)
 	}
