@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"gorm.io/driver/postgres"
@@ -530,4 +531,96 @@ func snapshotDir(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestAdminRestoreForceReplacesAStoppedBerthOnly restores onto the data
+// directory and database of another Berth: refused while it runs (even
+// with -force), refused once stopped without -force (its user is still
+// there), done with -force: the archive's user signs in, the replaced
+// Berth's user is gone.
+func TestAdminRestoreForceReplacesAStoppedBerthOnly(t *testing.T) {
+	enginetest.Require(t)
+	bin := servertest.Build(t)
+	forEachDatabase(t, func(t *testing.T, newTarget func() backupTarget) {
+		orig := newTarget()
+		p := servertest.Start(t, bin, "original", orig.env()...)
+		fillBerth(t, p.URL, orig.dataDir)
+		archive := filepath.Join(t.TempDir(), "berth.backup")
+		if out, err := berthAdmin(t, bin, orig.env(), "", "backup", archive); err != nil {
+			t.Fatalf("backup: %v\n%s", err, out)
+		}
+
+		other := newTarget()
+		q := servertest.Start(t, bin, "other", other.env()...)
+		servertest.FirstAdmin(t, q.URL, other.dataDir, "other-admin", "other password")
+		out, err := berthAdmin(t, bin, other.env(), "", "restore", "-force", archive)
+		if err == nil || !strings.Contains(out, "in use") {
+			t.Fatalf("restore -force onto a running Berth: %v\n%s", err, out)
+		}
+		q.Kill(t)
+		waitNoSessions(t, other)
+		out, err = berthAdmin(t, bin, other.env(), "", "restore", archive)
+		if err == nil || !strings.Contains(out, "not empty") {
+			t.Fatalf("restore without -force onto a stopped Berth: %v\n%s", err, out)
+		}
+		if users := userNames(t, other.dbURL()); users != "other-admin" {
+			t.Fatalf("users after a refused restore = %s, want other-admin", users)
+		}
+		if out, err := berthAdmin(t, bin, other.env(), "", "restore", "-force", archive); err != nil {
+			t.Fatalf("restore -force: %v\n%s", err, out)
+		}
+		if users := userNames(t, other.dbURL()); users != backupUser {
+			t.Fatalf("users after restore -force = %s, want %s", users, backupUser)
+		}
+		if entries, _ := os.ReadDir(other.dataDir); len(entries) == 0 {
+			t.Fatal("the data directory is empty after restore -force")
+		} else {
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), ".berth-restore") || e.Name() == "setup-token" {
+					t.Errorf("%s is left in the data directory after restore -force", e.Name())
+				}
+			}
+		}
+		r := servertest.Start(t, bin, "restored", other.env()...)
+		servertest.Login(t, r.URL, backupUser, backupPassword)
+		if status := do(t, "POST", r.URL+"/api/auth/login", nil, `{"username":"other-admin","password":"other password"}`, nil); status != 401 {
+			t.Errorf("the replaced Berth's user signs in: %d, want 401", status)
+		}
+	})
+}
+
+// userNames lists the users of the database at url, comma-separated; the
+// connection is closed before it returns.
+func userNames(t *testing.T, url string) string {
+	t.Helper()
+	db := openSQL(t, url)
+	defer db.Close()
+	return strings.Join(queryStrings(t, db, "SELECT username FROM users ORDER BY username"), ",")
+}
+
+// waitNoSessions waits until the killed Berth's PostgreSQL sessions have
+// ended (the server notices a closed connection on its own time).
+func waitNoSessions(t *testing.T, b backupTarget) {
+	t.Helper()
+	if b.databaseURL == "" {
+		return
+	}
+	db := openSQL(t, b.databaseURL)
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions are still connected to the killed Berth's database", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
