@@ -1,0 +1,212 @@
+package selfbackup
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/berth-dev/berth/server/internal/secret"
+	"github.com/berth-dev/berth/server/internal/store"
+)
+
+// TestEncryptedStreamRoundTripsAndRejectsEveryCut seals streams of sizes
+// around the chunk size and opens them again; every stream cut short (at a
+// chunk boundary too), or with a byte flipped, fails to open; another
+// passphrase is told apart from damage.
+func TestEncryptedStreamRoundTripsAndRejectsEveryCut(t *testing.T) {
+	pass := []byte("passphrase of the test")
+	for _, size := range []int{0, 1, chunkSize - 1, chunkSize, chunkSize + 1, 3*chunkSize + 17} {
+		plain := bytes.Repeat([]byte("berth"), size/5+1)[:size]
+		var sealed bytes.Buffer
+		w, err := newEncryptWriter(&sealed, pass)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(plain); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := openAll(sealed.Bytes(), pass)
+		if err != nil || !bytes.Equal(got, plain) {
+			t.Fatalf("size %d: round trip: %v (%d bytes back)", size, err, len(got))
+		}
+		if _, err := openAll(sealed.Bytes(), []byte("another passphrase")); !errors.Is(err, ErrWrongPassphrase) {
+			t.Errorf("size %d: another passphrase: %v, want ErrWrongPassphrase", size, err)
+		}
+		// Cuts: in the header, at each chunk boundary, one byte short.
+		cuts := []int{headerSize - 1, sealed.Len() - 1}
+		for c := headerSize; c < sealed.Len(); c += chunkSize + 16 {
+			cuts = append(cuts, c)
+		}
+		for _, c := range cuts {
+			if _, err := openAll(sealed.Bytes()[:c], pass); err == nil {
+				t.Errorf("size %d cut at %d of %d: opened", size, c, sealed.Len())
+			}
+		}
+		flipped := bytes.Clone(sealed.Bytes())
+		flipped[len(flipped)-1] ^= 1
+		if _, err := openAll(flipped, pass); !errors.Is(err, errDamaged) {
+			t.Errorf("size %d: a flipped byte: %v, want errDamaged", size, err)
+		}
+	}
+}
+
+func openAll(sealed, pass []byte) ([]byte, error) {
+	r := newBufReader(sealed)
+	d, err := newDecryptReader(r, pass)
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(d)
+}
+
+// newDataDir makes a data directory with a real migrated SQLite database, a
+// key file and a stack file, and returns it.
+func newDataDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	key, err := secret.LoadKey(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := secret.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), filepath.Join(dir, "berth.db"), box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if err := os.MkdirAll(filepath.Join(dir, "stacks", "1", "web"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stacks", "1", "web", "compose.yaml"), []byte("services: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestRestoreRefusesANewerSchema: an archive whose database has a migration
+// this build does not know is refused, and nothing is written.
+func TestRestoreRefusesANewerSchema(t *testing.T) {
+	dir := newDataDir(t)
+	st, err := openSQLite(filepath.Join(dir, "berth.db"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known, err := store.SchemaVersion(SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Exec("INSERT INTO goose_db_version (version_id, is_applied) VALUES (?, 1)", known+1); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	archive := filepath.Join(t.TempDir(), "b")
+	if _, err := WriteFile(t.Context(), Options{DataDir: dir}, archive); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "new")
+	_, err = Restore(t.Context(), RestoreOptions{DataDir: target}, archive)
+	if err == nil || !strings.Contains(err.Error(), "newer than this Berth's") {
+		t.Fatalf("restore of a newer schema: %v", err)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the target was written: %v", err)
+	}
+}
+
+// TestRestoreRefusesAnEntryThatDoesNotMatchItsManifest rewrites an
+// unencrypted archive with one byte of a stack file changed (the manifest
+// kept): the restore fails naming the entry, and writes nothing.
+func TestRestoreRefusesAnEntryThatDoesNotMatchItsManifest(t *testing.T) {
+	dir := newDataDir(t)
+	archive := filepath.Join(t.TempDir(), "b")
+	if _, err := WriteFile(t.Context(), Options{DataDir: dir}, archive); err != nil {
+		t.Fatal(err)
+	}
+	tampered := filepath.Join(t.TempDir(), "tampered")
+	rewrite(t, archive, tampered, func(name string, body []byte) []byte {
+		if name == "data/stacks/1/web/compose.yaml" {
+			body = bytes.Replace(body, []byte("{}"), []byte("[]"), 1)
+		}
+		return body
+	})
+	target := filepath.Join(t.TempDir(), "new")
+	_, err := Restore(t.Context(), RestoreOptions{DataDir: target}, tampered)
+	if err == nil || !strings.Contains(err.Error(), `"data/stacks/1/web/compose.yaml" does not match the manifest`) {
+		t.Fatalf("restore of a tampered archive: %v", err)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the target was written: %v", err)
+	}
+	// The untouched archive restores.
+	if _, err := Restore(t.Context(), RestoreOptions{DataDir: target}, archive); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(target, "stacks", "1", "web", "compose.yaml"))
+	if err != nil || string(got) != "services: {}\n" {
+		t.Errorf("restored stack file %q %v", got, err)
+	}
+}
+
+// rewrite copies the gzip'd tar at src to dst, passing every file's body
+// through edit.
+func rewrite(t *testing.T, src, dst string, edit func(name string, body []byte) []byte) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	zr, err := gzip.NewReader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	tw := tar.NewWriter(zw)
+	tr := tar.NewReader(zr)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = edit(hdr.Name, body)
+		hdr.Size = int64(len(body))
+		if err := tw.WriteHeader(hdr); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, out.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newBufReader(b []byte) *bufio.Reader { return bufio.NewReaderSize(bytes.NewReader(b), chunkSize) }
