@@ -77,7 +77,8 @@ func adminBackup(ctx context.Context, cmd string, args []string, getenv func(str
 			return errors.New("admin backup: the passphrase must have at least 8 characters")
 		}
 		size, err := selfbackup.WriteFile(ctx, selfbackup.Options{DataDir: cfg.DataDir, DatabaseURL: databaseURL,
-			EncryptionKey: cfg.EncryptionKey, WithGit: *withGit, Passphrase: passphrase}, file)
+			EncryptionKey: cfg.EncryptionKey, WithGit: *withGit, Passphrase: passphrase,
+			Warn: func(msg string) { fmt.Fprintln(stderr, "warning:", msg) }}, file)
 		if err != nil {
 			return err
 		}

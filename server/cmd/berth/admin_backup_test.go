@@ -86,7 +86,7 @@ func registryFixture() (url, user, password string, real bool) {
 }
 
 // fillBerth creates the fixture through the API of the Berth at base and
-// returns the id of the created environment.
+// returns the first admin's session cookie.
 func fillBerth(t *testing.T, base, dataDir string) (cookie string) {
 	t.Helper()
 	cookie = servertest.FirstAdmin(t, base, dataDir, backupUser, backupPassword)
@@ -278,15 +278,31 @@ func TestAdminRestoreKeepsEveryRow(t *testing.T) {
 	bin := servertest.Build(t)
 	forEachDatabase(t, func(t *testing.T, newTarget func() backupTarget) {
 		orig := newTarget()
-		p := servertest.Start(t, bin, "original", orig.env()...)
-		fillBerth(t, p.URL, orig.dataDir)
+		// A stack whose files are outside the data directory: the backup
+		// says it does not hold them.
+		outside := t.TempDir()
+		p := servertest.Start(t, bin, "original", append(orig.env(), "EXTERNAL_STACK_ROOTS="+outside)...)
+		cookie := fillBerth(t, p.URL, orig.dataDir)
+		body, _ := json.Marshal(map[string]any{"name": "outside", "start": false,
+			"compose":     "services:\n  app:\n    image: " + enginetest.Image() + "\n",
+			"composePath": filepath.Join(outside, "outside", "compose.yaml")})
+		var created struct{ Success bool }
+		if status := do(t, "POST", p.URL+"/api/stacks?env=1", map[string]string{"Cookie": cookie, "Accept": "application/json"},
+			string(body), &created); status != 200 || !created.Success {
+			t.Fatalf("create a stack outside the data directory = %d %+v", status, created)
+		}
 		p.Kill(t)
 
 		archive := filepath.Join(t.TempDir(), "berth.backup")
-		if out, err := berthAdmin(t, bin, orig.env(), "", "backup", archive); err != nil {
+		out, err := berthAdmin(t, bin, orig.env(), "", "backup", archive)
+		if err != nil {
 			t.Fatalf("backup: %v\n%s", err, out)
-		} else if !strings.Contains(out, "warning") || !strings.Contains(out, "encryption key") {
+		}
+		if !strings.Contains(out, "warning") || !strings.Contains(out, "encryption key") {
 			t.Errorf("an unencrypted backup did not warn that it holds the key: %s", out)
+		}
+		if !strings.Contains(out, "outside ("+filepath.Join(outside, "outside", "compose.yaml")+")") {
+			t.Errorf("the backup did not warn about the stack outside the data directory: %s", out)
 		}
 		restored := newTarget()
 		if out, err := berthAdmin(t, bin, restored.env(), "", "restore", archive); err != nil {

@@ -27,17 +27,44 @@ type dbSnapshot struct {
 	entry         string // its archive entry
 	path          string
 	schemaVersion int64
+	external      []string // stacks whose files are outside the data directory: "name (path)"
 }
 
 // snapshotDatabase copies the database at databaseURL into dir in one
 // consistent snapshot, while Berth may write to it: SQLite with VACUUM INTO
 // (a read transaction), PostgreSQL with pg_dump (one REPEATABLE READ
 // transaction).
-func snapshotDatabase(ctx context.Context, databaseURL, dir string) (dbSnapshot, error) {
+func snapshotDatabase(ctx context.Context, databaseURL, dir, dataDir string) (dbSnapshot, error) {
 	if config.IsPostgres(databaseURL) {
-		return snapshotPostgres(ctx, databaseURL, dir)
+		return snapshotPostgres(ctx, databaseURL, dir, dataDir)
 	}
-	return snapshotSQLite(ctx, databaseURL, dir)
+	return snapshotSQLite(ctx, databaseURL, dir, dataDir)
+}
+
+// externalStacks lists the stacks whose compose file is not in the data
+// directory (adopted ones, custom paths): an archive does not hold their
+// files. A git stack's path is inside its checkout.
+func externalStacks(ctx context.Context, db *sql.DB, dataDir string) ([]string, error) {
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, "SELECT name, compose_path FROM stacks WHERE compose_path <> '' AND source_type <> 'git' ORDER BY name")
+	if err != nil {
+		return nil, fmt.Errorf("backup: list stacks: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name, path string
+		if err := rows.Scan(&name, &path); err != nil {
+			return nil, err
+		}
+		if rel, err := filepath.Rel(abs, path); err != nil || !filepath.IsLocal(rel) {
+			out = append(out, fmt.Sprintf("%s (%s)", name, path))
+		}
+	}
+	return out, rows.Err()
 }
 
 // sqlitePath is the file of a SQLite DATABASE_URL.
@@ -57,7 +84,7 @@ func openSQLite(path string, readOnly bool) (*sql.DB, error) {
 	return gdb.DB()
 }
 
-func snapshotSQLite(ctx context.Context, databaseURL, dir string) (dbSnapshot, error) {
+func snapshotSQLite(ctx context.Context, databaseURL, dir, dataDir string) (dbSnapshot, error) {
 	src := sqlitePath(databaseURL)
 	if strings.ContainsRune(src, '?') {
 		return dbSnapshot{}, fmt.Errorf("backup: database path %q must not contain '?'", src)
@@ -83,7 +110,11 @@ func snapshotSQLite(ctx context.Context, databaseURL, dir string) (dbSnapshot, e
 	if err != nil {
 		return dbSnapshot{}, err
 	}
-	return dbSnapshot{kind: SQLite, entry: sqliteEntry, path: out, schemaVersion: v}, nil
+	ext, err := externalStacks(ctx, snap, dataDir)
+	if err != nil {
+		return dbSnapshot{}, err
+	}
+	return dbSnapshot{kind: SQLite, entry: sqliteEntry, path: out, schemaVersion: v, external: ext}, nil
 }
 
 // schemaVersion is the highest migration applied to db.
@@ -129,7 +160,7 @@ func openPostgres(databaseURL string) (*sql.DB, error) {
 	return gdb.DB()
 }
 
-func snapshotPostgres(ctx context.Context, databaseURL, dir string) (dbSnapshot, error) {
+func snapshotPostgres(ctx context.Context, databaseURL, dir, dataDir string) (dbSnapshot, error) {
 	db, err := openPostgres(databaseURL)
 	if err != nil {
 		return dbSnapshot{}, fmt.Errorf("backup: open the database: %w", err)
@@ -156,7 +187,11 @@ func snapshotPostgres(ctx context.Context, databaseURL, dir string) (dbSnapshot,
 	if after != before {
 		return dbSnapshot{}, errors.New("backup: the database's schema was migrated while it was copied: run the backup again")
 	}
-	return dbSnapshot{kind: Postgres, entry: postgresEntry, path: out, schemaVersion: after}, nil
+	ext, err := externalStacks(ctx, db, dataDir)
+	if err != nil {
+		return dbSnapshot{}, err
+	}
+	return dbSnapshot{kind: Postgres, entry: postgresEntry, path: out, schemaVersion: after, external: ext}, nil
 }
 
 // sqliteInUse reports the process that has the SQLite database at path open,

@@ -102,6 +102,12 @@ type Options struct {
 	// Passphrase encrypts the archive; nil or empty writes it in the clear
 	// (it then holds the encryption key readable by whoever reads the file).
 	Passphrase []byte
+	// TempDir holds the database's copy while the archive is written; ""
+	// is the system's temporary directory.
+	TempDir string
+	// Warn, when not nil, is told what the archive leaves out that a
+	// restore may miss: stacks whose files are outside the data directory.
+	Warn func(string)
 }
 
 func (o Options) databaseURL() string {
@@ -125,14 +131,18 @@ func Write(ctx context.Context, opts Options, w io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "berth-backup-")
+	tmp, err := os.MkdirTemp(opts.TempDir, ".berth-backup-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	db, err := snapshotDatabase(ctx, opts.databaseURL(), tmp)
+	db, err := snapshotDatabase(ctx, opts.databaseURL(), tmp, opts.DataDir)
 	if err != nil {
 		return err
+	}
+	if len(db.external) > 0 && opts.Warn != nil {
+		opts.Warn("the files of these stacks are outside the data directory and not in the archive (back them up with their directory): " +
+			strings.Join(db.external, ", "))
 	}
 
 	m := Manifest{Format: Format, BerthVersion: version.Version, SchemaVersion: db.schemaVersion, Database: db.kind,
@@ -202,6 +212,9 @@ func WriteFile(ctx context.Context, opts Options, file string) (int64, error) {
 	}()
 	if err := f.Chmod(0o600); err != nil {
 		return 0, err
+	}
+	if opts.TempDir == "" {
+		opts.TempDir = dir // where the archive goes, there is room for the database's copy
 	}
 	cw := &countWriter{w: f}
 	if err := Write(ctx, opts, cw); err != nil {
