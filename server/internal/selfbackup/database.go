@@ -194,29 +194,30 @@ func snapshotPostgres(ctx context.Context, databaseURL, dir, dataDir string) (db
 	return dbSnapshot{kind: Postgres, entry: postgresEntry, path: out, schemaVersion: after, external: ext}, nil
 }
 
-// sqliteInUse reports the process that has the SQLite database at path open,
-// or 0. A connection to a database in WAL mode (Berth's) holds a shared lock
+// sqliteInUse reports whether a process has the SQLite database at path
+// open, and which (0 when it is in another PID namespace, another
+// container). A connection to a database in WAL mode (Berth's) holds a shared lock
 // on the "DMS" byte (offset 128) of its -shm file for as long as it is open,
 // and a running Berth keeps connections open in its pool: asking the kernel
 // who holds that byte finds a running Berth, or any other process using the
 // database.
-func sqliteInUse(path string) (int, error) {
+func sqliteInUse(path string) (bool, int, error) {
 	f, err := os.Open(path + "-shm")
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
+		return false, 0, nil
 	}
 	if err != nil {
-		return 0, err
+		return false, 0, err
 	}
 	defer f.Close()
 	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: 128, Len: 1}
 	if err := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &lk); err != nil {
-		return 0, fmt.Errorf("lock check of %s-shm: %w", path, err)
+		return false, 0, fmt.Errorf("lock check of %s-shm: %w", path, err)
 	}
 	if lk.Type == syscall.F_UNLCK {
-		return 0, nil
+		return false, 0, nil
 	}
-	return int(lk.Pid), nil
+	return true, int(lk.Pid), nil
 }
 
 // sqliteHasTables reports whether the SQLite file at path holds any table.

@@ -266,12 +266,16 @@ func checkTarget(ctx context.Context, dataDir, dbURL, dbPath string, dbInDataDir
 		}
 	}
 	if dbPath != "" {
-		pid, err := sqliteInUse(dbPath)
+		inUse, pid, err := sqliteInUse(dbPath)
 		if err != nil {
 			return "", fmt.Errorf("restore: %w", err)
 		}
-		if pid != 0 {
-			return "", fmt.Errorf("restore: %w: process %d has the database %s open (a running Berth?): stop it first", ErrInUse, pid, dbPath)
+		if inUse {
+			who := "a process"
+			if pid != 0 {
+				who = fmt.Sprintf("process %d", pid)
+			}
+			return "", fmt.Errorf("restore: %w: %s has the database %s open (a running Berth?): stop it first", ErrInUse, who, dbPath)
 		}
 		if !dbInDataDir {
 			tables, err := sqliteHasTables(ctx, dbPath)
