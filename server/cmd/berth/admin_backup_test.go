@@ -628,7 +628,7 @@ func waitNoSessions(t *testing.T, b backupTarget) {
 	for {
 		var n int
 		if err := db.QueryRow(`SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n == 0 {

@@ -242,8 +242,8 @@ func sqliteHasTables(ctx context.Context, path string) (bool, error) {
 }
 
 // postgresState reports whether the database of databaseURL holds tables in
-// its current schema, and how many other sessions are connected to it (a
-// running Berth keeps some open).
+// its current schema, and how many other clients are connected to it (a
+// running Berth keeps some open; the server's own workers do not count).
 func postgresState(ctx context.Context, databaseURL string) (tables, sessions int, err error) {
 	db, err := openPostgres(databaseURL)
 	if err != nil {
@@ -255,7 +255,7 @@ func postgresState(ctx context.Context, databaseURL string) (tables, sessions in
 		return 0, 0, err
 	}
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&sessions); err != nil {
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`).Scan(&sessions); err != nil {
 		return 0, 0, err
 	}
 	return tables, sessions, nil

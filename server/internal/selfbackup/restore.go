@@ -126,12 +126,14 @@ func Restore(ctx context.Context, opts RestoreOptions, file string) (Manifest, e
 	}
 	staging := filepath.Join(dataDir, restoreStaging)
 	old := filepath.Join(dataDir, restoreOld)
-	for _, d := range []string{staging, old} {
-		// Left by a restore that was killed: it never replaced anything yet
-		// (old is emptied back or removed before a restore returns).
-		if err := removeLeftover(d); err != nil {
-			return m, err
-		}
+	// A restore killed while it moved entries leaves old behind, holding
+	// what the data directory held: never removed here.
+	if _, err := os.Lstat(old); err == nil {
+		return m, fmt.Errorf("restore: %s exists: an earlier restore was interrupted while it replaced the data directory's contents, which are in there; move them back (or remove it) first", old)
+	}
+	// One killed before that leaves only the staging directory.
+	if err := removeLeftover(staging); err != nil {
+		return m, err
 	}
 	var dbTmp string // a SQLite file outside the data directory, staged next to it
 	success := false

@@ -210,3 +210,39 @@ func rewrite(t *testing.T, src, dst string, edit func(name string, body []byte) 
 }
 
 func newBufReader(b []byte) *bufio.Reader { return bufio.NewReaderSize(bytes.NewReader(b), chunkSize) }
+
+// TestRestoreAfterAnInterruptedOne: the staging directory a killed restore
+// left is cleared and the restore goes on; the previous contents a restore
+// killed while moving them left in .berth-restore-old are never removed:
+// the restore is refused, even with Force.
+func TestRestoreAfterAnInterruptedOne(t *testing.T) {
+	archive := filepath.Join(t.TempDir(), "b")
+	if _, err := WriteFile(t.Context(), Options{DataDir: newDataDir(t)}, archive); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "data")
+	if err := os.MkdirAll(filepath.Join(target, restoreStaging, "stacks"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Restore(t.Context(), RestoreOptions{DataDir: target}, archive); err != nil {
+		t.Fatalf("restore over a staging directory left behind: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(target, restoreStaging)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the staging directory is still there: %v", err)
+	}
+
+	kept := filepath.Join(target, restoreOld, "berth.db")
+	if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kept, []byte("the previous database"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Restore(t.Context(), RestoreOptions{DataDir: target, Force: true}, archive)
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("restore over an interrupted one's previous contents: %v", err)
+	}
+	if b, err := os.ReadFile(kept); err != nil || string(b) != "the previous database" {
+		t.Errorf("the previous contents: %q %v", b, err)
+	}
+}
