@@ -299,7 +299,7 @@ func (a *archiveWriter) addFile(ctx context.Context, name, src string, mode fs.F
 	}
 	f, err := os.Open(src)
 	if err != nil {
-		return fmt.Errorf("backup: %w", err)
+		return fmt.Errorf("backup: %w", err) // fs.ErrNotExist for a file deleted since it was listed
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -332,6 +332,9 @@ func (a *archiveWriter) addTree(ctx context.Context, dataDir, dir string) error 
 		return nil
 	}
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // deleted by the running Berth since it was listed
+		}
 		if err != nil {
 			return fmt.Errorf("backup: %w", err)
 		}
@@ -341,6 +344,9 @@ func (a *archiveWriter) addTree(ctx context.Context, dataDir, dir string) error 
 		}
 		name := dataPrefix + filepath.ToSlash(rel)
 		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("backup: %w", err)
 		}
@@ -353,6 +359,9 @@ func (a *archiveWriter) addTree(ctx context.Context, dataDir, dir string) error 
 			a.m.Entries = append(a.m.Entries, Entry{Path: name, Type: typeDir, Mode: uint32(fi.Mode().Perm())})
 		case d.Type()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
 			if err != nil {
 				return fmt.Errorf("backup: %w", err)
 			}
@@ -362,7 +371,9 @@ func (a *archiveWriter) addTree(ctx context.Context, dataDir, dir string) error 
 			}
 			a.m.Entries = append(a.m.Entries, Entry{Path: name, Type: typeSymlink, Mode: 0o777, Target: target})
 		case d.Type().IsRegular():
-			return a.addFile(ctx, name, p, fi.Mode())
+			if err := a.addFile(ctx, name, p, fi.Mode()); !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
 		}
 		return nil // sockets, devices, pipes: not Berth's files
 	})

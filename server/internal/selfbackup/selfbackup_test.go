@@ -246,3 +246,99 @@ func TestRestoreAfterAnInterruptedOne(t *testing.T) {
 		t.Errorf("the previous contents: %q %v", b, err)
 	}
 }
+
+// TestWithGitIncludesTheCheckoutsWithTheirLinks: DATA_DIR/git is in an
+// archive only with WithGit, symbolic links as links; file template
+// sources always are, caches never.
+func TestWithGitIncludesTheCheckoutsWithTheirLinks(t *testing.T) {
+	dir := newDataDir(t)
+	for name, body := range map[string]string{
+		"git/stack-1/compose.yaml":   "services: {}\n",
+		"templates/mine.json":        "[]\n",
+		"template-logos/1/logo.png":  "png",
+		"somethingelse/unknown.file": "x",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("compose.yaml", filepath.Join(dir, "git", "stack-1", "docker-compose.yml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, withGit := range []bool{false, true} {
+		archive := filepath.Join(t.TempDir(), "b")
+		if _, err := WriteFile(t.Context(), Options{DataDir: dir, WithGit: withGit}, archive); err != nil {
+			t.Fatal(err)
+		}
+		target := filepath.Join(t.TempDir(), "data")
+		m, err := Restore(t.Context(), RestoreOptions{DataDir: target}, archive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.WithGit != withGit {
+			t.Errorf("manifest withGit = %v, want %v", m.WithGit, withGit)
+		}
+		link, err := os.Readlink(filepath.Join(target, "git", "stack-1", "docker-compose.yml"))
+		if withGit && link != "compose.yaml" {
+			t.Errorf("with git: the checkout's link reads %q, %v", link, err)
+		}
+		if !withGit && !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("without git: the checkout was restored: %v", err)
+		}
+		if fi, err := os.Stat(filepath.Join(target, "templates", "mine.json")); err != nil || fi.Mode().Perm() != 0o640 {
+			t.Errorf("template source: %v %v, want mode 0640", fi, err)
+		}
+		for _, skipped := range []string{"template-logos", "somethingelse", "setup-token"} {
+			if _, err := os.Stat(filepath.Join(target, skipped)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s was restored: %v", skipped, err)
+			}
+		}
+	}
+}
+
+// FuzzReadArchive: no input makes the reader of an (unencrypted) archive
+// panic or accept an archive that does not match its manifest.
+func FuzzReadArchive(f *testing.F) {
+	dir := f.TempDir()
+	key, _ := secret.LoadKey(dir, "")
+	box, _ := secret.New(key)
+	st, err := store.Open(f.Context(), filepath.Join(dir, "berth.db"), box)
+	if err != nil {
+		f.Fatal(err)
+	}
+	st.Close()
+	var valid bytes.Buffer
+	if err := Write(f.Context(), Options{DataDir: dir}, &valid); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(valid.Bytes())
+	f.Add(valid.Bytes()[:len(valid.Bytes())/2])
+	f.Add([]byte(magic))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := readArchive(bytes.NewReader(b), nil, nil)
+		if err == nil && m.Format != Format {
+			t.Fatalf("accepted an archive of format %d", m.Format)
+		}
+	})
+}
+
+// TestRestoreRefusesAnotherKindOfDatabase: a SQLite archive is not
+// restored into PostgreSQL (nor the reverse); nothing is written.
+func TestRestoreRefusesAnotherKindOfDatabase(t *testing.T) {
+	archive := filepath.Join(t.TempDir(), "b")
+	if _, err := WriteFile(t.Context(), Options{DataDir: newDataDir(t)}, archive); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "data")
+	_, err := Restore(t.Context(), RestoreOptions{DataDir: target, DatabaseURL: "postgres://berth@127.0.0.1:1/none"}, archive)
+	if err == nil || !strings.Contains(err.Error(), "holds a sqlite database and DATABASE_URL selects postgres") {
+		t.Fatalf("restore of SQLite into PostgreSQL: %v", err)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the target was written: %v", err)
+	}
+}
