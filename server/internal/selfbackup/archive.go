@@ -76,6 +76,13 @@ func readEntries(src io.Reader, put sink) (Manifest, error) {
 		if m != nil {
 			return Manifest{}, fmt.Errorf("entry %q after the manifest", hdr.Name)
 		}
+		for k := range hdr.PAXRecords {
+			// A sparse entry reads as zeros without input: a small hostile
+			// archive could make a reader write without end.
+			if strings.HasPrefix(k, "GNU.sparse.") {
+				return Manifest{}, fmt.Errorf("entry %q is a sparse file: not written by Berth", hdr.Name)
+			}
+		}
 		name := strings.TrimSuffix(hdr.Name, "/")
 		if !validName(name) {
 			return Manifest{}, fmt.Errorf("unexpected entry %q", hdr.Name)
