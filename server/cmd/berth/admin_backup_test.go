@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -638,5 +639,25 @@ func waitNoSessions(t *testing.T, b backupTarget) {
 			t.Fatalf("%d sessions are still connected to the killed Berth's database", n)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestAdminCommandsFollowDataDirFlag: with -data-dir and no DATABASE_URL,
+// an admin command uses the database in that directory (it used the
+// default ./data/berth.db).
+func TestAdminCommandsFollowDataDirFlag(t *testing.T) {
+	dataDir := t.TempDir()
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	getenv := func(string) string { return "" }
+	if err := run(t.Context(), []string{"admin", "create-user", "-data-dir", dataDir, "-username", "ops", "-password", "ops-password-1"},
+		getenv, strings.NewReader(""), io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if users := userNames(t, filepath.Join(dataDir, "berth.db")); users != "ops" {
+		t.Errorf("users in -data-dir's database = %q, want ops", users)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "data")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the default data directory was used: %v", err)
 	}
 }
