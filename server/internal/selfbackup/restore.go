@@ -261,7 +261,7 @@ func checkTarget(ctx context.Context, dataDir, dbURL, dbPath string, dbInDataDir
 		return "", fmt.Errorf("restore: %w", err)
 	default:
 		for _, e := range entries {
-			if e.Name() != restoreStaging && e.Name() != restoreOld {
+			if !kept(e.Name()) {
 				reasons = append(reasons, fmt.Sprintf("data directory %s holds %s", dataDir, e.Name()))
 				break
 			}
@@ -314,6 +314,13 @@ func removeLeftover(dir string) error {
 	return nil
 }
 
+// kept reports whether an entry of the data directory is neither its
+// contents nor replaced by a restore: the restore's own directories, and
+// the lost+found of a file system mounted there.
+func kept(name string) bool {
+	return name == restoreStaging || name == restoreOld || name == "lost+found"
+}
+
 // swapIn moves every entry of dataDir but staging and old into old, then
 // every entry of staging into dataDir; if a move fails, the moves done are
 // undone.
@@ -348,7 +355,7 @@ func swapIn(dataDir, staging, old string) error {
 		return nil
 	}
 	for _, e := range current {
-		if e.Name() == restoreStaging || e.Name() == restoreOld {
+		if kept(e.Name()) {
 			continue
 		}
 		if err := rename(filepath.Join(dataDir, e.Name()), filepath.Join(old, e.Name())); err != nil {

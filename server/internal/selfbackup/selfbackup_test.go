@@ -342,3 +342,25 @@ func TestRestoreRefusesAnotherKindOfDatabase(t *testing.T) {
 		t.Errorf("the target was written: %v", err)
 	}
 }
+
+// TestRestoreOntoAFreshFileSystemKeepsLostAndFound: a data directory that
+// is the root of a new file system holds only lost+found; it counts as
+// empty and stays.
+func TestRestoreOntoAFreshFileSystemKeepsLostAndFound(t *testing.T) {
+	archive := filepath.Join(t.TempDir(), "b")
+	if _, err := WriteFile(t.Context(), Options{DataDir: newDataDir(t)}, archive); err != nil {
+		t.Fatal(err)
+	}
+	target := t.TempDir()
+	if err := os.Mkdir(filepath.Join(target, "lost+found"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Restore(t.Context(), RestoreOptions{DataDir: target}, archive); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"lost+found", "berth.db", secret.KeyFile, "stacks"} {
+		if _, err := os.Stat(filepath.Join(target, name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
