@@ -364,3 +364,68 @@ func TestRestoreOntoAFreshFileSystemKeepsLostAndFound(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreOfAnOlderSchemaIsMigratedByTheNextOpen: an archive of the
+// database an early release wrote (the store's upgrade fixture, schema
+// version 7) restores as it is, and opening the restored database, as the
+// next "berth serve" does, migrates it with its sealed secrets readable.
+func TestRestoreOfAnOlderSchemaIsMigratedByTheNextOpen(t *testing.T) {
+	dir := t.TempDir()
+	for src, dst := range map[string]string{"berth-pre-gorm.db": "berth.db", "encryption_key": secret.KeyFile} {
+		b, err := os.ReadFile(filepath.Join("..", "store", "testdata", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	archive := filepath.Join(t.TempDir(), "b")
+	if _, err := WriteFile(t.Context(), Options{DataDir: dir}, archive); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "data")
+	m, err := Restore(t.Context(), RestoreOptions{DataDir: target}, archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.SchemaVersion != 7 {
+		t.Errorf("manifest schema version = %d, want the fixture's 7", m.SchemaVersion)
+	}
+	key, err := secret.LoadKey(target, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := secret.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), filepath.Join(target, "berth.db"), box)
+	if err != nil {
+		t.Fatalf("open the restored older database: %v", err)
+	}
+	defer st.Close()
+	db, err := openSQLite(filepath.Join(target, "berth.db"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := schemaVersion(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := store.SchemaVersion(SQLite); got != want {
+		t.Errorf("schema version after the open = %d, want %d", got, want)
+	}
+	regs, err := st.ListRegistries(t.Context())
+	if err != nil {
+		t.Fatalf("the restored secrets do not open: %v", err)
+	}
+	passwords := map[string]string{}
+	for _, r := range regs {
+		passwords[r.Name] = r.Password
+	}
+	if passwords["private"] != "registry-p@ss w0rd" {
+		t.Errorf("registries of the fixture = %+v, want private with its password", regs)
+	}
+}
