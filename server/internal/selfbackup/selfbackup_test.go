@@ -429,3 +429,34 @@ func TestRestoreOfAnOlderSchemaIsMigratedByTheNextOpen(t *testing.T) {
 		t.Errorf("registries of the fixture = %+v, want private with its password", regs)
 	}
 }
+
+// TestRestoreWithEncryptionKeySet: a target whose ENCRYPTION_KEY is
+// another key is refused (none of the archive's secrets would open); one
+// set to the archive's key gets no key file (the key stays out of the data
+// directory, as it was).
+func TestRestoreWithEncryptionKeySet(t *testing.T) {
+	dir := newDataDir(t)
+	archive := filepath.Join(t.TempDir(), "b")
+	if _, err := WriteFile(t.Context(), Options{DataDir: dir}, archive); err != nil {
+		t.Fatal(err)
+	}
+	key, err := os.ReadFile(filepath.Join(dir, secret.KeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "data")
+	other := strings.Repeat("ab", 32)
+	_, err = Restore(t.Context(), RestoreOptions{DataDir: target, EncryptionKey: other}, archive)
+	if err == nil || !strings.Contains(err.Error(), "ENCRYPTION_KEY is set to another key") {
+		t.Fatalf("restore with another ENCRYPTION_KEY: %v", err)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the target was written: %v", err)
+	}
+	if _, err := Restore(t.Context(), RestoreOptions{DataDir: target, EncryptionKey: strings.TrimSpace(string(key))}, archive); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(target, secret.KeyFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a key file was written although ENCRYPTION_KEY holds the key: %v", err)
+	}
+}
