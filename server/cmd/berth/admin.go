@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 
 	"github.com/berth-dev/berth/server/internal/auth"
@@ -20,6 +21,12 @@ const adminUsage = `usage: berth admin <command> [flags]
   reset-password  -username NAME [-password PW | -password-stdin]   (also re-activates the account)
   disable-auth    turn authentication off (open access: bind Berth to a trusted interface)
   enable-auth     turn authentication on
+  backup          [-with-git] [-passphrase-stdin] FILE   archive Berth itself (database, key, stack files)
+                  while it may run
+  restore         [-force] [-passphrase-stdin] FILE      restore such an archive onto an empty data
+                  directory and database (Berth stopped)
+
+"berth admin backup -h" tells more about backup and restore.
 
 Every command also takes -data-dir and -database-url (or DATA_DIR, DATABASE_URL,
 ENCRYPTION_KEY from the environment), like "berth serve".
@@ -35,6 +42,9 @@ func admin(ctx context.Context, args []string, getenv func(string) string, stdin
 		return nil
 	}
 	cmd, args := args[0], args[1:]
+	if cmd == "backup" || cmd == "restore" {
+		return adminBackup(ctx, cmd, args, getenv, stdin, stderr)
+	}
 	cfg, err := config.Load(nil, getenv, stderr)
 	if err != nil {
 		return err
@@ -42,7 +52,10 @@ func admin(ctx context.Context, args []string, getenv func(string) string, stdin
 	fs := flag.NewFlagSet("berth admin "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (DATA_DIR)")
-	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "database URL (DATABASE_URL)")
+	// config.Load defaulted DATABASE_URL to the file of the default data
+	// directory; an unset one follows -data-dir.
+	cfg.DatabaseURL = getenv("DATABASE_URL")
+	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "database URL (DATABASE_URL); default: SQLite in the data directory")
 	username := fs.String("username", "", "user name")
 	password := fs.String("password", "", "password (prefer -password-stdin: arguments are visible to other local users)")
 	passwordStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input")
@@ -51,6 +64,9 @@ func admin(ctx context.Context, args []string, getenv func(string) string, stdin
 	displayName := fs.String("display-name", "", "display name")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if cfg.DatabaseURL == "" {
+		cfg.DatabaseURL = filepath.Join(cfg.DataDir, "berth.db")
 	}
 	if *passwordStdin {
 		line, err := bufio.NewReader(stdin).ReadString('\n')

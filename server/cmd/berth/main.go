@@ -36,7 +36,8 @@ import (
 )
 
 const usage = `usage: berth [serve] [flags]   start the server (default)
-       berth admin <command>     recovery: create-user, reset-password, disable-auth, enable-auth
+       berth admin <command>     recovery: create-user, reset-password, disable-auth, enable-auth;
+                                 backup and restore of Berth itself
        berth healthcheck         exit 0 when the server of this HOST and PORT answers /api/health
        berth agent               (the remote agent is its own binary: berth-agent)
        berth version
