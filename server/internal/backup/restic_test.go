@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/berth-dev/berth/server/internal/backup"
+	"github.com/berth-dev/berth/shared/enginetest"
 	"github.com/berth-dev/berth/shared/fault"
 	"github.com/google/go-cmp/cmp"
 )
@@ -516,4 +517,25 @@ func newSSHKey(t *testing.T) (string, string) {
 		t.Fatal(err)
 	}
 	return string(key), string(pub)
+}
+
+// TestFullRepositoryDiskIsItsFault backs 8 MiB up to a local repository
+// on a 4 MiB filesystem: "No space left on the repository's device", and
+// the repository still opens.
+func TestFullRepositoryDiskIsItsFault(t *testing.T) {
+	e := newEnv(t)
+	enginetest.RequireEnv(t, "a small filesystem", "BERTH_TEST_BACKUP_FULL_DIR")
+	dir := filepath.Join(os.Getenv("BERTH_TEST_BACKUP_FULL_DIR"), e.label)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	repo := backup.Repo{Repository: dir, Password: "pw-" + e.label}
+	if _, err := e.runner.Init(ctx(t), e.where, repo); err != nil {
+		t.Fatal(err)
+	}
+	vol := e.volume("full", "busybox dd if=/dev/urandom of=big bs=1M count=8 2>/dev/null")
+	_, err := e.runner.Backup(ctx(t), e.where, repo, backup.Source{Volumes: []string{vol}}, nil)
+	wantFault(t, err, fault.Unavailable, "No space left on the repository's device")
+	if err := e.runner.Test(ctx(t), e.where, repo); err != nil {
+		t.Errorf("the full repository no longer opens: %v", err)
+	}
+	e.noHelpersLeft()
 }
