@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/berth-dev/berth/server/internal/backup"
+	"github.com/berth-dev/berth/server/internal/helperimage/helperimagetest"
 	"github.com/berth-dev/berth/shared/enginetest"
 	"github.com/berth-dev/berth/shared/fault"
 	"github.com/google/go-cmp/cmp"
@@ -538,4 +539,20 @@ func TestFullRepositoryDiskIsItsFault(t *testing.T) {
 		t.Errorf("the full repository no longer opens: %v", err)
 	}
 	e.noHelpersLeft()
+}
+
+// TestWithoutResticOnTheHostEveryCallSaysSo: a Berth host without restic
+// answers a 503 naming the package to install.
+func TestWithoutResticOnTheHostEveryCallSaysSo(t *testing.T) {
+	e := newEnv(t)
+	set, err := helperimagetest.Set()
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := backup.New(backup.Config{Restic: filepath.Join(t.TempDir(), "restic"), Helper: set})
+	if none.Installed() {
+		t.Fatal("a missing restic is reported installed")
+	}
+	err = none.Test(ctx(t), e.where, backup.Repo{Repository: "/srv/none", Password: "pw"})
+	wantFault(t, err, fault.Unavailable, "restic is not installed on the Berth host (install Debian's restic package)")
 }
