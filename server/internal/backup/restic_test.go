@@ -125,23 +125,43 @@ func TestRoundTripRestoresEveryByte(t *testing.T) {
 	}
 }
 
-// TestRestoreToAnotherVolumeLeavesTheOriginal restores a snapshot of one
-// volume onto a new one: the copy holds the snapshot, the original keeps
-// its changes.
-func TestRestoreToAnotherVolumeLeavesTheOriginal(t *testing.T) {
+// TestRestoreToANewVolumeAndPathLeavesTheOriginals restores a snapshot of a
+// volume and a host path onto another volume and a host path not there
+// yet: the copies hold the snapshot, the originals keep their changes.
+func TestRestoreToANewVolumeAndPathLeavesTheOriginals(t *testing.T) {
 	e := newEnv(t)
 	repo := e.localRepo()
 	vol := e.volume("orig", volumeContent)
 	want := e.volumeSums(vol)
-	sum, err := e.runner.Backup(ctx(t), e.where, repo, backup.Source{Volumes: []string{vol}}, nil)
+	dir := filepath.Join(t.TempDir(), "stack")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "compose.yaml"), []byte("services: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantDir := hostSums(t, dir)
+	sum, err := e.runner.Backup(ctx(t), e.where, repo, backup.Source{Volumes: []string{vol}, Paths: []string{dir}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.inVolume(vol, volumeChange)
-	changed := e.volumeSums(vol)
-	copyVol := e.volume("copy", "echo stale > stale.txt")
-	if err := e.runner.Restore(ctx(t), e.where, repo, sum.SnapshotID, backup.Target{Volumes: map[string]string{vol: copyVol}}, nil); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "compose.yaml"), []byte("changed\n"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	changed, changedDir := e.volumeSums(vol), hostSums(t, dir)
+	copyVol := e.volume("copy", "echo stale > stale.txt")
+	copyDir := filepath.Join(t.TempDir(), "new-stack") // not there yet
+	err = e.runner.Restore(ctx(t), e.where, repo, sum.SnapshotID,
+		backup.Target{Volumes: map[string]string{vol: copyVol}, Paths: map[string]string{dir: copyDir}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantDir, hostSums(t, copyDir)); diff != "" {
+		t.Errorf("the new host path (-want +got):\n%s", diff)
+	}
+	if got := hostSums(t, dir); got != changedDir {
+		t.Errorf("the original host path changed:\n%s\nwant\n%s", got, changedDir)
 	}
 	if diff := cmp.Diff(want, e.volumeSums(copyVol)); diff != "" {
 		t.Errorf("the new volume (-want +got):\n%s", diff)
