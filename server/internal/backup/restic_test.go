@@ -576,3 +576,25 @@ func TestWithoutResticOnTheHostEveryCallSaysSo(t *testing.T) {
 	err = none.Test(ctx(t), e.where, backup.Repo{Repository: "/srv/none", Password: "pw"})
 	wantFault(t, err, fault.Unavailable, "restic is not installed on the Berth host (install Debian's restic package)")
 }
+
+// TestLockedRepositoryIsItsFault: while another Berth (another owner)
+// backs up, an exclusive task is "Repository is locked by another run",
+// and that run's helper is left alone.
+func TestLockedRepositoryIsItsFault(t *testing.T) {
+	e := newEnv(t)
+	repo := e.localRepo()
+	vol := e.volume("locked", "busybox dd if=/dev/urandom of=big bs=1M count=8 2>/dev/null")
+	done := e.slowBackup(repo, vol)
+	other := newEnvOn(t, e.socket)
+	_, err := other.runner.Task(ctx(t), other.where, repo, backup.TaskCheck, "", nil)
+	wantFault(t, err, fault.Conflict, "Repository is locked by another run")
+	ids := e.helpers()
+	if len(ids) != 1 {
+		t.Fatalf("the other Berth's helper is gone: %v", ids)
+	}
+	e.docker("kill", ids[0])
+	<-done
+	if _, err := e.runner.Task(ctx(t), e.where, repo, backup.TaskCheck, "", nil); err != nil {
+		t.Fatalf("check once the backup ended: %v", err)
+	}
+}
