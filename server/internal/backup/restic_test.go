@@ -369,6 +369,10 @@ func TestTasksAndChangePassword(t *testing.T) {
 	if _, err := e.runner.Task(ctx(t), e.where, repo, backup.TaskCheck, "--x", nil); fault.KindOf(err) != fault.Invalid {
 		t.Errorf("check with a bad subset = %v, want refused", err)
 	}
+	// restic 0.14 (Debian 12's) has no repair snapshots; a later one does.
+	if _, err := e.runner.Task(ctx(t), e.where, repo, backup.TaskRepairSnapshots, "", nil); err != nil {
+		wantFault(t, err, fault.Unavailable, "This restic cannot repair snapshots (restic 0.16 or later can)")
+	}
 	st, err := e.runner.Task(ctx(t), e.where, repo, backup.TaskStats, "", nil)
 	if err != nil {
 		t.Fatal(err)
