@@ -247,30 +247,30 @@ func (s *Server) applyBackupDestination(ctx context.Context, d *store.BackupDest
 			d.EnvVars["RESTIC_REST_PASSWORD"] = password
 		}
 	}
-	r, err := parseResticRepository(d.Repository)
+	d.Repository = normalizeRepository(d.Repository)
+	typ, err := backup.ParseRepository(d.Repository)
 	if err != nil {
 		return err
 	}
-	d.Type = r.Type
-	if err := s.checkRepositoryHost(ctx, r); err != nil {
+	d.Type = typ
+	if err := s.checkRepositoryHost(ctx, d.Repository, typ); err != nil {
 		return err
 	}
 	if d.HostPath != "" {
-		if _, err := parseResticRepository("local:" + d.HostPath); err != nil || r.Type != backup.TypeLocal {
-			return fault.New(fault.Invalid, "Invalid hostPath: only a local repository has one, an absolute clean path on its environment's host")
+		if _, err := backup.ParseRepository(d.HostPath); err != nil || typ != backup.TypeLocal {
+			return fault.New(fault.Invalid, "Invalid hostPath: only a local repository has one, a clean absolute path on its environment's host")
 		}
 	}
-	if err := checkResticFlags(d.Flags); err != nil {
-		return err
-	}
-	if err := checkEnvVars(d.EnvVars); err != nil {
-		return err
-	}
-	if d.SSHKey != "" && d.Type != backup.TypeSFTP || d.SSHKnownHosts != "" && d.Type != backup.TypeSFTP {
+	if (d.SSHKey != "" || d.SSHKnownHosts != "") && typ != backup.TypeSFTP {
 		return fault.New(fault.Invalid, "sshKey and sshKnownHosts are for sftp repositories only")
 	}
 	if d.SSHKey != "" && !strings.Contains(d.SSHKey, "PRIVATE KEY-----") {
 		return fault.New(fault.Invalid, "Invalid sshKey: an OpenSSH or PEM private key is expected")
+	}
+	// The password, the environment's names and values, the flags, an SFTP
+	// repository's key: as the runner will take them.
+	if err := backup.CheckRepo(d.Repo()); err != nil {
+		return err
 	}
 	if err := checkBackupPolicies(d.Policies); err != nil {
 		return err
@@ -306,17 +306,17 @@ func (s *Server) applyBackupDestination(ctx context.Context, d *store.BackupDest
 // repositoryLocation is where a repository's secrets go: its type and host
 // (a local repository: its environment).
 func repositoryLocation(d store.BackupDestination) string {
-	r, err := parseResticRepository(d.Repository)
+	typ, err := backup.ParseRepository(normalizeRepository(d.Repository))
 	if err != nil {
 		return d.Repository
 	}
-	if r.Type == backup.TypeLocal {
+	if typ == backup.TypeLocal {
 		if d.EnvironmentID == nil {
 			return "local"
 		}
 		return fmt.Sprintf("local (environment %d)", *d.EnvironmentID)
 	}
-	return r.Type + "://" + r.Host
+	return typ + "://" + repositoryHost(d.Repository, typ)
 }
 
 // splitRESTCredentials takes the user and password out of a REST

@@ -19,7 +19,7 @@ func TestBackupDestinationRoundTripsWithSecretsSealed(t *testing.T) {
 		d := store.BackupDestination{
 			Name: "offsite", Type: backup.TypeS3, Repository: "s3:http://127.0.0.1:7070/bucket/restic",
 			Password: "repo-pass", EnvVars: map[string]string{"AWS_ACCESS_KEY_ID": "ak", "AWS_SECRET_ACCESS_KEY": "sk"},
-			SSHKey: "-----BEGIN KEY-----", SSHKnownHosts: "host ssh-ed25519 AAAA", Flags: "--limit-upload 100",
+			SSHKey: "-----BEGIN KEY-----", SSHKnownHosts: "host ssh-ed25519 AAAA", Flags: "--limit-upload 100 -o s3.region=eu --insecure-tls",
 			EnvironmentID: &env.ID, Policies: `{"pruneEnabled":true}`,
 		}
 		if err := s.CreateBackupDestination(ctx, &d); err != nil {
@@ -50,7 +50,7 @@ func TestBackupDestinationRoundTripsWithSecretsSealed(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := backup.Repo{Type: backup.TypeS3, Repository: d.Repository, Password: "repo-pass", Env: d.EnvVars,
-			SSHKey: d.SSHKey, SSHKnownHosts: d.SSHKnownHosts, Flags: []string{"--limit-upload", "100"}}
+			SSHKey: d.SSHKey, SSHKnownHosts: d.SSHKnownHosts, Flags: []string{"--limit-upload 100", "-o s3.region=eu", "--insecure-tls"}}
 		if diff := cmp.Diff(want, repo); diff != "" || envID != env.ID {
 			t.Errorf("BackupDestinationRepo = env %d (want %d), (-want +got):\n%s", envID, env.ID, diff)
 		}
