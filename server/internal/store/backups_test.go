@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -177,6 +178,38 @@ func TestBackupInstanceIDIsMadeOnceAndKept(t *testing.T) {
 		b, err := s.BackupInstanceID(ctx)
 		if err != nil || a != b {
 			t.Errorf("second BackupInstanceID = %q, %v; want %q", b, err, a)
+		}
+	})
+}
+
+func TestBackupDestinationRunningSeesOnlyLiveRuns(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		d := store.BackupDestination{Name: "d", Type: backup.TypeREST, Repository: "rest:http://127.0.0.1:8008/", Password: "p"}
+		if err := s.CreateBackupDestination(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+		const layout = "2006-01-02T15:04:05.000000000Z"
+		insert := func(status string, started time.Time, finished bool) {
+			t.Helper()
+			var fin any
+			if finished {
+				fin = started.Add(time.Minute).Format(layout)
+			}
+			_, err := s.DB().ExecContext(ctx, `INSERT INTO backup_runs (destination_id, kind, status, started_at, finished_at)
+				VALUES ($1, 'backup', $2, $3, $4)`, d.ID, status, started.UTC().Format(layout), fin)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		insert("success", time.Now(), true)
+		insert("running", time.Now().Add(-48*time.Hour), false) // its Berth died two days ago
+		if running, err := s.BackupDestinationRunning(ctx, d.ID); err != nil || running {
+			t.Errorf("with a finished and a stale run: running = %v, %v; want false", running, err)
+		}
+		insert("running", time.Now().Add(-time.Minute), false)
+		if running, err := s.BackupDestinationRunning(ctx, d.ID); err != nil || !running {
+			t.Errorf("with a live run: running = %v, %v; want true", running, err)
 		}
 	})
 }
