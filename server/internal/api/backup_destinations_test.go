@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/berth-dev/berth/server/internal/apitest"
 	"github.com/berth-dev/berth/server/internal/backup"
@@ -205,9 +206,21 @@ func TestBackupDestinationsAreValidatedAndNeverAnswerTheirSecrets(t *testing.T) 
 		"password": "op-pw"}, &op)
 	h.must(200, "DELETE", fmt.Sprintf("/api/backup/destinations/%d", op.ID), nil, nil)
 
-	// A destination in use by a configuration is not deleted.
+	// A destination a backup is writing to is neither changed nor deleted.
 	h.headers = admin
-	_, err := h.store.DB().ExecContext(t.Context(), `INSERT INTO backup_configs (type, target_name, environment_id,
+	_, err := h.store.DB().ExecContext(t.Context(), `INSERT INTO backup_runs (destination_id, kind, status, started_at)
+		VALUES ($1, 'backup', 'running', $2)`, local.ID, time.Now().UTC().Format("2006-01-02T15:04:05.000000000Z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.must(409, "PUT", fmt.Sprintf("/api/backup/destinations/%d", local.ID), map[string]any{"name": "busy"}, nil)
+	h.must(409, "DELETE", fmt.Sprintf("/api/backup/destinations/%d", local.ID), nil, nil)
+	if _, err := h.store.DB().ExecContext(t.Context(), "DELETE FROM backup_runs"); err != nil {
+		t.Fatal(err)
+	}
+
+	// A destination in use by a configuration is not deleted.
+	_, err = h.store.DB().ExecContext(t.Context(), `INSERT INTO backup_configs (type, target_name, environment_id,
 		destination_id, created_at, updated_at) VALUES ('stack', 'web', 1, $1, $2, $2)`, local.ID, "2026-01-01T00:00:00.000000000Z")
 	if err != nil {
 		t.Fatal(err)
