@@ -42,9 +42,10 @@ func (s *Server) backupDestinationRoutes() []route {
 }
 
 // backupDestinationJSON is a destination as clients read it: never the
-// password nor the SSH key; the extra environment's values (cloud
-// credentials) only for a caller who may manage backups, on the single GET
-// and in the answers of create and update.
+// password nor the SSH key; the extra environment (cloud credentials) only
+// for a caller who may manage backups, on the single GET and in the answers
+// of create and update, and even then its secret values masked
+// (secretEnvVars).
 type backupDestinationJSON struct {
 	ID         int64  `json:"id"`
 	Name       string `json:"name"`
@@ -82,6 +83,9 @@ func toBackupDestinationJSON(d store.BackupDestination, withEnv bool) backupDest
 	if withEnv {
 		out.EnvVars = map[string]string{}
 		for k, v := range d.EnvVars {
+			if secretEnvVars[k] {
+				v = secretMask // sent back as is, it keeps the stored value
+			}
 			out.EnvVars[k] = v
 		}
 	}
@@ -91,6 +95,11 @@ func toBackupDestinationJSON(d store.BackupDestination, withEnv bool) backupDest
 	}
 	return out
 }
+
+// secretEnvVars are the names of the extra environment whose values are
+// secrets: answered as secretMask, never as themselves (the access key id,
+// the region and the REST user name are not secret).
+var secretEnvVars = map[string]bool{"AWS_SECRET_ACCESS_KEY": true, "AWS_SESSION_TOKEN": true, "RESTIC_REST_PASSWORD": true}
 
 // backupDestinationRequest is the body of create and update. On update an
 // absent field keeps its value; the password, the SSH key and each value of

@@ -144,13 +144,13 @@ func TestBackupDestinationsAreValidatedAndNeverAnswerTheirSecrets(t *testing.T) 
 	if rest.LastTestStatus != "success" || strings.Contains(rest.Repository, restPassword) || strings.Contains(rest.Repository, "@") {
 		t.Errorf("created REST destination = %+v; want tested, its URL without credentials", rest)
 	}
-	if rest.EnvVars["RESTIC_REST_PASSWORD"] != restPassword {
-		t.Errorf("the creator does not read back the REST password in envVars: %v", rest.EnvVars)
+	if rest.EnvVars["RESTIC_REST_PASSWORD"] != "********" || rest.EnvVars["RESTIC_REST_USERNAME"] == "" {
+		t.Errorf("envVars answered to the creator = %v; want the REST user and the password masked", rest.EnvVars)
 	}
 	for _, path := range []string{"/api/backup/destinations", fmt.Sprintf("/api/backup/destinations/%d", rest.ID),
 		fmt.Sprintf("/api/backup/destinations/%d", local.ID)} {
 		_, body := h.do("GET", path, nil)
-		for _, secret := range []string{"local-secret-pw", "rest-secret-pw"} {
+		for _, secret := range []string{"local-secret-pw", "rest-secret-pw", restPassword} {
 			if strings.Contains(string(body), secret) {
 				t.Errorf("GET %s answers the repository password: %s", path, body)
 			}
@@ -164,8 +164,16 @@ func TestBackupDestinationsAreValidatedAndNeverAnswerTheirSecrets(t *testing.T) 
 	}
 	var got backupDestination
 	h.must(200, "GET", fmt.Sprintf("/api/backup/destinations/%d", rest.ID), nil, &got)
-	if got.EnvVars["RESTIC_REST_PASSWORD"] != restPassword || !slices.Contains(got.EnvVarNames, "RESTIC_REST_USERNAME") {
-		t.Errorf("an admin's GET = %+v; want envVars", got)
+	if got.EnvVars["RESTIC_REST_PASSWORD"] != "********" || !slices.Contains(got.EnvVarNames, "RESTIC_REST_USERNAME") {
+		t.Errorf("an admin's GET = %+v; want envVars, the password masked", got)
+	}
+	// The masked envVars sent back keep the stored password: the
+	// repository still opens.
+	h.must(200, "PUT", fmt.Sprintf("/api/backup/destinations/%d", rest.ID), map[string]any{"envVars": got.EnvVars}, nil)
+	var test struct{ Success bool }
+	h.must(200, "POST", fmt.Sprintf("/api/backup/destinations/%d/test", rest.ID), nil, &test)
+	if !test.Success {
+		t.Errorf("after sending the masked envVars back the repository does not open")
 	}
 
 	// Moving the repository to another host without sending the secrets
