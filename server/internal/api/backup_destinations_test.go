@@ -536,3 +536,48 @@ func TestBackupDestinationMaintenanceVerifyRotateAndTest(t *testing.T) {
 		t.Errorf("init of an existing repository = %+v", init)
 	}
 }
+
+// An SFTP destination opens with the private key and known hosts it was
+// given; the key is never answered.
+func TestBackupDestinationOnSFTPUsesItsKeyAndNeverAnswersIt(t *testing.T) {
+	h := newBackupHarness(t)
+	enginetest.RequireEnv(t, "SFTP server", "BERTH_TEST_SFTP_HOST", "BERTH_TEST_SFTP_PORT", "BERTH_TEST_SFTP_USER",
+		"BERTH_TEST_SFTP_DIR", "BERTH_TEST_SFTP_KEY", "BERTH_TEST_SFTP_KNOWN_HOSTS")
+	key, err := os.ReadFile(os.Getenv("BERTH_TEST_SFTP_KEY"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	known, err := os.ReadFile(os.Getenv("BERTH_TEST_SFTP_KNOWN_HOSTS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(os.Getenv("BERTH_TEST_SFTP_DIR"), "berth-test-dest-"+h.label)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	repo := "sftp://" + os.Getenv("BERTH_TEST_SFTP_USER") + "@" + os.Getenv("BERTH_TEST_SFTP_HOST") + ":" +
+		os.Getenv("BERTH_TEST_SFTP_PORT") + "/" + dir
+	h.must(400, "POST", "/api/backup/destinations", map[string]any{"name": "sftp", "repository": repo, "password": "p"}, nil)
+	status, body := h.do("POST", "/api/backup/destinations", map[string]any{"name": "sftp", "repository": repo,
+		"password": "sftp-pw", "sshKey": string(key), "sshKnownHosts": string(known)})
+	var d struct {
+		ID             int64
+		Type           string
+		HasSSHKey      bool `json:"hasSshKey"`
+		LastTestStatus string
+		Initialized    bool
+	}
+	if status != 201 {
+		t.Fatalf("create SFTP destination = %d %s", status, body)
+	}
+	if err := json.Unmarshal(body, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Type != backup.TypeSFTP || !d.HasSSHKey || !d.Initialized || d.LastTestStatus != "success" {
+		t.Errorf("SFTP destination = %+v; want initialised and tested with its key", d)
+	}
+	_, got := h.do("GET", fmt.Sprintf("/api/backup/destinations/%d", d.ID), nil)
+	for _, b := range [][]byte{body, got} {
+		if strings.Contains(string(b), "PRIVATE KEY") || strings.Contains(string(b), "sftp-pw") {
+			t.Errorf("the answer holds the key or the password: %s", b)
+		}
+	}
+}
