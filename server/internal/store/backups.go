@@ -343,12 +343,13 @@ func (d BackupDestination) Repo() backup.Repo {
 // SplitResticFlags splits a destination's flags ("--limit-upload 1000 -o
 // s3.region=eu") into one element per option with its value, as
 // backup.CheckFlags takes them: a word not starting with "-" is the value
-// of the option before it.
+// of the option before it when that has none yet, else a group of its own
+// (which CheckFlags refuses).
 func SplitResticFlags(flags string) []string {
 	var out []string
 	for _, w := range strings.Fields(flags) {
-		if len(out) > 0 && !strings.HasPrefix(w, "-") && !strings.Contains(out[len(out)-1], " ") &&
-			!strings.Contains(out[len(out)-1], "=") {
+		if prev := len(out) - 1; prev >= 0 && !strings.HasPrefix(w, "-") && strings.HasPrefix(out[prev], "-") &&
+			!strings.ContainsAny(out[prev], " =") {
 			out[len(out)-1] += " " + w
 			continue
 		}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -210,6 +211,26 @@ func TestBackupDestinationRunningSeesOnlyLiveRuns(t *testing.T) {
 		insert("running", time.Now().Add(-time.Minute), false)
 		if running, err := s.BackupDestinationRunning(ctx, d.ID); err != nil || !running {
 			t.Errorf("with a live run: running = %v, %v; want true", running, err)
+		}
+	})
+}
+
+// SplitResticFlags only regroups the words of a user's flags: nothing is
+// lost, added or reordered, and a group is an option (with at most one
+// value) or one stray word.
+func FuzzSplitResticFlags(f *testing.F) {
+	for _, s := range []string{"", "--limit-upload 1000 -o s3.region=eu --insecure-tls", "x --a=1 b c", "--a --b 1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, flags string) {
+		groups := store.SplitResticFlags(flags)
+		if got, want := strings.Fields(strings.Join(groups, " ")), strings.Fields(flags); !slices.Equal(got, want) {
+			t.Fatalf("SplitResticFlags(%q) = %q: words %q, want %q", flags, groups, got, want)
+		}
+		for i, g := range groups {
+			if n := len(strings.Fields(g)); n == 0 || n > 2 || n == 2 && !strings.HasPrefix(g, "-") {
+				t.Fatalf("SplitResticFlags(%q) = %q: group %d is neither an option nor one word", flags, groups, i)
+			}
 		}
 	})
 }
