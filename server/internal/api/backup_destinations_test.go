@@ -34,9 +34,9 @@ func backupRunner(t *testing.T) *backup.Restic {
 	return backup.New(backup.Config{Restic: os.Getenv("BERTH_TEST_RESTIC"), Helper: set})
 }
 
-// newBackupHarness serves a Berth with the real restic runner and
+// newDestinationsHarness serves a Berth with the real restic runner and
 // authentication enabled, signed in as its admin.
-func newBackupHarness(t *testing.T) *harness {
+func newDestinationsHarness(t *testing.T) *harness {
 	t.Helper()
 	h := newAuthHarness(t, apitest.Options{Backup: backupRunner(t)})
 	user, pw := h.setupAdmin()
@@ -81,7 +81,7 @@ func (h *harness) getJSON(want int, method, path string, body, out any) {
 // password (nor the REST password of their URL), answer envVars only to
 // backups:manage, and keep their secrets for the host they were saved for.
 func TestBackupDestinationsAreValidatedAndNeverAnswerTheirSecrets(t *testing.T) {
-	h := newBackupHarness(t)
+	h := newDestinationsHarness(t)
 	localRepo := filepath.Join(t.TempDir(), "repo")
 	restName := "berth-test-dest-" + h.label
 	restRepo := restRepository(t, restName)
@@ -315,7 +315,7 @@ func docker(t *testing.T, args ...string) string {
 // install's told from another's, filtered by configuration, browsed,
 // dumped, laid out, diffed, and forgotten (this install's only).
 func TestBackupSnapshotsAreListedBrowsedDumpedDiffedAndForgotten(t *testing.T) {
-	h := newBackupHarness(t)
+	h := newDestinationsHarness(t)
 	runner := backupRunner(t)
 	cl, err := engine.NewManager(nil).Client(t.Context(), engine.Endpoint{ID: 1, ConnectionType: engine.Socket, SocketPath: enginetest.Socket})
 	if err != nil {
@@ -467,7 +467,7 @@ func TestBackupSnapshotsAreListedBrowsedDumpedDiffedAndForgotten(t *testing.T) {
 // not rotate the key, a rotated key opens the repository from then on, and
 // an inline test tells a repository to initialise from a wrong password.
 func TestBackupDestinationMaintenanceVerifyRotateAndTest(t *testing.T) {
-	h := newBackupHarness(t)
+	h := newDestinationsHarness(t)
 	repo := filepath.Join(t.TempDir(), "repo")
 	var d backupDestination
 	h.must(201, "POST", "/api/backup/destinations", map[string]any{"name": "m", "repository": repo, "password": "first-pw"}, &d)
@@ -540,7 +540,7 @@ func TestBackupDestinationMaintenanceVerifyRotateAndTest(t *testing.T) {
 // An SFTP destination opens with the private key and known hosts it was
 // given; the key is never answered.
 func TestBackupDestinationOnSFTPUsesItsKeyAndNeverAnswersIt(t *testing.T) {
-	h := newBackupHarness(t)
+	h := newDestinationsHarness(t)
 	enginetest.RequireEnv(t, "SFTP server", "BERTH_TEST_SFTP_HOST", "BERTH_TEST_SFTP_PORT", "BERTH_TEST_SFTP_USER",
 		"BERTH_TEST_SFTP_DIR", "BERTH_TEST_SFTP_KEY", "BERTH_TEST_SFTP_KNOWN_HOSTS")
 	key, err := os.ReadFile(os.Getenv("BERTH_TEST_SFTP_KEY"))
