@@ -15,6 +15,7 @@ import (
 
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/backup"
+	"github.com/berth-dev/berth/server/internal/hostpath"
 	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
@@ -384,6 +385,9 @@ func (s *Server) createBackupDestination(c *gin.Context) error {
 	if err := s.applyBackupDestination(ctx, &d, req); err != nil {
 		return err
 	}
+	if err := s.checkLocalRepository(c, d, nil); err != nil {
+		return err
+	}
 	if err := s.store.CreateBackupDestination(ctx, &d); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return errDestinationNameTaken
@@ -418,7 +422,11 @@ func (s *Server) updateBackupDestination(c *gin.Context) error {
 		return err
 	}
 	ctx := c.Request.Context()
+	old := d
 	if err := s.applyBackupDestination(ctx, &d, req); err != nil {
+		return err
+	}
+	if err := s.checkLocalRepository(c, d, &old); err != nil {
 		return err
 	}
 	if err := s.destinationUsable(ctx, d); err != nil {
@@ -438,6 +446,43 @@ func (s *Server) updateBackupDestination(c *gin.Context) error {
 	}
 	noteAudit(c, fmt.Sprint(d.ID), d.Name)
 	return writeJSON(c, http.StatusOK, toBackupDestinationJSON(d, true))
+}
+
+// errLocalRepositoryAdmin refuses a host path repository chosen by a
+// caller who is not an admin: the backup helper mounts that directory of
+// the host read-write and runs as root there.
+var errLocalRepositoryAdmin = fault.New(fault.Forbidden,
+	"Only an admin may choose a host path for a repository (restic writes there as root)")
+
+// checkLocalRepository refuses a local repository whose path or host is
+// chosen (on create, or changed on update: old is the stored destination)
+// by a caller who is not an admin, and, on Berth's own host, one in
+// Berth's data directory (its database and keys) or leading there through
+// a symbolic link.
+func (s *Server) checkLocalRepository(c *gin.Context, d store.BackupDestination, old *store.BackupDestination) error {
+	if d.Type != backup.TypeLocal {
+		return nil
+	}
+	moved := old == nil || old.Type != d.Type || old.LocalPath() != d.LocalPath() ||
+		(old.EnvironmentID == nil) != (d.EnvironmentID == nil) ||
+		old.EnvironmentID != nil && *old.EnvironmentID != *d.EnvironmentID
+	if !moved {
+		return nil
+	}
+	if !callerIsAdmin(c) {
+		return errLocalRepositoryAdmin
+	}
+	if d.EnvironmentID == nil || s.dataDir == "" {
+		return nil
+	}
+	env, err := s.environmentByID(c.Request.Context(), *d.EnvironmentID)
+	if err != nil || env.ConnectionType != "socket" {
+		return nil // another host: Berth's data directory is not there
+	}
+	pol := hostpath.Policy{Roots: []string{"/"}, Own: s.dataDir,
+		OwnFiles: "a repository cannot be in Berth's data directory", Outside: "not a path of this host"}
+	_, err = pol.Confine("repository path", d.LocalPath(), hostpath.Dir)
+	return err
 }
 
 // destinationUsable refuses a local repository on an environment other

@@ -206,13 +206,42 @@ func TestBackupDestinationsAreValidatedAndNeverAnswerTheirSecrets(t *testing.T) 
 			map[string]any{"currentPassword": "local-secret-pw", "newPassword": "x"}, 403, "Permission denied"},
 	})
 
-	// An Operator manages destinations.
+	// An Operator manages destinations, but only an admin chooses a host
+	// path for one (restic writes there as root): not on create, not on
+	// an inline test, not by moving one.
 	h.headers = admin
 	h.signInWithRole("otto", "Operator")
+	localRefused := "Only an admin may choose a host path for a repository (restic writes there as root)"
+	h.expectRefusals([]refusal{
+		{"operator local create", "POST", "/api/backup/destinations", map[string]any{"name": "operator",
+			"repository": localRepo + "-op", "password": "op-pw"}, 403, localRefused},
+		{"operator local inline test", "POST", "/api/backup/destinations/test", map[string]any{
+			"repository": "/etc", "password": "op-pw"}, 403, localRefused},
+		{"operator local move", "PUT", fmt.Sprintf("/api/backup/destinations/%d", local.ID), map[string]any{
+			"repository": "/root/.ssh"}, 403, localRefused},
+	})
+	if _, err := os.Stat(localRepo + "-op"); !os.IsNotExist(err) {
+		t.Errorf("the refused local repository was made: %v", err)
+	}
 	var op backupDestination
-	h.must(201, "POST", "/api/backup/destinations", map[string]any{"name": "operator", "repository": localRepo + "-op",
+	h.must(201, "POST", "/api/backup/destinations", map[string]any{"name": "operator", "repository": restRepository(t, "op-"+h.label),
 		"password": "op-pw"}, &op)
+	h.must(200, "PUT", fmt.Sprintf("/api/backup/destinations/%d", local.ID), map[string]any{"flags": ""}, nil)
 	h.must(200, "DELETE", fmt.Sprintf("/api/backup/destinations/%d", op.ID), nil, nil)
+
+	// Not even an admin puts a repository in Berth's data directory, nor
+	// through a symbolic link to it.
+	h.headers = admin
+	link := filepath.Join(t.TempDir(), "to-data")
+	if err := os.Symlink(h.dataDir, link); err != nil {
+		t.Fatal(err)
+	}
+	h.expectRefusals([]refusal{
+		{"admin data dir", "POST", "/api/backup/destinations", map[string]any{"name": "in-data",
+			"repository": filepath.Join(h.dataDir, "repo"), "password": "p"}, 403, "a repository cannot be in Berth's data directory"},
+		{"admin data dir link", "POST", "/api/backup/destinations", map[string]any{"name": "in-data",
+			"repository": filepath.Join(link, "repo"), "password": "p"}, 403, "a repository cannot be in Berth's data directory"},
+	})
 
 	// A destination a backup is writing to is neither changed nor deleted.
 	h.headers = admin

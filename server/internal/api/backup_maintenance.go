@@ -202,6 +202,9 @@ func (s *Server) testBackupRepository(c *gin.Context) error {
 	if err := s.applyBackupDestination(ctx, &d, req.backupDestinationRequest); err != nil {
 		return err
 	}
+	if err := s.checkLocalRepository(c, d, nil); err != nil {
+		return err
+	}
 	return writeJSON(c, http.StatusOK, toBackupTestAnswer(s.testRepository(ctx, d)))
 }
 
