@@ -149,3 +149,6 @@ func (s *Service) CheckDestination(ctx context.Context, destID, envID int64) err
 	}
 	return nil
 }
+
+// UseNotifier makes runs report their outcome (backup_success, backup_failed).
+func (s *Service) UseNotifier(n Notifier) { s.o.Notify = n }
