@@ -16,6 +16,8 @@
 #   - Trivy and Grype with tiny offline vulnerability databases and two Debian-like test images (scripts/lib/scanners.sh)
 #   - Chromium (Debian's package) for the web console's browser tests in web/e2e (scripts/lib/browser.sh)
 #   - aiosmtpd on 127.0.0.1:2525, writing what it receives to a Maildir (scripts/lib/smtp.sh)
+#   - restic, an sshd for SFTP repositories on 127.0.0.1:2222 and a restic REST server on
+#     127.0.0.1:8008 (rclone serve restic) for the backup tests (scripts/lib/backup.sh)
 # .test-env at the repository root holds KEY=VALUE lines for `make test` and `make bench`.
 set -euo pipefail
 
@@ -36,6 +38,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/lib/browser.sh
 # shellcheck source=scripts/lib/smtp.sh
 . scripts/lib/smtp.sh
+# shellcheck source=scripts/lib/backup.sh
+. scripts/lib/backup.sh
 
 test_image=berth-test/busybox:1
 
@@ -171,6 +175,10 @@ ensure_browser
 
 ensure_smtp
 
+# --- restic and backup repositories (scripts/lib/backup.sh) ---------------------------
+
+ensure_backup
+
 # --- git (repositories the git-stack tests serve over HTTP with git-http-backend) ---
 
 apt_install git
@@ -200,6 +208,7 @@ scanners_test_env >>"$tmp"
 browser_test_env >>"$tmp"
 engine2_test_env >>"$tmp"
 smtp_test_env >>"$tmp"
+backup_test_env >>"$tmp"
 chmod 0644 "$tmp"
 mv -f "$tmp" .test-env
 log "test environment ready (.test-env)"

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
+	"strings"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
@@ -14,17 +16,33 @@ import (
 )
 
 // HelperSpec is a short-lived helper container of Berth's that mounts
-// volumes (to browse, export or copy them). Image is the id of Berth's
-// helper image on the engine (server/internal/helperimage): nothing is
+// volumes (to browse, export or copy them) or host paths (to back them
+// up). Image is the id of one of Berth's images on the engine
+// (server/internal/helperimage, server/internal/backup): nothing is
 // pulled, and no image is picked by name.
 type HelperSpec struct {
 	Image  string
 	Cmd    []string
 	Mounts []VolumeMount
+	Binds  []BindMount
 	Labels map[string]string
+	// HostNetwork runs the helper in the host's network (a backup reaching
+	// a repository on the host's loopback); without it the helper has no
+	// network at all.
+	HostNetwork bool
 	// Start runs the container's command; a helper that is only read
 	// through the archive API need not run.
 	Start bool
+}
+
+// BindMount mounts the host path Source (absolute and clean) at Target.
+// A missing Source is an error unless Create, which makes it (a
+// directory owned by root).
+type BindMount struct {
+	Source   string
+	Target   string
+	ReadOnly bool
+	Create   bool
 }
 
 // VolumeMount mounts the named volume at Target.
@@ -49,18 +67,44 @@ func (c *Client) CreateHelper(ctx context.Context, spec HelperSpec) (string, err
 			return "", err
 		}
 	}
+	var binds []string
+	for _, b := range spec.Binds {
+		for _, p := range []string{b.Source, b.Target} {
+			if !path.IsAbs(p) || path.Clean(p) != p || strings.ContainsAny(p, ":,\x00") {
+				return "", fmt.Errorf("%w: the bind mount path %q is not a clean absolute path", ErrInvalid, p)
+			}
+		}
+		if b.Create {
+			// The engine makes a missing source of a Binds entry, not of a
+			// bind Mount.
+			mode := "rw"
+			if b.ReadOnly {
+				mode = "ro"
+			}
+			binds = append(binds, b.Source+":"+b.Target+":"+mode)
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	mounts := make([]mount.Mount, 0, len(spec.Mounts))
+	mounts := make([]mount.Mount, 0, len(spec.Mounts)+len(spec.Binds))
 	for _, m := range spec.Mounts {
 		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: m.Volume, Target: m.Target, ReadOnly: m.ReadOnly,
 			VolumeOptions: &mount.VolumeOptions{NoCopy: true}})
 	}
+	for _, b := range spec.Binds {
+		if !b.Create {
+			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: b.Source, Target: b.Target, ReadOnly: b.ReadOnly})
+		}
+	}
+	cfg := &container.Config{Image: spec.Image, Entrypoint: spec.Cmd, Labels: spec.Labels, NetworkDisabled: true}
+	hc := &container.HostConfig{Mounts: mounts, Binds: binds, NetworkMode: "none"}
+	if spec.HostNetwork {
+		cfg.NetworkDisabled, hc.NetworkMode = false, "host"
+	}
 	res, err := c.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		// The command is the entrypoint: the image's own entrypoint and
 		// command play no part.
-		Config:     &container.Config{Image: spec.Image, Entrypoint: spec.Cmd, Labels: spec.Labels, NetworkDisabled: true},
-		HostConfig: &container.HostConfig{Mounts: mounts, NetworkMode: "none"},
+		Config: cfg, HostConfig: hc,
 	})
 	if err != nil {
 		return "", c.fail(err)
@@ -72,6 +116,27 @@ func (c *Client) CreateHelper(ctx context.Context, spec HelperSpec) (string, err
 		}
 	}
 	return res.ID, nil
+}
+
+// WaitHelper waits until the started helper id is not running and
+// returns its exit code (137 for a killed one).
+func (c *Client) WaitHelper(ctx context.Context, id string) (int64, error) {
+	id, err := checkContainer(id)
+	if err != nil {
+		return 0, err
+	}
+	wait := c.cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	select {
+	case w := <-wait.Result:
+		if w.Error != nil && w.Error.Message != "" {
+			return w.StatusCode, fmt.Errorf("engine: wait for helper: %s", w.Error.Message)
+		}
+		return w.StatusCode, nil
+	case err := <-wait.Error:
+		return 0, c.fail(err)
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
 }
 
 // ContainersLabelled returns the ids of the containers (running or not)

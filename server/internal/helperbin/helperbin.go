@@ -1,7 +1,9 @@
 // Package helperbin is berth-helper, the one program of the image Berth's
 // helper containers run (package helperimage): it lists and reads a volume
 // mounted in the helper without following a symbolic link out of it, copies
-// one volume into another, and idles while a browse helper is kept. It uses
+// one volume into another, and idles while a browse helper is kept. In the
+// backup image (package backup) it empties a restore's targets and starts
+// restic with the environment of a file. It uses
 // the standard library only, so that it builds as one static binary.
 //
 // Its answers are JSON on the standard output; Berth parses them as
@@ -72,6 +74,10 @@ const Usage = `usage:
   berth-helper resolve ROOT PATH      print where PATH of ROOT leads (links followed inside ROOT only) as JSON
   berth-helper read ROOT PATH LIMIT   print a JSON header line, then the file PATH of ROOT (at most LIMIT bytes)
   berth-helper copy FROM TO           copy everything under FROM into TO, keeping owners, modes and times
+  berth-helper empty DIR...            remove everything in each DIR (links are not followed)
+  berth-helper exec ENVFILE OUT PROGRAM ARG...
+                                      run PROGRAM in place of berth-helper with the KEY=VALUE lines of ENVFILE
+                                      (removed once read; - for none) as environment, its output to OUT (- for stdout)
 `
 
 // Main runs berth-helper with args (without the program name) and returns
@@ -119,6 +125,10 @@ func run(args []string, stdout io.Writer) error {
 		return Read(args[0], args[1], limit, stdout)
 	case cmd == "copy" && len(args) == 2:
 		return Copy(args[0], args[1])
+	case cmd == "empty" && len(args) >= 1:
+		return Empty(args)
+	case cmd == "exec" && len(args) >= 3:
+		return Exec(args[0], args[1], args[2], args[3:])
 	}
 	return errUsage
 }

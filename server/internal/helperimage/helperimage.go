@@ -52,15 +52,14 @@ type Set struct {
 	programs map[string][]byte // by GOARCH
 
 	mu     sync.Mutex
-	images map[string]*image         // built on first use, by GOARCH
+	images map[string]*Image         // built on first use, by GOARCH
 	arch   map[*engine.Client]string // an engine's GOARCH, asked once
-	load   sync.Mutex                // one load at a time
 }
 
 // New returns the Set of the berth-helper programs given, by GOARCH
 // ("amd64", "arm64", "arm"); other architectures are ignored.
 func New(programs map[string][]byte) *Set {
-	s := &Set{programs: map[string][]byte{}, images: map[string]*image{}, arch: map[*engine.Client]string{}}
+	s := &Set{programs: map[string][]byte{}, images: map[string]*Image{}, arch: map[*engine.Client]string{}}
 	for arch, p := range programs {
 		if _, ok := platforms[arch]; ok && len(p) > 0 {
 			s.programs[arch] = p
@@ -93,7 +92,20 @@ func (s *Set) ID(arch string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return im.ids[0], nil
+	return im.IDs[0], nil
+}
+
+// Program returns berth-helper for arch (GOARCH), for another image that
+// holds it too.
+func (s *Set) Program(arch string) ([]byte, error) {
+	if len(s.programs) == 0 {
+		return nil, errNotBuilt
+	}
+	p, ok := s.programs[arch]
+	if !ok {
+		return nil, fault.New(fault.Unavailable, fmt.Sprintf("No helper image for this engine's architecture (%s)", arch))
+	}
+	return p, nil
 }
 
 // Ensure returns the id of the helper image on c's engine, loading the
@@ -103,7 +115,7 @@ func (s *Set) Ensure(ctx context.Context, c *engine.Client) (string, error) {
 	if len(s.programs) == 0 {
 		return "", errNotBuilt
 	}
-	arch, err := s.archOf(ctx, c)
+	arch, err := s.Arch(ctx, c)
 	if err != nil {
 		return "", err
 	}
@@ -111,27 +123,37 @@ func (s *Set) Ensure(ctx context.Context, c *engine.Client) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return Ensure(ctx, c, im, "Berth's helper image")
+}
+
+// load serialises the loads of Ensure.
+var load sync.Mutex
+
+// Ensure returns the id of im on c's engine, loading it there first if the
+// engine does not have it; what names the image in an error. The id is
+// checked: an image the engine holds under another id is never used.
+func Ensure(ctx context.Context, c *engine.Client, im *Image, what string) (string, error) {
 	if id, err := present(ctx, c, im); err != nil || id != "" {
 		return id, err
 	}
-	s.load.Lock()
-	defer s.load.Unlock()
+	load.Lock()
+	defer load.Unlock()
 	if id, err := present(ctx, c, im); err != nil || id != "" {
 		return id, err
 	}
-	if err := c.LoadImage(ctx, bytes.NewReader(im.tarball)); err != nil {
+	if err := c.LoadImage(ctx, bytes.NewReader(im.Tarball)); err != nil {
 		return "", err
 	}
 	id, err := present(ctx, c, im)
 	if err == nil && id == "" {
-		err = fault.New(fault.Internal, "The engine did not load Berth's helper image under its id")
+		err = fault.New(fault.Internal, "The engine did not load "+what+" under its id")
 	}
 	return id, err
 }
 
 // present returns the id of im on c's engine, "" if it is not there.
-func present(ctx context.Context, c *engine.Client, im *image) (string, error) {
-	for _, id := range im.ids {
+func present(ctx context.Context, c *engine.Client, im *Image) (string, error) {
+	for _, id := range im.IDs {
 		info, err := c.InspectImage(ctx, id)
 		if errors.Is(err, engine.ErrNotFound) {
 			continue
@@ -147,7 +169,7 @@ func present(ctx context.Context, c *engine.Client, im *image) (string, error) {
 }
 
 // image returns the image of arch, built on first use.
-func (s *Set) image(arch string) (*image, error) {
+func (s *Set) image(arch string) (*Image, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if im, ok := s.images[arch]; ok {
@@ -168,8 +190,8 @@ func (s *Set) image(arch string) (*image, error) {
 	return im, nil
 }
 
-// archOf returns the GOARCH of c's engine.
-func (s *Set) archOf(ctx context.Context, c *engine.Client) (string, error) {
+// Arch returns the GOARCH of c's engine (asked once per client).
+func (s *Set) Arch(ctx context.Context, c *engine.Client) (string, error) {
 	s.mu.Lock()
 	arch, ok := s.arch[c]
 	s.mu.Unlock()

@@ -27,19 +27,19 @@ func TestImageIsTheSameBytesEveryTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(a.tarball, b.tarball) || a.ids[0] != b.ids[0] {
-		t.Fatalf("two builds differ: ids %v and %v", a.ids, b.ids)
+	if !bytes.Equal(a.Tarball, b.Tarball) || a.IDs[0] != b.IDs[0] {
+		t.Fatalf("two builds differ: ids %v and %v", a.IDs, b.IDs)
 	}
 	other, err := build(platforms["amd64"], append(program, '!'))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if other.ids[0] == a.ids[0] {
-		t.Errorf("another program gives the same id %s", a.ids[0])
+	if other.IDs[0] == a.IDs[0] {
+		t.Errorf("another program gives the same id %s", a.IDs[0])
 	}
 
 	files := map[string][]byte{}
-	tr := tar.NewReader(bytes.NewReader(a.tarball))
+	tr := tar.NewReader(bytes.NewReader(a.Tarball))
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -61,8 +61,8 @@ func TestImageIsTheSameBytesEveryTime(t *testing.T) {
 	}
 	config := files[legacy[0].Config]
 	sum := sha256.Sum256(config)
-	if id := "sha256:" + hex.EncodeToString(sum[:]); id != a.ids[0] {
-		t.Errorf("config digest %s, id %s", id, a.ids[0])
+	if id := "sha256:" + hex.EncodeToString(sum[:]); id != a.IDs[0] {
+		t.Errorf("config digest %s, id %s", id, a.IDs[0])
 	}
 	var cfg struct {
 		Architecture string
@@ -97,8 +97,8 @@ func TestImageIsTheSameBytesEveryTime(t *testing.T) {
 		Manifests []struct{ Digest string }
 	}
 	if err := json.Unmarshal(files["index.json"], &index); err != nil || len(index.Manifests) != 1 ||
-		index.Manifests[0].Digest != a.ids[1] || files["blobs/sha256/"+a.ids[1][len("sha256:"):]] == nil {
-		t.Errorf("index.json = %s (%v), want the manifest %s", files["index.json"], err, a.ids[1])
+		index.Manifests[0].Digest != a.IDs[1] || files["blobs/sha256/"+a.IDs[1][len("sha256:"):]] == nil {
+		t.Errorf("index.json = %s (%v), want the manifest %s", files["index.json"], err, a.IDs[1])
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -13,13 +14,32 @@ import (
 // the same image.
 var epoch = time.Unix(0, 0).UTC()
 
-// image is the helper image of one architecture.
-type image struct {
-	tarball []byte // "docker save" and OCI layout in one
-	// ids are the ids an engine may give the image: the digest of its
+// Image is an image made by Build: a tarball the engine's image load API
+// takes, and the ids it gets there.
+type Image struct {
+	Tarball []byte // "docker save" and OCI layout in one
+	// IDs are the ids an engine may give the image: the digest of its
 	// config (the classic image store), then of its manifest (the
 	// containerd image store).
-	ids []string
+	IDs []string
+}
+
+// File is a file or directory of an image's layer, owned by root and
+// dated epoch; Name is relative (no leading slash).
+type File struct {
+	Name string
+	Dir  bool
+	Mode int64
+	Data []byte
+}
+
+// Spec is what Build puts in an image.
+type Spec struct {
+	Files      []File // the one layer's content, in order (directories before what they hold)
+	Cmd        []string
+	Labels     map[string]string
+	Repository string // the repository of the tag that names the content, for people listing images
+	CreatedBy  string // the history entry
 }
 
 // platform is an image platform in OCI terms.
@@ -65,8 +85,30 @@ func (b blob) descriptor(mediaType string) descriptor {
 // build makes the image of program (berth-helper for p): one layer
 // holding it at /berth-helper, labelled Label=Format, run as
 // "/berth-helper idle" unless told otherwise.
-func build(p platform, program []byte) (*image, error) {
-	layer, err := tarOf([]tarFile{{name: Program[1:], mode: 0o755, data: program}})
+func build(p platform, program []byte) (*Image, error) {
+	return buildImage(p, Spec{
+		Files: []File{{Name: Program[1:], Mode: 0o755, Data: program}},
+		Cmd:   []string{Program, "idle"}, Labels: map[string]string{Label: Format},
+		Repository: Repository, CreatedBy: "berth helper image",
+	})
+}
+
+// Build makes the one-layer image s for the architecture arch (GOARCH),
+// with fixed times: the same content gives the same image id.
+func Build(arch string, s Spec) (*Image, error) {
+	p, ok := platforms[arch]
+	if !ok {
+		return nil, fmt.Errorf("helperimage: no image platform for %q", arch)
+	}
+	return buildImage(p, s)
+}
+
+func buildImage(p platform, s Spec) (*Image, error) {
+	content := make([]tarFile, 0, len(s.Files))
+	for _, f := range s.Files {
+		content = append(content, tarFile{name: f.Name, dir: f.Dir, mode: f.Mode, data: f.Data})
+	}
+	layer, err := tarOf(content)
 	if err != nil {
 		return nil, err
 	}
@@ -75,12 +117,12 @@ func build(p platform, program []byte) (*image, error) {
 		"architecture": p.Architecture, "os": p.OS,
 		"created": epoch.Format(time.RFC3339),
 		"config": map[string]any{
-			"Cmd":        []string{Program, "idle"},
-			"Labels":     map[string]string{Label: Format},
+			"Cmd":        s.Cmd,
+			"Labels":     s.Labels,
 			"WorkingDir": "/",
 		},
 		"rootfs":  map[string]any{"type": "layers", "diff_ids": []string{layerBlob.digest}},
-		"history": []map[string]string{{"created": epoch.Format(time.RFC3339), "created_by": "berth helper image"}},
+		"history": []map[string]string{{"created": epoch.Format(time.RFC3339), "created_by": s.CreatedBy}},
 	}
 	if p.Variant != "" {
 		cfg["variant"] = p.Variant
@@ -106,7 +148,7 @@ func build(p platform, program []byte) (*image, error) {
 	md := manifestBlob.descriptor("application/vnd.oci.image.manifest.v1+json")
 	md.Platform = &p
 	md.Annotations = map[string]string{
-		"io.containerd.image.name":          "docker.io/" + Repository + ":" + tag,
+		"io.containerd.image.name":          "docker.io/" + s.Repository + ":" + tag,
 		"org.opencontainers.image.ref.name": tag,
 	}
 	index, err := json.Marshal(map[string]any{
@@ -118,7 +160,7 @@ func build(p platform, program []byte) (*image, error) {
 		return nil, err
 	}
 	legacy, err := json.Marshal([]map[string]any{{
-		"Config": configBlob.path(), "RepoTags": []string{Repository + ":" + tag}, "Layers": []string{layerBlob.path()},
+		"Config": configBlob.path(), "RepoTags": []string{s.Repository + ":" + tag}, "Layers": []string{layerBlob.path()},
 	}})
 	if err != nil {
 		return nil, err
@@ -135,7 +177,7 @@ func build(p platform, program []byte) (*image, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &image{tarball: tarball, ids: []string{configBlob.digest, manifestBlob.digest}}, nil
+	return &Image{Tarball: tarball, IDs: []string{configBlob.digest, manifestBlob.digest}}, nil
 }
 
 type tarFile struct {
@@ -153,7 +195,10 @@ func tarOf(files []tarFile) ([]byte, error) {
 		hdr := &tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: epoch,
 			Typeflag: tar.TypeReg, Format: tar.FormatUSTAR}
 		if f.dir {
-			hdr.Typeflag, hdr.Mode, hdr.Size = tar.TypeDir, 0o755, 0
+			hdr.Typeflag, hdr.Size = tar.TypeDir, 0
+			if f.mode == 0 {
+				hdr.Mode = 0o755
+			}
 		}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, err

@@ -1,0 +1,137 @@
+# shellcheck shell=bash
+#
+# backup.sh: restic and the repositories the backup tests write to, on loopback.
+# Sourced by scripts/test-env.sh after scripts/lib/engine.sh (it uses log, die,
+# apt_install and running).
+#
+# Provides:
+#   ensure_backup     install restic, openssh-server and rclone (Debian's packages), start
+#                     our sshd (SFTP) and our rclone REST server unless they already run
+#   backup_test_env   print the BERTH_TEST_RESTIC, BERTH_TEST_SFTP_* and BERTH_TEST_REST_* lines
+#   stop_backup       stop the servers these scripts started
+#
+# SFTP: an sshd of our own on $BERTH_SFTP_ADDR (127.0.0.1:2222), with its own config and
+# host key in $BERTH_BACKUP_DIR/sftp, the user berthsftp (created without a password: key
+# only), whose authorized key is $BERTH_BACKUP_DIR/sftp/id_ed25519.pub. Tests make their
+# repositories under /home/berthsftp with unique names and remove them.
+#
+# REST: `rclone serve restic` on $BERTH_REST_ADDR (127.0.0.1:8008) over
+# $BERTH_BACKUP_DIR/rest, with basic authentication (htpasswd, apr1) for berth /
+# berth-rest-pw. Each repository is a path under it (rest:http://…/NAME/).
+#
+# A server is stopped only when its pid file and command line say it is ours.
+
+BERTH_BACKUP_DIR=${BERTH_BACKUP_DIR:-/tmp/berth-backup}
+BERTH_SFTP_ADDR=${BERTH_SFTP_ADDR:-127.0.0.1:2222}
+BERTH_SFTP_USER=${BERTH_SFTP_USER:-berthsftp}
+BERTH_REST_ADDR=${BERTH_REST_ADDR:-127.0.0.1:8008}
+BERTH_REST_USER=${BERTH_REST_USER:-berth}
+BERTH_REST_PASS=${BERTH_REST_PASS:-berth-rest-pw}
+
+# our_pid PIDFILE WORD: print the pid in PIDFILE if it runs and its command line holds WORD
+# (sshd rewrites its command line into one string: "sshd: /usr/sbin/sshd -f CONFIG … [listener]").
+our_pid() {
+	local pid
+	[[ -f $1 ]] || return 1
+	pid=$(<"$1")
+	[[ $pid =~ ^[0-9]+$ ]] || return 1
+	running "$pid" || return 1
+	tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$2" || return 1
+	printf '%s\n' "$pid"
+}
+
+# wait_port ADDR PIDFILE WORD WHAT LOG: wait until ADDR accepts connections.
+wait_port() {
+	local host=${1%:*} port=${1##*:} i
+	for i in $(seq 100); do
+		if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then
+			return 0
+		fi
+		our_pid "$2" "$3" >/dev/null || break
+		sleep 0.1
+	done
+	die "$4 did not start on $1 (see $5)"
+}
+
+ensure_sftp() {
+	local dir=$BERTH_BACKUP_DIR/sftp home=/home/$BERTH_SFTP_USER
+	mkdir -p "$dir" /run/sshd
+	if ! id "$BERTH_SFTP_USER" >/dev/null 2>&1; then
+		log "creating user $BERTH_SFTP_USER (SFTP tests, key only)"
+		useradd -m -d "$home" -s /bin/sh "$BERTH_SFTP_USER"
+	fi
+	# No password at all ("*"): useradd's "!" marks the account locked, which sshd
+	# without PAM refuses even for keys.
+	[[ $(getent shadow "$BERTH_SFTP_USER" | cut -d: -f2) == '*' ]] || usermod -p '*' "$BERTH_SFTP_USER"
+	[[ -f $dir/host_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -f "$dir/host_ed25519"
+	[[ -f $dir/id_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -C berth-test -f "$dir/id_ed25519"
+	cp "$dir/id_ed25519.pub" "$dir/authorized_keys"
+	chmod 0644 "$dir/authorized_keys"
+	printf '[%s]:%s %s\n' "${BERTH_SFTP_ADDR%:*}" "${BERTH_SFTP_ADDR##*:}" "$(cut -d' ' -f1-2 "$dir/host_ed25519.pub")" >"$dir/known_hosts"
+	cat >"$dir/sshd_config" <<CONF
+ListenAddress $BERTH_SFTP_ADDR
+HostKey $dir/host_ed25519
+PidFile $dir/sshd.pid
+AuthorizedKeysFile $dir/authorized_keys
+StrictModes no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin no
+AllowUsers $BERTH_SFTP_USER
+UsePAM no
+Subsystem sftp internal-sftp
+CONF
+	if our_pid "$dir/sshd.pid" "$dir/sshd_config" >/dev/null; then
+		return 0
+	fi
+	log "starting sshd on $BERTH_SFTP_ADDR (SFTP, user $BERTH_SFTP_USER)"
+	/usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log" || die "sshd did not start (see $dir/sshd.log)"
+	wait_port "$BERTH_SFTP_ADDR" "$dir/sshd.pid" "$dir/sshd_config" sshd "$dir/sshd.log"
+}
+
+ensure_rest() {
+	local dir=$BERTH_BACKUP_DIR/rest
+	mkdir -p "$dir/repos"
+	if [[ ! -f $dir/htpasswd ]] || ! grep -q "^$BERTH_REST_USER:" "$dir/htpasswd"; then
+		printf '%s:%s\n' "$BERTH_REST_USER" "$(openssl passwd -apr1 "$BERTH_REST_PASS")" >"$dir/htpasswd"
+	fi
+	if our_pid "$dir/rclone.pid" "$dir/repos" >/dev/null; then
+		return 0
+	fi
+	log "starting rclone serve restic on $BERTH_REST_ADDR"
+	setsid rclone serve restic --addr "$BERTH_REST_ADDR" --htpasswd "$dir/htpasswd" "$dir/repos" \
+		>>"$dir/rclone.log" 2>&1 </dev/null &
+	printf '%s\n' "$!" >"$dir/rclone.pid"
+	wait_port "$BERTH_REST_ADDR" "$dir/rclone.pid" "$dir/repos" "rclone serve restic" "$dir/rclone.log"
+}
+
+ensure_backup() {
+	apt_install restic openssh-server openssh-client rclone openssl
+	ensure_sftp
+	ensure_rest
+}
+
+backup_test_env() {
+	local dir=$BERTH_BACKUP_DIR
+	cat <<ENV
+BERTH_TEST_RESTIC=$(command -v restic)
+BERTH_TEST_SFTP_HOST=${BERTH_SFTP_ADDR%:*}
+BERTH_TEST_SFTP_PORT=${BERTH_SFTP_ADDR##*:}
+BERTH_TEST_SFTP_USER=${BERTH_SFTP_USER}
+BERTH_TEST_SFTP_DIR=/home/${BERTH_SFTP_USER}
+BERTH_TEST_SFTP_KEY=${dir}/sftp/id_ed25519
+BERTH_TEST_SFTP_KNOWN_HOSTS=${dir}/sftp/known_hosts
+BERTH_TEST_REST_URL=http://${BERTH_REST_USER}:${BERTH_REST_PASS}@${BERTH_REST_ADDR}
+BERTH_TEST_REST_DIR=${dir}/rest/repos
+ENV
+}
+
+stop_backup() {
+	local pid
+	if pid=$(our_pid "$BERTH_BACKUP_DIR/sftp/sshd.pid" "$BERTH_BACKUP_DIR/sftp/sshd_config"); then
+		kill "$pid"
+	fi
+	if pid=$(our_pid "$BERTH_BACKUP_DIR/rest/rclone.pid" "$BERTH_BACKUP_DIR/rest/repos"); then
+		kill "$pid"
+	fi
+}

@@ -1,0 +1,522 @@
+package backup
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/helperimage"
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/shared/fault"
+)
+
+// The labels of a backup helper: engine.HelperLabel=HelperKind, the owner
+// (Where.Owner) and a digest of the repository it opens.
+const (
+	HelperKind  = "backup"
+	OwnerLabel  = engine.HelperLabel + ".owner"
+	RepoLabel   = engine.HelperLabel + ".repository"
+	secretsDir  = "/berth"
+	outFile     = "/tmp/out"
+	maxStderr   = 64 // lines of restic's standard error kept for its error
+	logsTimeout = time.Minute
+)
+
+// Config is what New needs.
+type Config struct {
+	// Restic is the host's restic binary (BERTH_RESTIC); "" looks it up
+	// on PATH.
+	Restic string
+	// Helper holds berth-helper, which the backup image holds too.
+	Helper *helperimage.Set
+	Log    *slog.Logger
+}
+
+// Restic is the Runner of this package: restic in helper containers.
+type Restic struct {
+	log    *slog.Logger
+	images *images
+
+	mu    sync.Mutex
+	repos map[string]*repoLock // by repository key
+	live  map[string]bool      // the ids of this process's running helpers
+}
+
+var _ Runner = (*Restic)(nil)
+
+// repoLock serialises this process's runs of one repository.
+type repoLock struct {
+	sem chan struct{}
+	// dead: a run of the repository was interrupted (killed, cancelled,
+	// or left by a Berth that stopped); the locks it left are stale and
+	// removed before the next run.
+	dead bool
+}
+
+// New returns the Runner. Without restic on the host it still returns
+// one, whose every call fails with a fault saying so.
+func New(cfg Config) *Restic {
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	restic, ssh := lookPrograms(cfg.Restic)
+	return &Restic{log: log, images: &images{restic: restic, ssh: ssh, helper: cfg.Helper},
+		repos: map[string]*repoLock{}, live: map[string]bool{}}
+}
+
+// Installed reports whether the host has restic.
+func (x *Restic) Installed() bool { return x.images.restic != "" }
+
+// repoKey names r as opened from w: a local repository is a path of that
+// engine's host; a remote one is the same from everywhere (without the
+// credentials of its URL).
+func repoKey(w Where, r Repo) string {
+	s := r.Repository
+	if r.Type == TypeLocal {
+		s = fmt.Sprintf("local:%d:%s", w.EnvID, s)
+	} else if u, err := url.Parse(strings.TrimPrefix(s, "rest:")); err == nil && u.User != nil {
+		u.User = nil
+		s = "rest:" + u.String()
+	}
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:12])
+}
+
+func owner(w Where) string {
+	if w.Owner == "" {
+		return "berth"
+	}
+	return w.Owner
+}
+
+// withRepo runs fn holding r's lock: one run of a repository at a time in
+// this process. Before fn, it sweeps w's leftovers and removes the stale
+// locks of a run Berth knows is dead.
+func (x *Restic) withRepo(ctx context.Context, w Where, r *Repo, fn func() error) error {
+	if w.Client == nil {
+		return fault.New(fault.Internal, "backup: no engine")
+	}
+	typ, err := ParseRepository(r.Repository)
+	if err != nil {
+		return err
+	}
+	if r.Type == "" {
+		r.Type = typ
+	}
+	if err := CheckRepo(*r); err != nil {
+		return err
+	}
+	if typ == TypeSFTP && x.images.ssh == "" {
+		return fault.New(fault.Unavailable, "ssh is not installed on the Berth host (install Debian's openssh-client package)")
+	}
+	key := repoKey(w, *r)
+	x.mu.Lock()
+	l := x.repos[key]
+	if l == nil {
+		l = &repoLock{sem: make(chan struct{}, 1)}
+		x.repos[key] = l
+	}
+	x.mu.Unlock()
+	select {
+	case l.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-l.sem }()
+	x.sweep(ctx, w)
+	x.mu.Lock()
+	dead := l.dead
+	x.mu.Unlock()
+	if dead {
+		x.log.Info("backup: removing the locks of an interrupted run", "env", w.EnvID, "repository", key)
+		if err := x.exec(ctx, w, *r, invocation{args: []string{"unlock", "--remove-all"}}); err != nil {
+			return err
+		}
+		x.mu.Lock()
+		l.dead = false
+		x.mu.Unlock()
+	}
+	return fn()
+}
+
+// sweep removes w's owner's backup helpers that no run of this process
+// has (left by a Berth that stopped in the middle of a run) and marks
+// their repositories' locks stale.
+func (x *Restic) sweep(ctx context.Context, w Where) {
+	ids, err := w.Client.ContainersLabelled(ctx, map[string]string{engine.HelperLabel: HelperKind, OwnerLabel: owner(w)})
+	if err != nil {
+		x.log.Warn("backup: listing leftover helpers", "env", w.EnvID, "err", err)
+		return
+	}
+	for _, id := range ids {
+		x.mu.Lock()
+		live := x.live[id]
+		x.mu.Unlock()
+		if live {
+			continue
+		}
+		key := ""
+		if raw, _, err := w.Client.InspectContainer(ctx, id); err == nil {
+			key = labelOf(raw, RepoLabel)
+		}
+		if err := w.Client.RemoveContainer(ctx, id, true); err != nil && !errors.Is(err, engine.ErrNotFound) {
+			x.log.Warn("backup: removing a leftover helper", "env", w.EnvID, "container", id, "err", err)
+			continue
+		}
+		x.log.Info("backup: removed a leftover helper", "env", w.EnvID, "container", id, "repository", key)
+		if key != "" {
+			x.markDead(key)
+		}
+	}
+}
+
+func (x *Restic) markDead(key string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	l := x.repos[key]
+	if l == nil {
+		l = &repoLock{sem: make(chan struct{}, 1)}
+		x.repos[key] = l
+	}
+	l.dead = true
+}
+
+// invocation is one helper run.
+type invocation struct {
+	args    []string // restic's command and arguments (the global ones are added)
+	volumes []engine.VolumeMount
+	binds   []engine.BindMount
+	// createRepo makes a local repository's directory (init).
+	createRepo bool
+	// helper runs berth-helper with args instead of restic, with no
+	// repository or secrets.
+	helper bool
+	// stdout gets each line restic prints on its standard output (nil:
+	// ignored); with toFile the output goes to outFile instead, and
+	// after reads the stopped helper (its output) before removal.
+	stdout func(line string)
+	toFile bool
+	after  func(ctx context.Context, id string) error
+	// okCodes are exit codes other than 0 that are a success.
+	okCodes []int64
+	// secrets are more secret files, by path under secretsDir.
+	secrets map[string]string
+}
+
+// exec runs inv in a helper on w and maps its failure to a fault.
+func (x *Restic) exec(ctx context.Context, w Where, r Repo, inv invocation) error {
+	img, err := x.images.ensure(ctx, w.Client)
+	if err != nil {
+		return err
+	}
+	key := repoKey(w, r)
+	spec := engine.HelperSpec{
+		Image: img, Mounts: inv.volumes, Binds: inv.binds, HostNetwork: true,
+		Labels: map[string]string{engine.HelperLabel: HelperKind, OwnerLabel: owner(w), RepoLabel: key},
+	}
+	var secrets []byte
+	if inv.helper {
+		spec.Cmd = append([]string{helperimage.Program}, inv.args...)
+	} else {
+		args, files, err := resticArgs(r, inv.args)
+		if err != nil {
+			return err
+		}
+		for p, v := range inv.secrets {
+			files[p] = v
+		}
+		if secrets, err = tarOfSecrets(files); err != nil {
+			return err
+		}
+		out := "-"
+		if inv.toFile {
+			out = outFile
+		}
+		spec.Cmd = append([]string{helperimage.Program, "exec", secretsDir + "/env", out, ResticPath}, args...)
+		if r.Type == TypeLocal {
+			spec.Binds = append(spec.Binds, engine.BindMount{Source: r.Repository, Target: RepoDir, Create: inv.createRepo})
+		}
+	}
+	id, err := w.Client.CreateHelper(ctx, spec)
+	if err != nil {
+		if r.Type == TypeLocal && strings.Contains(err.Error(), "bind source path does not exist") {
+			return fault.Wrap(fault.NotFound, "Repository not initialized: "+r.Repository+" does not exist on the host", err)
+		}
+		return err
+	}
+	x.mu.Lock()
+	x.live[id] = true
+	x.mu.Unlock()
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), logsTimeout)
+		defer cancel()
+		if err := w.Client.RemoveContainer(rctx, id, true); err != nil && !errors.Is(err, engine.ErrNotFound) {
+			x.log.Warn("backup: removing a helper", "env", w.EnvID, "container", id, "err", err)
+		}
+		x.mu.Lock()
+		delete(x.live, id)
+		x.mu.Unlock()
+	}()
+	if secrets != nil {
+		if err := w.Client.CopyTo(ctx, id, "/", bytes.NewReader(secrets)); err != nil {
+			return err
+		}
+	}
+	if err := w.Client.StartContainer(ctx, id); err != nil {
+		return err
+	}
+	// From here an end before restic's leaves its locks behind.
+	interrupted := func() {
+		if !inv.helper && (len(inv.args) == 0 || inv.args[0] != "unlock") {
+			x.markDead(key)
+		}
+	}
+	lctx, cancelLogs := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelLogs()
+	var stderr []string
+	logsDone := make(chan error, 1)
+	go func() {
+		logsDone <- w.Client.Logs(lctx, id, false, engine.LogOptions{Follow: true, Tail: "all"}, func(l engine.LogLine) error {
+			if l.Stream == "stderr" {
+				if len(stderr) == maxStderr {
+					stderr = stderr[1:]
+				}
+				stderr = append(stderr, l.Text)
+			} else if inv.stdout != nil {
+				inv.stdout(l.Text)
+			}
+			return nil
+		})
+	}()
+	code, werr := w.Client.WaitHelper(ctx, id)
+	if werr != nil {
+		interrupted()
+		cancelLogs()
+		<-logsDone
+		if ctx.Err() != nil {
+			// The deferred removal kills restic.
+			return ctx.Err()
+		}
+		if errors.Is(werr, engine.ErrNotFound) {
+			return fault.Wrap(fault.Internal, "The backup helper was removed while restic ran", werr)
+		}
+		return werr
+	}
+	select {
+	case <-logsDone:
+	case <-time.After(logsTimeout):
+		cancelLogs()
+		<-logsDone
+	}
+	if code == 0 || slices.Contains(inv.okCodes, code) {
+		if inv.after != nil {
+			return inv.after(ctx, id)
+		}
+		return nil
+	}
+	if code == 137 || code == 143 {
+		interrupted()
+		return fault.New(fault.Internal, "restic was killed before it finished (the repository's locks are removed before its next run)")
+	}
+	return resticError(r, code, stderr)
+}
+
+// resticArgs returns restic's arguments for args on r, and the secret
+// files the helper gets (by path in the container).
+func resticArgs(r Repo, args []string) ([]string, map[string]string, error) {
+	flags, err := CheckFlags(r.Flags)
+	if err != nil {
+		return nil, nil, err
+	}
+	files := map[string]string{
+		secretsDir + "/password": r.Password,
+	}
+	repository := r.Repository
+	global := []string{"--no-cache", "--repository-file", secretsDir + "/repository", "--password-file", secretsDir + "/password"}
+	var env strings.Builder
+	env.WriteString("RESTIC_PROGRESS_FPS=1\n")
+	for _, k := range AllowedEnv {
+		if v, ok := r.Env[k]; ok && strings.HasPrefix(k, "AWS_") {
+			env.WriteString(k + "=" + v + "\n")
+		}
+	}
+	switch r.Type {
+	case TypeLocal:
+		repository = RepoDir
+	case TypeREST:
+		if user, ok := r.Env["RESTIC_REST_USERNAME"]; ok {
+			u, err := url.Parse(strings.TrimPrefix(repository, "rest:"))
+			if err != nil {
+				return nil, nil, fault.Invalidf("The REST repository URL is not valid")
+			}
+			u.User = url.UserPassword(user, r.Env["RESTIC_REST_PASSWORD"])
+			repository = "rest:" + u.String()
+		}
+	case TypeSFTP:
+		t, err := parseSFTP(repository)
+		if err != nil {
+			return nil, nil, err
+		}
+		key := r.SSHKey
+		if !strings.HasSuffix(key, "\n") {
+			key += "\n"
+		}
+		files[secretsDir+"/ssh/key"] = key
+		hosts := "-o UserKnownHostsFile=/tmp/known_hosts -o StrictHostKeyChecking=accept-new"
+		if r.SSHKnownHosts != "" {
+			files[secretsDir+"/ssh/known_hosts"] = r.SSHKnownHosts + "\n"
+			hosts = "-o UserKnownHostsFile=" + secretsDir + "/ssh/known_hosts -o StrictHostKeyChecking=yes"
+		}
+		port := ""
+		if t.Port != 0 {
+			port = " -p " + strconv.Itoa(t.Port)
+		}
+		global = append(global, "-o", "sftp.command="+SSHPath+" -F /dev/null -i "+secretsDir+"/ssh/key -o IdentitiesOnly=yes"+
+			" -o BatchMode=yes -o ServerAliveInterval=30 "+hosts+port+" "+t.User+"@"+t.Host+" -s sftp")
+	}
+	files[secretsDir+"/repository"] = repository + "\n"
+	files[secretsDir+"/env"] = env.String()
+	return append(append(global, flags...), args...), files, nil
+}
+
+// tarOfSecrets packs files (by absolute path, under secretsDir) for
+// CopyTo into /: readable by root only.
+func tarOfSecrets(files map[string]string) ([]byte, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	dirs := []string{secretsDir + "/"}
+	for p := range files {
+		if strings.HasPrefix(p, secretsDir+"/ssh/") && !slices.Contains(dirs, secretsDir+"/ssh/") {
+			dirs = append(dirs, secretsDir+"/ssh/")
+		}
+	}
+	for _, d := range dirs {
+		if err := tw.WriteHeader(&tar.Header{Name: d[1:], Typeflag: tar.TypeDir, Mode: 0o700, ModTime: time.Unix(0, 0)}); err != nil {
+			return nil, err
+		}
+	}
+	names := sortedKeys(files)
+	for _, p := range names {
+		data := files[p]
+		if err := tw.WriteHeader(&tar.Header{Name: p[1:], Typeflag: tar.TypeReg, Mode: 0o600, Size: int64(len(data)), ModTime: time.Unix(0, 0)}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write([]byte(data)); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// resticError maps how restic failed (its exit code, the end of its
+// standard error) to a fault in the user's terms. Secrets restic may
+// print (a URL's password) are removed from the detail.
+func resticError(r Repo, code int64, stderr []string) error {
+	all := strings.Join(stderr, "\n")
+	lower := strings.ToLower(all)
+	detail := redact(r, lastFatal(stderr))
+	cause := fmt.Errorf("restic exited with %d: %s", code, redact(r, all))
+	has := func(subs ...string) bool {
+		for _, s := range subs {
+			if strings.Contains(lower, s) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("wrong password or no key found"):
+		return fault.Wrap(fault.Invalid, "Wrong repository password", cause)
+	case has("repository is already locked", "unable to create lock in backend"):
+		return fault.Wrap(fault.Conflict, "Repository is locked by another run", cause)
+	case has("no space left on device", "disk quota exceeded", "insufficient storage"):
+		return fault.Wrap(fault.Unavailable, "No space left on the repository's device", cause)
+	case has("host key verification failed", "remote host identification has changed"):
+		return fault.Wrap(fault.Invalid, "The SFTP server's host key does not match the known hosts given", cause)
+	case has("permission denied (publickey", "permission denied ("):
+		return fault.Wrap(fault.Invalid, "The SFTP server refused the SSH key", cause)
+	case has("is there a repository at the following location", "config file does not exist",
+		"unable to open config file") && has("no such file", "not exist", "404", "nosuchkey", "not found"):
+		return fault.Wrap(fault.NotFound, "Repository not initialized", cause)
+	case has("connection refused", "no such host", "i/o timeout", "network is unreachable", "no route to host",
+		"connection reset", "ssh: connect to host", "unable to start the sftp session", "server unexpectedly closed",
+		"timeout awaiting", "tls: ", "x509: ", "could not resolve", "name resolution", "nosuchbucket",
+		"the specified bucket does not exist", "access denied", "accessdenied", "invalidaccesskeyid",
+		"signaturedoesnotmatch", "401 unauthorized", "unauthorized", "403 forbidden", "giving up after"):
+		return fault.Wrap(fault.Unavailable, "Repository unreachable: "+detail, cause)
+	}
+	if detail == "" {
+		detail = fmt.Sprintf("exit status %d", code)
+	}
+	return fault.Wrap(fault.Internal, "restic failed: "+detail, cause)
+}
+
+// lastFatal returns restic's "Fatal: …" line (else its last line),
+// shortened.
+func lastFatal(lines []string) string {
+	line := ""
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(l, "Fatal: ") {
+			line = strings.TrimPrefix(l, "Fatal: ")
+			break
+		}
+		if line == "" && l != "" {
+			line = l
+		}
+	}
+	if len(line) > 300 {
+		line = line[:300] + "…"
+	}
+	return line
+}
+
+// redact removes r's secrets from s.
+func redact(r Repo, s string) string {
+	secrets := []string{r.Password}
+	for k, v := range r.Env {
+		if k != "AWS_DEFAULT_REGION" && k != "RESTIC_REST_USERNAME" {
+			secrets = append(secrets, v)
+		}
+	}
+	if u, err := url.Parse(strings.TrimPrefix(r.Repository, "rest:")); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			secrets = append(secrets, p, url.PathEscape(p), url.QueryEscape(p))
+		}
+	}
+	for _, sec := range secrets {
+		if len(sec) >= 3 {
+			s = strings.ReplaceAll(s, sec, "***")
+		}
+	}
+	return s
+}
+
+// labelOf returns the label name of a container inspection.
+func labelOf(raw []byte, name string) string {
+	var c struct {
+		Config struct {
+			Labels map[string]string
+		}
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return ""
+	}
+	return c.Config.Labels[name]
+}
