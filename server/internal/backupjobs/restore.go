@@ -54,8 +54,11 @@ type Item struct {
 	Target string `json:"target,omitempty"`
 	// Exists tells whether the target exists now (nil: not known).
 	Exists *bool `json:"exists,omitempty"`
-	Files  int64 `json:"files"`
-	Size   int64 `json:"size"`
+	// Entries are the names at the item's top level; Files and Size count
+	// the files among them.
+	Entries []string `json:"entries"`
+	Files   int64    `json:"files"`
+	Size    int64    `json:"size"`
 }
 
 // Preview is what a snapshot holds and, with targets, where a restore
@@ -66,9 +69,10 @@ type Preview struct {
 	TargetType string          `json:"targetType,omitempty"`
 	TargetName string          `json:"targetName,omitempty"`
 	Items      []Item          `json:"items"`
-	Files      int64           `json:"files"`
-	Size       int64           `json:"size"`
-	Own        bool            `json:"own"`
+	// Files and Size are the snapshot's (0 when Berth did not make it).
+	Files int64 `json:"files"`
+	Size  int64 `json:"size"`
+	Own   bool  `json:"own"`
 }
 
 // snapshotOf returns the snapshot id (full or short) of destination destID.
@@ -151,15 +155,15 @@ func (s *Service) Preview(ctx context.Context, destID int64, id string, targets 
 	}
 	volumes, paths := contents(sn)
 	for _, v := range volumes {
-		p.Items = append(p.Items, Item{Kind: "volume", Source: v})
+		p.Items = append(p.Items, Item{Kind: "volume", Source: v, Entries: []string{}})
 	}
 	for _, hp := range paths {
-		p.Items = append(p.Items, Item{Kind: "path", Source: hp})
+		p.Items = append(p.Items, Item{Kind: "path", Source: hp, Entries: []string{}})
 	}
-	// Sizes and file counts, from one listing of the snapshot.
-	nodes, err := s.o.Runner.Ls(ctx, w, r, sn.ID, "/backup")
-	if err != nil {
-		return Preview{}, err
+	// The snapshot's size and file count, as its backup run recorded them;
+	// each item's entries at its top level (restic ls of its root).
+	if run, err := s.o.Store.BackupRunOfSnapshot(ctx, sn.ID); err == nil {
+		p.Files, p.Size = run.Files, run.Bytes
 	}
 	for i := range p.Items {
 		it := &p.Items[i]
@@ -167,14 +171,17 @@ func (s *Service) Preview(ctx context.Context, destID int64, id string, targets 
 		if it.Kind == "path" {
 			root = backup.PathsDir + it.Source
 		}
+		nodes, err := s.o.Runner.Ls(ctx, w, r, sn.ID, root)
+		if err != nil {
+			return Preview{}, err
+		}
 		for _, n := range nodes {
-			if n.Type == "file" && strings.HasPrefix(n.Path, root+"/") {
+			it.Entries = append(it.Entries, n.Name)
+			if n.Type == "file" {
 				it.Files++
 				it.Size += n.Size
 			}
 		}
-		p.Files += it.Files
-		p.Size += it.Size
 	}
 	if !targets {
 		return p, nil

@@ -377,3 +377,14 @@ func (s *Store) ListBackupRuns(ctx context.Context, configID int64, limit int) (
 	}
 	return out, nil
 }
+
+// BackupRunOfSnapshot returns the backup run that made snapshot (its full
+// id), or ErrNotFound.
+func (s *Store) BackupRunOfSnapshot(ctx context.Context, snapshot string) (BackupRun, error) {
+	var r backupRunRow
+	err := s.db.WithContext(ctx).Where("kind = ? AND snapshot_id = ?", BackupKindBackup, snapshot).Order("id DESC").Take(&r).Error
+	if err != nil {
+		return BackupRun{}, fmt.Errorf("store: backup run of snapshot %s: %w", snapshot, translate(err))
+	}
+	return r.run(), nil
+}
