@@ -7,14 +7,19 @@ import (
 	"github.com/berth-dev/berth/server/internal/store"
 )
 
-// backupRepo returns how the backup jobs open a destination's repository.
-// TODO(h-dest): the store's destination lookup once merged.
+// backupRepo returns how the backup jobs open a destination's repository
+// (nil without a store: a Server that only describes the API).
 func backupRepo(st *store.Store) func(ctx context.Context, destID int64) (backup.Repo, int64, error) {
-	return nil
+	if st == nil {
+		return nil
+	}
+	return st.BackupDestinationRepo
 }
 
 // backupInstance returns how the backup jobs read this install's instance id.
-// TODO(h-dest): the store's instance id once merged.
 func backupInstance(st *store.Store) func(ctx context.Context) (string, error) {
-	return nil
+	if st == nil {
+		return nil
+	}
+	return st.BackupInstanceID
 }

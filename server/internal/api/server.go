@@ -92,6 +92,7 @@ type Server struct {
 	// configurations' runs and the restores.
 	backup  backup.Runner
 	backups *backupjobs.Service
+	node    string
 }
 
 // Deps are what the Server needs.
@@ -141,8 +142,8 @@ type Deps struct {
 	// OIDC sign-in another replica began) is forwarded to its replica. nil:
 	// a single Berth.
 	Replica replica.Locator
-	// Backup runs restic next to the data (nil: backups answer 503 "Backups
-	// are not available").
+	// Backup runs restic in helper containers on the environments' engines
+	// (nil: the backup routes that need restic answer 503).
 	Backup backup.Runner
 }
 
@@ -243,6 +244,7 @@ func New(d Deps) *Server {
 	return &Server{
 		backup:     d.Backup,
 		backups:    backups,
+		node:       d.Node,
 		bounds:     d.Boundaries,
 		hubIndex:   d.DockerHubIndex,
 		replicas:   d.Replica,
