@@ -361,12 +361,12 @@ func TestBackupRetentionKeepsExactlyTheLastN(t *testing.T) {
 	for _, s := range snaps {
 		kept = append(kept, s.ID)
 	}
-	if len(kept) != 2 || !contains(kept, made[1]) || !contains(kept, made[2]) {
+	if len(kept) != 2 || !hasSnapshot(kept, made[1]) || !hasSnapshot(kept, made[2]) {
 		t.Errorf("kept %v, want exactly the last two of %v", kept, made)
 	}
 }
 
-func contains(ids []string, id string) bool {
+func hasSnapshot(ids []string, id string) bool {
 	for _, x := range ids {
 		if strings.HasPrefix(x, id) || strings.HasPrefix(id, x) {
 			return true
@@ -384,15 +384,17 @@ func TestBackupScheduledConfigIsListedAndRunsFromTheSchedules(t *testing.T) {
 	h.createContainerWithVolume(name, "bksvol-"+h.label)
 	id := h.backupConfig(map[string]any{"destinationId": h.destID, "targetName": name, "type": "container", "environmentId": 1,
 		"schedule": "0 3 * * *", "enabled": true})
-	var list []struct {
-		ID      int64   `json:"id"`
-		Type    string  `json:"type"`
-		Enabled bool    `json:"enabled"`
-		NextRun *string `json:"nextRun"`
+	var list struct {
+		Schedules []struct {
+			ID      int64   `json:"id"`
+			Type    string  `json:"type"`
+			Enabled bool    `json:"enabled"`
+			NextRun *string `json:"nextRun"`
+		} `json:"schedules"`
 	}
 	h.must(200, "GET", "/api/schedules", nil, &list)
 	found := false
-	for _, s := range list {
+	for _, s := range list.Schedules {
 		found = found || s.Type == "backup" && s.ID == id && s.Enabled && s.NextRun != nil
 	}
 	if !found {
