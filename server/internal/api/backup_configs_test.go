@@ -424,3 +424,133 @@ func TestBackupScheduledConfigIsListedAndRunsFromTheSchedules(t *testing.T) {
 		t.Errorf("schedule after its deletion = %q, want none", cfg.Schedule)
 	}
 }
+
+// Stopping a run cancels it: the result and the run say "stopped", not
+// failed, and the container stopped for the backup is... never stopped
+// here (the stop comes during the pre hook), but stays running.
+func TestBackupStopEndsTheRunAsStopped(t *testing.T) {
+	h := newBackupHarness(t, apitest.Options{})
+	name := "bkst-" + h.label
+	h.createContainerWithVolume(name, "bkstvol-"+h.label)
+	id := h.backupConfig(map[string]any{"destinationId": h.destID, "targetName": name, "type": "container", "environmentId": 1,
+		"preHook": "sleep 120", "stopBeforeBackup": true})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ch, resp := h.openStream(ctx, "POST", fmt.Sprintf("/api/backup/configs/%d/run", id), nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("run = %d", resp.StatusCode)
+	}
+	var res backupResult
+	for ev := range ch {
+		var e backupjobs.Event
+		if ev.Name == "progress" && json.Unmarshal([]byte(ev.Data), &e) == nil && e.Phase == "pre-hook" {
+			var stop struct {
+				Stopped bool `json:"stopped"`
+			}
+			h.must(200, "POST", fmt.Sprintf("/api/backup/configs/%d/stop", id), nil, &stop)
+			if !stop.Stopped {
+				t.Error("stop answered stopped false during the run")
+			}
+		}
+		if ev.Name == "result" {
+			_ = json.Unmarshal([]byte(ev.Data), &res)
+		}
+	}
+	if res.Status != "stopped" {
+		t.Errorf("result = %+v, want stopped", res)
+	}
+	runs, err := h.store.ListBackupRuns(t.Context(), id, 1)
+	if err != nil || len(runs) != 1 || runs[0].Status != store.BackupStopped {
+		t.Errorf("runs = %+v, %v; want one stopped", runs, err)
+	}
+	if !h.running(name) {
+		t.Error("the container is not running after the stopped run")
+	}
+	var stop struct {
+		Stopped bool `json:"stopped"`
+	}
+	h.must(200, "POST", fmt.Sprintf("/api/backup/configs/%d/stop", id), nil, &stop)
+	if stop.Stopped {
+		t.Error("stop with no run in progress answered stopped true")
+	}
+}
+
+// Bad configurations are refused with why, and nothing is stored.
+func TestBackupConfigRefusesBadInput(t *testing.T) {
+	h := newBackupHarness(t, apitest.Options{})
+	other := store.Environment{Name: "other-" + h.label, ConnectionType: "direct", Host: "127.0.0.1", Port: 1, Protocol: "http"}
+	if err := h.store.CreateEnvironment(t.Context(), &other); err != nil {
+		t.Fatal(err)
+	}
+	ok := map[string]any{"destinationId": h.destID, "targetName": "app", "type": "container", "environmentId": 1}
+	with := func(k string, v any) map[string]any {
+		m := map[string]any{}
+		for key, val := range ok {
+			m[key] = val
+		}
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+		return m
+	}
+	h.expectRefusals([]refusal{
+		{"no destination", "POST", "/api/backup/configs", with("destinationId", nil), 400, "destinationId is required"},
+		{"no target", "POST", "/api/backup/configs", with("targetName", nil), 400, "targetName is required"},
+		{"bad target", "POST", "/api/backup/configs", with("targetName", "../etc"), 400, "Invalid targetName"},
+		{"bad type", "POST", "/api/backup/configs", with("type", "vm"), 400, "Invalid type"},
+		{"bad cron", "POST", "/api/backup/configs", with("schedule", "every day"), 400, "Invalid cron expression"},
+		{"negative retention", "POST", "/api/backup/configs", with("retention", map[string]int{"keepLast": -1}), 400, "Invalid retention"},
+		{"relative path", "POST", "/api/backup/configs", with("paths", []string{"data"}), 400, "Invalid path"},
+		{"berth tag", "POST", "/api/backup/configs", with("tags", []string{"berth:instance=x"}), 400, "Invalid tag"},
+		{"unknown destination", "POST", "/api/backup/configs", with("destinationId", 999), 400, "Destination 999 not found"},
+		{"local repository of another environment", "POST", "/api/backup/configs", with("environmentId", other.ID), 400,
+			"A local repository is on the host of environment 1"},
+		{"stack hooks without a service", "POST", "/api/backup/configs", map[string]any{"destinationId": h.destID,
+			"targetName": "st", "type": "stack", "preHook": "true"}, 400, "hookService is required"},
+		{"restore without a snapshot", "POST", "/api/backup/restore", map[string]any{"destinationId": h.destID}, 400, "snapshotId is required"},
+		{"restore of a bad snapshot id", "POST", "/api/backup/restore/preview", map[string]any{"destinationId": h.destID,
+			"snapshotId": "zz;rm"}, 400, "snapshotId is not a snapshot id"},
+	})
+	var list []json.RawMessage
+	h.must(200, "GET", "/api/backup/configs", nil, &list)
+	if len(list) != 0 {
+		t.Errorf("configs after refusals = %d, want none", len(list))
+	}
+	id := h.backupConfig(ok)
+	h.expectRefusals([]refusal{
+		{"environment change", "PUT", fmt.Sprintf("/api/backup/configs/%d", id), map[string]any{"environmentId": other.ID}, 400,
+			"cannot be changed"},
+		{"unknown config", "GET", "/api/backup/configs/999", nil, 404, "Backup configuration not found"},
+	})
+}
+
+// A Viewer sees configurations but may not create, run or restore; an
+// Operator may.
+func TestBackupViewerMayListButNotRunOrRestore(t *testing.T) {
+	enginetest.Require(t)
+	enginetest.RequireEnv(t, "restic", "BERTH_TEST_RESTIC")
+	h := newBackupHarness(t, apitest.Options{Auth: true})
+	user, pw := h.setupAdmin()
+	admin := h.login(user, pw)
+	h.as(admin)
+	id := h.backupConfig(map[string]any{"destinationId": h.destID, "targetName": "app", "type": "container", "environmentId": 1})
+	h.userWithRole("vera", "Viewer")
+	h.userWithRole("otto", "Operator")
+	h.as(h.login("vera", "vera-password-1"))
+	var list []json.RawMessage
+	h.must(200, "GET", "/api/backup/configs", nil, &list)
+	if len(list) != 1 {
+		t.Errorf("a Viewer lists %d configurations, want 1", len(list))
+	}
+	h.expectRefusals([]refusal{
+		{"create", "POST", "/api/backup/configs", map[string]any{"destinationId": h.destID, "targetName": "x"}, 403, "Permission denied"},
+		{"run", "POST", fmt.Sprintf("/api/backup/configs/%d/run", id), nil, 403, "Permission denied"},
+		{"delete", "DELETE", fmt.Sprintf("/api/backup/configs/%d", id), nil, 403, "Permission denied"},
+		{"restore", "POST", "/api/backup/restore", map[string]any{"destinationId": h.destID, "snapshotId": "abcdef12",
+			"mode": "in-place", "confirmOverwrite": true}, 403, "Permission denied"},
+	})
+	h.as(h.login("otto", "otto-password-1"))
+	h.must(200, "PUT", fmt.Sprintf("/api/backup/configs/%d", id), map[string]any{"retention": map[string]int{"keepLast": 5}}, nil)
+}
