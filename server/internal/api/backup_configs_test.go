@@ -299,10 +299,15 @@ func TestBackupStackRunThenRestoreInPlaceAndToNewName(t *testing.T) {
 }
 
 // A backup that fails (the destination's password is wrong) still starts
-// again the container it stopped, says why it failed, and notifies nothing
-// as a success.
+// again the container it stopped, says why it failed, and notifies
+// backup_failed through the channels subscribed to it.
 func TestBackupStopDuringBackupRestartsTheContainerWhenTheBackupFails(t *testing.T) {
 	h := newBackupHarness(t, apitest.Options{})
+	rcv := newHookReceiver(t, nil)
+	var ch notificationOut
+	h.must(201, "POST", "/api/notifications", map[string]any{"name": "bk-" + h.label, "type": "webhook",
+		"config": map[string]any{"url": rcv.URL}, "eventTypes": []string{"backup_failed", "backup_success"}}, &ch)
+	h.must(201, "POST", "/api/environments/1/notifications", map[string]any{"notificationId": ch.ID}, nil)
 	badID, _ := h.localDestination("bad-"+h.label, backupTestPassword, "not the password")
 	name := "bkc-" + h.label
 	h.createContainerWithVolume(name, "bkvol-"+h.label)
@@ -321,6 +326,14 @@ func TestBackupStopDuringBackupRestartsTheContainerWhenTheBackupFails(t *testing
 	runs, err := h.store.ListBackupRuns(t.Context(), id, 1)
 	if err != nil || len(runs) != 1 || runs[0].Status != store.BackupFailed {
 		t.Errorf("runs = %+v, %v; want one failed", runs, err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for len(rcv.received()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := rcv.received()
+	if len(got) != 1 || got[0]["event"] != "backup_failed" || !strings.Contains(fmt.Sprint(got[0]["title"]), name) {
+		t.Errorf("the channel got %v, want one backup_failed naming %s", got, name)
 	}
 }
 
