@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/berth-dev/berth/server/internal/backup"
+	"github.com/berth-dev/berth/shared/enginetest"
 	"github.com/berth-dev/berth/shared/fault"
 	"github.com/google/go-cmp/cmp"
 )
@@ -182,7 +184,33 @@ func TestUnreachableRepositoryIsItsFault(t *testing.T) {
 		t.Errorf("the error shows the URL's password: %v", err)
 	}
 	repos := e.repos()
+	sftp := repos[backup.TypeSFTP]
+	closed := sftp
+	closed.Repository = "sftp://" + os.Getenv("BERTH_TEST_SFTP_USER") + "@127.0.0.1:1//none"
+	wantFault(t, e.runner.Test(ctx(t), e.where, closed), fault.Unavailable, "Repository unreachable: ")
+	testKey, testKeyPub := newSSHKey(t)
+	otherKey := sftp
+	otherKey.SSHKey = testKey
+	wantFault(t, e.runner.Test(ctx(t), e.where, otherKey), fault.Invalid, "The SFTP server refused the SSH key")
+	otherHost := sftp
+	otherHost.SSHKnownHosts = strings.Fields(sftp.SSHKnownHosts)[0] + " " + strings.Join(strings.Fields(testKeyPub)[:2], " ")
+	wantFault(t, e.runner.Test(ctx(t), e.where, otherHost), fault.Invalid, "The SFTP server's host key does not match")
+	wantFault(t, e.runner.Test(ctx(t), e.where, sftp), fault.NotFound, "Repository not initialized")
 	wantFault(t, e.runner.Test(ctx(t), e.where, repos[backup.TypeREST]), fault.NotFound, "Repository not initialized")
+	wantFault(t, e.runner.Test(ctx(t), e.where, repos[backup.TypeS3]), fault.NotFound, "Repository not initialized")
+	if _, err := e.runner.Init(ctx(t), e.where, repos[backup.TypeS3]); err != nil {
+		t.Fatal(err)
+	}
+	badKey := repos[backup.TypeS3]
+	badKey.Env = map[string]string{"AWS_ACCESS_KEY_ID": os.Getenv("BERTH_TEST_S3_ACCESS_KEY"), "AWS_SECRET_ACCESS_KEY": "wrong-s3-secret"}
+	err = e.runner.Test(ctx(t), e.where, badKey)
+	wantFault(t, err, fault.Invalid, "The repository refused the credentials")
+	if strings.Contains(err.Error(), "wrong-s3-secret") {
+		t.Errorf("the error shows the S3 secret: %v", err)
+	}
+	badREST := repos[backup.TypeREST]
+	badREST.Repository = strings.Replace(badREST.Repository, "@", "-wrong@", 1)
+	wantFault(t, e.runner.Test(ctx(t), e.where, badREST), fault.Invalid, "The repository refused the credentials")
 	local := repos[backup.TypeLocal]
 	wantFault(t, e.runner.Test(ctx(t), e.where, local), fault.NotFound, "Repository not initialized")
 	e.noHelpersLeft()
@@ -470,4 +498,44 @@ func TestPasswordNeverInTheHelpersInspection(t *testing.T) {
 	}
 	e.docker("kill", ids[0])
 	<-done
+}
+
+// newSSHKey makes a key pair (private key, public key line) no server
+// knows.
+func newSSHKey(t *testing.T) (string, string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "key")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "berth-test-other", "-f", f).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	key, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := os.ReadFile(f + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(key), string(pub)
+}
+
+// TestFullRepositoryDiskIsItsFault backs 8 MiB up to a local repository
+// on a 4 MiB filesystem: "No space left on the repository's device", and
+// the repository still opens.
+func TestFullRepositoryDiskIsItsFault(t *testing.T) {
+	e := newEnv(t)
+	enginetest.RequireEnv(t, "a small filesystem", "BERTH_TEST_BACKUP_FULL_DIR")
+	dir := filepath.Join(os.Getenv("BERTH_TEST_BACKUP_FULL_DIR"), e.label)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	repo := backup.Repo{Repository: dir, Password: "pw-" + e.label}
+	if _, err := e.runner.Init(ctx(t), e.where, repo); err != nil {
+		t.Fatal(err)
+	}
+	vol := e.volume("full", "busybox dd if=/dev/urandom of=big bs=1M count=8 2>/dev/null")
+	_, err := e.runner.Backup(ctx(t), e.where, repo, backup.Source{Volumes: []string{vol}}, nil)
+	wantFault(t, err, fault.Unavailable, "No space left on the repository's device")
+	if err := e.runner.Test(ctx(t), e.where, repo); err != nil {
+		t.Errorf("the full repository no longer opens: %v", err)
+	}
+	e.noHelpersLeft()
 }
