@@ -375,8 +375,6 @@ func (s *Server) checkBackupDestination(ctx context.Context, b store.BackupConfi
 	return err
 }
 
-var errBackupsUnavailable = fault.New(fault.Unavailable, "Backups are not available on this server")
-
 func (s *Server) updateBackupConfig(c *gin.Context) error {
 	ctx := c.Request.Context()
 	b, err := s.backupConfigOf(c, "backups:manage")

@@ -38,6 +38,7 @@ var opGroups = []map[string]apiOp{coreOps, authOps, workloadOps, systemOps, cont
 	selfUpdateOps,
 	hawserOps,
 	remoteStacksOps,
+	backupDestinationOps,
 	backupConfigOps}
 
 // mergeOps joins groups (a key in two is a mistake that

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -330,10 +331,37 @@ func (d BackupDestination) Repo() backup.Repo {
 	for k, v := range d.EnvVars {
 		env[k] = v
 	}
+	if d.Type == backup.TypeREST {
+		repo = restWithCredentials(repo, env)
+	}
 	return backup.Repo{
 		Type: d.Type, Repository: repo, Password: d.Password, Env: env,
 		SSHKey: d.SSHKey, SSHKnownHosts: d.SSHKnownHosts, Flags: strings.Fields(d.Flags),
 	}
+}
+
+// restWithCredentials puts the REST server's credentials kept in env
+// (RESTIC_REST_USERNAME, RESTIC_REST_PASSWORD, sealed with the other
+// secrets) into the repository URL, where restic 0.14 reads them, and takes
+// them out of env. The stored repository string never holds the password.
+func restWithCredentials(repo string, env map[string]string) string {
+	user, password := env["RESTIC_REST_USERNAME"], env["RESTIC_REST_PASSWORD"]
+	delete(env, "RESTIC_REST_USERNAME")
+	delete(env, "RESTIC_REST_PASSWORD")
+	raw, ok := strings.CutPrefix(repo, "rest:")
+	u, err := url.Parse(raw)
+	if !ok || err != nil || user == "" && password == "" {
+		return repo
+	}
+	if user == "" && u.User != nil {
+		user = u.User.Username()
+	}
+	if password == "" {
+		u.User = url.User(user)
+	} else {
+		u.User = url.UserPassword(user, password)
+	}
+	return "rest:" + u.String()
 }
 
 // LocalPath is a local repository's path on its host: HostPath when set,
@@ -398,4 +426,35 @@ func (s *Store) BackupInstanceID(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("store: backup instance id: %w", err)
 	}
 	return id, nil
+}
+
+// backupRunStale is how long a run row stays "running" before it no longer
+// holds its destination: a run whose Berth died never finishes its row.
+const backupRunStale = 24 * time.Hour
+
+// BackupDestinationRunning reports whether a backup, restore or
+// maintenance run is writing to destination id (a backup_runs row still
+// running, started less than backupRunStale ago).
+func (s *Store) BackupDestinationRunning(ctx context.Context, id int64) (bool, error) {
+	var n int64
+	err := s.db.WithContext(ctx).Table("backup_runs").
+		Where("destination_id = ? AND status = ? AND finished_at IS NULL AND started_at > ?",
+			id, "running", timeValue(now().Add(-backupRunStale))).Count(&n).Error
+	if err != nil {
+		return false, fmt.Errorf("store: runs of backup destination %d: %w", id, err)
+	}
+	return n > 0, nil
+}
+
+// BackupConfigDestination returns the destination of backup configuration
+// id, or ErrNotFound.
+func (s *Store) BackupConfigDestination(ctx context.Context, id int64) (int64, error) {
+	var ids []int64
+	if err := s.db.WithContext(ctx).Table("backup_configs").Where("id = ?", id).Pluck("destination_id", &ids).Error; err != nil {
+		return 0, fmt.Errorf("store: destination of backup config %d: %w", id, err)
+	}
+	if len(ids) == 0 {
+		return 0, fmt.Errorf("store: destination of backup config %d: %w", id, ErrNotFound)
+	}
+	return ids[0], nil
 }

@@ -180,4 +180,3 @@ func TestBackupInstanceIDIsMadeOnceAndKept(t *testing.T) {
 		}
 	})
 }
-
