@@ -567,3 +567,55 @@ func TestBackupViewerMayListButNotRunOrRestore(t *testing.T) {
 	h.as(h.login("otto", "otto-password-1"))
 	h.must(200, "PUT", fmt.Sprintf("/api/backup/configs/%d", id), map[string]any{"retention": map[string]int{"keepLast": 5}}, nil)
 }
+
+// A destination's maintenance policy with a cron is a schedule (type
+// backup_check): listed, run from the schedules (restic check passes on
+// the repository), switched off and removed through the schedules' routes,
+// which write the destination's policies.
+func TestBackupDestinationMaintenanceIsASchedule(t *testing.T) {
+	h := newBackupHarness(t, apitest.Options{})
+	d, err := h.store.GetBackupDestination(t.Context(), h.destID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Policies = `{"checkEnabled":true,"checkSchedule":"0 5 * * 0"}`
+	if err := h.store.UpdateBackupDestination(t.Context(), &d); err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Schedules []struct {
+			ID      int64  `json:"id"`
+			Type    string `json:"type"`
+			Enabled bool   `json:"enabled"`
+		} `json:"schedules"`
+	}
+	h.must(200, "GET", "/api/schedules", nil, &list)
+	found := false
+	for _, s := range list.Schedules {
+		found = found || s.Type == "backup_check" && s.ID == h.destID && s.Enabled
+	}
+	if !found {
+		t.Fatalf("schedules %+v: no backup_check of destination %d", list, h.destID)
+	}
+	path := fmt.Sprintf("/api/schedules/backup_check/%d", h.destID)
+	var run struct {
+		Execution struct {
+			Status string `json:"status"`
+			Logs   string `json:"logs"`
+		} `json:"execution"`
+	}
+	h.must(200, "POST", path+"/run?wait=true", nil, &run)
+	if run.Execution.Status != "success" {
+		t.Fatalf("check execution = %+v, want success", run.Execution)
+	}
+	h.must(200, "POST", path+"/toggle", nil, nil)
+	d, _ = h.store.GetBackupDestination(t.Context(), h.destID)
+	if !strings.Contains(d.Policies, `"checkEnabled":false`) {
+		t.Errorf("policies after the toggle = %s, want checkEnabled false", d.Policies)
+	}
+	h.must(200, "DELETE", path, nil, nil)
+	d, _ = h.store.GetBackupDestination(t.Context(), h.destID)
+	if strings.Contains(d.Policies, "checkSchedule") {
+		t.Errorf("policies after the delete = %s, want no checkSchedule", d.Policies)
+	}
+}
