@@ -396,7 +396,8 @@ func TestBackupScheduledConfigIsListedAndRunsFromTheSchedules(t *testing.T) {
 	name := "bks-" + h.label
 	h.createContainerWithVolume(name, "bksvol-"+h.label)
 	id := h.backupConfig(map[string]any{"destinationId": h.destID, "targetName": name, "type": "container", "environmentId": 1,
-		"schedule": "0 3 * * *", "enabled": true})
+		"schedule": "0 3 * * *", "enabled": true,
+		"preHook": "echo dumped > /data/dump.sql", "postHook": "rm /data/dump.sql"})
 	var list struct {
 		Schedules []struct {
 			ID      int64   `json:"id"`
@@ -425,7 +426,27 @@ func TestBackupScheduledConfigIsListedAndRunsFromTheSchedules(t *testing.T) {
 	}
 	snaps, err := h.runner.Snapshots(t.Context(), h.where, h.repo, []string{backupjobs.ConfigTag(id)})
 	if err != nil || len(snaps) != 1 {
-		t.Errorf("snapshots after the scheduled run = %v, %v; want one", snaps, err)
+		t.Fatalf("snapshots after the scheduled run = %v, %v; want one", snaps, err)
+	}
+	// The pre hook's file is in the snapshot; the post hook removed it.
+	nodes, err := h.runner.Ls(t.Context(), h.where, h.repo, snaps[0].ID, backup.VolumesDir+"/bksvol-"+h.label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	if !strings.Contains(strings.Join(names, ","), "dump.sql") {
+		t.Errorf("snapshot holds %v, want the pre hook's dump.sql", names)
+	}
+	if out := dockerExec(t, name, "ls /data"); strings.Contains(out, "dump.sql") {
+		t.Errorf("/data after the run holds %q: the post hook did not run", out)
+	}
+	// The run is in the audit log, by the schedule's trigger (run now).
+	entries, _, err := h.store.ListAudit(t.Context(), store.AuditFilter{Action: "backup_config.run"})
+	if err != nil || len(entries) != 1 || entries[0].EntityID != fmt.Sprint(id) || !strings.Contains(entries[0].Description, "success") {
+		t.Errorf("audit entries of the run = %+v, %v", entries, err)
 	}
 	// Deleting the schedule keeps the configuration, without its cron.
 	h.must(200, "DELETE", fmt.Sprintf("/api/schedules/backup/%d", id), nil, nil)
