@@ -445,7 +445,7 @@ func TestBackupScheduledConfigIsListedAndRunsFromTheSchedules(t *testing.T) {
 	}
 	// The run is in the audit log, by the schedule's trigger (run now).
 	entries, _, err := h.store.ListAudit(t.Context(), store.AuditFilter{Action: "backup_config.run"})
-	if err != nil || len(entries) != 1 || entries[0].EntityID != fmt.Sprint(id) || !strings.Contains(entries[0].Description, "success") {
+	if err != nil || len(entries) != 1 || entries[0].EntityID != fmt.Sprint(id) || !strings.Contains(entries[0].Description, "(manual): success") {
 		t.Errorf("audit entries of the run = %+v, %v", entries, err)
 	}
 	// Deleting the schedule keeps the configuration, without its cron.

@@ -14,7 +14,11 @@ import (
 // schedule's id is the configuration's): the run's steps go to the
 // execution's log; a stopped run is recorded as skipped.
 func (s *Service) RunSchedule(ctx context.Context, d schedule.Definition, run *schedule.Run) error {
-	return s.RunRecorded(ctx, d.ID, TriggerCron, Actor{}, run, nil)
+	trigger := run.Trigger()
+	if trigger == "" {
+		trigger = TriggerCron
+	}
+	return s.RunRecorded(ctx, d.ID, trigger, Actor{}, run, nil)
 }
 
 // RunRecorded is Run as a schedule execution: the steps are logged to run
