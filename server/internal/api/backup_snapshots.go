@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"path"
 	"regexp"
@@ -494,5 +493,3 @@ func (s *Server) diffBackupSnapshots(c *gin.Context) error {
 		return "complete", diff, false
 	})
 }
-
-var _ io.Writer = (*limitedBuffer)(nil)
