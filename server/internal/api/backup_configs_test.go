@@ -341,7 +341,10 @@ func TestBackupStopDuringBackupRestartsTheContainerWhenTheBackupFails(t *testing
 // holding one file.
 func (h *backupHarness) createContainerWithVolume(name, volume string) {
 	h.t.Helper()
-	h.t.Cleanup(func() { _ = exec.Command("docker", "volume", "rm", "-f", volume).Run() })
+	h.t.Cleanup(func() {
+		_ = exec.Command("docker", "rm", "-f", name).Run() // before its volume
+		_ = exec.Command("docker", "volume", "rm", "-f", volume).Run()
+	})
 	out, err := exec.Command("docker", "run", "-d", "--name", name, "--label", enginetest.Label+"="+h.label,
 		"-v", volume+":/data", enginetest.Image(), "sh", "-c", "echo hi > /data/f.txt; sleep 3600").CombinedOutput()
 	if err != nil {

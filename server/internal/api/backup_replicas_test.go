@@ -70,7 +70,10 @@ func TestBackupScheduleRunsOnceAcrossTwoReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	name, volume := "bkrep-"+label, "bkrepvol-"+label
-	t.Cleanup(func() { _ = exec.Command("docker", "volume", "rm", "-f", volume).Run() })
+	t.Cleanup(func() {
+		_ = exec.Command("docker", "rm", "-f", name).Run() // before its volume
+		_ = exec.Command("docker", "volume", "rm", "-f", volume).Run()
+	})
 	if out, err := exec.Command("docker", "run", "-d", "--name", name, "--label", enginetest.Label+"="+label,
 		"-v", volume+":/data", enginetest.Image(), "sh", "-c", "echo hi > /data/f.txt; sleep 3600").CombinedOutput(); err != nil {
 		t.Fatalf("docker run: %v %s", err, out)
