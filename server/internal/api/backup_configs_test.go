@@ -293,6 +293,16 @@ func TestBackupStackRunThenRestoreInPlaceAndToNewName(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.dataDir, "stacks", "1", copyName, "compose.yaml")); err != nil {
 		t.Errorf("the stack directory restored to the new name: %v", err)
 	}
+	// A new location's host path is confined like stack files (Berth's
+	// stacks directory, the stack roots an admin allowed): the helper
+	// writes there as root.
+	outside := "/root/.berth-restore-" + h.label
+	h.expectRefusals([]refusal{{"targetPath outside the stack roots", "POST", "/api/backup/restore", map[string]any{
+		"destinationId": h.destID, "snapshotId": res.SnapshotID, "mode": "new-location", "targetName": "bkout-" + h.label,
+		"targetPath": outside}, 403, "Invalid targetPath"}})
+	if _, err := os.Stat(outside); !os.IsNotExist(err) {
+		t.Errorf("the refused restore wrote %s: %v", outside, err)
+	}
 	// A restore onto a volume a running container outside the target uses.
 	h.expectRefusals([]refusal{{"volume in use", "POST", "/api/backup/restore", map[string]any{"destinationId": h.destID,
 		"snapshotId": res.SnapshotID, "mode": "in-place", "confirmOverwrite": true, "targetName": "someone-else"}, 409, app}})
@@ -349,6 +359,25 @@ func (h *backupHarness) createContainerWithVolume(name, volume string) {
 		"-v", volume+":/data", enginetest.Image(), "sh", "-c", "echo hi > /data/f.txt; sleep 3600").CombinedOutput()
 	if err != nil {
 		h.t.Fatalf("docker run: %v %s", err, out)
+	}
+}
+
+// A configuration's paths are only its target's own (bind mounts, the
+// stack's directory): a path of the host it does not mount is refused at
+// the run, and nothing is backed up.
+func TestBackupReadsOnlyItsTargetsOwnPaths(t *testing.T) {
+	h := newBackupHarness(t, apitest.Options{})
+	name := "bkp-" + h.label
+	h.createContainerWithVolume(name, "bkpvol-"+h.label)
+	id := h.backupConfig(map[string]any{"destinationId": h.destID, "targetName": name, "type": "container", "environmentId": 1,
+		"allVolumes": true, "paths": []string{"/etc"}})
+	res, phases := h.stream(fmt.Sprintf("/api/backup/configs/%d/run", id), nil)
+	if res.Status != "error" || !strings.Contains(res.Message, "Path '/etc' is not a bind mount of container") {
+		t.Errorf("run = %+v (%q), want failed: /etc is not the container's", res, phases)
+	}
+	snaps, err := h.runner.Snapshots(t.Context(), h.where, h.repo, []string{backupjobs.ConfigTag(id)})
+	if err != nil || len(snaps) != 0 {
+		t.Errorf("snapshots of the refused run = %v (%v), want none", snaps, err)
 	}
 }
 

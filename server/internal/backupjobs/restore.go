@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/berth-dev/berth/server/internal/backup"
+	"github.com/berth-dev/berth/server/internal/hostpath"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
@@ -460,6 +461,20 @@ func (s *Service) plan(ctx context.Context, c *engine.Client, env store.Environm
 			}
 			if !filepath.IsAbs(to) {
 				return plan{}, fault.Invalidf("targetPath must be absolute")
+			}
+			// The helper writes there as root: a new location is a place
+			// Berth may write stack files in (its stacks directory, the
+			// stack roots an admin allowed), on Berth's own host only,
+			// where the path can be resolved.
+			if !Local(env) || s.o.PathPolicy == nil {
+				return plan{}, fault.Invalidf("A host path can be restored to a new location only on Berth's own host; restore it in place, or restore the volumes")
+			}
+			pol, err := s.o.PathPolicy(ctx, env.ID)
+			if err != nil {
+				return plan{}, err
+			}
+			if _, err := pol.Confine("targetPath", to, hostpath.Dir); err != nil {
+				return plan{}, err
 			}
 			if e := s.exists(ctx, c, env, "path", to); e != nil && *e {
 				return plan{}, fault.New(fault.Conflict, fmt.Sprintf("Path '%s' exists: a restore to a new location does not overwrite", to))

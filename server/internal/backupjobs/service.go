@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/berth-dev/berth/server/internal/backup"
+	"github.com/berth-dev/berth/server/internal/hostpath"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
@@ -37,9 +38,13 @@ type Options struct {
 	Instance func(ctx context.Context) (string, error)
 	// StackDir returns the directory on Berth's host holding a stack's files.
 	StackDir func(ctx context.Context, env store.Environment, name string) (string, error)
-	Notify   Notifier
-	Log      *slog.Logger
-	Node     string
+	// PathPolicy confines the host paths of Berth's host that a restore to
+	// a new location writes (the stacks' policy: DATA_DIR/stacks/<env> and
+	// the stack roots an admin allowed); nil refuses them.
+	PathPolicy func(ctx context.Context, envID int64) (hostpath.Policy, error)
+	Notify     Notifier
+	Log        *slog.Logger
+	Node       string
 }
 
 // Service runs backups and restores.

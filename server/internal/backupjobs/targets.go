@@ -63,6 +63,16 @@ func (s *Service) Resolve(ctx context.Context, c *engine.Client, env store.Envir
 	var t Target
 	chosen := func(name string) bool { return cfg.AllVolumes || slices.Contains(cfg.Volumes, name) }
 	vols, paths := map[string]bool{}, map[string]bool{}
+	// own are the host paths the target itself mounts (its bind mounts'
+	// sources, a stack's directory): the only ones cfg.Paths may name.
+	own := map[string]bool{}
+	binds := func(ct engine.Container) {
+		for _, m := range ct.Mounts {
+			if m.Type == "bind" && m.Source != "" {
+				own[m.Source] = true
+			}
+		}
+	}
 	switch cfg.Type {
 	case store.BackupContainer:
 		ct, ok := containerNamed(list, cfg.TargetName)
@@ -70,6 +80,7 @@ func (s *Service) Resolve(ctx context.Context, c *engine.Client, env store.Envir
 			return Target{}, fault.New(fault.NotFound, fmt.Sprintf("Container '%s' not found", cfg.TargetName))
 		}
 		t.Containers = []engine.Container{ct}
+		binds(ct)
 		for _, m := range ct.Mounts {
 			switch {
 			case m.Type == "volume" && m.Name != "" && chosen(m.Name):
@@ -81,6 +92,7 @@ func (s *Service) Resolve(ctx context.Context, c *engine.Client, env store.Envir
 	case store.BackupStack:
 		t.Containers = projectContainers(list, cfg.TargetName)
 		for _, ct := range t.Containers {
+			binds(ct)
 			for _, m := range ct.Mounts {
 				if m.Type == "volume" && m.Name != "" && chosen(m.Name) {
 					vols[m.Name] = true
@@ -97,11 +109,14 @@ func (s *Service) Resolve(ctx context.Context, c *engine.Client, env store.Envir
 				vols[v.Name] = true
 			}
 		}
-		if cfg.IncludeStackDir {
-			t.StackDir, t.StackDirNote = s.stackDir(ctx, env, cfg.TargetName)
-			if t.StackDir != "" {
-				paths[t.StackDir] = true
+		if dir, note := s.stackDir(ctx, env, cfg.TargetName); dir != "" {
+			own[dir] = true
+			if cfg.IncludeStackDir {
+				t.StackDir = dir
+				paths[dir] = true
 			}
+		} else if cfg.IncludeStackDir {
+			t.StackDirNote = note
 		}
 		if len(t.Containers) == 0 && len(vols) == 0 && t.StackDir == "" {
 			return Target{}, fault.New(fault.NotFound, fmt.Sprintf("Stack '%s' not found", cfg.TargetName))
@@ -109,7 +124,15 @@ func (s *Service) Resolve(ctx context.Context, c *engine.Client, env store.Envir
 	default:
 		return Target{}, fault.Invalidf("Invalid backup type %q", cfg.Type)
 	}
+	// A path the target does not mount itself is refused: the helper reads
+	// host paths as root, so naming any path would read any file of the
+	// host.
 	for _, p := range cfg.Paths {
+		if !own[p] {
+			return Target{}, fault.New(fault.Forbidden, fmt.Sprintf(
+				"Path '%s' is not a bind mount of %s '%s' nor its stack's directory: a backup reads only its target's own data",
+				p, cfg.Type, cfg.TargetName))
+		}
 		paths[p] = true
 	}
 	for v := range vols {
