@@ -203,9 +203,6 @@ func validateBackupConfig(b *store.BackupConfig) error {
 			return fault.Invalidf("Invalid retention: each keep count is between 0 and 10000")
 		}
 	}
-	if r.KeepYearly > 0 {
-		return fault.Invalidf("Invalid retention: keepYearly is not supported yet (use keepMonthly)")
-	}
 	for _, l := range []struct {
 		name string
 		v    []string

@@ -409,6 +409,17 @@ func TestBackupRetentionKeepsExactlyTheLastN(t *testing.T) {
 	if len(kept) != 2 || !hasSnapshot(kept, made[1]) || !hasSnapshot(kept, made[2]) {
 		t.Errorf("kept %v, want exactly the last two of %v", kept, made)
 	}
+
+	// keepYearly alone: every snapshot is of this year, the newest stays.
+	h.must(200, "PUT", fmt.Sprintf("/api/backup/configs/%d", id), map[string]any{"retention": map[string]int{"keepYearly": 1}}, nil)
+	res, phases := h.stream(fmt.Sprintf("/api/backup/configs/%d/run", id), nil)
+	if res.Status != "success" {
+		t.Fatalf("keepYearly run = %+v (%q)", res, phases)
+	}
+	snaps, err = h.runner.Snapshots(t.Context(), h.where, h.repo, []string{backupjobs.ConfigTag(id)})
+	if err != nil || len(snaps) != 1 || snaps[0].ID != res.SnapshotID {
+		t.Errorf("with keepYearly 1: %v (%v), want only %s", snaps, err, res.SnapshotID)
+	}
 }
 
 func hasSnapshot(ids []string, id string) bool {

@@ -152,6 +152,7 @@ type Retention struct {
 	KeepDaily   int `json:"keepDaily"`
 	KeepWeekly  int `json:"keepWeekly"`
 	KeepMonthly int `json:"keepMonthly"`
+	KeepYearly  int `json:"keepYearly"`
 }
 
 // Diff is what changed between two snapshots.

@@ -257,7 +257,7 @@ func (x *Restic) snapshots(ctx context.Context, w Where, r Repo, args []string) 
 // Forget forgets the snapshots with all of tags that p does not keep (all
 // of them as one group), then prunes; it returns the ids removed.
 func (x *Restic) Forget(ctx context.Context, w Where, r Repo, tags []string, p Retention) ([]string, error) {
-	if p.KeepLast < 0 || p.KeepDaily < 0 || p.KeepWeekly < 0 || p.KeepMonthly < 0 {
+	if p.KeepLast < 0 || p.KeepDaily < 0 || p.KeepWeekly < 0 || p.KeepMonthly < 0 || p.KeepYearly < 0 {
 		return nil, fault.Invalidf("A retention count cannot be negative")
 	}
 	if p == (Retention{}) {
@@ -269,7 +269,7 @@ func (x *Restic) Forget(ctx context.Context, w Where, r Repo, tags []string, p R
 	}
 	args := append([]string{"forget", "--json", "--group-by", ""}, filter...)
 	for flag, n := range map[string]int{"--keep-last": p.KeepLast, "--keep-daily": p.KeepDaily,
-		"--keep-weekly": p.KeepWeekly, "--keep-monthly": p.KeepMonthly} {
+		"--keep-weekly": p.KeepWeekly, "--keep-monthly": p.KeepMonthly, "--keep-yearly": p.KeepYearly} {
 		if n > 0 {
 			args = append(args, fmt.Sprintf("%s=%d", flag, n))
 		}

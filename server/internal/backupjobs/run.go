@@ -216,7 +216,8 @@ func (s *Service) backup(ctx context.Context, cfg store.BackupConfig, progress f
 	if r := cfg.Retention; !r.Empty() {
 		progress(Event{Phase: "retention", Message: "Applying the retention policy"})
 		gone, err := s.o.Runner.Forget(ctx, where, repo, []string{TagInstance + instance, ConfigTag(cfg.ID)},
-			backup.Retention{KeepLast: r.KeepLast, KeepDaily: r.KeepDaily, KeepWeekly: r.KeepWeekly, KeepMonthly: r.KeepMonthly})
+			backup.Retention{KeepLast: r.KeepLast, KeepDaily: r.KeepDaily, KeepWeekly: r.KeepWeekly, KeepMonthly: r.KeepMonthly,
+				KeepYearly: r.KeepYearly})
 		if err != nil {
 			return res, fmt.Errorf("retention: %w", err)
 		}
