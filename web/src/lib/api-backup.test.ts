@@ -24,7 +24,6 @@ describe('destination fields', () => {
       name: 'd',
       flags: '',
       repository: '/srv/restic',
-      hostPath: '/srv/restic',
       environmentId: 2,
       password: 'pw',
     });
@@ -131,10 +130,10 @@ describe('run streams', () => {
 
   it('follows progress to the final result', () => {
     let s = backup.newRunState();
-    s = backup.applyRunEvent(s, ev('progress', { percentDone: 0.5, filesDone: 1, totalFiles: 2, currentFile: '/a' }));
+    s = backup.applyRunEvent(s, ev('progress', { phase: 'backup', progress: { percentDone: 0.5, filesDone: 1, totalFiles: 2, currentFile: '/a' } }));
     expect(s).toMatchObject({ running: true, percent: 0.5, filesDone: 1, totalFiles: 2, currentFile: '/a' });
-    s = backup.applyRunEvent(s, ev('log', { message: 'stopping web' }));
-    expect(s.lines).toEqual(['stopping web']);
+    s = backup.applyRunEvent(s, ev('progress', { phase: 'stop', message: 'stopping web' }));
+    expect(s.lines).toEqual(['stop: stopping web']);
     s = backup.applyRunEvent(s, ev('result', { status: 'success', snapshotId: 'abcdef0123' }));
     expect(s).toMatchObject({ running: false, status: 'success', error: null, snapshotId: 'abcdef0123', percent: 1 });
   });
@@ -142,6 +141,10 @@ describe('run streams', () => {
   it('keeps the error of a failed result', () => {
     const s = backup.applyRunEvent(backup.newRunState(), ev('result', { success: false, error: 'Wrong repository password' }));
     expect(s).toMatchObject({ running: false, status: 'error', error: 'Wrong repository password' });
+    const failed = backup.applyRunEvent(backup.newRunState(), ev('result', { status: 'failed', message: 'Repository unreachable', runId: 3 }));
+    expect(failed).toMatchObject({ status: 'error', error: 'Repository unreachable' });
+    const stopped = backup.applyRunEvent(backup.newRunState(), ev('result', { status: 'stopped', message: 'Restore stopped' }));
+    expect(stopped).toMatchObject({ running: false, status: 'stopped', error: null });
   });
 
   it('runs a configuration through its SSE stream and fails when the stream ends without a result', async () => {
@@ -175,6 +178,9 @@ describe('snapshots', () => {
     expect(backup.isOwn(snap({ hostname: 'x', tags: ['berth:instance=inst-1'] }), 'inst-1')).toBe(true);
     expect(backup.isOwn(snap({ hostname: 'other' }), 'inst-1')).toBe(false);
     expect(backup.isOwn(snap({ hostname: 'inst-1' }), null)).toBe(false);
+    // the server's own flag wins
+    expect(backup.isOwn(snap({ hostname: 'inst-1', own: false }), 'inst-1')).toBe(false);
+    expect(backup.snapshotsOf({ instanceId: 'i', snapshots: [{ id: 'x', own: true, configId: 4, tags: [] }] })[0]).toMatchObject({ own: true, configId: 4 });
     expect(backup.configOfSnapshot(snap({ tags: ['berth:config=12'] }))).toBe(12);
     expect(backup.configOfSnapshot(snap({ tags: ['x'] }))).toBeNull();
   });
@@ -215,7 +221,8 @@ describe('snapshots', () => {
     expect(api.called('DELETE /api/backup/snapshots/abc')[0].query).toEqual({ destinationId: '3' });
     await backup.listSnapshots({ configId: 9 });
     expect(api.called('GET /api/backup/snapshots')[0].query).toEqual({ configId: '9' });
-    expect(backup.dumpUrl('abc', 3, '/backup/volumes/v/f.txt')).toBe('/api/backup/snapshots/abc/dump?destinationId=3&path=%2Fbackup%2Fvolumes%2Fv%2Ff.txt&download=1');
+    expect(backup.dumpUrl('abc', 3, '/backup/volumes/v/f.txt')).toBe('/api/backup/snapshots/abc/dump?destinationId=3&path=%2Fbackup%2Fvolumes%2Fv%2Ff.txt&download=true');
+    expect(backup.dumpUrl('abc', 3, '/backup/volumes/v', true)).toBe('/api/backup/snapshots/abc/dump?destinationId=3&path=%2Fbackup%2Fvolumes%2Fv&type=dir&download=true');
   });
 });
 
@@ -228,7 +235,23 @@ describe('restore preview', () => {
     });
     expect(p.volumes).toEqual(['data', 'logs']);
     expect(p.paths).toEqual(['/srv/stacks/web']);
-    expect(p.targets).toEqual([{ what: 'data', where: 'web_data', exists: true, note: undefined }]);
+    expect(p.targets).toMatchObject([{ what: 'data', where: 'web_data', exists: true }]);
+  });
+
+  it("reads Berth's items with their kinds, targets and the snapshot's target", () => {
+    const p = backup.previewOf({
+      targetType: 'container',
+      targetName: 'web',
+      files: 3,
+      size: 10,
+      items: [
+        { kind: 'volume', source: 'web_data', target: 'web_data', exists: true, entries: ['a.txt'], files: 1, size: 5 },
+        { kind: 'path', source: '/srv/web', entries: [], files: 0, size: 0 },
+      ],
+    });
+    expect(p).toMatchObject({ targetType: 'container', targetName: 'web', files: 3, size: 10, volumes: ['web_data'], paths: ['/srv/web'] });
+    expect(p.targets[0]).toMatchObject({ what: 'web_data', where: 'web_data', exists: true, note: 'volume', entries: ['a.txt'] });
+    expect(p.targets[1]).toMatchObject({ what: '/srv/web', where: '', exists: false, note: 'path' });
   });
 
   it('accepts only names Docker accepts for a new location', () => {

@@ -198,8 +198,8 @@ export function destinationBody(f: DestinationFields, creating: boolean): Record
   const env: Record<string, string> = {};
   switch (f.type) {
     case 'local':
+      // The repository string of a local repository is its path on the host.
       body.repository = f.hostPath.trim();
-      body.hostPath = f.hostPath.trim();
       body.environmentId = f.environmentId;
       break;
     case 'sftp':
@@ -534,16 +534,19 @@ export function applyRunEvent(s: RunState, e: SSEvent): RunState {
     if (e.data.trim()) line(e.data.trim());
     return next;
   }
-  const pct = (d.percentDone ?? d.percent) as number | undefined;
+  // Berth's progress events are {phase, message?, progress?: restic's status line}.
+  const p = (d.progress && typeof d.progress === 'object' ? d.progress : d) as Record<string, unknown>;
+  const pct = (p.percentDone ?? p.percent) as number | undefined;
   if (typeof pct === 'number') next.percent = pct > 1 ? pct / 100 : pct;
-  if (typeof d.filesDone === 'number') next.filesDone = d.filesDone;
-  if (typeof d.totalFiles === 'number') next.totalFiles = d.totalFiles;
-  if (typeof d.bytesDone === 'number') next.bytesDone = d.bytesDone;
-  if (typeof d.totalBytes === 'number') next.totalBytes = d.totalBytes;
-  if (typeof d.currentFile === 'string') next.currentFile = d.currentFile;
-  const final = e.event === 'result' || e.event === 'done' || e.event === 'error' || (typeof d.status === 'string' && e.event !== 'progress' && ['success', 'warning', 'skipped', 'error', 'failed', 'stopped', 'complete'].includes(d.status as string) && d.type !== 'progress');
-  const msg = (d.message ?? d.line ?? d.step) as string | undefined;
-  if (typeof msg === 'string' && msg.trim()) line(msg.trim());
+  if (typeof p.filesDone === 'number') next.filesDone = p.filesDone;
+  if (typeof p.totalFiles === 'number') next.totalFiles = p.totalFiles;
+  if (typeof p.bytesDone === 'number') next.bytesDone = p.bytesDone;
+  if (typeof p.totalBytes === 'number') next.totalBytes = p.totalBytes;
+  if (typeof p.currentFile === 'string') next.currentFile = p.currentFile;
+  const final = e.event === 'result' || e.event === 'done' || e.event === 'error';
+  const msg = (d.message ?? (p !== d ? p.message : undefined) ?? d.line) as string | undefined;
+  if (!final && typeof msg === 'string' && msg.trim()) line(typeof d.phase === 'string' && d.phase ? `${d.phase}: ${msg.trim()}` : msg.trim());
+  else if (final && typeof msg === 'string' && msg.trim() && d.status !== 'error' && d.status !== 'failed') line(msg.trim());
   if (final) {
     next.running = false;
     let status = typeof d.status === 'string' ? d.status : d.success === false || e.event === 'error' ? 'error' : 'success';
@@ -589,6 +592,8 @@ export interface Snapshot {
   tags: string[];
   destinationId?: number;
   configId?: number;
+  /** The server's word: made by this install (its berth:instance tag). */
+  own?: boolean;
 }
 
 /** The snapshots of an answer that is a list, or { snapshots: [...] }. */
@@ -603,13 +608,15 @@ export function snapshotsOf(res: unknown): Snapshot[] {
       paths: Array.isArray(r.paths) ? r.paths.map(String) : [],
       tags: Array.isArray(r.tags) ? r.tags.map(String) : [],
       destinationId: r.destinationId === undefined ? undefined : Number(r.destinationId),
-      configId: r.configId === undefined ? undefined : Number(r.configId),
+      configId: r.configId === undefined || r.configId === null ? undefined : Number(r.configId),
+      own: typeof r.own === 'boolean' ? r.own : undefined,
     }))
     .sort((a, b) => b.time.localeCompare(a.time));
 }
 
 /** Whether a snapshot was made by this install (its host or berth:instance tag is the instance id). */
 export function isOwn(s: Snapshot, instanceId: string | null | undefined): boolean {
+  if (typeof s.own === 'boolean') return s.own;
   if (!instanceId) return false;
   return s.hostname === instanceId || s.tags.includes(`berth:instance=${instanceId}`);
 }
@@ -647,8 +654,8 @@ export async function browseSnapshot(id: string, destinationId: number, path: st
 }
 
 /** The address that downloads a file (or a directory as a tar) of a snapshot. */
-export function dumpUrl(id: string, destinationId: number, path: string): string {
-  return buildUrl(`/api/backup/snapshots/${seg(id)}/dump`, { destinationId, path, download: '1' });
+export function dumpUrl(id: string, destinationId: number, path: string, dir = false): string {
+  return buildUrl(`/api/backup/snapshots/${seg(id)}/dump`, { destinationId, path, type: dir ? 'dir' : undefined, download: 'true' });
 }
 
 /** The parent of a path inside a snapshot ("/" at the top). */
@@ -692,15 +699,26 @@ export interface RestoreRequest {
 /** One thing a restore writes: what of the snapshot, where, and whether it exists now. */
 export interface PreviewTarget {
   what: string;
+  /** The target now ('' when the server did not resolve it). */
   where: string;
   exists: boolean;
+  /** volume or path. */
   note?: string;
+  /** The names at its top level, and the files among them. */
+  entries?: string[];
+  files?: number;
 }
 
 export interface RestorePreview {
   targets: PreviewTarget[];
   volumes: string[];
   paths: string[];
+  /** The container or stack the snapshot is of (its configuration's), when known. */
+  targetType?: string;
+  targetName?: string;
+  /** The snapshot's files and bytes (0: not known). */
+  files: number;
+  size: number;
   raw: unknown;
 }
 
@@ -708,13 +726,27 @@ export interface RestorePreview {
 export function previewOf(res: unknown): RestorePreview {
   const o = (res && typeof res === 'object' ? res : {}) as Record<string, unknown>;
   const names = (v: unknown) => (Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : String((x as Record<string, unknown>).name ?? (x as Record<string, unknown>).path ?? ''))) : []);
-  const targets: PreviewTarget[] = (Array.isArray(o.targets) ? o.targets : []).map((t: Record<string, unknown>) => ({
+  // Berth answers items [{kind: volume|path, source, target?, exists?, entries, files, size}].
+  const items = (Array.isArray(o.items) ? o.items : Array.isArray(o.targets) ? o.targets : []) as Record<string, unknown>[];
+  const targets: PreviewTarget[] = items.map((t) => ({
     what: String(t.source ?? t.from ?? t.snapshotPath ?? t.volume ?? t.name ?? ''),
-    where: String(t.target ?? t.to ?? t.destination ?? t.hostPath ?? t.name ?? ''),
+    where: String(t.target ?? t.to ?? t.destination ?? t.hostPath ?? ''),
     exists: !!(t.exists ?? t.overwrites),
-    note: (t.note ?? t.kind ?? t.type) as string | undefined,
+    note: (t.kind ?? t.note ?? t.type) as string | undefined,
+    entries: Array.isArray(t.entries) ? t.entries.map(String) : undefined,
+    files: typeof t.files === 'number' ? t.files : undefined,
   }));
-  return { targets, volumes: names(o.volumes), paths: names(o.paths ?? o.stackFiles), raw: res };
+  const byKind = (k: string) => targets.filter((t) => t.note === k).map((t) => t.what);
+  return {
+    targets,
+    volumes: Array.isArray(o.items) ? byKind('volume') : names(o.volumes),
+    paths: Array.isArray(o.items) ? byKind('path') : names(o.paths ?? o.stackFiles),
+    targetType: (o.targetType as string) || undefined,
+    targetName: (o.targetName as string) || undefined,
+    files: Number(o.files ?? 0),
+    size: Number(o.size ?? 0),
+    raw: res,
+  };
 }
 
 export async function previewRestore(destinationId: number, snapshotId: string, targetEnvId?: number): Promise<RestorePreview> {

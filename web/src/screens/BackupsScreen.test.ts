@@ -29,8 +29,8 @@ const configs = [
   },
 ];
 const snaps = [
-  { id: 'aaaaaaaa11', shortId: 'aaaaaaaa', time: '2026-11-28T03:00:00Z', hostname: 'inst-1', paths: ['/backup/volumes/web_data'], tags: ['berth:config=5'] },
-  { id: 'bbbbbbbb22', shortId: 'bbbbbbbb', time: '2026-11-27T03:00:00Z', hostname: 'someone-else', paths: ['/backup/volumes/web_data'], tags: [] },
+  { id: 'aaaaaaaa11', shortId: 'aaaaaaaa', time: '2026-11-28T03:00:00Z', hostname: 'inst-1', paths: ['/backup/volumes/web_data'], tags: ['berth:config=5', 'berth:instance=inst-1'], own: true, configId: 5 },
+  { id: 'bbbbbbbb22', shortId: 'bbbbbbbb', time: '2026-11-27T03:00:00Z', hostname: 'someone-else', paths: ['/backup/volumes/web_data'], tags: [], own: false, configId: null },
 ];
 
 let api: StubApi;
@@ -47,12 +47,16 @@ beforeEach(() => {
     'GET /api/backup/destinations': dests,
     'GET /api/backup/configs': configs,
     'GET /api/backup/instance': { instanceId: 'inst-1' },
-    'GET /api/backup/snapshots': snaps,
+    'GET /api/backup/snapshots': { instanceId: 'inst-1', snapshots: snaps },
     'POST /api/backup/configs': (c: StubCall) => ({ id: 6, ...(c.body as object) }),
     'DELETE /api/backup/destinations/1': () => {
       throw new ApiError(409, 'The destination is used by 1 backup configuration (web)');
     },
-    'POST /api/backup/restore/preview': { volumes: ['web_data'], targets: [{ source: 'web_data', target: 'web_data', exists: true }] },
+    'POST /api/backup/restore/preview': {
+      targetType: 'container',
+      targetName: 'web',
+      items: [{ kind: 'volume', source: 'web_data', target: 'web_data', exists: true, entries: ['hello.txt'], files: 1, size: 6 }],
+    },
   });
 });
 afterEach(() => {
@@ -110,8 +114,14 @@ describe('BackupsScreen', () => {
 
     await fireEvent.click(within(rows[0]).getByRole('button', { name: 'Restore aaaaaaaa' }));
     const dialog = await screen.findByRole('dialog');
-    expect(await within(dialog).findByText('exists: replaced')).toBeTruthy();
+    expect(await within(dialog).findByText('hello.txt')).toBeTruthy();
     expect((within(dialog).getByLabelText('New name') as HTMLInputElement).value).toBe('web-restored');
+    // in place: what exists now is said before anything is done
+    await fireEvent.click(within(dialog).getByLabelText(/In place/));
+    expect(within(dialog).getByText('exists: replaced')).toBeTruthy();
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Restore' }));
+    expect(within(dialog).getByText(/Confirm that the current data is replaced/)).toBeTruthy();
+    expect(api.called('POST /api/backup/restore')).toHaveLength(0);
     expect(api.called('POST /api/backup/restore/preview')[0].body).toMatchObject({ destinationId: 1, snapshotId: 'aaaaaaaa11', includeTargets: true });
   });
 
