@@ -3,8 +3,11 @@ package engine_test
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -105,5 +108,70 @@ func TestImageSaveStreamOfAMissingImageIsNotFound(t *testing.T) {
 	}
 	if !found {
 		t.Error("no manifest.json in the saved image")
+	}
+}
+
+// TestHelperBindsHostPathsAndJoinsTheHostNetwork runs helpers with a host
+// path bound read-only (a missing one refused) or created, in the host's
+// network or in none, and refuses a bind path that is not clean and
+// absolute; WaitHelper answers the exit code.
+func TestHelperBindsHostPathsAndJoinsTheHostNetwork(t *testing.T) {
+	t.Parallel()
+	c := localClient(t)
+	label := newObjectLabel(t)
+	labels := map[string]string{enginetest.Label: label}
+	img := enginetest.ImageID(t, enginetest.Image())
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(spec engine.HelperSpec) (int64, error) {
+		t.Helper()
+		spec.Image, spec.Labels, spec.Start = img, labels, true
+		id, err := c.CreateHelper(t.Context(), spec)
+		if err != nil {
+			return 0, err
+		}
+		defer c.RemoveContainer(context.WithoutCancel(t.Context()), id, true)
+		return c.WaitHelper(t.Context(), id)
+	}
+	// Read-only: reading works, writing fails.
+	code, err := run(engine.HelperSpec{Cmd: []string{"sh", "-c", `test "$(cat /h/f)" = host && ! echo x > /h/g`},
+		Binds: []engine.BindMount{{Source: dir, Target: "/h", ReadOnly: true}}})
+	if err != nil || code != 0 {
+		t.Errorf("read-only bind: exit %d, %v", code, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "g")); err == nil {
+		t.Error("a read-only bind was written")
+	}
+	// A missing source is refused, unless Create.
+	missing := filepath.Join(dir, "new")
+	if _, err := run(engine.HelperSpec{Cmd: []string{"true"}, Binds: []engine.BindMount{{Source: missing, Target: "/h"}}}); err == nil {
+		t.Error("a bind of a missing host path was accepted")
+	}
+	code, err = run(engine.HelperSpec{Cmd: []string{"sh", "-c", "echo x > /h/g"}, Binds: []engine.BindMount{{Source: missing, Target: "/h", Create: true}}})
+	if err != nil || code != 0 {
+		t.Errorf("created bind: exit %d, %v", code, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(missing, "g")); err != nil || string(b) != "x\n" {
+		t.Errorf("created bind: %q %v", b, err)
+	}
+	// The host's network has the host's interfaces; none has only lo.
+	hostLinks, err := run(engine.HelperSpec{Cmd: []string{"sh", "-c", "test $(ls /sys/class/net | wc -l) -gt 1"}, HostNetwork: true})
+	if err != nil || hostLinks != 0 {
+		t.Errorf("host network: exit %d, %v", hostLinks, err)
+	}
+	noLinks, err := run(engine.HelperSpec{Cmd: []string{"sh", "-c", "test $(ls /sys/class/net | wc -l) -eq 1"}})
+	if err != nil || noLinks != 0 {
+		t.Errorf("no network: exit %d, %v", noLinks, err)
+	}
+	for _, p := range []string{"relative", "/a/../b", "/a:b", "/a,b", ""} {
+		if _, err := c.CreateHelper(t.Context(), engine.HelperSpec{Image: img, Cmd: []string{"true"}, Labels: labels,
+			Binds: []engine.BindMount{{Source: p, Target: "/h"}}}); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("bind of %q: %v, want ErrInvalid", p, err)
+		}
+	}
+	if code, err := run(engine.HelperSpec{Cmd: []string{"sh", "-c", "exit 7"}}); err != nil || code != 7 {
+		t.Errorf("WaitHelper = %d, %v; want 7", code, err)
 	}
 }

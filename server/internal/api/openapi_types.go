@@ -37,7 +37,8 @@ var opGroups = []map[string]apiOp{coreOps, authOps, workloadOps, systemOps, cont
 	jobsOps,
 	selfUpdateOps,
 	hawserOps,
-	remoteStacksOps}
+	remoteStacksOps,
+	backupDestinationOps}
 
 // mergeOps joins groups (a key in two is a mistake that
 // TestOpenAPIOpGroupsDoNotOverlap reports; the later one wins).

@@ -250,7 +250,8 @@ func (s *Server) routes() []route {
 		s.jobsRoutes(),
 		s.selfUpdateRoutes(),
 		s.hawserRoutes(),
-		s.remoteStacksRoutes()} {
+		s.remoteStacksRoutes(),
+		s.backupDestinationRoutes(), s.backupSnapshotRoutes()} {
 		table = append(table, area...)
 	}
 	return table

@@ -21,6 +21,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/agents"
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/autoupdate"
+	"github.com/berth-dev/berth/server/internal/backup"
 	"github.com/berth-dev/berth/server/internal/containers"
 	"github.com/berth-dev/berth/server/internal/dashboard"
 	"github.com/berth-dev/berth/server/internal/events"
@@ -86,6 +87,10 @@ type Server struct {
 	// replicas finds the other replicas sharing the database (nil: a
 	// single Berth, which forwards nothing).
 	replicas replica.Locator
+	// backup runs restic next to the data (nil: backups are unavailable);
+	// node labels its helper containers (Deps.Node).
+	backup backup.Runner
+	node   string
 }
 
 // Deps are what the Server needs.
@@ -135,6 +140,9 @@ type Deps struct {
 	// OIDC sign-in another replica began) is forwarded to its replica. nil:
 	// a single Berth.
 	Replica replica.Locator
+	// Backup runs restic in helper containers on the environments' engines
+	// (nil: the backup routes that need restic answer 503).
+	Backup backup.Runner
 }
 
 // Boundaries are the trust-boundary defaults of the configuration.
@@ -228,6 +236,8 @@ func New(d Deps) *Server {
 	stk.UseNotifier(notifier)
 	imgs.UseNotifier(notifier)
 	return &Server{
+		backup:     d.Backup,
+		node:       d.Node,
 		bounds:     d.Boundaries,
 		hubIndex:   d.DockerHubIndex,
 		replicas:   d.Replica,

@@ -19,6 +19,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/agents"
 	"github.com/berth-dev/berth/server/internal/api"
 	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/server/internal/backup"
 	"github.com/berth-dev/berth/server/internal/environments"
 	"github.com/berth-dev/berth/server/internal/events"
 	"github.com/berth-dev/berth/server/internal/hawser"
@@ -118,6 +119,9 @@ type Options struct {
 	// from it).
 	ReplicaHost string
 	ReplicaKey  []byte
+	// Backup is the restic runner of the backup routes (api.Deps.Backup;
+	// nil: backups unavailable).
+	Backup backup.Runner
 }
 
 // boundaries are o.Boundaries with the tests' outbound default.
@@ -275,7 +279,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	apiSrv := api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
 		Engines: engines, Agents: agentSvc, Hawser: hawserHub, Jobs: jobReg, Scan: o.Scan, DataDir: dataDir,
 		Node: o.Node, UpdateGrace: o.UpdateGrace, Boundaries: o.boundaries(), HelperImage: helperImg,
-		DockerHubIndex: o.DockerHubIndex, Replica: o.Replica})
+		DockerHubIndex: o.DockerHubIndex, Replica: o.Replica, Backup: o.Backup})
 	sctx, stopSchedules := context.WithCancel(context.Background())
 	schedulesDone := make(chan struct{})
 	activityDone := make(chan struct{}) // the activity collector runs and stops with the schedules

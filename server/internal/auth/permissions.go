@@ -56,6 +56,7 @@ var Catalog = map[string][]string{
 	"audit_logs":    {"view"},
 	"activity":      {"view"},
 	"license":       {"manage"},
+	"backups":       {"view", "manage"},
 }
 
 // Names of the built-in roles.
@@ -67,7 +68,7 @@ const (
 
 // BuiltinRoles returns the built-in roles: Admin may do everything; Operator
 // runs workloads (containers, images, volumes, networks, stacks, git,
-// schedules) but manages no users, settings or environments; Viewer only
+// schedules, backups) but manages no users, settings or environments; Viewer only
 // looks: it starts no work, so it lacks images:inspect, which scans need
 // (the spec's permission of scans), and with it image details.
 func BuiltinRoles() []store.Role {
@@ -76,7 +77,7 @@ func BuiltinRoles() []store.Role {
 		all[res] = slices.Clone(actions)
 	}
 	operator := map[string][]string{}
-	for _, res := range []string{"containers", "images", "volumes", "networks", "stacks", "git", "schedules"} {
+	for _, res := range []string{"containers", "images", "volumes", "networks", "stacks", "git", "schedules", "backups"} {
 		operator[res] = slices.Clone(Catalog[res])
 	}
 	operator["environments"] = []string{"view"}
@@ -86,7 +87,7 @@ func BuiltinRoles() []store.Role {
 	viewer := map[string][]string{
 		"containers": {"view", "logs", "inspect"}, "images": {"view"}, "volumes": {"view", "inspect"},
 		"networks": {"view", "inspect"}, "stacks": {"view"}, "environments": {"view"}, "registries": {"view"},
-		"git": {"view"}, "schedules": {"view"}, "activity": {"view"},
+		"git": {"view"}, "schedules": {"view"}, "activity": {"view"}, "backups": {"view"},
 	}
 	return []store.Role{
 		{Name: RoleAdmin, Description: "Full access, including users, settings and environments", Permissions: all, IsSystem: true},

@@ -169,6 +169,7 @@ func TestAccessSummaryIsTheSortedUnionOfGrants(t *testing.T) {
 		"git":          {"view"},
 		"schedules":    {"view"},
 		"activity":     {"view"},
+		"backups":      {"view"},
 		"users":        {"view"},
 	}
 	if diff := cmp.Diff(want, acc.Summary()); diff != "" {
@@ -259,8 +260,11 @@ func TestBuiltinViewerOnlyLooks(t *testing.T) {
 		}
 	}
 	viewer := Permissions(builtin(t, RoleViewer).Permissions)
-	if !viewer.Allows("containers:view") || !viewer.Allows("containers:logs") {
-		t.Errorf("Viewer cannot view containers or read their logs: %v", viewer)
+	if !viewer.Allows("containers:view") || !viewer.Allows("containers:logs") || !viewer.Allows("backups:view") {
+		t.Errorf("Viewer cannot view containers, read their logs or list backups: %v", viewer)
+	}
+	if viewer.Allows("backups:manage") {
+		t.Errorf("Viewer may backups:manage")
 	}
 }
 
@@ -276,7 +280,8 @@ func TestBuiltinOperatorManagesNoUsersSettingsOrEnvironments(t *testing.T) {
 			t.Errorf("Operator may environments:%s", a)
 		}
 	}
-	for _, perm := range []string{"containers:start", "containers:exec", "stacks:create", "images:pull", "environments:view"} {
+	for _, perm := range []string{"containers:start", "containers:exec", "stacks:create", "images:pull", "environments:view",
+		"backups:view", "backups:manage"} {
 		if !Permissions(op).Allows(perm) {
 			t.Errorf("Operator may not %s", perm)
 		}

@@ -70,6 +70,9 @@ func (im *images) ensure(ctx context.Context, c *engine.Client) (string, error) 
 	if im.restic == "" {
 		return "", errNoRestic
 	}
+	if im.helper == nil {
+		return "", fault.New(fault.Unavailable, "Helper image not built: run make")
+	}
 	arch, err := im.helper.Arch(ctx, c)
 	if err != nil {
 		return "", err

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -182,6 +183,18 @@ func TestUnreachableRepositoryIsItsFault(t *testing.T) {
 		t.Errorf("the error shows the URL's password: %v", err)
 	}
 	repos := e.repos()
+	sftp := repos[backup.TypeSFTP]
+	closed := sftp
+	closed.Repository = "sftp://" + os.Getenv("BERTH_TEST_SFTP_USER") + "@127.0.0.1:1//none"
+	wantFault(t, e.runner.Test(ctx(t), e.where, closed), fault.Unavailable, "Repository unreachable: ")
+	testKey, testKeyPub := newSSHKey(t)
+	otherKey := sftp
+	otherKey.SSHKey = testKey
+	wantFault(t, e.runner.Test(ctx(t), e.where, otherKey), fault.Invalid, "The SFTP server refused the SSH key")
+	otherHost := sftp
+	otherHost.SSHKnownHosts = strings.Fields(sftp.SSHKnownHosts)[0] + " " + strings.Join(strings.Fields(testKeyPub)[:2], " ")
+	wantFault(t, e.runner.Test(ctx(t), e.where, otherHost), fault.Invalid, "The SFTP server's host key does not match")
+	wantFault(t, e.runner.Test(ctx(t), e.where, sftp), fault.NotFound, "Repository not initialized")
 	wantFault(t, e.runner.Test(ctx(t), e.where, repos[backup.TypeREST]), fault.NotFound, "Repository not initialized")
 	local := repos[backup.TypeLocal]
 	wantFault(t, e.runner.Test(ctx(t), e.where, local), fault.NotFound, "Repository not initialized")
@@ -470,4 +483,23 @@ func TestPasswordNeverInTheHelpersInspection(t *testing.T) {
 	}
 	e.docker("kill", ids[0])
 	<-done
+}
+
+// newSSHKey makes a key pair (private key, public key line) no server
+// knows.
+func newSSHKey(t *testing.T) (string, string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "key")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "berth-test-other", "-f", f).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	key, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := os.ReadFile(f + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(key), string(pub)
 }

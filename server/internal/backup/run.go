@@ -291,6 +291,10 @@ func (x *Restic) exec(ctx context.Context, w Where, r Repo, inv invocation) erro
 	go func() {
 		logsDone <- w.Client.Logs(lctx, id, false, engine.LogOptions{Follow: true, Tail: "all"}, func(l engine.LogLine) error {
 			if l.Stream == "stderr" {
+				if strings.Contains(l.Text, "Permanently added") {
+					// An SFTP host key accepted on first use (no known hosts given).
+					x.log.Info("backup: "+l.Text, "env", w.EnvID, "repository", key)
+				}
 				if len(stderr) == maxStderr {
 					stderr = stderr[1:]
 				}

@@ -75,6 +75,7 @@ export const PERMISSION_CATALOG: readonly { resource: string; actions: readonly 
   { resource: 'audit_logs', actions: ['view'] },
   { resource: 'activity', actions: ['view'] },
   { resource: 'license', actions: ['manage'] },
+  { resource: 'backups', actions: ['view', 'manage'] },
 ];
 
 // ---------------------------------------------------------------- API tokens

@@ -1,0 +1,851 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/server/internal/backup"
+	"github.com/berth-dev/berth/server/internal/jobs"
+	"github.com/berth-dev/berth/server/internal/schedule"
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
+)
+
+// backupDestinationRoutes are the routes of backup destinations (restic
+// repositories) and of the install's backup instance id (issue 24). Reads
+// need backups:view, everything else backups:manage; restic runs on the
+// destination's environment, never on the control plane.
+func (s *Server) backupDestinationRoutes() []route {
+	return []route{
+		{"GET", "/api/backup/instance", "backups:view", NoEnv, "", false, s.backupInstance},
+		{"GET", "/api/backup/destinations", "backups:view", NoEnv, "", false, s.listBackupDestinations},
+		{"POST", "/api/backup/destinations", "backups:manage", NoEnv, "backup.destination.create", false, s.createBackupDestination},
+		{"POST", "/api/backup/destinations/test", "backups:manage", NoEnv, Quiet, false, s.testBackupRepository},
+		{"GET", "/api/backup/destinations/{id}", "backups:view", NoEnv, "", false, s.getBackupDestination},
+		{"PUT", "/api/backup/destinations/{id}", "backups:manage", NoEnv, "backup.destination.update", false, s.updateBackupDestination},
+		{"DELETE", "/api/backup/destinations/{id}", "backups:manage", NoEnv, "backup.destination.delete", false, s.deleteBackupDestination},
+		{"POST", "/api/backup/destinations/{id}/init", "backups:manage", NoEnv, "backup.destination.init", false, s.initBackupDestination},
+		{"POST", "/api/backup/destinations/{id}/test", "backups:manage", NoEnv, Quiet, false, s.testBackupDestination},
+		{"POST", "/api/backup/destinations/{id}/rotate-key", "backups:manage", NoEnv, "backup.destination.rotate_key", false, s.rotateBackupKey},
+		{"POST", "/api/backup/destinations/{id}/task", "backups:manage", NoEnv, "backup.destination.task", false, s.backupDestinationTask},
+		{"POST", "/api/backup/destinations/{id}/verify", "backups:manage", NoEnv, "backup.destination.verify", false, s.verifyBackupDestination},
+	}
+}
+
+// backupDestinationJSON is a destination as clients read it: never the
+// password nor the SSH key; the extra environment's values (cloud
+// credentials) only for a caller who may manage backups, on the single GET
+// and in the answers of create and update.
+type backupDestinationJSON struct {
+	ID         int64  `json:"id"`
+	Name       string `json:"name"`
+	Type       string `json:"type"` // local, sftp, rest, s3
+	Repository string `json:"repository"`
+	HostPath   string `json:"hostPath"`
+	// EnvironmentID is the environment whose engine runs restic for the
+	// destination (a local repository's host); null: the default one.
+	EnvironmentID *int64            `json:"environmentId"`
+	Flags         string            `json:"flags"`
+	Policies      string            `json:"policies"`
+	EnvVars       map[string]string `json:"envVars,omitempty"`
+	EnvVarNames   []string          `json:"envVarNames"` // the names of the extra environment, always listed
+	HasPassword   bool              `json:"hasPassword"`
+	HasSSHKey     bool              `json:"hasSshKey"`
+	SSHKnownHosts string            `json:"sshKnownHosts"`
+	// LastTestStatus is success, needs_init or failed ("" never tested, or
+	// changed since).
+	LastTestStatus  string     `json:"lastTestStatus"`
+	LastTestMessage string     `json:"lastTestMessage"`
+	LastTestedAt    *time.Time `json:"lastTestedAt"`
+	CreatedAt       time.Time  `json:"createdAt"`
+	UpdatedAt       time.Time  `json:"updatedAt"`
+}
+
+func toBackupDestinationJSON(d store.BackupDestination, withEnv bool) backupDestinationJSON {
+	out := backupDestinationJSON{ID: d.ID, Name: d.Name, Type: d.Type, Repository: d.Repository, HostPath: d.HostPath,
+		EnvironmentID: d.EnvironmentID, Flags: d.Flags, Policies: d.Policies, EnvVarNames: []string{},
+		HasPassword: d.Password != "", HasSSHKey: d.SSHKey != "", SSHKnownHosts: d.SSHKnownHosts,
+		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
+	for k := range d.EnvVars {
+		out.EnvVarNames = append(out.EnvVarNames, k)
+	}
+	sort.Strings(out.EnvVarNames)
+	if withEnv {
+		out.EnvVars = map[string]string{}
+		for k, v := range d.EnvVars {
+			out.EnvVars[k] = v
+		}
+	}
+	if d.LastTest != nil {
+		at := d.LastTest.At
+		out.LastTestStatus, out.LastTestMessage, out.LastTestedAt = d.LastTest.Status, d.LastTest.Message, &at
+	}
+	return out
+}
+
+// backupDestinationRequest is the body of create and update. On update an
+// absent field keeps its value; the password, the SSH key and each value of
+// envVars follow secretField (absent, null or the mask: keep; a value
+// sent as "********" in envVars keeps that variable's stored value).
+type backupDestinationRequest struct {
+	Name       *string           `json:"name"`
+	Repository *string           `json:"repository"`
+	Password   secretField       `json:"password"`
+	EnvVars    map[string]string `json:"envVars"`
+	Flags      *string           `json:"flags"`
+	HostPath   *string           `json:"hostPath"`
+	Policies   *string           `json:"policies"`
+	// EnvironmentID is Berth's: the environment whose engine runs restic
+	// for the destination (required in effect for a local repository: the
+	// default environment when absent).
+	EnvironmentID *int64      `json:"environmentId"`
+	SSHKey        secretField `json:"sshKey"`
+	SSHKnownHosts *string     `json:"sshKnownHosts"`
+}
+
+// backupDestinationAnswer is a created destination with the outcome of
+// its automatic initialisation and test.
+type backupDestinationAnswer struct {
+	backupDestinationJSON
+	// Initialized says whether the repository was created now (false: it
+	// existed, or initialisation failed: see lastTestStatus).
+	Initialized bool `json:"initialized"`
+}
+
+var errBackupsUnavailable = fault.New(fault.Unavailable, "Backups are not available on this server (no restic runner)")
+
+// canManageBackups reports whether the request's caller holds
+// backups:manage (authentication off: anyone).
+func canManageBackups(c *gin.Context) bool {
+	ident := identityOf(c)
+	return ident == nil || ident.Access.Check("backups:manage", nil) == auth.Allowed
+}
+
+func (s *Server) backupInstance(c *gin.Context) error {
+	id, err := s.store.BackupInstanceID(c.Request.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, backupInstanceAnswer{InstanceID: id})
+}
+
+func (s *Server) listBackupDestinations(c *gin.Context) error {
+	list, err := s.store.ListBackupDestinations(c.Request.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, convert(list, func(d store.BackupDestination) backupDestinationJSON {
+		return toBackupDestinationJSON(d, false)
+	}))
+}
+
+// backupDestination is the destination of the {id} path parameter.
+func (s *Server) backupDestination(c *gin.Context) (store.BackupDestination, error) {
+	id, err := pathID(c, "Destination")
+	if err != nil {
+		return store.BackupDestination{}, err
+	}
+	return s.backupDestinationByID(c.Request.Context(), id)
+}
+
+var errDestinationNotFound = fault.New(fault.NotFound, "Destination not found")
+
+func (s *Server) backupDestinationByID(ctx context.Context, id int64) (store.BackupDestination, error) {
+	d, err := s.store.GetBackupDestination(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.BackupDestination{}, errDestinationNotFound
+	}
+	return d, err
+}
+
+func (s *Server) getBackupDestination(c *gin.Context) error {
+	d, err := s.backupDestination(c)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, toBackupDestinationJSON(d, canManageBackups(c)))
+}
+
+// applyBackupDestination applies req to d (a new destination when d.ID is
+// 0) and checks the result, nothing saved.
+func (s *Server) applyBackupDestination(ctx context.Context, d *store.BackupDestination, req backupDestinationRequest) error {
+	creating := d.ID == 0
+	old := *d
+	if req.Name != nil {
+		d.Name = strings.TrimSpace(*req.Name)
+	}
+	if req.Repository != nil {
+		d.Repository = strings.TrimSpace(*req.Repository)
+	}
+	if req.Flags != nil {
+		d.Flags = strings.TrimSpace(*req.Flags)
+	}
+	if req.HostPath != nil {
+		d.HostPath = strings.TrimSpace(*req.HostPath)
+	}
+	if req.Policies != nil {
+		d.Policies = strings.TrimSpace(*req.Policies)
+	}
+	if req.SSHKnownHosts != nil {
+		d.SSHKnownHosts = strings.TrimSpace(*req.SSHKnownHosts) + "\n"
+		if d.SSHKnownHosts == "\n" {
+			d.SSHKnownHosts = ""
+		}
+	}
+	if req.EnvironmentID != nil {
+		d.EnvironmentID = req.EnvironmentID
+		if *req.EnvironmentID == 0 {
+			d.EnvironmentID = nil
+		}
+	}
+	req.Password.applyTo(&d.Password)
+	req.SSHKey.applyTo(&d.SSHKey)
+	if req.EnvVars != nil {
+		env := map[string]string{}
+		for k, v := range req.EnvVars {
+			if v == secretMask {
+				v = old.EnvVars[k]
+			}
+			if v != "" {
+				env[k] = v
+			}
+		}
+		d.EnvVars = env
+	}
+	if d.EnvVars == nil {
+		d.EnvVars = map[string]string{}
+	}
+	switch {
+	case d.Name == "":
+		return fault.New(fault.Invalid, "Name is required")
+	case len(d.Name) > 100:
+		return fault.New(fault.Invalid, "Name is too long (at most 100 characters)")
+	case d.Repository == "":
+		return fault.New(fault.Invalid, "Repository is required")
+	case d.Password == "":
+		return fault.New(fault.Invalid, "Password is required (restic encrypts the repository with it)")
+	}
+	// REST credentials in the URL go with the other secrets: the stored
+	// repository string never holds the password.
+	if repo, user, password, ok := splitRESTCredentials(d.Repository); ok {
+		d.Repository = repo
+		if user != "" {
+			d.EnvVars["RESTIC_REST_USERNAME"] = user
+		}
+		if password != "" {
+			d.EnvVars["RESTIC_REST_PASSWORD"] = password
+		}
+	}
+	r, err := parseResticRepository(d.Repository)
+	if err != nil {
+		return err
+	}
+	d.Type = r.Type
+	if err := s.checkRepositoryHost(ctx, r); err != nil {
+		return err
+	}
+	if d.HostPath != "" {
+		if _, err := parseResticRepository("local:" + d.HostPath); err != nil || r.Type != backup.TypeLocal {
+			return fault.New(fault.Invalid, "Invalid hostPath: only a local repository has one, an absolute clean path on its environment's host")
+		}
+	}
+	if err := checkResticFlags(d.Flags); err != nil {
+		return err
+	}
+	if err := checkEnvVars(d.EnvVars); err != nil {
+		return err
+	}
+	if d.SSHKey != "" && d.Type != backup.TypeSFTP || d.SSHKnownHosts != "" && d.Type != backup.TypeSFTP {
+		return fault.New(fault.Invalid, "sshKey and sshKnownHosts are for sftp repositories only")
+	}
+	if d.SSHKey != "" && !strings.Contains(d.SSHKey, "PRIVATE KEY-----") {
+		return fault.New(fault.Invalid, "Invalid sshKey: an OpenSSH or PEM private key is expected")
+	}
+	if err := checkBackupPolicies(d.Policies); err != nil {
+		return err
+	}
+	if d.EnvironmentID != nil {
+		if _, err := s.environmentByID(ctx, *d.EnvironmentID); err != nil {
+			return fault.New(fault.Invalid, "Invalid environmentId: no such environment")
+		}
+	} else if d.Type == backup.TypeLocal {
+		// A local repository is on one host: the default environment's,
+		// fixed now so that it never moves.
+		id, err := s.store.BackupEnvironment(ctx, store.BackupDestination{Type: backup.TypeREST})
+		if err != nil {
+			return err
+		}
+		d.EnvironmentID = &id
+	}
+	if !creating {
+		// Stored secrets go only where they were saved for: a repository
+		// moved to another host needs them sent again.
+		moved := repositoryLocation(old) != repositoryLocation(*d)
+		kept := req.Password.change() == nil && old.Password != "" ||
+			req.EnvVars == nil && len(old.EnvVars) > 0 || req.SSHKey.change() == nil && old.SSHKey != ""
+		if moved && kept {
+			return fault.New(fault.Forbidden, fmt.Sprintf(
+				"The stored password and credentials are saved for %s, not for %s: send them again",
+				repositoryLocation(old), repositoryLocation(*d)))
+		}
+	}
+	return nil
+}
+
+// repositoryLocation is where a repository's secrets go: its type and host
+// (a local repository: its environment).
+func repositoryLocation(d store.BackupDestination) string {
+	r, err := parseResticRepository(d.Repository)
+	if err != nil {
+		return d.Repository
+	}
+	if r.Type == backup.TypeLocal {
+		if d.EnvironmentID == nil {
+			return "local"
+		}
+		return fmt.Sprintf("local (environment %d)", *d.EnvironmentID)
+	}
+	return r.Type + "://" + r.Host
+}
+
+// splitRESTCredentials takes the user and password out of a REST
+// repository URL (ok false: not a REST URL with credentials).
+func splitRESTCredentials(repo string) (stripped, user, password string, ok bool) {
+	raw, isREST := strings.CutPrefix(repo, "rest:")
+	if !isREST {
+		return repo, "", "", false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return repo, "", "", false
+	}
+	user = u.User.Username()
+	password, _ = u.User.Password()
+	u.User = nil
+	return "rest:" + u.String(), user, password, true
+}
+
+// checkBackupPolicies checks the maintenance policies, the reference's JSON
+// object ({"pruneEnabled": true, "pruneSchedule": "0 0 1 * *", …}): every
+// field named …Schedule must be a valid cron expression.
+func checkBackupPolicies(policies string) error {
+	if policies == "" {
+		return nil
+	}
+	var p map[string]any
+	if err := json.Unmarshal([]byte(policies), &p); err != nil {
+		return fault.New(fault.Invalid, "Invalid policies: a JSON object is expected")
+	}
+	for k, v := range p {
+		if !strings.HasSuffix(k, "Schedule") {
+			continue
+		}
+		expr, ok := v.(string)
+		if !ok {
+			return fault.Invalidf("Invalid policies: %s must be a cron expression", k)
+		}
+		if expr == "" {
+			continue
+		}
+		if _, err := schedule.ParseCron(expr); err != nil {
+			return fault.Invalidf("Invalid policies: %s is not a valid cron expression: %q", k, expr)
+		}
+	}
+	return nil
+}
+
+var errDestinationNameTaken = fault.New(fault.Conflict, "A destination with this name already exists")
+
+func (s *Server) createBackupDestination(c *gin.Context) error {
+	var req backupDestinationRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	ctx := c.Request.Context()
+	var d store.BackupDestination
+	if err := s.applyBackupDestination(ctx, &d, req); err != nil {
+		return err
+	}
+	if err := s.store.CreateBackupDestination(ctx, &d); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return errDestinationNameTaken
+		}
+		return err
+	}
+	noteAudit(c, fmt.Sprint(d.ID), d.Name)
+	// The reference auto-initialises and tests: a destination that cannot
+	// be reached is still created, with its test's failure to show.
+	answer := backupDestinationAnswer{}
+	if s.backup != nil {
+		existed, err := s.initRepository(ctx, d)
+		answer.Initialized = err == nil && !existed
+		if err == nil {
+			s.testRepository(ctx, d)
+		}
+		if saved, err := s.store.GetBackupDestination(ctx, d.ID); err == nil {
+			d = saved
+		}
+	}
+	answer.backupDestinationJSON = toBackupDestinationJSON(d, true)
+	return writeJSON(c, http.StatusCreated, answer)
+}
+
+func (s *Server) updateBackupDestination(c *gin.Context) error {
+	d, err := s.backupDestination(c)
+	if err != nil {
+		return err
+	}
+	var req backupDestinationRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	ctx := c.Request.Context()
+	if err := s.applyBackupDestination(ctx, &d, req); err != nil {
+		return err
+	}
+	if err := s.destinationUsable(ctx, d); err != nil {
+		return err
+	}
+	if err := s.destinationIdle(ctx, d.ID); err != nil {
+		return err
+	}
+	if err := s.store.UpdateBackupDestination(ctx, &d); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return errDestinationNameTaken
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return errDestinationNotFound
+		}
+		return err
+	}
+	noteAudit(c, fmt.Sprint(d.ID), d.Name)
+	return writeJSON(c, http.StatusOK, toBackupDestinationJSON(d, true))
+}
+
+// destinationUsable refuses a local repository on an environment other
+// than the one of a configuration using it (the data would be read on one
+// host and written on another).
+func (s *Server) destinationUsable(ctx context.Context, d store.BackupDestination) error {
+	if d.Type != backup.TypeLocal || d.EnvironmentID == nil {
+		return nil
+	}
+	users, err := s.store.BackupDestinationUsers(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	for _, u := range users {
+		if u.EnvironmentID != *d.EnvironmentID {
+			return fault.Invalidf("A local repository is on one host: the backup configuration of %s (id %d) is on "+
+				"environment %d, not on the destination's environment %d", u.TargetName, u.ID, u.EnvironmentID, *d.EnvironmentID)
+		}
+	}
+	return nil
+}
+
+// destinationIdle refuses a change while a backup or restore is writing to
+// the destination.
+func (s *Server) destinationIdle(ctx context.Context, id int64) error {
+	running, err := s.store.BackupDestinationRunning(ctx, id)
+	if err != nil {
+		return err
+	}
+	if running {
+		return fault.New(fault.Conflict, "A backup using this destination is currently running: try again once it finishes")
+	}
+	return nil
+}
+
+func (s *Server) deleteBackupDestination(c *gin.Context) error {
+	d, err := s.backupDestination(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request.Context()
+	if err := s.destinationIdle(ctx, d.ID); err != nil {
+		return err
+	}
+	users, err := s.store.BackupDestinationUsers(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	if len(users) > 0 {
+		return destinationInUse(users)
+	}
+	if err := s.store.DeleteBackupDestination(ctx, d.ID); err != nil {
+		if errors.Is(err, store.ErrInUse) { // a configuration made meanwhile
+			users, _ := s.store.BackupDestinationUsers(ctx, d.ID)
+			return destinationInUse(users)
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return errDestinationNotFound
+		}
+		return err
+	}
+	noteAudit(c, fmt.Sprint(d.ID), d.Name)
+	return writeJSON(c, http.StatusOK, success)
+}
+
+// destinationInUse is the 409 of deleting a destination that backup
+// configurations use, naming them.
+func destinationInUse(users []store.BackupConfigRef) error {
+	names := make([]string, 0, len(users))
+	for _, u := range users {
+		names = append(names, fmt.Sprintf("%s (id %d)", u.TargetName, u.ID))
+	}
+	return fault.New(fault.Conflict, fmt.Sprintf("The destination is used by %d backup configuration(s): %s; "+
+		"delete them or move them to another destination first", len(users), strings.Join(names, ", ")))
+}
+
+// backupWhere is where restic runs for d: its environment's engine.
+func (s *Server) backupWhere(ctx context.Context, d store.BackupDestination) (backup.Where, error) {
+	if s.backup == nil {
+		return backup.Where{}, errBackupsUnavailable
+	}
+	envID, err := s.store.BackupEnvironment(ctx, d)
+	if err != nil {
+		return backup.Where{}, err
+	}
+	env, err := s.environmentByID(ctx, envID)
+	if err != nil {
+		return backup.Where{}, err
+	}
+	cl, err := s.engines.Client(ctx, env.Endpoint())
+	if err != nil {
+		return backup.Where{}, err
+	}
+	return backup.Where{EnvID: env.ID, Client: cl, Owner: s.node}, nil
+}
+
+// repositoryTimeout bounds the short restic operations a request waits for
+// (init, test, key rotation); the long ones run as jobs.
+const repositoryTimeout = 5 * time.Minute
+
+// initRepository initialises d's repository and keeps the outcome as its
+// test status.
+func (s *Server) initRepository(ctx context.Context, d store.BackupDestination) (existed bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, repositoryTimeout)
+	defer cancel()
+	w, err := s.backupWhere(ctx, d)
+	if err == nil {
+		existed, err = s.backup.Init(ctx, w, d.Repo())
+	}
+	test := store.BackupDestinationTest{At: time.Now().UTC(), Status: store.BackupTestSuccess, Message: "Repository initialized"}
+	if existed {
+		test.Message = "Repository already initialized"
+	}
+	if err != nil {
+		test.Status, test.Message = store.BackupTestFailed, backupMessage(err)
+	}
+	s.recordBackupTest(ctx, d.ID, test)
+	return existed, err
+}
+
+// testRepository opens d's repository and keeps the outcome.
+func (s *Server) testRepository(ctx context.Context, d store.BackupDestination) store.BackupDestinationTest {
+	ctx, cancel := context.WithTimeout(ctx, repositoryTimeout)
+	defer cancel()
+	test := s.repositoryTest(ctx, d)
+	if d.ID != 0 {
+		s.recordBackupTest(ctx, d.ID, test)
+	}
+	return test
+}
+
+// repositoryTest opens d's repository: success, needs_init or failed.
+func (s *Server) repositoryTest(ctx context.Context, d store.BackupDestination) store.BackupDestinationTest {
+	test := store.BackupDestinationTest{At: time.Now().UTC(), Status: store.BackupTestSuccess, Message: "Repository reachable"}
+	w, err := s.backupWhere(ctx, d)
+	if err == nil {
+		err = s.backup.Test(ctx, w, d.Repo())
+	}
+	switch {
+	case err == nil:
+	case notInitialized(err):
+		test.Status, test.Message = store.BackupTestNeedsInit, backupMessage(err)
+	default:
+		test.Status, test.Message = store.BackupTestFailed, backupMessage(err)
+	}
+	return test
+}
+
+func (s *Server) recordBackupTest(ctx context.Context, id int64, test store.BackupDestinationTest) {
+	if err := s.store.RecordBackupDestinationTest(context.WithoutCancel(ctx), id, test); err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.Error("backup destination test not recorded", "destination", id, "err", err)
+	}
+}
+
+// notInitialized reports whether err says the repository does not exist
+// yet (the runner's "Repository not initialized").
+func notInitialized(err error) bool {
+	return strings.Contains(strings.ToLower(backupMessage(err)), "not initialized")
+}
+
+// backupMessage is what a user is told of a restic failure: the fault's
+// message and details (the runner words them), never the logged cause.
+func backupMessage(err error) string {
+	_, body := errorResponse(err)
+	if body.Details != "" {
+		return body.Error + ": " + body.Details
+	}
+	return body.Error
+}
+
+// backupInitAnswer is the reference's {success, message}.
+type backupInitAnswer struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+}
+
+func (s *Server) initBackupDestination(c *gin.Context) error {
+	d, err := s.backupDestination(c)
+	if err != nil {
+		return err
+	}
+	noteAudit(c, fmt.Sprint(d.ID), d.Name)
+	existed, err := s.initRepository(c.Request.Context(), d)
+	if err != nil {
+		return err
+	}
+	msg := "Repository initialized"
+	if existed {
+		msg = "Repository already initialized"
+	}
+	return writeJSON(c, http.StatusOK, backupInitAnswer{Success: true, Message: msg})
+}
+
+// backupTestAnswer is the outcome of a repository test: {success, status:
+// success|needs_init|failed, needsInit, error?}.
+type backupTestAnswer struct {
+	Success   bool   `json:"success"`
+	Status    string `json:"status"`
+	NeedsInit bool   `json:"needsInit"`
+	Message   string `json:"message,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+func toBackupTestAnswer(t store.BackupDestinationTest) backupTestAnswer {
+	a := backupTestAnswer{Success: t.Status == store.BackupTestSuccess, Status: t.Status, NeedsInit: t.Status == store.BackupTestNeedsInit}
+	if a.Success {
+		a.Message = t.Message
+	} else {
+		a.Error = t.Message
+	}
+	return a
+}
+
+func (s *Server) testBackupDestination(c *gin.Context) error {
+	d, err := s.backupDestination(c)
+	if err != nil {
+		return err
+	}
+	if s.backup == nil {
+		return errBackupsUnavailable
+	}
+	return writeJSON(c, http.StatusOK, toBackupTestAnswer(s.testRepository(c.Request.Context(), d)))
+}
+
+// backupRepositoryTestRequest tests a saved destination (destinationId)
+// or settings not saved yet.
+type backupRepositoryTestRequest struct {
+	DestinationID int64 `json:"destinationId"`
+	backupDestinationRequest
+}
+
+// testBackupRepository tests a saved destination as saved, or the
+// repository of a form not saved yet (nothing is stored then).
+func (s *Server) testBackupRepository(c *gin.Context) error {
+	var req backupRepositoryTestRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if s.backup == nil {
+		return errBackupsUnavailable
+	}
+	ctx := c.Request.Context()
+	if req.DestinationID != 0 {
+		d, err := s.backupDestinationByID(ctx, req.DestinationID)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, http.StatusOK, toBackupTestAnswer(s.testRepository(ctx, d)))
+	}
+	if req.Name == nil {
+		name := "test"
+		req.Name = &name
+	}
+	var d store.BackupDestination
+	if err := s.applyBackupDestination(ctx, &d, req.backupDestinationRequest); err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, toBackupTestAnswer(s.testRepository(ctx, d)))
+}
+
+// rotateKeyRequest is the reference's {currentPassword, newPassword}.
+type rotateKeyRequest struct {
+	CurrentPassword string `json:"currentPassword"`
+	NewPassword     string `json:"newPassword"`
+}
+
+// rotateKeyOutOfSync is the 409 of a key rotated in the repository whose
+// new password could not be saved.
+type rotateKeyOutOfSync struct {
+	Success     bool   `json:"success"`
+	DBOutOfSync bool   `json:"dbOutOfSync"`
+	Error       string `json:"error"`
+}
+
+// rotateBackupKey replaces the repository's password: restic adds a key
+// for the new password and removes the old one, then the destination keeps
+// the new password.
+func (s *Server) rotateBackupKey(c *gin.Context) error {
+	d, err := s.backupDestination(c)
+	if err != nil {
+		return err
+	}
+	var req rotateKeyRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	switch {
+	case req.CurrentPassword == "" || req.NewPassword == "":
+		return fault.New(fault.Invalid, "currentPassword and newPassword are required")
+	case req.CurrentPassword != d.Password:
+		return fault.New(fault.Invalid, "The current password is incorrect")
+	case req.NewPassword == req.CurrentPassword:
+		return fault.New(fault.Invalid, "The new password is the current one")
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), repositoryTimeout)
+	defer cancel()
+	if err := s.destinationIdle(ctx, d.ID); err != nil {
+		return err
+	}
+	w, err := s.backupWhere(ctx, d)
+	if err != nil {
+		return err
+	}
+	noteAudit(c, fmt.Sprint(d.ID), d.Name)
+	if err := s.backup.ChangePassword(ctx, w, d.Repo(), req.NewPassword); err != nil {
+		return err
+	}
+	if err := s.store.SetBackupDestinationPassword(context.WithoutCancel(ctx), d.ID, req.NewPassword); err != nil {
+		// The repository opens with the new password only: the user, who
+		// sent it, must save it by hand (PUT with the new password).
+		s.log.Error("backup key rotated but the new password not saved", "destination", d.ID, "err", err)
+		return writeJSON(c, http.StatusConflict, rotateKeyOutOfSync{DBOutOfSync: true,
+			Error: "The repository's key was rotated but the new password could not be saved: set it with PUT /api/backup/destinations/" +
+				fmt.Sprint(d.ID)})
+	}
+	return writeJSON(c, http.StatusOK, success)
+}
+
+// backupTaskRequest is the reference's {task}.
+type backupTaskRequest struct {
+	Task string `json:"task"`
+}
+
+// backupTaskResult is the final event of a maintenance task or a verify:
+// {success, task, stats?, output?, error?}.
+type backupTaskResult struct {
+	Success bool          `json:"success"`
+	Task    string        `json:"task"`
+	Stats   *backup.Stats `json:"stats,omitempty"`
+	Output  []string      `json:"output"`
+	Error   string        `json:"error,omitempty"`
+}
+
+var backupTasks = map[string]backup.Task{
+	"unlock": backup.TaskUnlock, "check": backup.TaskCheck, "prune": backup.TaskPrune, "stats": backup.TaskStats,
+	"repair-index": backup.TaskRepairIndex, "repair-snapshots": backup.TaskRepairSnapshots,
+}
+
+// backupDestinationTask runs a maintenance task as a job: an event stream
+// of progress events and a final result (a failure is a result with
+// success false, never a 500), or with Accept: application/json the result.
+func (s *Server) backupDestinationTask(c *gin.Context) error {
+	d, err := s.backupDestination(c)
+	if err != nil {
+		return err
+	}
+	var req backupTaskRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	task, ok := backupTasks[req.Task]
+	if !ok {
+		return fault.New(fault.Invalid, "Unknown task: must be one of unlock, check, prune, stats, repair-index, repair-snapshots")
+	}
+	w, err := s.backupWhere(c.Request.Context(), d)
+	if err != nil {
+		return err
+	}
+	noteAudit(c, fmt.Sprint(d.ID), d.Name+" "+req.Task)
+	return s.streamJob(c, s.backupTaskJob(d, w, task, ""))
+}
+
+// dataSubset is restic check's --read-data-subset: a percentage or n/m.
+var dataSubset = regexp.MustCompile(`^([0-9]{1,3}(\.[0-9]{1,2})?%|[0-9]{1,4}/[0-9]{1,4})$`)
+
+// backupVerifyRequest is the reference's {dataSubset} ("5%", "1/10"; ""
+// reads no data, "100%" all of it).
+type backupVerifyRequest struct {
+	DataSubset *string `json:"dataSubset"`
+}
+
+// verifyBackupDestination checks the repository reading a subset of its
+// data (restic check --read-data-subset), as an event stream.
+func (s *Server) verifyBackupDestination(c *gin.Context) error {
+	d, err := s.backupDestination(c)
+	if err != nil {
+		return err
+	}
+	var req backupVerifyRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	subset := "5%"
+	if req.DataSubset != nil {
+		subset = strings.TrimSpace(*req.DataSubset)
+	}
+	if subset != "" && !dataSubset.MatchString(subset) {
+		return fault.New(fault.Invalid, `Invalid dataSubset: a percentage ("5%") or a part ("1/10") is expected`)
+	}
+	w, err := s.backupWhere(c.Request.Context(), d)
+	if err != nil {
+		return err
+	}
+	noteAudit(c, fmt.Sprint(d.ID), d.Name)
+	return s.streamJob(c, s.backupTaskJob(d, w, backup.TaskCheck, subset))
+}
+
+// backupTaskJob runs task on d's repository, emitting restic's progress.
+func (s *Server) backupTaskJob(d store.BackupDestination, w backup.Where, task backup.Task, readData string) jobs.Func {
+	return func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
+		res := backupTaskResult{Task: string(task), Output: []string{}}
+		stats, err := s.backup.Task(ctx, w, d.Repo(), task, readData, func(p backup.Progress) {
+			if p.Message != "" && len(res.Output) < 1000 {
+				res.Output = append(res.Output, p.Message)
+			}
+			emit("progress", p)
+		})
+		if err != nil {
+			res.Error = backupMessage(err)
+			return "result", res, true
+		}
+		res.Success = true
+		if task == backup.TaskStats {
+			res.Stats = &stats
+		}
+		return "result", res, false
+	}
+}
