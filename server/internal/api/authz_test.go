@@ -125,7 +125,7 @@ func concrete(path string) string {
 var (
 	viewerPerms = set("containers:view", "containers:logs", "containers:inspect", "images:view",
 		"volumes:view", "volumes:inspect", "networks:view", "networks:inspect", "stacks:view", "environments:view",
-		"registries:view", "git:view", "schedules:view", "activity:view")
+		"registries:view", "git:view", "schedules:view", "activity:view", "backups:view")
 	operatorPerms = set("containers:view", "containers:create", "containers:start", "containers:stop",
 		"containers:restart", "containers:remove", "containers:exec", "containers:logs", "containers:inspect",
 		"containers:edit", "images:view", "images:pull", "images:push", "images:remove", "images:build",
@@ -133,7 +133,7 @@ var (
 		"networks:create", "networks:remove", "networks:inspect", "networks:connect", "networks:disconnect",
 		"stacks:view", "stacks:create", "stacks:start", "stacks:stop", "stacks:remove", "stacks:edit",
 		"environments:view", "registries:view", "notifications:view", "git:view", "git:create", "git:edit",
-		"git:delete", "schedules:view", "schedules:edit", "schedules:run", "activity:view")
+		"git:delete", "schedules:view", "schedules:edit", "schedules:run", "activity:view", "backups:view", "backups:manage")
 )
 
 func set(perms ...string) map[string]bool {

@@ -38,7 +38,8 @@ var opGroups = []map[string]apiOp{coreOps, authOps, workloadOps, systemOps, cont
 	selfUpdateOps,
 	hawserOps,
 	remoteStacksOps,
-	backupDestinationOps}
+	backupDestinationOps,
+	backupConfigOps}
 
 // mergeOps joins groups (a key in two is a mistake that
 // TestOpenAPIOpGroupsDoNotOverlap reports; the later one wins).

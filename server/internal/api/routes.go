@@ -232,6 +232,21 @@ func (s *Server) routes() []route {
 		{"POST", "/api/schedules/{type}/{id}/toggle", "schedules:edit", AnyEnv, "schedule.toggle", false, s.toggleSchedule},
 		{"DELETE", "/api/schedules/{type}/{id}", "schedules:edit", AnyEnv, "schedule.delete", false, s.deleteSchedule},
 
+		// Backup configurations, their runs and restores; a configuration's
+		// environment is checked by the handler once it is found.
+		{"GET", "/api/backup/configs", "backups:view", AnyEnv, "", false, s.listBackupConfigs},
+		{"POST", "/api/backup/configs", "backups:manage", AnyEnv, "backup_config.create", false, s.createBackupConfig},
+		{"GET", "/api/backup/configs/{id}", "backups:view", AnyEnv, "", false, s.getBackupConfig},
+		{"PUT", "/api/backup/configs/{id}", "backups:manage", AnyEnv, "backup_config.update", false, s.updateBackupConfig},
+		{"DELETE", "/api/backup/configs/{id}", "backups:manage", AnyEnv, "backup_config.delete", false, s.deleteBackupConfig},
+		{"POST", "/api/backup/configs/{id}/run", "backups:manage", AnyEnv, Quiet, false, s.runBackupConfig}, // the run records itself
+		{"POST", "/api/backup/configs/{id}/stop", "backups:manage", AnyEnv, "backup_config.stop", false, s.stopBackupConfig},
+		{"GET", "/api/backup/stack-path", "backups:view", AnyEnv, "", false, s.backupStackPath},
+		{"GET", "/api/backup/stack-dir-listing", "backups:view", AnyEnv, "", false, s.backupStackDirListing},
+		{"POST", "/api/backup/restore/preview", "backups:view", AnyEnv, Quiet, false, s.previewRestore},
+		{"POST", "/api/backup/restore", "backups:manage", AnyEnv, Quiet, false, s.restoreBackup}, // the restore records itself
+		{"POST", "/api/backup/restore/stop", "backups:manage", AnyEnv, "backup.restore_stop", false, s.stopRestore},
+
 		// A container's auto-update configuration, by container name.
 		{"GET", "/api/auto-update", "schedules:view", EnvQuery, "", false, s.listAutoUpdates},
 		{"GET", "/api/auto-update/{containerName}", "schedules:view", EnvQuery, "", false, s.getAutoUpdate},

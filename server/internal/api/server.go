@@ -22,6 +22,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/autoupdate"
 	"github.com/berth-dev/berth/server/internal/backup"
+	"github.com/berth-dev/berth/server/internal/backupjobs"
 	"github.com/berth-dev/berth/server/internal/containers"
 	"github.com/berth-dev/berth/server/internal/dashboard"
 	"github.com/berth-dev/berth/server/internal/events"
@@ -87,10 +88,11 @@ type Server struct {
 	// replicas finds the other replicas sharing the database (nil: a
 	// single Berth, which forwards nothing).
 	replicas replica.Locator
-	// backup runs restic next to the data (nil: backups are unavailable);
-	// node labels its helper containers (Deps.Node).
-	backup backup.Runner
-	node   string
+	// backup runs restic (nil: backups answer 503); backups are the
+	// configurations' runs and the restores.
+	backup  backup.Runner
+	backups *backupjobs.Service
+	node    string
 }
 
 // Deps are what the Server needs.
@@ -187,6 +189,8 @@ func New(d Deps) *Server {
 	if d.Timezone == nil {
 		d.Timezone = time.Local
 	}
+	backups := backupjobs.New(backupjobs.Options{Store: d.Store, Engines: d.Engines, Runner: d.Backup, Log: d.Log,
+		Node: d.Node, StackDir: stk.Dir, Repo: backupRepo(d.Store), Instance: backupInstance(d.Store)})
 	au := autoupdate.New(autoupdate.Options{Engines: d.Engines, Store: d.Store, Images: imgs, Scan: scanner, Log: d.Log,
 		Grace: d.UpdateGrace})
 	sched := schedule.New(schedule.Options{Store: d.Store, Log: d.Log, Node: d.Node, Local: d.Timezone, Scanning: scanner.Enabled,
@@ -195,6 +199,7 @@ func New(d Deps) *Server {
 			schedule.GitStackSync:    schedule.RunnerFunc(git.RunSync),
 			schedule.EnvUpdateCheck:  schedule.RunnerFunc(au.RunUpdateCheck),
 			schedule.ImagePrune:      schedule.RunnerFunc(imgs.RunPrune),
+			schedule.Backup:          schedule.RunnerFunc(backups.RunSchedule),
 		},
 		// A container caught in the middle of its update when Berth stopped
 		// is put right (rolled back, or its proven update completed).
@@ -235,8 +240,10 @@ func New(d Deps) *Server {
 	scanner.UseNotifier(notifier)
 	stk.UseNotifier(notifier)
 	imgs.UseNotifier(notifier)
+	backups.UseNotifier(notifier)
 	return &Server{
 		backup:     d.Backup,
+		backups:    backups,
 		node:       d.Node,
 		bounds:     d.Boundaries,
 		hubIndex:   d.DockerHubIndex,

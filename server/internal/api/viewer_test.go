@@ -40,6 +40,7 @@ var viewerMayChange = map[string]string{
 	"POST /api/batch":                         "each action's own permission is checked by the handler (asserted below)",
 	"DELETE /api/jobs/{jobId}":                "cancels one's own job (another user's is not found)",
 	"POST /api/hawser/connect":                "changes nothing: advises the Hawser agents' WebSocket endpoint",
+	"POST /api/backup/restore/preview":        "changes nothing: reads a snapshot (backups:view)",
 }
 
 var pathParam = regexp.MustCompile(`\{[^}]+\}`)

@@ -23,6 +23,7 @@ var EventTypes = []string{
 	"vulnerability_critical", "vulnerability_high", "vulnerability_any",
 	"environment_offline", "environment_online", "disk_space_warning",
 	"image_prune_success", "image_prune_failed", "license_expiring",
+	"backup_success", "backup_failed",
 }
 
 // KnownEventType reports whether t is one of EventTypes.

@@ -20,10 +20,11 @@ const (
 	EnvUpdateCheck  Type = "env_update_check"
 	ImagePrune      Type = "image_prune"
 	SystemCleanup   Type = "system_cleanup"
+	Backup          Type = "backup"
 )
 
 // Types lists every schedule type.
-var Types = []Type{ContainerUpdate, GitStackSync, EnvUpdateCheck, ImagePrune, SystemCleanup}
+var Types = []Type{ContainerUpdate, GitStackSync, EnvUpdateCheck, ImagePrune, SystemCleanup, Backup}
 
 // ParseType returns the Type named s.
 func ParseType(s string) (Type, error) {
@@ -143,6 +144,15 @@ func (s *Service) Definitions(ctx context.Context) ([]Definition, error) {
 	for _, es := range ess {
 		out = append(out, s.envSchedule(ctx, es, envs))
 	}
+	backups, err := s.store.ListBackupConfigs(ctx, store.BackupConfigFilter{})
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range backups {
+		if b.Schedule != "" {
+			out = append(out, backupConfig(b, envs))
+		}
+	}
 	sys, err := s.systemDefinitions(ctx)
 	if err != nil {
 		return nil, err
@@ -177,6 +187,12 @@ func (s *Service) Definition(ctx context.Context, t Type, id int64) (Definition,
 		return s.envSchedule(ctx, es, envs), nil
 	case SystemCleanup:
 		return s.systemDefinition(ctx, id)
+	case Backup:
+		b, err := s.store.GetBackupConfig(ctx, id)
+		if err != nil {
+			return Definition{}, notFound(err)
+		}
+		return backupConfig(b, envs), nil
 	}
 	return Definition{}, fault.New(fault.Invalid, "Invalid schedule type")
 }
@@ -218,6 +234,22 @@ func gitStackSync(g store.GitStack, envs map[int64]envInfo) Definition {
 		Description: "Pull the repository and redeploy the stack when the commit changed",
 		Enabled:     g.AutoUpdate, ScheduleType: DetectScheduleType(cron), Cron: cron}
 	envID := g.EnvironmentID
+	withEnvironment(&d, &envID, envs)
+	return d
+}
+
+// backupConfig is the schedule of a backup configuration (its id); one
+// without a cron is a manual-only configuration, listed by nothing but
+// still run as an execution of this type.
+func backupConfig(b store.BackupConfig, envs map[int64]envInfo) Definition {
+	name := b.Name
+	if name == "" {
+		name = b.TargetName
+	}
+	d := Definition{Type: Backup, ID: b.ID, Name: "Backup: " + name, EntityName: b.TargetName,
+		Description: fmt.Sprintf("Back up the %s's volumes to a restic repository", b.Type),
+		Enabled:     b.Enabled && b.Schedule != "", ScheduleType: DetectScheduleType(b.Schedule), Cron: b.Schedule}
+	envID := b.EnvironmentID
 	withEnvironment(&d, &envID, envs)
 	return d
 }

@@ -524,6 +524,8 @@ func (s *Service) Toggle(ctx context.Context, t Type, id int64) (bool, error) {
 		}
 	case SystemCleanup:
 		return s.ToggleSystem(ctx, id)
+	case Backup:
+		err = s.store.SetBackupConfigEnabled(ctx, id, on)
 	}
 	if err != nil {
 		return false, notFound(err)
@@ -552,6 +554,8 @@ func (s *Service) Delete(ctx context.Context, t Type, id int64) error {
 		err = s.store.DeleteGitStackSchedule(ctx, id)
 	case EnvUpdateCheck, ImagePrune:
 		err = s.store.DeleteEnvSchedule(ctx, id, string(t))
+	case Backup: // the configuration stays, for manual runs
+		err = s.store.ClearBackupConfigSchedule(ctx, id)
 	}
 	if err != nil {
 		return notFound(err)

@@ -17,6 +17,7 @@ export const eventTypes = [
   'vulnerability_critical', 'vulnerability_high', 'vulnerability_any',
   'environment_offline', 'environment_online', 'disk_space_warning',
   'image_prune_success', 'image_prune_failed', 'license_expiring',
+  'backup_success', 'backup_failed',
 ] as const;
 
 export interface ChannelConfig {

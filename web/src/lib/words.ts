@@ -34,6 +34,8 @@ const EVENT_TYPES: Record<string, string> = {
   image_prune_success: 'Image prune succeeded',
   image_prune_failed: 'Image prune failed',
   license_expiring: 'License expiring',
+  backup_success: 'Backup succeeded',
+  backup_failed: 'Backup failed',
 };
 
 /** Engine event actions (Activity) whose plain spelling would read wrong. */

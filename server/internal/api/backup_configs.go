@@ -1,0 +1,675 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/server/internal/backupjobs"
+	"github.com/berth-dev/berth/server/internal/schedule"
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/fault"
+)
+
+// backupRetentionJSON is a configuration's keep policy.
+type backupRetentionJSON struct {
+	KeepLast    int `json:"keepLast"`
+	KeepDaily   int `json:"keepDaily"`
+	KeepWeekly  int `json:"keepWeekly"`
+	KeepMonthly int `json:"keepMonthly"`
+	KeepYearly  int `json:"keepYearly"`
+}
+
+// backupConfigJSON is a backup configuration as the API answers it.
+type backupConfigJSON struct {
+	ID               int64               `json:"id"`
+	Name             string              `json:"name"`
+	Type             string              `json:"type"`
+	TargetName       string              `json:"targetName"`
+	EnvironmentID    int64               `json:"environmentId"`
+	DestinationID    int64               `json:"destinationId"`
+	Enabled          bool                `json:"enabled"`
+	AllVolumes       bool                `json:"allVolumes"`
+	SelectedVolumes  []string            `json:"selectedVolumes"`
+	Paths            []string            `json:"paths"`
+	IncludeStackDir  bool                `json:"includeStackDir"`
+	Excludes         []string            `json:"excludes"`
+	Tags             []string            `json:"tags"`
+	StopBeforeBackup bool                `json:"stopBeforeBackup"`
+	Schedule         string              `json:"schedule"`
+	Retention        backupRetentionJSON `json:"retention"`
+	PreHook          string              `json:"preHook"`
+	PostHook         string              `json:"postHook"`
+	HookService      string              `json:"hookService"`
+	Options          json.RawMessage     `json:"options"`
+	LastRunStatus    *string             `json:"lastRunStatus"`
+	LastRunMessage   *string             `json:"lastRunMessage"`
+	LastRunAt        *time.Time          `json:"lastRunAt"`
+	Running          bool                `json:"running"`
+	CreatedAt        time.Time           `json:"createdAt"`
+	UpdatedAt        time.Time           `json:"updatedAt"`
+}
+
+func (s *Server) toBackupConfigJSON(b store.BackupConfig) backupConfigJSON {
+	r := b.Retention
+	out := backupConfigJSON{ID: b.ID, Name: b.Name, Type: b.Type, TargetName: b.TargetName, EnvironmentID: b.EnvironmentID,
+		DestinationID: b.DestinationID, Enabled: b.Enabled, AllVolumes: b.AllVolumes, SelectedVolumes: b.Volumes,
+		Paths: b.Paths, IncludeStackDir: b.IncludeStackDir, Excludes: b.Excludes, Tags: b.Tags,
+		StopBeforeBackup: b.StopDuringBackup, Schedule: b.Schedule, PreHook: b.PreHook, PostHook: b.PostHook,
+		HookService: b.HookContainer, Options: json.RawMessage(b.Options), LastRunAt: b.LastRunAt,
+		CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt,
+		Retention: backupRetentionJSON{KeepLast: r.KeepLast, KeepDaily: r.KeepDaily, KeepWeekly: r.KeepWeekly,
+			KeepMonthly: r.KeepMonthly, KeepYearly: r.KeepYearly}}
+	if !json.Valid(out.Options) {
+		out.Options = json.RawMessage("{}")
+	}
+	if b.LastRunStatus != "" {
+		st, msg := b.LastRunStatus, b.LastRunMessage
+		out.LastRunStatus, out.LastRunMessage = &st, &msg
+	}
+	if s.backups != nil {
+		out.Running = s.backups.Running(b.ID)
+	}
+	return out
+}
+
+// backupConfigRequest is the body of POST and PUT /api/backup/configs:
+// the reference's fields and Berth's (name, paths, includeStackDir,
+// excludes, hooks). On PUT, absent fields keep their value.
+type backupConfigRequest struct {
+	DestinationID    *int64               `json:"destinationId"`
+	TargetName       *string              `json:"targetName"`
+	Type             *string              `json:"type"`
+	EnvironmentID    *int64               `json:"environmentId"`
+	Name             *string              `json:"name"`
+	Enabled          *bool                `json:"enabled"`
+	AllVolumes       *bool                `json:"allVolumes"`
+	SelectedVolumes  *[]string            `json:"selectedVolumes"`
+	Paths            *[]string            `json:"paths"`
+	IncludeStackDir  *bool                `json:"includeStackDir"`
+	Excludes         *[]string            `json:"excludes"`
+	StopBeforeBackup *bool                `json:"stopBeforeBackup"`
+	Schedule         *string              `json:"schedule"`
+	Retention        *backupRetentionJSON `json:"retention"`
+	Options          json.RawMessage      `json:"options"`
+	Tags             *[]string            `json:"tags"`
+	PreHook          *string              `json:"preHook"`
+	PostHook         *string              `json:"postHook"`
+	HookService      *string              `json:"hookService"`
+}
+
+// Bounds of a configuration's fields.
+const (
+	maxBackupList = 200
+	maxBackupHook = 4096
+)
+
+// apply writes req onto b and checks the result.
+func (req backupConfigRequest) apply(b *store.BackupConfig) error {
+	if req.Name != nil {
+		b.Name = strings.TrimSpace(*req.Name)
+	}
+	if req.DestinationID != nil {
+		b.DestinationID = *req.DestinationID
+	}
+	if req.Enabled != nil {
+		b.Enabled = *req.Enabled
+	}
+	if req.AllVolumes != nil {
+		b.AllVolumes = *req.AllVolumes
+	}
+	if req.SelectedVolumes != nil {
+		b.Volumes = *req.SelectedVolumes
+	}
+	if req.Paths != nil {
+		b.Paths = *req.Paths
+	}
+	if req.IncludeStackDir != nil {
+		b.IncludeStackDir = *req.IncludeStackDir
+	}
+	if req.Excludes != nil {
+		b.Excludes = *req.Excludes
+	}
+	if req.Tags != nil {
+		b.Tags = *req.Tags
+	}
+	if req.StopBeforeBackup != nil {
+		b.StopDuringBackup = *req.StopBeforeBackup
+	}
+	if req.Schedule != nil {
+		b.Schedule = strings.TrimSpace(*req.Schedule)
+	}
+	if r := req.Retention; r != nil {
+		b.Retention = store.BackupRetention{KeepLast: r.KeepLast, KeepDaily: r.KeepDaily, KeepWeekly: r.KeepWeekly,
+			KeepMonthly: r.KeepMonthly, KeepYearly: r.KeepYearly}
+	}
+	if len(req.Options) > 0 && string(req.Options) != "null" {
+		var obj map[string]any
+		if json.Unmarshal(req.Options, &obj) != nil {
+			return fault.Invalidf("options must be an object")
+		}
+		b.Options = string(req.Options)
+	}
+	if req.PreHook != nil {
+		b.PreHook = *req.PreHook
+	}
+	if req.PostHook != nil {
+		b.PostHook = *req.PostHook
+	}
+	if req.HookService != nil {
+		b.HookContainer = strings.TrimSpace(*req.HookService)
+	}
+	return validateBackupConfig(b)
+}
+
+func validateBackupConfig(b *store.BackupConfig) error {
+	if b.DestinationID <= 0 {
+		return fault.Invalidf("destinationId is required")
+	}
+	if b.TargetName == "" {
+		return fault.Invalidf("targetName is required")
+	}
+	if !dockerName(b.TargetName) {
+		return fault.Invalidf("Invalid targetName %q", b.TargetName)
+	}
+	if b.Type != store.BackupContainer && b.Type != store.BackupStack {
+		return fault.Invalidf("Invalid type %q (container or stack)", b.Type)
+	}
+	if b.Name == "" {
+		b.Name = b.TargetName
+	}
+	if len(b.Name) > 200 {
+		return fault.Invalidf("name is longer than 200 characters")
+	}
+	if b.Schedule != "" {
+		if _, err := schedule.ParseCron(b.Schedule); err != nil {
+			return fault.Invalidf("Invalid cron expression %q", b.Schedule)
+		}
+	}
+	r := b.Retention
+	for _, n := range []int{r.KeepLast, r.KeepDaily, r.KeepWeekly, r.KeepMonthly, r.KeepYearly} {
+		if n < 0 || n > 10000 {
+			return fault.Invalidf("Invalid retention: each keep count is between 0 and 10000")
+		}
+	}
+	if r.KeepYearly > 0 {
+		return fault.Invalidf("Invalid retention: keepYearly is not supported yet (use keepMonthly)")
+	}
+	for _, l := range []struct {
+		name string
+		v    []string
+	}{{"selectedVolumes", b.Volumes}, {"paths", b.Paths}, {"excludes", b.Excludes}, {"tags", b.Tags}} {
+		if len(l.v) > maxBackupList {
+			return fault.Invalidf("%s has more than %d items", l.name, maxBackupList)
+		}
+		for _, v := range l.v {
+			if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "\x00\n") {
+				return fault.Invalidf("%s holds an empty or invalid item", l.name)
+			}
+		}
+	}
+	if !b.AllVolumes && len(b.Volumes) == 0 && len(b.Paths) == 0 && !(b.Type == store.BackupStack && b.IncludeStackDir) {
+		return fault.Invalidf("Nothing to back up: allVolumes is false and no volume or path is selected")
+	}
+	for _, p := range b.Paths {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p || p == "/" {
+			return fault.Invalidf("Invalid path %q: an absolute, clean host path other than /", p)
+		}
+	}
+	for _, t := range b.Tags {
+		if strings.HasPrefix(t, "berth:") || strings.Contains(t, ",") {
+			return fault.Invalidf("Invalid tag %q: berth: tags are Berth's own, and a tag has no comma", t)
+		}
+	}
+	for _, h := range []string{b.PreHook, b.PostHook} {
+		if len(h) > maxBackupHook {
+			return fault.Invalidf("A hook is longer than %d characters", maxBackupHook)
+		}
+	}
+	if (b.PreHook != "" || b.PostHook != "") && b.Type == store.BackupStack && b.HookContainer == "" {
+		return fault.Invalidf("hookService is required for the hooks of a stack (the service whose container runs them)")
+	}
+	return nil
+}
+
+// dockerName reports whether n is a container, stack or volume name.
+func dockerName(n string) bool {
+	if n == "" || len(n) > 255 {
+		return false
+	}
+	for i, r := range n {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+			(i > 0 && (r == '_' || r == '.' || r == '-'))
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+var errBackupConfigNotFound = fault.New(fault.NotFound, "Backup configuration not found")
+
+// backupConfigOf returns the configuration of the {id} path parameter once
+// the caller may act with perm in its environment.
+func (s *Server) backupConfigOf(c *gin.Context, perm string) (store.BackupConfig, error) {
+	id, err := pathID(c, "backup configuration")
+	if err != nil {
+		return store.BackupConfig{}, err
+	}
+	b, err := s.store.GetBackupConfig(c.Request.Context(), id)
+	if err != nil {
+		return store.BackupConfig{}, notFoundAs(err, errBackupConfigNotFound)
+	}
+	if err := mayReach(c, perm, &b.EnvironmentID); err != nil {
+		return store.BackupConfig{}, err
+	}
+	return b, nil
+}
+
+// backupEnvQuery reads the environment filter: env (the reference's) or
+// environmentId.
+func backupEnvQuery(c *gin.Context) (int64, error) {
+	for _, name := range []string{"env", "environmentId"} {
+		if v := c.Query(name); v != "" {
+			id, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || id <= 0 {
+				return 0, fault.Invalidf("Invalid %s", name)
+			}
+			return id, nil
+		}
+	}
+	return 0, nil
+}
+
+func (s *Server) listBackupConfigs(c *gin.Context) error {
+	envID, err := backupEnvQuery(c)
+	if err != nil {
+		return err
+	}
+	if envID != 0 {
+		if err := mayReach(c, "backups:view", &envID); err != nil {
+			return err
+		}
+	}
+	f := store.BackupConfigFilter{Type: c.Query("type"), TargetName: c.Query("target"), EnvironmentID: envID}
+	list, err := s.store.ListBackupConfigs(c.Request.Context(), f)
+	if err != nil {
+		return err
+	}
+	ident := identityOf(c)
+	out := []backupConfigJSON{}
+	for _, b := range list {
+		if ident == nil || ident.Access.Check("backups:view", &b.EnvironmentID) == auth.Allowed {
+			out = append(out, s.toBackupConfigJSON(b))
+		}
+	}
+	return writeJSON(c, http.StatusOK, out)
+}
+
+func (s *Server) getBackupConfig(c *gin.Context) error {
+	b, err := s.backupConfigOf(c, "backups:view")
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, s.toBackupConfigJSON(b))
+}
+
+func (s *Server) createBackupConfig(c *gin.Context) error {
+	ctx := c.Request.Context()
+	var req backupConfigRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	b := store.BackupConfig{Type: store.BackupContainer, Enabled: true, AllVolumes: true, IncludeStackDir: true, Options: "{}"}
+	if req.TargetName != nil {
+		b.TargetName = strings.TrimSpace(*req.TargetName)
+	}
+	if req.Type != nil {
+		b.Type = *req.Type
+	}
+	b.EnvironmentID = 1
+	if req.EnvironmentID != nil {
+		b.EnvironmentID = *req.EnvironmentID
+	}
+	if err := req.apply(&b); err != nil {
+		return err
+	}
+	if err := mayReach(c, "backups:manage", &b.EnvironmentID); err != nil {
+		return err
+	}
+	if _, err := s.store.GetEnvironment(ctx, b.EnvironmentID); err != nil {
+		return notFoundAs(err, fault.Invalidf("Environment %d not found", b.EnvironmentID))
+	}
+	if err := s.checkBackupDestination(ctx, b); err != nil {
+		return err
+	}
+	if err := s.store.CreateBackupConfig(ctx, &b); err != nil {
+		return err
+	}
+	s.schedules.Changed(ctx)
+	noteAudit(c, fmt.Sprint(b.ID), b.Name)
+	return writeJSON(c, http.StatusCreated, s.toBackupConfigJSON(b))
+}
+
+// checkBackupDestination refuses a destination b cannot use (unknown, or
+// a local repository of another environment).
+func (s *Server) checkBackupDestination(ctx context.Context, b store.BackupConfig) error {
+	if s.backups == nil {
+		return errBackupsUnavailable
+	}
+	err := s.backups.CheckDestination(ctx, b.DestinationID, b.EnvironmentID)
+	if errors.Is(err, store.ErrNotFound) {
+		return fault.Invalidf("Destination %d not found", b.DestinationID)
+	}
+	return err
+}
+
+var errBackupsUnavailable = fault.New(fault.Unavailable, "Backups are not available on this server")
+
+func (s *Server) updateBackupConfig(c *gin.Context) error {
+	ctx := c.Request.Context()
+	b, err := s.backupConfigOf(c, "backups:manage")
+	if err != nil {
+		return err
+	}
+	var req backupConfigRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.EnvironmentID != nil && *req.EnvironmentID != b.EnvironmentID {
+		return fault.Invalidf("The environment of a backup configuration cannot be changed")
+	}
+	if req.Type != nil && *req.Type != b.Type || req.TargetName != nil && *req.TargetName != b.TargetName {
+		return fault.Invalidf("The type and target of a backup configuration cannot be changed")
+	}
+	dest := b.DestinationID
+	if err := req.apply(&b); err != nil {
+		return err
+	}
+	if b.DestinationID != dest {
+		if s.backups != nil && s.backups.Running(b.ID) {
+			return fault.New(fault.Conflict, "Cannot change the destination while a backup is running for this config")
+		}
+	}
+	if err := s.checkBackupDestination(ctx, b); err != nil {
+		return err
+	}
+	if err := s.store.UpdateBackupConfig(ctx, &b); err != nil {
+		return notFoundAs(err, errBackupConfigNotFound)
+	}
+	s.schedules.Changed(ctx)
+	noteAudit(c, fmt.Sprint(b.ID), b.Name)
+	return writeJSON(c, http.StatusOK, s.toBackupConfigJSON(b))
+}
+
+func (s *Server) deleteBackupConfig(c *gin.Context) error {
+	ctx := c.Request.Context()
+	b, err := s.backupConfigOf(c, "backups:manage")
+	if err != nil {
+		return err
+	}
+	if s.backups != nil && s.backups.Running(b.ID) {
+		return fault.New(fault.Conflict, "A backup is currently running for this config: stop it before deleting")
+	}
+	if err := s.store.DeleteBackupConfig(ctx, b.ID); err != nil {
+		return notFoundAs(err, errBackupConfigNotFound)
+	}
+	s.schedules.Changed(ctx)
+	noteAudit(c, fmt.Sprint(b.ID), b.Name)
+	return writeJSON(c, http.StatusOK, success)
+}
+
+// actorOf is the caller as the author of a backup run or restore.
+func (s *Server) actorOf(c *gin.Context) backupjobs.Actor {
+	a := backupjobs.Actor{IP: s.clientIP(c.Request)}
+	if id := identityOf(c); id != nil {
+		uid := id.User.ID
+		a.UserID, a.Username = &uid, id.User.Username
+	}
+	return a
+}
+
+// backupResultJSON is the final event of a run's stream.
+type backupResultJSON struct {
+	backupjobs.Result
+	Error string `json:"error,omitempty"`
+}
+
+// runBackupConfig runs a configuration now, as an execution of its
+// schedule, and streams its steps as "progress" events, then a "result"
+// event. The run belongs to the server: a client that leaves does not stop
+// it (POST …/stop does).
+func (s *Server) runBackupConfig(c *gin.Context) error {
+	b, err := s.backupConfigOf(c, "backups:manage")
+	if err != nil {
+		return err
+	}
+	if s.backups == nil {
+		return errBackupsUnavailable
+	}
+	if s.backups.Running(b.ID) {
+		return fault.New(fault.Conflict, "A backup of this configuration is already running")
+	}
+	actor := s.actorOf(c)
+	events := make(chan backupjobs.Event, 256)
+	type outcome struct {
+		e   store.Execution
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		e, err := s.schedules.Record(context.WithoutCancel(c.Request.Context()), schedule.Backup, b.ID, schedule.TriggerManual,
+			func(ctx context.Context, _ schedule.Definition, run *schedule.Run) error {
+				return s.backups.RunRecorded(ctx, b.ID, backupjobs.TriggerManual, actor, run, func(ev backupjobs.Event) {
+					select {
+					case events <- ev:
+					default: // a slow client misses progress, never the result
+					}
+				})
+			})
+		done <- outcome{e, err}
+	}()
+	es := startEvents(c)
+	defer es.Close()
+	ctx := c.Request.Context()
+	for {
+		select {
+		case ev := <-events:
+			if es.Send("progress", ev) != nil {
+				return nil
+			}
+		case o := <-done:
+			for len(events) > 0 {
+				_ = es.Send("progress", <-events)
+			}
+			_ = es.Send("result", s.backupResult(ctx, b.ID, o.e, o.err))
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// backupResult is the result event of configuration id's run recorded as
+// execution e (or refused with err).
+func (s *Server) backupResult(ctx context.Context, id int64, e store.Execution, err error) backupResultJSON {
+	if err != nil {
+		return backupResultJSON{Result: backupjobs.Result{Status: "error", Message: errorText(err)}, Error: errorText(err)}
+	}
+	runs, lerr := s.store.ListBackupRuns(ctx, id, 1)
+	if lerr != nil || len(runs) == 0 {
+		st := "error"
+		if e.Status == store.ExecutionSuccess {
+			st = "success"
+		}
+		msg := ""
+		if e.ErrorMessage != nil {
+			msg = *e.ErrorMessage
+		}
+		return backupResultJSON{Result: backupjobs.Result{Status: st, Message: msg}, Error: msg}
+	}
+	r := runs[0]
+	out := backupResultJSON{Result: backupjobs.Result{RunID: r.ID, Status: r.Status, Message: r.Message, SnapshotID: r.SnapshotID,
+		Files: r.Files, Bytes: r.Bytes}}
+	if r.FinishedAt != nil {
+		out.DurationMS = r.FinishedAt.Sub(r.StartedAt).Milliseconds()
+	}
+	switch r.Status {
+	case store.BackupFailed:
+		out.Status, out.Error = "error", r.Message
+	case store.BackupStopped:
+		out.Status = "stopped"
+	}
+	return out
+}
+
+// errorText is the client's message of err.
+func errorText(err error) string {
+	if f, ok := fault.As(err); ok {
+		if f.Details != "" {
+			return f.Message + ": " + f.Details
+		}
+		return f.Message
+	}
+	return "Backup failed"
+}
+
+func (s *Server) stopBackupConfig(c *gin.Context) error {
+	b, err := s.backupConfigOf(c, "backups:manage")
+	if err != nil {
+		return err
+	}
+	stopped := false
+	if s.backups != nil {
+		stopped = s.backups.Stop(b.ID)
+	}
+	noteAudit(c, fmt.Sprint(b.ID), b.Name)
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "stopped": stopped})
+}
+
+// stackPathJSON says where a stack's directory is captured from.
+type stackPathJSON struct {
+	Kind        string `json:"kind"` // candidate | tar | unknown
+	HostPath    string `json:"hostPath,omitempty"`
+	ComposeFile string `json:"composeFile,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+}
+
+// backupStackQuery reads target and env of the stack-path routes, once
+// the caller may view backups of env.
+func (s *Server) backupStackQuery(c *gin.Context) (store.Environment, string, error) {
+	target := c.Query("target")
+	if target == "" {
+		return store.Environment{}, "", fault.Invalidf("target is required")
+	}
+	envID, err := backupEnvQuery(c)
+	if err != nil {
+		return store.Environment{}, "", err
+	}
+	if envID == 0 {
+		envID = 1
+	}
+	if err := mayReach(c, "backups:view", &envID); err != nil {
+		return store.Environment{}, "", err
+	}
+	env, err := s.store.GetEnvironment(c.Request.Context(), envID)
+	if err != nil {
+		return store.Environment{}, "", notFoundAs(err, errEnvironmentNotFound)
+	}
+	return env, target, nil
+}
+
+var errEnvironmentNotFound = fault.New(fault.NotFound, "Environment not found")
+
+func (s *Server) backupStackPath(c *gin.Context) error {
+	env, target, err := s.backupStackQuery(c)
+	if err != nil {
+		return err
+	}
+	dir, err := s.stacks.Dir(c.Request.Context(), env, target)
+	switch {
+	case err != nil:
+		return writeJSON(c, http.StatusOK, stackPathJSON{Kind: "unknown", Reason: "Berth keeps no files of this stack"})
+	case !backupjobs.Local(env):
+		return writeJSON(c, http.StatusOK, stackPathJSON{Kind: "tar", ComposeFile: filepath.Join(dir, "compose.yaml"),
+			Reason: "The stack's directory is on the Berth host, not on this environment's"})
+	}
+	return writeJSON(c, http.StatusOK, stackPathJSON{Kind: "candidate", HostPath: dir})
+}
+
+// stackDirEntryJSON is one entry of a stack's directory.
+type stackDirEntryJSON struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"` // file | dir | symlink | other
+	Size  int64  `json:"size"`
+	IsDir bool   `json:"isDir"`
+}
+
+// stackDirListingJSON lists a stack's directory.
+type stackDirListingJSON struct {
+	Kind          string              `json:"kind"` // listed | tar | unknown
+	HostPath      string              `json:"hostPath,omitempty"`
+	LocalStackDir string              `json:"localStackDir,omitempty"`
+	Entries       []stackDirEntryJSON `json:"entries"`
+	Reason        string              `json:"reason,omitempty"`
+}
+
+// maxStackDirEntries bounds a stack directory's listing.
+const maxStackDirEntries = 1000
+
+func (s *Server) backupStackDirListing(c *gin.Context) error {
+	env, target, err := s.backupStackQuery(c)
+	if err != nil {
+		return err
+	}
+	out := stackDirListingJSON{Entries: []stackDirEntryJSON{}}
+	dir, err := s.stacks.Dir(c.Request.Context(), env, target)
+	if err != nil {
+		out.Kind, out.Reason = "unknown", "Berth keeps no files of this stack"
+		return writeJSON(c, http.StatusOK, out)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		out.Kind, out.Reason = "unknown", "The stack's directory cannot be read"
+		return writeJSON(c, http.StatusOK, out)
+	}
+	for i, e := range entries {
+		if i == maxStackDirEntries {
+			break
+		}
+		it := stackDirEntryJSON{Name: e.Name(), IsDir: e.IsDir()}
+		switch {
+		case e.IsDir():
+			it.Type = "dir"
+		case e.Type()&os.ModeSymlink != 0:
+			it.Type = "symlink"
+		case e.Type().IsRegular():
+			it.Type = "file"
+			if info, err := e.Info(); err == nil {
+				it.Size = info.Size()
+			}
+		default:
+			it.Type = "other"
+		}
+		out.Entries = append(out.Entries, it)
+	}
+	sort.Slice(out.Entries, func(i, j int) bool { return out.Entries[i].Name < out.Entries[j].Name })
+	if backupjobs.Local(env) {
+		out.Kind, out.HostPath = "listed", dir
+	} else {
+		out.Kind, out.LocalStackDir = "tar", dir
+		out.Reason = "The stack's directory is on the Berth host, not on this environment's"
+	}
+	return writeJSON(c, http.StatusOK, out)
+}

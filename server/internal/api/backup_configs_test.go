@@ -1,0 +1,426 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/apitest"
+	"github.com/berth-dev/berth/server/internal/backup"
+	"github.com/berth-dev/berth/server/internal/backupjobs"
+	"github.com/berth-dev/berth/server/internal/helperimage/helperimagetest"
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/server/internal/store/storetest"
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/shared/enginetest"
+)
+
+// backupHarness is a Berth with the real restic runner, and a local
+// repository on the test's host as destination.
+type backupHarness struct {
+	*harness
+	runner *backup.Restic
+	where  backup.Where
+	destID int64
+	repo   backup.Repo
+}
+
+const backupTestPassword = "correct horse battery staple"
+
+// newBackupHarness serves a Berth whose backups run restic on the local
+// engine, with a destination (initialised) in a temporary directory.
+func newBackupHarness(t *testing.T, o apitest.Options) *backupHarness {
+	t.Helper()
+	enginetest.Require(t)
+	enginetest.RequireEnv(t, "restic", "BERTH_TEST_RESTIC")
+	set, err := helperimagetest.Set()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := backup.New(backup.Config{Restic: os.Getenv("BERTH_TEST_RESTIC"), Helper: set})
+	o.DBPath, o.Box, o.Backup = filepath.Join(t.TempDir(), "berth.db"), storetest.Box(t), runner
+	h := &backupHarness{harness: startHarnessWith(t, o), runner: runner}
+	c, err := engine.NewManager(slog.New(slog.DiscardHandler)).Client(t.Context(),
+		engine.Endpoint{ID: 1, ConnectionType: engine.Socket, SocketPath: enginetest.Socket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.where = backup.Where{EnvID: 1, Client: c, Owner: "berth-test-" + h.label}
+	h.destID, h.repo = h.localDestination("repo-"+h.label, backupTestPassword, backupTestPassword)
+	return h
+}
+
+// localDestination stores a local destination whose repository (in a
+// temporary directory) is initialised with password; the destination
+// itself holds stored as its password.
+func (h *backupHarness) localDestination(name, password, stored string) (int64, backup.Repo) {
+	h.t.Helper()
+	dir := filepath.Join(h.t.TempDir(), "repo")
+	h.t.Cleanup(func() { removeRootOwned(h.t, filepath.Dir(dir)) })
+	env := int64(1)
+	d := store.BackupDestination{Name: name, Type: backup.TypeLocal, Repository: dir, HostPath: dir, Password: stored,
+		EnvironmentID: &env}
+	if err := h.store.CreateBackupDestination(h.t.Context(), &d); err != nil {
+		h.t.Fatal(err)
+	}
+	repo := backup.Repo{Type: backup.TypeLocal, Repository: dir, Password: password}
+	if _, err := h.runner.Init(h.t.Context(), h.where, repo); err != nil {
+		h.t.Fatal(err)
+	}
+	return d.ID, d.Repo()
+}
+
+// removeRootOwned removes a directory whose content root wrote (restic in
+// a helper container), through a helper container.
+func removeRootOwned(t *testing.T, dir string) {
+	_ = exec.Command("docker", "run", "--rm", "-v", dir+":/d", enginetest.Image(), "sh", "-c", "rm -rf /d/* /d/.[!.]*").Run()
+	_ = os.RemoveAll(dir)
+}
+
+// dockerExec runs sh -c script in container name and returns its output.
+func dockerExec(t *testing.T, name, script string) string {
+	t.Helper()
+	out, err := exec.Command("docker", "exec", name, "sh", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker exec %s %q: %v: %s", name, script, err, out)
+	}
+	return string(out)
+}
+
+// backupStackCompose is a one-service stack with a named volume, all
+// labelled for cleanup.
+func backupStackCompose(label string) string {
+	return fmt.Sprintf(`services:
+  app:
+    image: %[1]s
+    command: ["sleep", "3600"]
+    volumes:
+      - data:/data
+    labels:
+      %[2]s: %[3]s
+volumes:
+  data:
+    labels:
+      %[2]s: %[3]s
+`, enginetest.Image(), enginetest.Label, label)
+}
+
+// deployBackupStack deploys the stack name and writes known files in its
+// volume; it returns the app container's name.
+func (h *backupHarness) deployBackupStack(name string) string {
+	h.t.Helper()
+	h.removeStackAtCleanup(name)
+	status, messages, res := h.streamStack("POST", "/api/stacks?env=1", map[string]any{"name": name, "compose": backupStackCompose(h.label)})
+	if status != 200 || !res.Success {
+		h.t.Fatalf("deploy: %d %+v %q", status, res, messages)
+	}
+	app := name + "-app-1"
+	dockerExec(h.t, app, "mkdir -p /data/sub && echo one > /data/a.txt && head -c 300000 /dev/urandom > /data/sub/b.bin && echo three > /data/c.txt")
+	return app
+}
+
+// sums returns the sha256 of every file under /data of container name.
+func sums(t *testing.T, name string) string {
+	t.Helper()
+	return dockerExec(t, name, "cd /data && find . -type f | sort | xargs sha256sum")
+}
+
+// backupConfig creates a configuration and returns its id.
+func (h *backupHarness) backupConfig(body map[string]any) int64 {
+	h.t.Helper()
+	var out struct {
+		ID int64 `json:"id"`
+	}
+	h.must(201, "POST", "/api/backup/configs", body, &out)
+	return out.ID
+}
+
+// backupResult is the final event of a run or restore stream.
+type backupResult struct {
+	Status     string `json:"status"`
+	Message    string `json:"message"`
+	Error      string `json:"error"`
+	SnapshotID string `json:"snapshotId"`
+	Files      int64  `json:"files"`
+}
+
+// stream opens an SSE route and returns its result event and the phases of
+// its progress events.
+func (h *backupHarness) stream(path string, body any) (backupResult, []string) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ch, resp := h.openStream(ctx, "POST", path, body)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		h.t.Fatalf("POST %s = %d %s, want an event stream", path, resp.StatusCode, b)
+	}
+	var res backupResult
+	var phases []string
+	got := false
+	for ev := range ch {
+		switch ev.Name {
+		case "progress":
+			var e backupjobs.Event
+			if json.Unmarshal([]byte(ev.Data), &e) == nil && e.Message != "" {
+				phases = append(phases, e.Phase+": "+e.Message)
+			}
+		case "result":
+			got = true
+			if err := json.Unmarshal([]byte(ev.Data), &res); err != nil {
+				h.t.Fatal(err)
+			}
+		}
+	}
+	if !got {
+		h.t.Fatalf("POST %s: no result event (progress %q)", path, phases)
+	}
+	return res, phases
+}
+
+func (h *backupHarness) running(name string) bool {
+	h.t.Helper()
+	out, err := exec.Command("docker", "inspect", "-f", "{{.State.Running}}", name).CombinedOutput()
+	if err != nil {
+		h.t.Fatalf("inspect %s: %v %s", name, err, out)
+	}
+	return strings.TrimSpace(string(out)) == "true"
+}
+
+// A stack's volume is backed up by a run; after files are changed and
+// deleted, an in-place restore brings back the same bytes with the stack
+// running; a restore to a new name writes new volumes and leaves the
+// original untouched.
+func TestBackupStackRunThenRestoreInPlaceAndToNewName(t *testing.T) {
+	h := newBackupHarness(t, apitest.Options{})
+	name := "bk-" + h.label
+	app := h.deployBackupStack(name)
+	before := sums(t, app)
+	id := h.backupConfig(map[string]any{"destinationId": h.destID, "targetName": name, "type": "stack", "environmentId": 1,
+		"stopBeforeBackup": true, "retention": map[string]int{"keepLast": 3}})
+
+	res, phases := h.stream(fmt.Sprintf("/api/backup/configs/%d/run", id), nil)
+	if res.Status != "success" || res.SnapshotID == "" {
+		t.Fatalf("run = %+v (progress %q), want success with a snapshot", res, phases)
+	}
+	if !strings.Contains(strings.Join(phases, "\n"), "stop: Stopping 1 container") || !h.running(app) {
+		t.Errorf("stop-during-backup: progress %q, running %v; want the container stopped and running again", phases, h.running(app))
+	}
+	var cfg struct {
+		LastRunStatus *string `json:"lastRunStatus"`
+	}
+	h.must(200, "GET", fmt.Sprintf("/api/backup/configs/%d", id), nil, &cfg)
+	if cfg.LastRunStatus == nil || *cfg.LastRunStatus != "success" {
+		t.Errorf("lastRunStatus = %v, want success", cfg.LastRunStatus)
+	}
+	snaps, err := h.runner.Snapshots(t.Context(), h.where, h.repo, []string{backupjobs.ConfigTag(id)})
+	if err != nil || len(snaps) != 1 || !strings.HasPrefix(snaps[0].ID, res.SnapshotID[:8]) {
+		t.Fatalf("snapshots of the config = %+v, %v; want the run's", snaps, err)
+	}
+
+	dockerExec(t, app, "echo changed > /data/a.txt && rm /data/c.txt && rm -r /data/sub")
+	var preview struct {
+		TargetType string `json:"targetType"`
+		TargetName string `json:"targetName"`
+		Own        bool   `json:"own"`
+		Items      []struct {
+			Kind    string   `json:"kind"`
+			Source  string   `json:"source"`
+			Target  string   `json:"target"`
+			Exists  *bool    `json:"exists"`
+			Entries []string `json:"entries"`
+		} `json:"items"`
+	}
+	h.must(200, "POST", "/api/backup/restore/preview", map[string]any{"destinationId": h.destID, "snapshotId": res.SnapshotID,
+		"includeTargets": true}, &preview)
+	volume := name + "_data"
+	var sawVolume bool
+	for _, it := range preview.Items {
+		if it.Kind == "volume" && it.Source == volume {
+			sawVolume = it.Target == volume && it.Exists != nil && *it.Exists && strings.Contains(strings.Join(it.Entries, ","), "a.txt")
+		}
+	}
+	if preview.TargetType != "stack" || preview.TargetName != name || !preview.Own || !sawVolume {
+		t.Errorf("preview = %+v, want this install's stack %s with volume %s (existing, holding a.txt)", preview, name, volume)
+	}
+
+	// In place: refused without the confirmation, then the same bytes.
+	h.expectRefusals([]refusal{{"in place unconfirmed", "POST", "/api/backup/restore", map[string]any{"destinationId": h.destID,
+		"snapshotId": res.SnapshotID, "mode": "in-place"}, 400, "confirmOverwrite"}})
+	rres, rphases := h.stream("/api/backup/restore", map[string]any{"destinationId": h.destID, "snapshotId": res.SnapshotID,
+		"mode": "in-place", "confirmOverwrite": true})
+	if rres.Status != "success" {
+		t.Fatalf("restore in place = %+v (%q)", rres, rphases)
+	}
+	if !h.running(app) {
+		t.Error("the stack's container is not running after the in-place restore")
+	}
+	if after := sums(t, app); after != before {
+		t.Errorf("after the in-place restore:\n%s\nwant\n%s", after, before)
+	}
+
+	// To a new name: the original (changed again) stays as it is.
+	dockerExec(t, app, "echo kept > /data/d.txt")
+	original := sums(t, app)
+	copyName := "bkcopy-" + h.label
+	newVolume := copyName + "_data"
+	t.Cleanup(func() {
+		_ = exec.Command("docker", "volume", "rm", "-f", newVolume).Run()
+		removeRootOwned(t, filepath.Join(h.dataDir, "stacks", "1", copyName))
+	})
+	nres, nphases := h.stream("/api/backup/restore", map[string]any{"destinationId": h.destID, "snapshotId": res.SnapshotID,
+		"mode": "new-location", "targetName": copyName})
+	if nres.Status != "success" {
+		t.Fatalf("restore to a new name = %+v (%q)", nres, nphases)
+	}
+	if got := sums(t, app); got != original {
+		t.Errorf("the original changed:\n%s\nwant\n%s", got, original)
+	}
+	out, err := exec.Command("docker", "run", "--rm", "-v", newVolume+":/data", enginetest.Image(), "sh", "-c",
+		"cd /data && find . -type f | sort | xargs sha256sum").CombinedOutput()
+	if err != nil || string(out) != before {
+		t.Errorf("the new volume %s holds\n%s (%v)\nwant\n%s", newVolume, out, err, before)
+	}
+	if _, err := os.Stat(filepath.Join(h.dataDir, "stacks", "1", copyName, "compose.yaml")); err != nil {
+		t.Errorf("the stack directory restored to the new name: %v", err)
+	}
+	// A restore onto a volume a running container outside the target uses.
+	h.expectRefusals([]refusal{{"volume in use", "POST", "/api/backup/restore", map[string]any{"destinationId": h.destID,
+		"snapshotId": res.SnapshotID, "mode": "in-place", "confirmOverwrite": true, "targetName": "someone-else"}, 409, app}})
+}
+
+// A backup that fails (the destination's password is wrong) still starts
+// again the container it stopped, says why it failed, and notifies nothing
+// as a success.
+func TestBackupStopDuringBackupRestartsTheContainerWhenTheBackupFails(t *testing.T) {
+	h := newBackupHarness(t, apitest.Options{})
+	badID, _ := h.localDestination("bad-"+h.label, backupTestPassword, "not the password")
+	name := "bkc-" + h.label
+	h.createContainerWithVolume(name, "bkvol-"+h.label)
+	id := h.backupConfig(map[string]any{"destinationId": badID, "targetName": name, "type": "container", "environmentId": 1,
+		"stopBeforeBackup": true})
+	res, phases := h.stream(fmt.Sprintf("/api/backup/configs/%d/run", id), nil)
+	if res.Status != "error" || !strings.Contains(strings.ToLower(res.Message), "password") {
+		t.Errorf("run with a wrong password = %+v, want an error about the password", res)
+	}
+	if !strings.Contains(strings.Join(phases, "\n"), "Stopping 1 container") {
+		t.Errorf("progress %q: the container was not stopped", phases)
+	}
+	if !h.running(name) {
+		t.Error("the container is not running after the failed backup")
+	}
+	runs, err := h.store.ListBackupRuns(t.Context(), id, 1)
+	if err != nil || len(runs) != 1 || runs[0].Status != store.BackupFailed {
+		t.Errorf("runs = %+v, %v; want one failed", runs, err)
+	}
+}
+
+// createContainerWithVolume runs a labelled container with volume at /data
+// holding one file.
+func (h *backupHarness) createContainerWithVolume(name, volume string) {
+	h.t.Helper()
+	h.t.Cleanup(func() { _ = exec.Command("docker", "volume", "rm", "-f", volume).Run() })
+	out, err := exec.Command("docker", "run", "-d", "--name", name, "--label", enginetest.Label+"="+h.label,
+		"-v", volume+":/data", enginetest.Image(), "sh", "-c", "echo hi > /data/f.txt; sleep 3600").CombinedOutput()
+	if err != nil {
+		h.t.Fatalf("docker run: %v %s", err, out)
+	}
+}
+
+// Retention keeps exactly the policy's snapshots: three runs with
+// keepLast 2 leave two, the newest.
+func TestBackupRetentionKeepsExactlyTheLastN(t *testing.T) {
+	h := newBackupHarness(t, apitest.Options{})
+	name := "bkr-" + h.label
+	h.createContainerWithVolume(name, "bkrvol-"+h.label)
+	id := h.backupConfig(map[string]any{"destinationId": h.destID, "targetName": name, "type": "container", "environmentId": 1,
+		"retention": map[string]int{"keepLast": 2}})
+	var made []string
+	for i := range 3 {
+		dockerExec(t, name, fmt.Sprintf("echo %d > /data/run.txt", i))
+		res, phases := h.stream(fmt.Sprintf("/api/backup/configs/%d/run", id), nil)
+		if res.Status != "success" {
+			t.Fatalf("run %d = %+v (%q)", i, res, phases)
+		}
+		made = append(made, res.SnapshotID)
+	}
+	snaps, err := h.runner.Snapshots(t.Context(), h.where, h.repo, []string{backupjobs.ConfigTag(id)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, s := range snaps {
+		kept = append(kept, s.ID)
+	}
+	if len(kept) != 2 || !hasSnapshot(kept, made[1]) || !hasSnapshot(kept, made[2]) {
+		t.Errorf("kept %v, want exactly the last two of %v", kept, made)
+	}
+}
+
+func hasSnapshot(ids []string, id string) bool {
+	for _, x := range ids {
+		if strings.HasPrefix(x, id) || strings.HasPrefix(id, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// A configuration with a cron is a schedule of type backup: listed by GET
+// /api/schedules, and run through the schedules' run-now route as an
+// execution that makes a snapshot.
+func TestBackupScheduledConfigIsListedAndRunsFromTheSchedules(t *testing.T) {
+	h := newBackupHarness(t, apitest.Options{})
+	name := "bks-" + h.label
+	h.createContainerWithVolume(name, "bksvol-"+h.label)
+	id := h.backupConfig(map[string]any{"destinationId": h.destID, "targetName": name, "type": "container", "environmentId": 1,
+		"schedule": "0 3 * * *", "enabled": true})
+	var list struct {
+		Schedules []struct {
+			ID      int64   `json:"id"`
+			Type    string  `json:"type"`
+			Enabled bool    `json:"enabled"`
+			NextRun *string `json:"nextRun"`
+		} `json:"schedules"`
+	}
+	h.must(200, "GET", "/api/schedules", nil, &list)
+	found := false
+	for _, s := range list.Schedules {
+		found = found || s.Type == "backup" && s.ID == id && s.Enabled && s.NextRun != nil
+	}
+	if !found {
+		t.Fatalf("schedules %+v: no enabled backup schedule %d", list, id)
+	}
+	var run struct {
+		Execution struct {
+			Status      string `json:"status"`
+			TriggeredBy string `json:"triggeredBy"`
+		} `json:"execution"`
+	}
+	h.must(200, "POST", fmt.Sprintf("/api/schedules/backup/%d/run?wait=true", id), nil, &run)
+	if run.Execution.Status != "success" {
+		t.Fatalf("execution = %+v, want success", run.Execution)
+	}
+	snaps, err := h.runner.Snapshots(t.Context(), h.where, h.repo, []string{backupjobs.ConfigTag(id)})
+	if err != nil || len(snaps) != 1 {
+		t.Errorf("snapshots after the scheduled run = %v, %v; want one", snaps, err)
+	}
+	// Deleting the schedule keeps the configuration, without its cron.
+	h.must(200, "DELETE", fmt.Sprintf("/api/schedules/backup/%d", id), nil, nil)
+	var cfg struct {
+		Schedule string `json:"schedule"`
+	}
+	h.must(200, "GET", fmt.Sprintf("/api/backup/configs/%d", id), nil, &cfg)
+	if cfg.Schedule != "" {
+		t.Errorf("schedule after its deletion = %q, want none", cfg.Schedule)
+	}
+}

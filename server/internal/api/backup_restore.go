@@ -1,0 +1,228 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/berth-dev/berth/server/internal/backupjobs"
+	"github.com/berth-dev/berth/shared/fault"
+)
+
+// snapshotIDPattern is a restic snapshot id, short or full.
+var snapshotIDPattern = regexp.MustCompile(`^[0-9a-f]{8,64}$`)
+
+// restorePreviewRequest is the body of POST /api/backup/restore/preview.
+type restorePreviewRequest struct {
+	DestinationID  int64  `json:"destinationId"`
+	SnapshotID     string `json:"snapshotId"`
+	IncludeTargets bool   `json:"includeTargets"`
+	TargetEnvID    int64  `json:"targetEnvId"`
+}
+
+// checkSnapshotRef checks a destination id and snapshot id pair.
+func checkSnapshotRef(destID int64, snapshot string) error {
+	var issues []string
+	if destID <= 0 {
+		issues = append(issues, "destinationId is required")
+	}
+	if snapshot == "" {
+		issues = append(issues, "snapshotId is required")
+	} else if !snapshotIDPattern.MatchString(snapshot) {
+		issues = append(issues, "snapshotId is not a snapshot id")
+	}
+	if len(issues) > 0 {
+		return fault.Invalidf("%s", strings.Join(issues, "; "))
+	}
+	return nil
+}
+
+func (s *Server) previewRestore(c *gin.Context) error {
+	var req restorePreviewRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := checkSnapshotRef(req.DestinationID, req.SnapshotID); err != nil {
+		return err
+	}
+	if req.TargetEnvID != 0 {
+		if err := mayReach(c, "backups:view", &req.TargetEnvID); err != nil {
+			return err
+		}
+	}
+	if s.backups == nil {
+		return errBackupsUnavailable
+	}
+	p, err := s.backups.Preview(c.Request.Context(), req.DestinationID, req.SnapshotID, req.IncludeTargets, req.TargetEnvID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, p)
+}
+
+// volumeDestinationJSON names where one snapshot volume is restored.
+type volumeDestinationJSON struct {
+	Source string `json:"source"`
+	Target string `json:"target"`
+}
+
+// restoreRequest is the body of POST /api/backup/restore.
+type restoreRequest struct {
+	DestinationID      int64                   `json:"destinationId"`
+	SnapshotID         string                  `json:"snapshotId"`
+	Mode               string                  `json:"mode"` // in-place | new-location
+	TargetType         string                  `json:"targetType"`
+	Volumes            []string                `json:"volumes"`
+	EnvironmentID      int64                   `json:"environmentId"`
+	ConfirmOverwrite   bool                    `json:"confirmOverwrite"`
+	TargetPath         string                  `json:"targetPath"`
+	TargetName         string                  `json:"targetName"`
+	PostRestore        string                  `json:"postRestore"`
+	VolumeDestinations []volumeDestinationJSON `json:"volumeDestinations"`
+}
+
+func (req restoreRequest) spec() (backupjobs.RestoreSpec, error) {
+	if err := checkSnapshotRef(req.DestinationID, req.SnapshotID); err != nil {
+		return backupjobs.RestoreSpec{}, err
+	}
+	mode := req.Mode
+	if mode == "" {
+		mode = backupjobs.InPlace
+	}
+	var issues []string
+	switch mode {
+	case backupjobs.InPlace:
+		if !req.ConfirmOverwrite {
+			issues = append(issues, "an in-place restore overwrites the current data: confirmOverwrite must be true")
+		}
+	case backupjobs.NewLocation:
+		if req.TargetName == "" {
+			issues = append(issues, "targetName is required for a restore to a new location")
+		}
+	default:
+		issues = append(issues, "mode is in-place or new-location")
+	}
+	if req.PostRestore != "" && req.PostRestore != "none" && req.PostRestore != "start" {
+		issues = append(issues, "postRestore is not supported (the target's containers are started again after an in-place restore)")
+	}
+	spec := backupjobs.RestoreSpec{DestinationID: req.DestinationID, SnapshotID: req.SnapshotID, Mode: mode,
+		EnvironmentID: req.EnvironmentID, TargetType: req.TargetType, TargetName: req.TargetName, TargetPath: req.TargetPath,
+		Volumes: req.Volumes}
+	if len(req.VolumeDestinations) > 0 {
+		spec.VolumeTargets = map[string]string{}
+		for _, v := range req.VolumeDestinations {
+			if v.Source == "" || v.Target == "" {
+				issues = append(issues, "each volumeDestinations item has a source and a target")
+				break
+			}
+			spec.VolumeTargets[v.Source] = v.Target
+		}
+	}
+	if len(issues) > 0 {
+		return backupjobs.RestoreSpec{}, fault.Invalidf("Invalid restore request: %s", strings.Join(issues, "; "))
+	}
+	return spec, nil
+}
+
+// restoreBackup restores a snapshot, streaming "progress" events and a
+// "result" event. Refusals found before anything is written (a bad
+// request, volumes in use) answer their status instead of a stream.
+func (s *Server) restoreBackup(c *gin.Context) error {
+	var req restoreRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.EnvironmentID != 0 {
+		if err := mayReach(c, "backups:manage", &req.EnvironmentID); err != nil {
+			return err
+		}
+	}
+	spec, err := req.spec()
+	if err != nil {
+		return err
+	}
+	if s.backups == nil {
+		return errBackupsUnavailable
+	}
+	actor := s.actorOf(c)
+	events := make(chan backupjobs.Event, 256)
+	started := make(chan struct{})
+	var once sync.Once
+	done := make(chan error, 1)
+	go func() {
+		// The restore belongs to the server: a client that leaves does
+		// not stop it (POST /api/backup/restore/stop does).
+		done <- s.backups.Restore(context.WithoutCancel(c.Request.Context()), spec, actor, func(ev backupjobs.Event) {
+			if ev.Phase != "resolve" {
+				once.Do(func() { close(started) })
+			}
+			select {
+			case events <- ev:
+			default:
+			}
+		})
+	}()
+	// Wait until the restore starts writing or is refused.
+	select {
+	case err := <-done:
+		return err
+	case <-started:
+	}
+	es := startEvents(c)
+	defer es.Close()
+	ctx := c.Request.Context()
+	for {
+		select {
+		case ev := <-events:
+			if es.Send("progress", ev) != nil {
+				return nil
+			}
+		case err := <-done:
+			for len(events) > 0 {
+				_ = es.Send("progress", <-events)
+			}
+			res := map[string]any{"status": "success", "message": "Restored"}
+			if err != nil {
+				res = map[string]any{"status": "error", "message": errorText(err), "error": errorText(err)}
+				if errors.Is(err, backupjobs.ErrStopped) {
+					res = map[string]any{"status": "stopped", "message": "Restore stopped"}
+				}
+			}
+			_ = es.Send("result", res)
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// stopRestoreRequest is the body of POST /api/backup/restore/stop.
+type stopRestoreRequest struct {
+	SnapshotID    string `json:"snapshotId"`
+	EnvironmentID int64  `json:"environmentId"`
+}
+
+func (s *Server) stopRestore(c *gin.Context) error {
+	var req stopRestoreRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.SnapshotID != "" && !snapshotIDPattern.MatchString(req.SnapshotID) {
+		return fault.Invalidf("Invalid snapshotId")
+	}
+	if req.EnvironmentID != 0 {
+		if err := mayReach(c, "backups:manage", &req.EnvironmentID); err != nil {
+			return err
+		}
+	}
+	stopped := false
+	if s.backups != nil {
+		stopped = s.backups.StopRestore(req.SnapshotID)
+	}
+	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "stopped": stopped})
+}

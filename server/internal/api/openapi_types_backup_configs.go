@@ -1,0 +1,50 @@
+package api
+
+import "github.com/berth-dev/berth/server/internal/backupjobs"
+
+// backupConfigQuery are the filters of the configurations list and the
+// stack directory routes' environment.
+var backupEnvParams = []queryParam{
+	{"env", "integer", "environment id (from GET /api/environments)"},
+	{"environmentId", "integer", "environment id, Berth's other name of env"},
+}
+
+// backupConfigOps: backup configurations, their runs, the stack directory
+// previews, and restores.
+var backupConfigOps = map[string]apiOp{
+	"GET /api/backup/configs": {Summary: "Backup configurations the caller may see, optionally filtered", Response: []backupConfigJSON{},
+		Query: append([]queryParam{{"type", "string", "container or stack"}, {"target", "string", "the container or stack name"}},
+			backupEnvParams...)},
+	"POST /api/backup/configs": {Summary: "Create a backup configuration (its cron, when enabled, registers a schedule of type backup)",
+		Request: backupConfigRequest{}, Response: backupConfigJSON{}, Status: 201},
+	"GET /api/backup/configs/{id}": {Summary: "A backup configuration", Response: backupConfigJSON{}},
+	"PUT /api/backup/configs/{id}": {Summary: "Update a backup configuration (absent fields kept; environment, type and target fixed)",
+		Request: backupConfigRequest{}, Response: backupConfigJSON{}},
+	"DELETE /api/backup/configs/{id}": {Summary: "Delete a backup configuration (409 while it runs)", Response: successAnswer{}},
+	"POST /api/backup/configs/{id}/run": {Summary: "Run a backup now: progress events, then the result (status success, error or stopped)",
+		Content: mediaSSE, Response: backupResultJSON{}},
+	"POST /api/backup/configs/{id}/stop": {Summary: "Stop the configuration's running backup", Response: stoppedAnswer{}},
+	"GET /api/backup/stack-path": {Summary: "Where a stack's directory is captured from (kind candidate, tar or unknown)",
+		Response: stackPathJSON{}, Query: append([]queryParam{{"target", "string", "the stack name (required)"}}, backupEnvParams...)},
+	"GET /api/backup/stack-dir-listing": {Summary: "The entries of a stack's directory (kind listed, tar or unknown)",
+		Response: stackDirListingJSON{}, Query: append([]queryParam{{"target", "string", "the stack name (required)"}}, backupEnvParams...)},
+	"POST /api/backup/restore/preview": {Summary: "What a snapshot holds and, with includeTargets, where an in-place restore writes it",
+		Request: restorePreviewRequest{}, Response: backupjobs.Preview{}},
+	"POST /api/backup/restore": {Summary: "Restore a snapshot in place (confirmOverwrite) or to a new name: progress events, then the result",
+		Request: restoreRequest{}, Content: mediaSSE, Response: restoreResultAnswer{}},
+	"POST /api/backup/restore/stop": {Summary: "Stop the running restore of a snapshot (every restore without snapshotId)",
+		Request: stopRestoreRequest{}, Response: stoppedAnswer{}},
+}
+
+// stoppedAnswer is the answer of the stop routes.
+type stoppedAnswer struct {
+	Success bool `json:"success"`
+	Stopped bool `json:"stopped"` // whether a running backup or restore was stopped
+}
+
+// restoreResultAnswer is the result event of a restore.
+type restoreResultAnswer struct {
+	Status  string `json:"status"` // success | error | stopped
+	Message string `json:"message"`
+	Error   string `json:"error,omitempty"`
+}

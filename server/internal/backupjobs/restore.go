@@ -1,0 +1,514 @@
+package backupjobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/berth-dev/berth/server/internal/backup"
+	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
+	"github.com/berth-dev/berth/shared/fault"
+)
+
+// Restore modes.
+const (
+	InPlace     = "in-place"
+	NewLocation = "new-location"
+)
+
+// RestoreSpec is what a restore writes where.
+type RestoreSpec struct {
+	DestinationID int64
+	SnapshotID    string
+	Mode          string // in-place | new-location
+	// EnvironmentID is where to restore (0: the snapshot's own).
+	EnvironmentID int64
+	// TargetType and TargetName: the container or stack restored (in
+	// place: the snapshot's own when ""; to a new location: the new name).
+	TargetType string
+	TargetName string
+	// TargetPath is where host paths go for a new location (each under it
+	// at its original path; a stack's directory at TargetPath itself).
+	TargetPath string
+	// Volumes limits the restore to these snapshot volumes (nil: all).
+	Volumes []string
+	// VolumeTargets names the volume each snapshot volume is written to
+	// (new location; default: renamed after the new target).
+	VolumeTargets map[string]string
+}
+
+// ErrStopped is the error of a restore stopped by StopRestore.
+var ErrStopped = errors.New("restore stopped")
+
+// Item is one volume or path of a snapshot and where a restore puts it.
+type Item struct {
+	Kind   string `json:"kind"` // volume | path
+	Source string `json:"source"`
+	Target string `json:"target,omitempty"`
+	// Exists tells whether the target exists now (nil: not known).
+	Exists *bool `json:"exists,omitempty"`
+	// Entries are the names at the item's top level; Files and Size count
+	// the files among them.
+	Entries []string `json:"entries"`
+	Files   int64    `json:"files"`
+	Size    int64    `json:"size"`
+}
+
+// Preview is what a snapshot holds and, with targets, where a restore
+// would write it.
+type Preview struct {
+	Snapshot   backup.Snapshot `json:"snapshot"`
+	ConfigID   int64           `json:"configId,omitempty"`
+	TargetType string          `json:"targetType,omitempty"`
+	TargetName string          `json:"targetName,omitempty"`
+	Items      []Item          `json:"items"`
+	// Files and Size are the snapshot's (0 when Berth did not make it).
+	Files int64 `json:"files"`
+	Size  int64 `json:"size"`
+	Own   bool  `json:"own"`
+}
+
+// snapshotOf returns the snapshot id (full or short) of destination destID.
+func (s *Service) snapshotOf(ctx context.Context, w backup.Where, r backup.Repo, id string) (backup.Snapshot, error) {
+	list, err := s.o.Runner.Snapshots(ctx, w, r, nil)
+	if err != nil {
+		return backup.Snapshot{}, err
+	}
+	for _, sn := range list {
+		if sn.ID == id || sn.ShortID == id || (len(id) >= 8 && strings.HasPrefix(sn.ID, id)) {
+			return sn, nil
+		}
+	}
+	return backup.Snapshot{}, fault.New(fault.NotFound, "Snapshot not found")
+}
+
+// contents splits a snapshot's paths into its volumes and host paths.
+func contents(sn backup.Snapshot) (volumes, paths []string) {
+	for _, p := range sn.Paths {
+		switch {
+		case strings.HasPrefix(p, backup.VolumesDir+"/"):
+			volumes = append(volumes, strings.TrimPrefix(p, backup.VolumesDir+"/"))
+		case strings.HasPrefix(p, backup.PathsDir+"/"):
+			paths = append(paths, strings.TrimPrefix(p, backup.PathsDir))
+		}
+	}
+	sort.Strings(volumes)
+	sort.Strings(paths)
+	return volumes, paths
+}
+
+// repoAt opens destination destID to be used from environment envID (a
+// local repository only from its own).
+func (s *Service) repoAt(ctx context.Context, destID, envID int64) (backup.Repo, backup.Where, store.Environment, error) {
+	if s.o.Runner == nil || s.o.Repo == nil {
+		return backup.Repo{}, backup.Where{}, store.Environment{}, errUnavailable
+	}
+	r, destEnv, err := s.o.Repo(ctx, destID)
+	if err != nil {
+		return backup.Repo{}, backup.Where{}, store.Environment{}, err
+	}
+	if envID == 0 {
+		envID = destEnv
+	}
+	if r.Type == backup.TypeLocal && destEnv != envID {
+		return backup.Repo{}, backup.Where{}, store.Environment{}, fault.Invalidf(
+			"A local repository is on the host of environment %d: it can be restored only there", destEnv)
+	}
+	w, env, err := s.where(ctx, envID)
+	if err != nil {
+		return backup.Repo{}, backup.Where{}, store.Environment{}, err
+	}
+	return r, w, env, nil
+}
+
+// snapshotEnv is the environment a snapshot was made on (0: not known).
+func snapshotEnv(sn backup.Snapshot) int64 {
+	id, _ := strconv.ParseInt(tagValue(sn.Tags, TagEnv), 10, 64)
+	return id
+}
+
+// Preview describes snapshot id of destination destID; with targets, where
+// an in-place restore on environment envID (0: the snapshot's own) would
+// write each volume and path, and whether that exists now.
+func (s *Service) Preview(ctx context.Context, destID int64, id string, targets bool, envID int64) (Preview, error) {
+	r, w, _, err := s.repoAt(ctx, destID, 0)
+	if err != nil {
+		return Preview{}, err
+	}
+	sn, err := s.snapshotOf(ctx, w, r, id)
+	if err != nil {
+		return Preview{}, err
+	}
+	p := Preview{Snapshot: sn, TargetType: tagValue(sn.Tags, TagType), TargetName: tagValue(sn.Tags, TagTarget), Items: []Item{}}
+	p.ConfigID, _ = strconv.ParseInt(tagValue(sn.Tags, TagConfig), 10, 64)
+	if s.o.Instance != nil {
+		if inst, err := s.o.Instance(ctx); err == nil {
+			p.Own = tagValue(sn.Tags, TagInstance) == inst
+		}
+	}
+	volumes, paths := contents(sn)
+	for _, v := range volumes {
+		p.Items = append(p.Items, Item{Kind: "volume", Source: v, Entries: []string{}})
+	}
+	for _, hp := range paths {
+		p.Items = append(p.Items, Item{Kind: "path", Source: hp, Entries: []string{}})
+	}
+	// The snapshot's size and file count, as its backup run recorded them;
+	// each item's entries at its top level (restic ls of its root).
+	if run, err := s.o.Store.BackupRunOfSnapshot(ctx, sn.ID); err == nil {
+		p.Files, p.Size = run.Files, run.Bytes
+	}
+	for i := range p.Items {
+		it := &p.Items[i]
+		root := backup.VolumesDir + "/" + it.Source
+		if it.Kind == "path" {
+			root = backup.PathsDir + it.Source
+		}
+		nodes, err := s.o.Runner.Ls(ctx, w, r, sn.ID, root)
+		if err != nil {
+			return Preview{}, err
+		}
+		for _, n := range nodes {
+			it.Entries = append(it.Entries, n.Name)
+			if n.Type == "file" {
+				it.Files++
+				it.Size += n.Size
+			}
+		}
+	}
+	if !targets {
+		return p, nil
+	}
+	if envID == 0 {
+		envID = snapshotEnv(sn)
+	}
+	if envID == 0 {
+		envID = w.EnvID
+	}
+	tw, tenv, err := s.where(ctx, envID)
+	if err != nil {
+		return Preview{}, err
+	}
+	for i := range p.Items {
+		it := &p.Items[i]
+		it.Target = it.Source
+		it.Exists = s.exists(ctx, tw.Client, tenv, it.Kind, it.Target)
+	}
+	return p, nil
+}
+
+// exists tells whether a volume or host path exists on env (nil: a host
+// path of a remote environment, not known).
+func (s *Service) exists(ctx context.Context, c *engine.Client, env store.Environment, kind, name string) *bool {
+	var ok bool
+	if kind == "volume" {
+		_, err := c.InspectVolume(ctx, name)
+		ok = err == nil
+		return &ok
+	}
+	if !Local(env) {
+		return nil
+	}
+	_, err := os.Stat(name)
+	ok = err == nil
+	return &ok
+}
+
+// plan is a restore worked out: what goes where and which containers stop.
+type plan struct {
+	sn      backup.Snapshot
+	target  backup.Target
+	stop    []engine.Container // the target's running containers (in place)
+	volumes []string           // volumes written
+	create  map[string]string  // new volumes to create → the compose project that owns them ("" none)
+}
+
+// Restore writes snapshot spec.SnapshotID back: in place (the target's
+// running containers stopped, restored onto the same volumes and paths,
+// started again whatever happens) or to a new location (new volumes and
+// paths, the originals untouched). Volumes that a running container other
+// than the target's uses are refused (a conflict naming them).
+func (s *Service) Restore(ctx context.Context, spec RestoreSpec, actor Actor, progress func(Event)) (err error) {
+	if progress == nil {
+		progress = func(Event) {}
+	}
+	r, w, env, err := s.repoAt(ctx, spec.DestinationID, spec.EnvironmentID)
+	if err != nil {
+		return err
+	}
+	progress(Event{Phase: "resolve", Message: "Reading the snapshot"})
+	sn, err := s.snapshotOf(ctx, w, r, spec.SnapshotID)
+	if err != nil {
+		return err
+	}
+	if spec.EnvironmentID == 0 && snapshotEnv(sn) != 0 && r.Type != backup.TypeLocal {
+		// A remote repository restores onto the snapshot's own environment.
+		if w, env, err = s.where(ctx, snapshotEnv(sn)); err != nil {
+			return err
+		}
+	}
+	p, err := s.plan(ctx, w.Client, env, sn, spec)
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	if _, busy := s.restores[sn.ID]; busy {
+		s.mu.Unlock()
+		return fault.New(fault.Conflict, "A restore of this snapshot is already running")
+	}
+	s.restores[sn.ID] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.restores, sn.ID)
+		s.mu.Unlock()
+	}()
+
+	envID, destID := env.ID, spec.DestinationID
+	run := store.BackupRun{DestinationID: &destID, EnvironmentID: &envID, Kind: store.BackupKindRestore,
+		Status: store.BackupRunning, SnapshotID: sn.ID, Node: s.o.Node}
+	if err := s.o.Store.AddBackupRun(context.WithoutCancel(ctx), &run); err != nil {
+		return err
+	}
+	defer func() {
+		run.Status, run.Message = store.BackupSuccess, "Restored"
+		switch {
+		case err != nil && ctx.Err() != nil:
+			run.Status, run.Message, err = store.BackupStopped, "Restore stopped", ErrStopped
+		case err != nil:
+			run.Status, run.Message = store.BackupFailed, message(err)
+		}
+		fctx := context.WithoutCancel(ctx)
+		if ferr := s.o.Store.FinishBackupRun(fctx, &run); ferr != nil {
+			s.o.Log.Error("restore run not recorded", "err", ferr)
+		}
+		e := store.AuditEntry{UserID: actor.UserID, Username: actor.Username, EnvironmentID: &envID, IP: actor.IP,
+			Action: "backup.restore", EntityType: "backup", EntityID: sn.ShortID, EntityName: spec.TargetName,
+			Description: fmt.Sprintf("Restore of snapshot %s (%s): %s", short(sn.ID), spec.Mode, run.Status)}
+		if aerr := s.o.Store.AddAudit(fctx, &e); aerr != nil {
+			s.o.Log.Error("restore audit entry not written", "err", aerr)
+		}
+	}()
+
+	c := w.Client
+	for name, project := range p.create {
+		vs := engine.VolumeSpec{Name: name}
+		if project != "" {
+			vs.Labels = map[string]string{engine.ComposeProjectLabel: project,
+				"com.docker.compose.volume": strings.TrimPrefix(name, project+"_")}
+		}
+		if _, err := c.CreateVolume(ctx, vs); err != nil {
+			return fmt.Errorf("create volume %s: %w", name, err)
+		}
+	}
+	var ids []string
+	for _, ct := range p.stop {
+		ids = append(ids, ct.ID)
+	}
+	restart := func() error { return nil }
+	if len(ids) > 0 {
+		progress(Event{Phase: "stop", Message: fmt.Sprintf("Stopping %d container(s)", len(ids))})
+		restart = s.stopAll(ctx, c, ids, progress)
+	}
+	defer func() {
+		if rerr := restart(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	progress(Event{Phase: "restore", Message: fmt.Sprintf("Restoring %s", list(append(append([]string{}, p.volumes...),
+		mapKeys(p.target.Paths)...)))})
+	return s.o.Runner.Restore(ctx, w, r, sn.ID, p.target, func(pr backup.Progress) {
+		q := pr
+		progress(Event{Phase: "restore", Progress: &q})
+	})
+}
+
+func mapKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+" → "+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// plan works out spec on env's engine c.
+func (s *Service) plan(ctx context.Context, c *engine.Client, env store.Environment, sn backup.Snapshot, spec RestoreSpec) (plan, error) {
+	p := plan{sn: sn, target: backup.Target{Volumes: map[string]string{}, Paths: map[string]string{}}, create: map[string]string{}}
+	volumes, paths := contents(sn)
+	if spec.Volumes != nil {
+		var keep []string
+		for _, v := range volumes {
+			for _, want := range spec.Volumes {
+				if v == want {
+					keep = append(keep, v)
+				}
+			}
+		}
+		for _, want := range spec.Volumes {
+			found := false
+			for _, v := range volumes {
+				found = found || v == want
+			}
+			if !found {
+				return plan{}, fault.Invalidf("The snapshot holds no volume '%s'", want)
+			}
+		}
+		volumes = keep
+	}
+	origType, origName := tagValue(sn.Tags, TagType), tagValue(sn.Tags, TagTarget)
+	ttype := spec.TargetType
+	if ttype == "" {
+		ttype = origType
+	}
+	if ttype != "" && ttype != store.BackupContainer && ttype != store.BackupStack {
+		return plan{}, fault.Invalidf("Invalid targetType %q (container or stack)", ttype)
+	}
+	list, err := c.ListContainers(ctx, true)
+	if err != nil {
+		return plan{}, err
+	}
+	switch spec.Mode {
+	case InPlace:
+		name := spec.TargetName
+		if name == "" {
+			name = origName
+		}
+		for _, v := range volumes {
+			p.target.Volumes[v] = v
+		}
+		for _, hp := range paths {
+			p.target.Paths[hp] = hp
+		}
+		switch ttype {
+		case store.BackupContainer:
+			if ct, ok := containerNamed(list, name); ok && ct.State == "running" {
+				p.stop = append(p.stop, ct)
+			}
+		case store.BackupStack:
+			for _, ct := range projectContainers(list, name) {
+				if ct.State == "running" {
+					p.stop = append(p.stop, ct)
+				}
+			}
+		}
+	case NewLocation:
+		if spec.TargetName == "" {
+			return plan{}, fault.Invalidf("targetName is required to restore to a new location")
+		}
+		if !validName(spec.TargetName) {
+			return plan{}, fault.Invalidf("Invalid targetName %q", spec.TargetName)
+		}
+		if spec.TargetName == origName {
+			return plan{}, fault.Invalidf("A new location needs a name other than '%s'", origName)
+		}
+		for _, v := range volumes {
+			to := spec.VolumeTargets[v]
+			project := ""
+			if to == "" {
+				to = renamed(v, origType, origName, spec.TargetName)
+				if ttype == store.BackupStack {
+					project = spec.TargetName
+				}
+			}
+			if !validName(to) {
+				return plan{}, fault.Invalidf("Invalid volume name %q", to)
+			}
+			if _, err := c.InspectVolume(ctx, to); err == nil {
+				return plan{}, fault.New(fault.Conflict, fmt.Sprintf("Volume '%s' exists: a restore to a new location does not overwrite", to))
+			}
+			p.target.Volumes[v] = to
+			p.create[to] = project
+		}
+		for _, hp := range paths {
+			to := ""
+			switch {
+			case spec.TargetPath != "" && origType == store.BackupStack && len(paths) == 1:
+				to = spec.TargetPath
+			case spec.TargetPath != "":
+				to = filepath.Join(spec.TargetPath, hp)
+			case origType == store.BackupStack && path.Base(hp) == origName:
+				to = filepath.Join(filepath.Dir(hp), spec.TargetName)
+			default:
+				return plan{}, fault.Invalidf("targetPath is required to restore the host path %s to a new location", hp)
+			}
+			if !filepath.IsAbs(to) {
+				return plan{}, fault.Invalidf("targetPath must be absolute")
+			}
+			if e := s.exists(ctx, c, env, "path", to); e != nil && *e {
+				return plan{}, fault.New(fault.Conflict, fmt.Sprintf("Path '%s' exists: a restore to a new location does not overwrite", to))
+			}
+			p.target.Paths[hp] = to
+		}
+	default:
+		return plan{}, fault.Invalidf("Invalid mode %q (in-place or new-location)", spec.Mode)
+	}
+	if len(p.target.Volumes) == 0 && len(p.target.Paths) == 0 {
+		return plan{}, fault.Invalidf("Nothing to restore")
+	}
+	for _, to := range p.target.Volumes {
+		p.volumes = append(p.volumes, to)
+	}
+	sort.Strings(p.volumes)
+	// Volumes in use by a running container the restore does not stop.
+	stopping := map[string]bool{}
+	for _, ct := range p.stop {
+		stopping[ct.ID] = true
+	}
+	var users []string
+	for _, ct := range list {
+		if ct.State != "running" || stopping[ct.ID] {
+			continue
+		}
+		for _, m := range ct.Mounts {
+			if m.Type != "volume" {
+				continue
+			}
+			for _, to := range p.volumes {
+				if m.Name == to {
+					users = append(users, fmt.Sprintf("%s (uses %s)", ct.Name, to))
+				}
+			}
+		}
+	}
+	if len(users) > 0 {
+		return plan{}, fault.New(fault.Conflict, "Volumes in use by running containers outside the restore target: "+strings.Join(users, ", "))
+	}
+	return p, nil
+}
+
+// renamed is volume v of target origName renamed after target name: a
+// compose volume's project prefix replaced, else name_ prefixed.
+func renamed(v, origType, origName, name string) string {
+	if origType == store.BackupStack {
+		if rest, ok := strings.CutPrefix(v, origName+"_"); ok {
+			return name + "_" + rest
+		}
+	}
+	return name + "_" + v
+}
+
+// validName reports whether n is a Docker object name.
+func validName(n string) bool {
+	if n == "" || len(n) > 255 {
+		return false
+	}
+	for i, r := range n {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+			(i > 0 && (r == '_' || r == '.' || r == '-'))
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
