@@ -5,9 +5,11 @@
 # apt_install and running).
 #
 # Provides:
-#   ensure_backup     install restic, openssh-server and rclone (Debian's packages), start
-#                     our sshd (SFTP) and our rclone REST server unless they already run
-#   backup_test_env   print the BERTH_TEST_RESTIC, BERTH_TEST_SFTP_* and BERTH_TEST_REST_* lines
+#   ensure_backup     install restic, openssh-server and rclone (Debian's packages), build
+#                     versitygw once, start our sshd (SFTP), rclone REST server and versitygw
+#                     (S3) unless they already run
+#   backup_test_env   print the BERTH_TEST_RESTIC, BERTH_TEST_SFTP_*, BERTH_TEST_REST_* and
+#                     BERTH_TEST_S3_* lines
 #   stop_backup       stop the servers these scripts started
 #
 # SFTP: an sshd of our own on $BERTH_SFTP_ADDR (127.0.0.1:2222), with its own config and
@@ -19,6 +21,12 @@
 # $BERTH_BACKUP_DIR/rest, with basic authentication (htpasswd, apr1) for berth /
 # berth-rest-pw. Each repository is a path under it (rest:http://…/NAME/).
 #
+# S3: versitygw (github.com/versity/versitygw, Apache-2.0) $BERTH_S3_VERSION, built once from
+# the Go module proxy and cached outside the repository keyed by its version and Go's
+# (like scripts/staticcheck.sh), on $BERTH_S3_ADDR (127.0.0.1:7070) with a posix backend in
+# $BERTH_BACKUP_DIR/s3/data and one root access key. Repositories are prefixes of the bucket
+# $BERTH_S3_BUCKET, which restic creates on the first init.
+#
 # A server is stopped only when its pid file and command line say it is ours.
 
 BERTH_BACKUP_DIR=${BERTH_BACKUP_DIR:-/tmp/berth-backup}
@@ -27,6 +35,11 @@ BERTH_SFTP_USER=${BERTH_SFTP_USER:-berthsftp}
 BERTH_REST_ADDR=${BERTH_REST_ADDR:-127.0.0.1:8008}
 BERTH_REST_USER=${BERTH_REST_USER:-berth}
 BERTH_REST_PASS=${BERTH_REST_PASS:-berth-rest-pw}
+BERTH_S3_VERSION=${BERTH_S3_VERSION:-v1.8.0}
+BERTH_S3_ADDR=${BERTH_S3_ADDR:-127.0.0.1:7070}
+BERTH_S3_ACCESS_KEY=${BERTH_S3_ACCESS_KEY:-berthtest}
+BERTH_S3_SECRET_KEY=${BERTH_S3_SECRET_KEY:-berth-s3-secret-key}
+BERTH_S3_BUCKET=${BERTH_S3_BUCKET:-berth-test}
 
 # our_pid PIDFILE WORD: print the pid in PIDFILE if it runs and its command line holds WORD
 # (sshd rewrites its command line into one string: "sshd: /usr/sbin/sshd -f CONFIG … [listener]").
@@ -105,10 +118,47 @@ ensure_rest() {
 	wait_port "$BERTH_REST_ADDR" "$dir/rclone.pid" "$dir/repos" "rclone serve restic" "$dir/rclone.log"
 }
 
+# versitygw_bin: build versitygw once (cached by its version and Go's) and print its path.
+versitygw_bin() {
+	local go_version cache_dir bin tmp
+	go_version=$(go env GOVERSION)
+	cache_dir=${HOME}/.cache/berth/bin
+	bin=${cache_dir}/versitygw-${BERTH_S3_VERSION}-${go_version}
+	if [[ ! -x $bin ]]; then
+		mkdir -p "$cache_dir"
+		tmp=$(mktemp -d "${cache_dir}/.versitygw.XXXXXX")
+		log "building versitygw ${BERTH_S3_VERSION} with ${go_version} (once)"
+		if ! (cd "$tmp" && GOBIN=$tmp GOFLAGS= CGO_ENABLED=0 \
+			go install "github.com/versity/versitygw/cmd/versitygw@${BERTH_S3_VERSION}") >&2; then
+			rm -rf "$tmp"
+			die "building versitygw ${BERTH_S3_VERSION} failed"
+		fi
+		mv -f "$tmp/versitygw" "$bin"
+		rm -rf "$tmp"
+	fi
+	printf '%s\n' "$bin"
+}
+
+ensure_s3() {
+	local dir=$BERTH_BACKUP_DIR/s3 bin
+	bin=$(versitygw_bin)
+	mkdir -p "$dir/data"
+	if our_pid "$dir/versitygw.pid" "$dir/data" >/dev/null; then
+		return 0
+	fi
+	log "starting versitygw on $BERTH_S3_ADDR (S3, posix backend $dir/data)"
+	# The root key through the environment, not the command line.
+	ROOT_ACCESS_KEY_ID=$BERTH_S3_ACCESS_KEY ROOT_SECRET_ACCESS_KEY=$BERTH_S3_SECRET_KEY \
+		setsid "$bin" --port "$BERTH_S3_ADDR" posix "$dir/data" >>"$dir/versitygw.log" 2>&1 </dev/null &
+	printf '%s\n' "$!" >"$dir/versitygw.pid"
+	wait_port "$BERTH_S3_ADDR" "$dir/versitygw.pid" "$dir/data" versitygw "$dir/versitygw.log"
+}
+
 ensure_backup() {
 	apt_install restic openssh-server openssh-client rclone openssl
 	ensure_sftp
 	ensure_rest
+	ensure_s3
 }
 
 backup_test_env() {
@@ -123,6 +173,11 @@ BERTH_TEST_SFTP_KEY=${dir}/sftp/id_ed25519
 BERTH_TEST_SFTP_KNOWN_HOSTS=${dir}/sftp/known_hosts
 BERTH_TEST_REST_URL=http://${BERTH_REST_USER}:${BERTH_REST_PASS}@${BERTH_REST_ADDR}
 BERTH_TEST_REST_DIR=${dir}/rest/repos
+BERTH_TEST_S3_URL=http://${BERTH_S3_ADDR}
+BERTH_TEST_S3_BUCKET=${BERTH_S3_BUCKET}
+BERTH_TEST_S3_ACCESS_KEY=${BERTH_S3_ACCESS_KEY}
+BERTH_TEST_S3_SECRET_KEY=${BERTH_S3_SECRET_KEY}
+BERTH_TEST_S3_DIR=${dir}/s3/data
 ENV
 }
 
@@ -132,6 +187,9 @@ stop_backup() {
 		kill "$pid"
 	fi
 	if pid=$(our_pid "$BERTH_BACKUP_DIR/rest/rclone.pid" "$BERTH_BACKUP_DIR/rest/repos"); then
+		kill "$pid"
+	fi
+	if pid=$(our_pid "$BERTH_BACKUP_DIR/s3/versitygw.pid" "$BERTH_BACKUP_DIR/s3/data"); then
 		kill "$pid"
 	fi
 }

@@ -161,7 +161,8 @@ func (e *env) repos() map[string]backup.Repo {
 	e.t.Helper()
 	t := e.t
 	enginetest.RequireEnv(t, "backup repositories", "BERTH_TEST_REST_URL", "BERTH_TEST_REST_DIR", "BERTH_TEST_SFTP_HOST",
-		"BERTH_TEST_SFTP_PORT", "BERTH_TEST_SFTP_USER", "BERTH_TEST_SFTP_DIR", "BERTH_TEST_SFTP_KEY", "BERTH_TEST_SFTP_KNOWN_HOSTS")
+		"BERTH_TEST_SFTP_PORT", "BERTH_TEST_SFTP_USER", "BERTH_TEST_SFTP_DIR", "BERTH_TEST_SFTP_KEY", "BERTH_TEST_SFTP_KNOWN_HOSTS",
+		"BERTH_TEST_S3_URL", "BERTH_TEST_S3_BUCKET", "BERTH_TEST_S3_ACCESS_KEY", "BERTH_TEST_S3_SECRET_KEY", "BERTH_TEST_S3_DIR")
 	password := "pw-" + rand.Text()
 	name := "berth-test-" + e.label
 	key, err := os.ReadFile(os.Getenv("BERTH_TEST_SFTP_KEY"))
@@ -174,9 +175,11 @@ func (e *env) repos() map[string]backup.Repo {
 	}
 	sftpDir := filepath.Join(os.Getenv("BERTH_TEST_SFTP_DIR"), name)
 	restDir := filepath.Join(os.Getenv("BERTH_TEST_REST_DIR"), name)
+	s3Dir := filepath.Join(os.Getenv("BERTH_TEST_S3_DIR"), os.Getenv("BERTH_TEST_S3_BUCKET"), name)
 	t.Cleanup(func() {
 		os.RemoveAll(sftpDir)
 		os.RemoveAll(restDir)
+		os.RemoveAll(s3Dir)
 	})
 	return map[string]backup.Repo{
 		backup.TypeLocal: {Type: backup.TypeLocal, Repository: filepath.Join(t.TempDir(), "repo"), Password: password},
@@ -185,6 +188,10 @@ func (e *env) repos() map[string]backup.Repo {
 		backup.TypeSFTP: {Type: backup.TypeSFTP, Password: password, SSHKey: string(key), SSHKnownHosts: string(known),
 			Repository: "sftp://" + os.Getenv("BERTH_TEST_SFTP_USER") + "@" + os.Getenv("BERTH_TEST_SFTP_HOST") + ":" +
 				os.Getenv("BERTH_TEST_SFTP_PORT") + "/" + sftpDir},
+		backup.TypeS3: {Type: backup.TypeS3, Password: password,
+			Repository: "s3:" + os.Getenv("BERTH_TEST_S3_URL") + "/" + os.Getenv("BERTH_TEST_S3_BUCKET") + "/" + name,
+			Env: map[string]string{"AWS_ACCESS_KEY_ID": os.Getenv("BERTH_TEST_S3_ACCESS_KEY"),
+				"AWS_SECRET_ACCESS_KEY": os.Getenv("BERTH_TEST_S3_SECRET_KEY")}},
 	}
 }
 

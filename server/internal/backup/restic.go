@@ -42,7 +42,7 @@ func (x *Restic) Init(ctx context.Context, w Where, r Repo) (bool, error) {
 			return nil
 		}
 		var f *fault.Error
-		if !errors.As(err, &f) || f.Cause == nil || !strings.Contains(strings.ToLower(f.Cause.Error()), "already exists") {
+		if !errors.As(err, &f) || f.Cause == nil || !alreadyThere(f.Cause.Error()) {
 			return err
 		}
 		if err := x.exec(ctx, w, r, invocation{args: []string{"cat", "config"}}); err != nil {
@@ -52,6 +52,14 @@ func (x *Restic) Init(ctx context.Context, w Where, r Repo) (bool, error) {
 		return nil
 	})
 	return existed, err
+}
+
+// alreadyThere tells whether restic init failed because a repository is
+// there ("config file already exists"; on S3 "repository master key and
+// config already initialized").
+func alreadyThere(msg string) bool {
+	msg = strings.ToLower(msg)
+	return strings.Contains(msg, "already exists") || strings.Contains(msg, "already initialized")
 }
 
 // Test opens the repository (restic cat config).

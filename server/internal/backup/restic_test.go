@@ -196,6 +196,20 @@ func TestUnreachableRepositoryIsItsFault(t *testing.T) {
 	wantFault(t, e.runner.Test(ctx(t), e.where, otherHost), fault.Invalid, "The SFTP server's host key does not match")
 	wantFault(t, e.runner.Test(ctx(t), e.where, sftp), fault.NotFound, "Repository not initialized")
 	wantFault(t, e.runner.Test(ctx(t), e.where, repos[backup.TypeREST]), fault.NotFound, "Repository not initialized")
+	wantFault(t, e.runner.Test(ctx(t), e.where, repos[backup.TypeS3]), fault.NotFound, "Repository not initialized")
+	if _, err := e.runner.Init(ctx(t), e.where, repos[backup.TypeS3]); err != nil {
+		t.Fatal(err)
+	}
+	badKey := repos[backup.TypeS3]
+	badKey.Env = map[string]string{"AWS_ACCESS_KEY_ID": os.Getenv("BERTH_TEST_S3_ACCESS_KEY"), "AWS_SECRET_ACCESS_KEY": "wrong-s3-secret"}
+	err = e.runner.Test(ctx(t), e.where, badKey)
+	wantFault(t, err, fault.Invalid, "The repository refused the credentials")
+	if strings.Contains(err.Error(), "wrong-s3-secret") {
+		t.Errorf("the error shows the S3 secret: %v", err)
+	}
+	badREST := repos[backup.TypeREST]
+	badREST.Repository = strings.Replace(badREST.Repository, "@", "-wrong@", 1)
+	wantFault(t, e.runner.Test(ctx(t), e.where, badREST), fault.Invalid, "The repository refused the credentials")
 	local := repos[backup.TypeLocal]
 	wantFault(t, e.runner.Test(ctx(t), e.where, local), fault.NotFound, "Repository not initialized")
 	e.noHelpersLeft()

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"slices"
@@ -30,6 +31,7 @@ const (
 	RepoLabel   = engine.HelperLabel + ".repository"
 	secretsDir  = "/berth"
 	outFile     = "/tmp/out"
+	sshLog      = "/tmp/ssh.log"
 	maxStderr   = 64 // lines of restic's standard error kept for its error
 	logsTimeout = time.Minute
 )
@@ -335,7 +337,32 @@ func (x *Restic) exec(ctx context.Context, w Where, r Repo, inv invocation) erro
 		interrupted()
 		return fault.New(fault.Internal, "restic was killed before it finished (the repository's locks are removed before its next run)")
 	}
+	if r.Type == TypeSFTP {
+		stderr = append(stderr, x.sshErrors(ctx, w, id)...)
+	}
 	return resticError(r, code, stderr)
+}
+
+// sshErrors returns the last lines ssh logged in the stopped helper id.
+func (x *Restic) sshErrors(ctx context.Context, w Where, id string) []string {
+	rc, _, err := w.Client.CopyFrom(ctx, id, sshLog)
+	if err != nil {
+		return nil
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	if _, err := tr.Next(); err != nil {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(tr, 64<<10))
+	if err != nil {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > maxStderr {
+		lines = lines[len(lines)-maxStderr:]
+	}
+	return lines
 }
 
 // resticArgs returns restic's arguments for args on r, and the secret
@@ -388,7 +415,10 @@ func resticArgs(r Repo, args []string) ([]string, map[string]string, error) {
 		if t.Port != 0 {
 			port = " -p " + strconv.Itoa(t.Port)
 		}
-		global = append(global, "-o", "sftp.command="+SSHPath+" -F /dev/null -i "+secretsDir+"/ssh/key -o IdentitiesOnly=yes"+
+		// ssh's errors go to sshLog, read when restic failed: through
+		// restic's standard error they may be lost (restic can end before
+		// it copies them).
+		global = append(global, "-o", "sftp.command="+SSHPath+" -F /dev/null -E "+sshLog+" -i "+secretsDir+"/ssh/key -o IdentitiesOnly=yes"+
 			" -o BatchMode=yes -o ServerAliveInterval=30 "+hosts+port+" "+t.User+"@"+t.Host+" -s sftp")
 	}
 	files[secretsDir+"/repository"] = repository + "\n"
@@ -455,14 +485,16 @@ func resticError(r Repo, code int64, stderr []string) error {
 		return fault.Wrap(fault.Invalid, "The SFTP server's host key does not match the known hosts given", cause)
 	case has("permission denied (publickey", "permission denied ("):
 		return fault.Wrap(fault.Invalid, "The SFTP server refused the SSH key", cause)
+	case has("signature we calculated does not match", "access key id you provided does not exist", "invalidaccesskeyid",
+		"signaturedoesnotmatch", "401 unauthorized", "(401)", "access denied", "accessdenied", "403 forbidden", "(403)"):
+		return fault.Wrap(fault.Invalid, "The repository refused the credentials", cause)
 	case has("is there a repository at the following location", "config file does not exist",
 		"unable to open config file") && has("no such file", "not exist", "404", "nosuchkey", "not found"):
 		return fault.Wrap(fault.NotFound, "Repository not initialized", cause)
 	case has("connection refused", "no such host", "i/o timeout", "network is unreachable", "no route to host",
 		"connection reset", "ssh: connect to host", "unable to start the sftp session", "server unexpectedly closed",
 		"timeout awaiting", "tls: ", "x509: ", "could not resolve", "name resolution", "nosuchbucket",
-		"the specified bucket does not exist", "access denied", "accessdenied", "invalidaccesskeyid",
-		"signaturedoesnotmatch", "401 unauthorized", "unauthorized", "403 forbidden", "giving up after"):
+		"the specified bucket does not exist", "giving up after"):
 		return fault.Wrap(fault.Unavailable, "Repository unreachable: "+detail, cause)
 	}
 	if detail == "" {
