@@ -375,7 +375,7 @@ func (s *Server) checkBackupDestination(ctx context.Context, b store.BackupConfi
 	return err
 }
 
-var errBackupsUnavailable = fault.New(fault.Unavailable, "Backups are not available on this server")
+// errBackupsUnavailable is declared in backup_destinations.go (merge of h-dest and h-cfg).
 
 func (s *Server) updateBackupConfig(c *gin.Context) error {
 	ctx := c.Request.Context()
