@@ -20,9 +20,11 @@ import (
 	"github.com/berth-dev/berth/server/internal/agents"
 	"github.com/berth-dev/berth/server/internal/api"
 	"github.com/berth-dev/berth/server/internal/auth"
+	"github.com/berth-dev/berth/server/internal/backup"
 	"github.com/berth-dev/berth/server/internal/config"
 	"github.com/berth-dev/berth/server/internal/environments"
 	"github.com/berth-dev/berth/server/internal/hawser"
+	"github.com/berth-dev/berth/server/internal/helperimage"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/license"
 	"github.com/berth-dev/berth/server/internal/replica"
@@ -212,7 +214,9 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 			TrivyCacheDir: cfg.TrivyCacheDir, Offline: cfg.ScannerOffline}, DataDir: cfg.DataDir,
 		Console: console, Node: nodeName(cfg), UpdateGrace: cfg.AutoUpdateGrace, DockerHubIndex: cfg.DockerHubIndexURL,
 		Boundaries: api.Boundaries{TrustedProxies: cfg.TrustedProxies, ExternalStackRoots: cfg.ExternalStackRoots,
-			OutboundAllow: cfg.OutboundAllow}, Replica: locator})
+			OutboundAllow: cfg.OutboundAllow}, Replica: locator,
+		// Backups: restic (BERTH_RESTIC, else restic on PATH) in helpers on the environments' engines.
+		Backup: backup.New(backup.Config{Restic: os.Getenv("BERTH_RESTIC"), Helper: helperimage.Embedded(), Log: log})})
 	defer apiSrv.StopNotifications() // the notifier runs from api.New until Berth stops
 	// Volume browse helpers kept for a while are removed.
 	defer apiSrv.CloseVolumeHelpers()
