@@ -94,7 +94,7 @@ describe('backups console', { timeout: 600_000, skip: hasRestic ? false : 'needs
     await cfg.waitFor({ state: 'detached' });
     const cfgRow = page.locator(`tr[data-config="${container}"]`);
     await cfgRow.getByText('manual only').waitFor();
-    await cfgRow.getByRole('button', { name: `Run the backup of ${container} now` }).click();
+    await cfgRow.getByRole('button', { name: `Run now: the backup of ${container}` }).click();
     const run = page.getByRole('dialog', { name: `Backup of ${container}` });
     await run.getByText('done', { exact: true }).waitFor({ timeout: 300_000 });
     await run.getByRole('button', { name: 'Close' }).click();
@@ -122,7 +122,7 @@ describe('backups console', { timeout: 600_000, skip: hasRestic ? false : 'needs
     const restore = page.getByRole('dialog');
     await restore.locator(`tr[data-item="${volume}"]`).waitFor({ timeout: 120_000 });
     await restore.locator(`tr[data-item="${volume}"]`).getByText('hello.txt').waitFor();
-    await restore.getByLabel('New name').fill(restoredName);
+    await restore.getByLabel('New name', { exact: true }).fill(restoredName);
     await h.checkA11y('backups, restore preview');
     await restore.getByRole('button', { name: 'Restore' }).click();
     await restore.getByText('done', { exact: true }).waitFor({ timeout: 300_000 });
@@ -136,6 +136,7 @@ describe('backups console', { timeout: 600_000, skip: hasRestic ? false : 'needs
   });
 
   it('shows a Viewer the lists without any action button', async () => {
+    await page.goto(`${h.base}/`); // no dialog of the test before left open
     await h.signInAsNewUser('Viewer');
     await h.open('/backups', 'Backups');
     const cfgRow = page.locator(`tr[data-config="${container}"]`);

@@ -71,7 +71,7 @@ describe('BackupsScreen', () => {
     const row = (await screen.findByText('keeps 7 daily')).closest('tr')!;
     expect(within(row).getByText('nas')).toBeTruthy();
     expect(within(row).getByText('success')).toBeTruthy();
-    expect(within(row).getByRole('button', { name: 'Run the backup of web now' })).toBeTruthy();
+    expect(within(row).getByRole('button', { name: 'Run now: the backup of web' })).toBeTruthy();
 
     await fireEvent.click(screen.getByRole('tab', { name: 'Destinations' }));
     const table = await screen.findByRole('table', { name: 'Backup destinations' });
@@ -130,13 +130,13 @@ describe('BackupsScreen', () => {
     render(BackupsScreen);
     await screen.findByText('keeps 7 daily');
     expect(screen.queryByRole('button', { name: 'New configuration' })).toBeNull();
-    expect(screen.queryByRole('button', { name: /Run the backup/ })).toBeNull();
+    expect(screen.queryByRole('button', { name: /^Run now/ })).toBeNull();
     expect(screen.queryByRole('button', { name: /^Edit / })).toBeNull();
 
     await fireEvent.click(screen.getByRole('tab', { name: 'Destinations' }));
     await screen.findByRole('table', { name: 'Backup destinations' });
     expect(screen.queryByRole('button', { name: 'Add destination' })).toBeNull();
-    expect(screen.queryByRole('button', { name: /^(Test|Delete|Initialize) / })).toBeNull();
+    expect(screen.queryByRole('button', { name: /^(Test|Delete|Init|Rotate key of) / })).toBeNull();
 
     await fireEvent.click(screen.getByRole('tab', { name: 'Snapshots' }));
     await fireEvent.change(screen.getByLabelText('Snapshots of'), { target: { value: 'config:5' } });
