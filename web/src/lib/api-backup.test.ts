@@ -269,3 +269,12 @@ describe('maintenance output', () => {
     expect(backup.taskOutput({ success: true })).toBe('Done.');
   });
 });
+
+describe('stack directory', () => {
+  it("says where a stack's directory is read from, or why not", () => {
+    expect(backup.stackPathWords({ kind: 'candidate', hostPath: '/srv/stacks/web' })).toBe("The stack's directory is read from /srv/stacks/web on the environment's host.");
+    expect(backup.stackPathWords({ kind: 'tar', composeFile: '/data/stacks/web/compose.yaml', reason: "The stack's directory is on the Berth host, not on this environment's" })).toMatch(/Berth's copy/);
+    expect(backup.stackPathWords({ kind: 'unknown', reason: 'Berth keeps no files of this stack' })).toBe("The stack's directory cannot be backed up: Berth keeps no files of this stack.");
+    expect(backup.stackPathWords(null)).toBe('');
+  });
+});

@@ -497,6 +497,24 @@ export async function saveConfig(id: number | null, body: Record<string, unknown
 export const deleteConfig = (id: number) => request<unknown>('DELETE', `/api/backup/configs/${id}`);
 export const stopConfig = (id: number) => request<{ success: boolean; stopped?: boolean }>('POST', `/api/backup/configs/${id}/stop`);
 
+/** Where a stack's directory is captured from (GET /api/backup/stack-path). */
+export interface StackPath {
+  kind: 'candidate' | 'tar' | 'unknown' | string;
+  hostPath?: string;
+  composeFile?: string;
+  reason?: string;
+}
+
+export const stackPath = (target: string, env: number) => request<StackPath>('GET', '/api/backup/stack-path', { query: { target, env } });
+
+/** A stack-path answer in words for the configuration dialog. */
+export function stackPathWords(p: StackPath | null | undefined): string {
+  if (!p) return '';
+  if (p.kind === 'candidate' && p.hostPath) return `The stack's directory is read from ${p.hostPath} on the environment's host.`;
+  if (p.kind === 'tar') return `${p.reason || "The stack's directory is not on this environment's host"}: its files${p.composeFile ? ` (${p.composeFile})` : ''} are backed up from Berth's copy.`;
+  return p.reason ? `The stack's directory cannot be backed up: ${p.reason}.` : "Where the stack's directory is could not be told.";
+}
+
 // ---------------------------------------------------------------- runs and restores (SSE)
 
 /** What a run or restore's stream said so far. */

@@ -102,6 +102,16 @@ describe('BackupsScreen', () => {
     expect(api.called('POST /api/backup/configs')[0].body).toMatchObject({ type: 'container', targetName: 'db', environmentId: 1, destinationId: 1 });
   });
 
+  it("opens from a stack's page and says where the stack's directory is read from", async () => {
+    api.routes['GET /api/backup/stack-path'] = { kind: 'candidate', hostPath: '/srv/stacks/web' };
+    router.navigate('/backups?new=stack&target=web&env=1', { replace: true });
+    render(BackupsScreen);
+    const dialog = await screen.findByRole('dialog');
+    expect((within(dialog).getByLabelText(/Stack name/) as HTMLInputElement).value).toBe('web');
+    expect(await within(dialog).findByText(/read from \/srv\/stacks\/web/)).toBeTruthy();
+    expect(api.called('GET /api/backup/stack-path')[0].query).toEqual({ target: 'web', env: '1' });
+  });
+
   it('tells own snapshots from foreign ones and previews a restore before it runs', async () => {
     render(BackupsScreen);
     await fireEvent.click(await screen.findByRole('button', { name: 'Snapshots of web' }));
