@@ -120,7 +120,9 @@ describe('configurations', () => {
 
   it('reads Berth and reference names alike', () => {
     const c = backup.normalizeConfig({ id: 2, targetName: 'db', type: 'stack', volumes: ['v'], allVolumes: false, stopDuringBackup: true, lastRunStatus: 'failed', lastRunMessage: 'x', lastRunAt: 't' });
-    expect(c).toMatchObject({ selectedVolumes: ['v'], stopBeforeBackup: true, lastRun: { status: 'failed', message: 'x', at: 't' } });
+    expect(c).toMatchObject({ selectedVolumes: ['v'], stopBeforeBackup: true, running: false, lastRun: { status: 'failed', message: 'x', at: 't' } });
+    expect(backup.normalizeConfig({ id: 3, running: true, lastRunStatus: null }).running).toBe(true);
+    expect(backup.normalizeConfig({ id: 3, lastRunStatus: null }).lastRun).toBeNull();
     expect(backup.configFieldsOf(c)).toMatchObject({ type: 'stack', volumes: 'v', stopBeforeBackup: true, allVolumes: false });
   });
 });

@@ -313,6 +313,8 @@ export interface BackupConfig {
   preHook: string;
   postHook: string;
   lastRun?: { status: string; message?: string; at?: string } | null;
+  /** A backup of it is running now (on any replica's schedule or by hand). */
+  running: boolean;
 }
 
 /** A configuration as the server answered it, under the names the console uses. */
@@ -340,6 +342,7 @@ export function normalizeConfig(raw: Record<string, unknown>): BackupConfig {
     preHook: String(raw.preHook ?? ''),
     postHook: String(raw.postHook ?? ''),
     lastRun,
+    running: raw.running === true,
   };
 }
 

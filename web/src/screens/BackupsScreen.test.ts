@@ -155,6 +155,17 @@ describe('BackupsScreen', () => {
     expect(screen.queryByRole('button', { name: /^(Restore|Forget) / })).toBeNull();
   });
 
+  it('shows a run in progress elsewhere and stops it', async () => {
+    api.routes['GET /api/backup/configs'] = [{ ...configs[0], running: true }];
+    api.routes['POST /api/backup/configs/5/stop'] = { success: true, stopped: true };
+    render(BackupsScreen);
+    expect(await screen.findByText('running now')).toBeTruthy();
+    expect((screen.getByRole('button', { name: 'Run now: the backup of web' }) as HTMLButtonElement).disabled).toBe(true);
+    await fireEvent.click(screen.getByRole('button', { name: 'Stop the backup of web' }));
+    expect(await screen.findByText('The backup of web is stopped.')).toBeTruthy();
+    expect(api.called('POST /api/backup/configs/5/stop')).toHaveLength(1);
+  });
+
   it('says what to do when nothing is configured', async () => {
     api.routes['GET /api/backup/destinations'] = [];
     api.routes['GET /api/backup/configs'] = [];
