@@ -42,10 +42,13 @@ describe('destination fields', () => {
     });
   });
 
-  it('on edit sends no password or env vars unless a secret was typed again', () => {
-    const b = backup.destinationBody(fields({ type: 'rest', restUrl: 'http://h/x', restUser: 'u', password: '' }), false);
+  it('on edit sends no password, and the mask for a secret not typed again (the server keeps the stored one)', () => {
+    const b = backup.destinationBody(fields({ type: 'rest', restUrl: 'http://h/x', restUser: 'u2', password: '' }), false);
     expect(b).not.toHaveProperty('password');
-    expect(b).not.toHaveProperty('envVars');
+    expect(b.envVars).toEqual({ RESTIC_REST_USERNAME: 'u2', RESTIC_REST_PASSWORD: '********' });
+    const s3 = backup.destinationBody(fields({ type: 's3', s3Endpoint: 'e', s3Bucket: 'b', s3AccessKey: 'AK', password: '' }), false);
+    expect(s3.envVars).toEqual({ AWS_ACCESS_KEY_ID: 'AK', AWS_SECRET_ACCESS_KEY: '********' });
+    expect(backup.destinationBody(fields({ type: 'local', hostPath: '/r', environmentId: 1, password: '' }), false)).not.toHaveProperty('envVars');
   });
 
   it('says what is missing per type', () => {
@@ -71,6 +74,7 @@ describe('destination fields', () => {
       envVars: { AWS_ACCESS_KEY_ID: 'AK', AWS_SECRET_ACCESS_KEY: 'SK' },
     });
     expect(f).toMatchObject({ type: 's3', s3Endpoint: 'https://s3.example', s3Bucket: 'b', s3Path: 'p/q', s3AccessKey: 'AK', s3SecretKey: '', password: '' });
+    expect(JSON.stringify(f)).not.toContain('SK');
     expect(backup.fieldsOf({ id: 2, name: 'l', type: 'local', repository: '/srv/r', environmentId: 3 })).toMatchObject({ type: 'local', hostPath: '/srv/r', environmentId: 3 });
     expect(backup.fieldsOf({ id: 3, name: 'r', type: 'rest', repository: 'rest:http://h/x', envVars: { RESTIC_REST_USERNAME: 'u' } })).toMatchObject({ restUrl: 'http://h/x', restUser: 'u', restPassword: '' });
   });

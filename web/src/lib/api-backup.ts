@@ -83,6 +83,9 @@ export function testState(t: DestinationTest | null | undefined): { state: 'unte
   return { state: 'failing', label: 'failing', why: t.message || 'The last test failed.' };
 }
 
+/** What the server reads as "keep the stored secret" in a destination's envVars. */
+export const SECRET_MASK = '********';
+
 /** The fields of the destination dialog, per repository type. */
 export interface DestinationFields {
   name: string;
@@ -211,6 +214,7 @@ export function destinationBody(f: DestinationFields, creating: boolean): Record
       body.repository = `rest:${f.restUrl.trim()}`;
       if (f.restUser.trim()) env.RESTIC_REST_USERNAME = f.restUser.trim();
       if (f.restPassword) env.RESTIC_REST_PASSWORD = f.restPassword;
+      else if (!creating) env.RESTIC_REST_PASSWORD = SECRET_MASK;
       break;
     case 's3': {
       const endpoint = f.s3Endpoint.trim().replace(/\/+$/, '');
@@ -218,14 +222,14 @@ export function destinationBody(f: DestinationFields, creating: boolean): Record
       body.repository = `s3:${endpoint}/${f.s3Bucket.trim()}${p ? `/${p}` : ''}`;
       if (f.s3AccessKey.trim()) env.AWS_ACCESS_KEY_ID = f.s3AccessKey.trim();
       if (f.s3SecretKey) env.AWS_SECRET_ACCESS_KEY = f.s3SecretKey;
+      else if (!creating) env.AWS_SECRET_ACCESS_KEY = SECRET_MASK;
       if (f.s3Region.trim()) env.AWS_DEFAULT_REGION = f.s3Region.trim();
       break;
     }
   }
-  // On edit, env vars are sent only when a secret of them was typed again
-  // (the server keeps the stored ones otherwise).
-  const secretTyped = f.type === 'rest' ? !!f.restPassword : f.type === 's3' ? !!f.s3SecretKey : false;
-  if (Object.keys(env).length > 0 && (creating || secretTyped)) body.envVars = env;
+  // The whole set of variables is sent (REST and S3); a secret not typed
+  // again goes as the mask, which the server reads as "keep the stored one".
+  if (Object.keys(env).length > 0) body.envVars = env;
   if (f.password) body.password = f.password;
   return body;
 }

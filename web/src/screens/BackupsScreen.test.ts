@@ -90,6 +90,24 @@ describe('BackupsScreen', () => {
     expect(await screen.findByText(/used by 1 backup configuration/)).toBeTruthy();
   });
 
+  it('edits a REST destination without showing or resending its password', async () => {
+    api.routes['GET /api/backup/destinations/3'] = { ...dests[2], envVars: { RESTIC_REST_USERNAME: 'bk', RESTIC_REST_PASSWORD: 'rest-s3cret' } };
+    api.routes['PUT /api/backup/destinations/3'] = (c: StubCall) => ({ ...dests[2], ...(c.body as object) });
+    router.navigate('/backups?tab=destinations', { replace: true });
+    render(BackupsScreen);
+    await fireEvent.click(await screen.findByRole('button', { name: 'Edit new' }));
+    const dialog = await screen.findByRole('dialog');
+    expect((within(dialog).getByLabelText('User') as HTMLInputElement).value).toBe('bk');
+    expect((within(dialog).getByLabelText(/^Password/) as HTMLInputElement).value).toBe('');
+    expect(document.body.innerHTML).not.toContain('rest-s3cret');
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(api.called('PUT /api/backup/destinations/3')).toHaveLength(1));
+    const body = api.called('PUT /api/backup/destinations/3')[0].body as Record<string, unknown>;
+    expect(body.envVars).toEqual({ RESTIC_REST_USERNAME: 'bk', RESTIC_REST_PASSWORD: '********' });
+    expect(body).not.toHaveProperty('password');
+    expect(JSON.stringify(body)).not.toContain('rest-s3cret');
+  });
+
   it('opens the configuration dialog with the target filled in from a container page', async () => {
     router.navigate('/backups?new=container&target=db&env=1', { replace: true });
     render(BackupsScreen);
