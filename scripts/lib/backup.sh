@@ -27,6 +27,8 @@
 # $BERTH_BACKUP_DIR/s3/data and one root access key. Repositories are prefixes of the bucket
 # $BERTH_S3_BUCKET, which restic creates on the first init.
 #
+# Full disk: a 4 MiB tmpfs on $BERTH_BACKUP_DIR/full, where a test's local repository fills up.
+#
 # A server is stopped only when its pid file and command line say it is ours.
 
 BERTH_BACKUP_DIR=${BERTH_BACKUP_DIR:-/tmp/berth-backup}
@@ -154,11 +156,20 @@ ensure_s3() {
 	wait_port "$BERTH_S3_ADDR" "$dir/versitygw.pid" "$dir/data" versitygw "$dir/versitygw.log"
 }
 
+# ensure_full_dir: a 4 MiB tmpfs for the full-disk tests (a local repository that fills up).
+ensure_full_dir() {
+	local dir=$BERTH_BACKUP_DIR/full
+	mkdir -p "$dir"
+	mountpoint -q "$dir" || mount -t tmpfs -o size=4m,mode=0755 berth-backup-full "$dir" ||
+		die "cannot mount a tmpfs on $dir (the full-disk backup tests need one)"
+}
+
 ensure_backup() {
 	apt_install restic openssh-server openssh-client rclone openssl
 	ensure_sftp
 	ensure_rest
 	ensure_s3
+	ensure_full_dir
 }
 
 backup_test_env() {
@@ -178,6 +189,7 @@ BERTH_TEST_S3_BUCKET=${BERTH_S3_BUCKET}
 BERTH_TEST_S3_ACCESS_KEY=${BERTH_S3_ACCESS_KEY}
 BERTH_TEST_S3_SECRET_KEY=${BERTH_S3_SECRET_KEY}
 BERTH_TEST_S3_DIR=${dir}/s3/data
+BERTH_TEST_BACKUP_FULL_DIR=${dir}/full
 ENV
 }
 

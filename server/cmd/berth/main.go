@@ -215,8 +215,9 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		Console: console, Node: nodeName(cfg), UpdateGrace: cfg.AutoUpdateGrace, DockerHubIndex: cfg.DockerHubIndexURL,
 		Boundaries: api.Boundaries{TrustedProxies: cfg.TrustedProxies, ExternalStackRoots: cfg.ExternalStackRoots,
 			OutboundAllow: cfg.OutboundAllow}, Replica: locator,
-		// Backups: restic (BERTH_RESTIC, else restic on PATH) in helpers on the environments' engines.
-		Backup: backup.New(backup.Config{Restic: os.Getenv("BERTH_RESTIC"), Helper: helperimage.Embedded(), Log: log})})
+		// Backups run restic next to the data, in helpers made of this
+		// host's restic (BERTH_RESTIC) and berth-helper.
+		Backup: backup.New(backup.Config{Restic: cfg.ResticPath, Helper: helperimage.Embedded(), Log: log})})
 	defer apiSrv.StopNotifications() // the notifier runs from api.New until Berth stops
 	// Volume browse helpers kept for a while are removed.
 	defer apiSrv.CloseVolumeHelpers()

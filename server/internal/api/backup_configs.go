@@ -375,8 +375,6 @@ func (s *Server) checkBackupDestination(ctx context.Context, b store.BackupConfi
 	return err
 }
 
-// errBackupsUnavailable is declared in backup_destinations.go (merge of h-dest and h-cfg).
-
 func (s *Server) updateBackupConfig(c *gin.Context) error {
 	ctx := c.Request.Context()
 	b, err := s.backupConfigOf(c, "backups:manage")

@@ -299,10 +299,15 @@ func TestBackupStackRunThenRestoreInPlaceAndToNewName(t *testing.T) {
 }
 
 // A backup that fails (the destination's password is wrong) still starts
-// again the container it stopped, says why it failed, and notifies nothing
-// as a success.
+// again the container it stopped, says why it failed, and notifies
+// backup_failed through the channels subscribed to it.
 func TestBackupStopDuringBackupRestartsTheContainerWhenTheBackupFails(t *testing.T) {
 	h := newBackupHarness(t, apitest.Options{})
+	rcv := newHookReceiver(t, nil)
+	var ch notificationOut
+	h.must(201, "POST", "/api/notifications", map[string]any{"name": "bk-" + h.label, "type": "webhook",
+		"config": map[string]any{"url": rcv.URL}, "eventTypes": []string{"backup_failed", "backup_success"}}, &ch)
+	h.must(201, "POST", "/api/environments/1/notifications", map[string]any{"notificationId": ch.ID}, nil)
 	badID, _ := h.localDestination("bad-"+h.label, backupTestPassword, "not the password")
 	name := "bkc-" + h.label
 	h.createContainerWithVolume(name, "bkvol-"+h.label)
@@ -321,6 +326,14 @@ func TestBackupStopDuringBackupRestartsTheContainerWhenTheBackupFails(t *testing
 	runs, err := h.store.ListBackupRuns(t.Context(), id, 1)
 	if err != nil || len(runs) != 1 || runs[0].Status != store.BackupFailed {
 		t.Errorf("runs = %+v, %v; want one failed", runs, err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for len(rcv.received()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := rcv.received()
+	if len(got) != 1 || got[0]["event"] != "backup_failed" || !strings.Contains(fmt.Sprint(got[0]["title"]), name) {
+		t.Errorf("the channel got %v, want one backup_failed naming %s", got, name)
 	}
 }
 
@@ -383,7 +396,8 @@ func TestBackupScheduledConfigIsListedAndRunsFromTheSchedules(t *testing.T) {
 	name := "bks-" + h.label
 	h.createContainerWithVolume(name, "bksvol-"+h.label)
 	id := h.backupConfig(map[string]any{"destinationId": h.destID, "targetName": name, "type": "container", "environmentId": 1,
-		"schedule": "0 3 * * *", "enabled": true})
+		"schedule": "0 3 * * *", "enabled": true,
+		"preHook": "echo dumped > /data/dump.sql", "postHook": "rm /data/dump.sql"})
 	var list struct {
 		Schedules []struct {
 			ID      int64   `json:"id"`
@@ -412,7 +426,27 @@ func TestBackupScheduledConfigIsListedAndRunsFromTheSchedules(t *testing.T) {
 	}
 	snaps, err := h.runner.Snapshots(t.Context(), h.where, h.repo, []string{backupjobs.ConfigTag(id)})
 	if err != nil || len(snaps) != 1 {
-		t.Errorf("snapshots after the scheduled run = %v, %v; want one", snaps, err)
+		t.Fatalf("snapshots after the scheduled run = %v, %v; want one", snaps, err)
+	}
+	// The pre hook's file is in the snapshot; the post hook removed it.
+	nodes, err := h.runner.Ls(t.Context(), h.where, h.repo, snaps[0].ID, backup.VolumesDir+"/bksvol-"+h.label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	if !strings.Contains(strings.Join(names, ","), "dump.sql") {
+		t.Errorf("snapshot holds %v, want the pre hook's dump.sql", names)
+	}
+	if out := dockerExec(t, name, "ls /data"); strings.Contains(out, "dump.sql") {
+		t.Errorf("/data after the run holds %q: the post hook did not run", out)
+	}
+	// The run is in the audit log, by the schedule's trigger (run now).
+	entries, _, err := h.store.ListAudit(t.Context(), store.AuditFilter{Action: "backup_config.run"})
+	if err != nil || len(entries) != 1 || entries[0].EntityID != fmt.Sprint(id) || !strings.Contains(entries[0].Description, "(manual): success") {
+		t.Errorf("audit entries of the run = %+v, %v", entries, err)
 	}
 	// Deleting the schedule keeps the configuration, without its cron.
 	h.must(200, "DELETE", fmt.Sprintf("/api/schedules/backup/%d", id), nil, nil)
@@ -422,5 +456,187 @@ func TestBackupScheduledConfigIsListedAndRunsFromTheSchedules(t *testing.T) {
 	h.must(200, "GET", fmt.Sprintf("/api/backup/configs/%d", id), nil, &cfg)
 	if cfg.Schedule != "" {
 		t.Errorf("schedule after its deletion = %q, want none", cfg.Schedule)
+	}
+}
+
+// Stopping a run cancels it: the result and the run say "stopped", not
+// failed, and the container stopped for the backup is... never stopped
+// here (the stop comes during the pre hook), but stays running.
+func TestBackupStopEndsTheRunAsStopped(t *testing.T) {
+	h := newBackupHarness(t, apitest.Options{})
+	name := "bkst-" + h.label
+	h.createContainerWithVolume(name, "bkstvol-"+h.label)
+	id := h.backupConfig(map[string]any{"destinationId": h.destID, "targetName": name, "type": "container", "environmentId": 1,
+		"preHook": "sleep 120", "stopBeforeBackup": true})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ch, resp := h.openStream(ctx, "POST", fmt.Sprintf("/api/backup/configs/%d/run", id), nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("run = %d", resp.StatusCode)
+	}
+	var res backupResult
+	for ev := range ch {
+		var e backupjobs.Event
+		if ev.Name == "progress" && json.Unmarshal([]byte(ev.Data), &e) == nil && e.Phase == "pre-hook" {
+			var stop struct {
+				Stopped bool `json:"stopped"`
+			}
+			h.must(200, "POST", fmt.Sprintf("/api/backup/configs/%d/stop", id), nil, &stop)
+			if !stop.Stopped {
+				t.Error("stop answered stopped false during the run")
+			}
+		}
+		if ev.Name == "result" {
+			_ = json.Unmarshal([]byte(ev.Data), &res)
+		}
+	}
+	if res.Status != "stopped" {
+		t.Errorf("result = %+v, want stopped", res)
+	}
+	runs, err := h.store.ListBackupRuns(t.Context(), id, 1)
+	if err != nil || len(runs) != 1 || runs[0].Status != store.BackupStopped {
+		t.Errorf("runs = %+v, %v; want one stopped", runs, err)
+	}
+	if !h.running(name) {
+		t.Error("the container is not running after the stopped run")
+	}
+	var stop struct {
+		Stopped bool `json:"stopped"`
+	}
+	h.must(200, "POST", fmt.Sprintf("/api/backup/configs/%d/stop", id), nil, &stop)
+	if stop.Stopped {
+		t.Error("stop with no run in progress answered stopped true")
+	}
+}
+
+// Bad configurations are refused with why, and nothing is stored.
+func TestBackupConfigRefusesBadInput(t *testing.T) {
+	h := newBackupHarness(t, apitest.Options{})
+	other := store.Environment{Name: "other-" + h.label, ConnectionType: "direct", Host: "127.0.0.1", Port: 1, Protocol: "http"}
+	if err := h.store.CreateEnvironment(t.Context(), &other); err != nil {
+		t.Fatal(err)
+	}
+	ok := map[string]any{"destinationId": h.destID, "targetName": "app", "type": "container", "environmentId": 1}
+	with := func(k string, v any) map[string]any {
+		m := map[string]any{}
+		for key, val := range ok {
+			m[key] = val
+		}
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+		return m
+	}
+	h.expectRefusals([]refusal{
+		{"no destination", "POST", "/api/backup/configs", with("destinationId", nil), 400, "destinationId is required"},
+		{"no target", "POST", "/api/backup/configs", with("targetName", nil), 400, "targetName is required"},
+		{"bad target", "POST", "/api/backup/configs", with("targetName", "../etc"), 400, "Invalid targetName"},
+		{"bad type", "POST", "/api/backup/configs", with("type", "vm"), 400, "Invalid type"},
+		{"bad cron", "POST", "/api/backup/configs", with("schedule", "every day"), 400, "Invalid cron expression"},
+		{"negative retention", "POST", "/api/backup/configs", with("retention", map[string]int{"keepLast": -1}), 400, "Invalid retention"},
+		{"relative path", "POST", "/api/backup/configs", with("paths", []string{"data"}), 400, "Invalid path"},
+		{"berth tag", "POST", "/api/backup/configs", with("tags", []string{"berth:instance=x"}), 400, "Invalid tag"},
+		{"unknown destination", "POST", "/api/backup/configs", with("destinationId", 999), 400, "Destination 999 not found"},
+		{"local repository of another environment", "POST", "/api/backup/configs", with("environmentId", other.ID), 400,
+			"A local repository is on the host of environment 1"},
+		{"stack hooks without a service", "POST", "/api/backup/configs", map[string]any{"destinationId": h.destID,
+			"targetName": "st", "type": "stack", "preHook": "true"}, 400, "hookService is required"},
+		{"restore without a snapshot", "POST", "/api/backup/restore", map[string]any{"destinationId": h.destID}, 400, "snapshotId is required"},
+		{"restore of a bad snapshot id", "POST", "/api/backup/restore/preview", map[string]any{"destinationId": h.destID,
+			"snapshotId": "zz;rm"}, 400, "snapshotId is not a snapshot id"},
+	})
+	var list []json.RawMessage
+	h.must(200, "GET", "/api/backup/configs", nil, &list)
+	if len(list) != 0 {
+		t.Errorf("configs after refusals = %d, want none", len(list))
+	}
+	id := h.backupConfig(ok)
+	h.expectRefusals([]refusal{
+		{"environment change", "PUT", fmt.Sprintf("/api/backup/configs/%d", id), map[string]any{"environmentId": other.ID}, 400,
+			"cannot be changed"},
+		{"unknown config", "GET", "/api/backup/configs/999", nil, 404, "Backup configuration not found"},
+	})
+}
+
+// A Viewer sees configurations but may not create, run or restore; an
+// Operator may.
+func TestBackupViewerMayListButNotRunOrRestore(t *testing.T) {
+	enginetest.Require(t)
+	enginetest.RequireEnv(t, "restic", "BERTH_TEST_RESTIC")
+	h := newBackupHarness(t, apitest.Options{Auth: true})
+	user, pw := h.setupAdmin()
+	admin := h.login(user, pw)
+	h.as(admin)
+	id := h.backupConfig(map[string]any{"destinationId": h.destID, "targetName": "app", "type": "container", "environmentId": 1})
+	h.userWithRole("vera", "Viewer")
+	h.userWithRole("otto", "Operator")
+	h.as(h.login("vera", "vera-password-1"))
+	var list []json.RawMessage
+	h.must(200, "GET", "/api/backup/configs", nil, &list)
+	if len(list) != 1 {
+		t.Errorf("a Viewer lists %d configurations, want 1", len(list))
+	}
+	h.expectRefusals([]refusal{
+		{"create", "POST", "/api/backup/configs", map[string]any{"destinationId": h.destID, "targetName": "x"}, 403, "Permission denied"},
+		{"run", "POST", fmt.Sprintf("/api/backup/configs/%d/run", id), nil, 403, "Permission denied"},
+		{"delete", "DELETE", fmt.Sprintf("/api/backup/configs/%d", id), nil, 403, "Permission denied"},
+		{"restore", "POST", "/api/backup/restore", map[string]any{"destinationId": h.destID, "snapshotId": "abcdef12",
+			"mode": "in-place", "confirmOverwrite": true}, 403, "Permission denied"},
+	})
+	h.as(h.login("otto", "otto-password-1"))
+	h.must(200, "PUT", fmt.Sprintf("/api/backup/configs/%d", id), map[string]any{"retention": map[string]int{"keepLast": 5}}, nil)
+}
+
+// A destination's maintenance policy with a cron is a schedule (type
+// backup_check): listed, run from the schedules (restic check passes on
+// the repository), switched off and removed through the schedules' routes,
+// which write the destination's policies.
+func TestBackupDestinationMaintenanceIsASchedule(t *testing.T) {
+	h := newBackupHarness(t, apitest.Options{})
+	d, err := h.store.GetBackupDestination(t.Context(), h.destID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Policies = `{"checkEnabled":true,"checkSchedule":"0 5 * * 0"}`
+	if err := h.store.UpdateBackupDestination(t.Context(), &d); err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Schedules []struct {
+			ID      int64  `json:"id"`
+			Type    string `json:"type"`
+			Enabled bool   `json:"enabled"`
+		} `json:"schedules"`
+	}
+	h.must(200, "GET", "/api/schedules", nil, &list)
+	found := false
+	for _, s := range list.Schedules {
+		found = found || s.Type == "backup_check" && s.ID == h.destID && s.Enabled
+	}
+	if !found {
+		t.Fatalf("schedules %+v: no backup_check of destination %d", list, h.destID)
+	}
+	path := fmt.Sprintf("/api/schedules/backup_check/%d", h.destID)
+	var run struct {
+		Execution struct {
+			Status string `json:"status"`
+			Logs   string `json:"logs"`
+		} `json:"execution"`
+	}
+	h.must(200, "POST", path+"/run?wait=true", nil, &run)
+	if run.Execution.Status != "success" {
+		t.Fatalf("check execution = %+v, want success", run.Execution)
+	}
+	h.must(200, "POST", path+"/toggle", nil, nil)
+	d, _ = h.store.GetBackupDestination(t.Context(), h.destID)
+	if !strings.Contains(d.Policies, `"checkEnabled":false`) {
+		t.Errorf("policies after the toggle = %s, want checkEnabled false", d.Policies)
+	}
+	h.must(200, "DELETE", path, nil, nil)
+	d, _ = h.store.GetBackupDestination(t.Context(), h.destID)
+	if strings.Contains(d.Policies, "checkSchedule") {
+		t.Errorf("policies after the delete = %s, want no checkSchedule", d.Policies)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/backup"
-	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
@@ -44,9 +42,10 @@ func (s *Server) backupDestinationRoutes() []route {
 }
 
 // backupDestinationJSON is a destination as clients read it: never the
-// password nor the SSH key; the extra environment's values (cloud
-// credentials) only for a caller who may manage backups, on the single GET
-// and in the answers of create and update.
+// password nor the SSH key; the extra environment (cloud credentials) only
+// for a caller who may manage backups, on the single GET and in the answers
+// of create and update, and even then its secret values masked
+// (secretEnvVars).
 type backupDestinationJSON struct {
 	ID         int64  `json:"id"`
 	Name       string `json:"name"`
@@ -84,6 +83,9 @@ func toBackupDestinationJSON(d store.BackupDestination, withEnv bool) backupDest
 	if withEnv {
 		out.EnvVars = map[string]string{}
 		for k, v := range d.EnvVars {
+			if secretEnvVars[k] {
+				v = secretMask // sent back as is, it keeps the stored value
+			}
 			out.EnvVars[k] = v
 		}
 	}
@@ -93,6 +95,11 @@ func toBackupDestinationJSON(d store.BackupDestination, withEnv bool) backupDest
 	}
 	return out
 }
+
+// secretEnvVars are the names of the extra environment whose values are
+// secrets: answered as secretMask, never as themselves (the access key id,
+// the region and the REST user name are not secret).
+var secretEnvVars = map[string]bool{"AWS_SECRET_ACCESS_KEY": true, "AWS_SESSION_TOKEN": true, "RESTIC_REST_PASSWORD": true}
 
 // backupDestinationRequest is the body of create and update. On update an
 // absent field keeps its value; the password, the SSH key and each value of
@@ -247,30 +254,30 @@ func (s *Server) applyBackupDestination(ctx context.Context, d *store.BackupDest
 			d.EnvVars["RESTIC_REST_PASSWORD"] = password
 		}
 	}
-	r, err := parseResticRepository(d.Repository)
+	d.Repository = normalizeRepository(d.Repository)
+	typ, err := backup.ParseRepository(d.Repository)
 	if err != nil {
 		return err
 	}
-	d.Type = r.Type
-	if err := s.checkRepositoryHost(ctx, r); err != nil {
+	d.Type = typ
+	if err := s.checkRepositoryHost(ctx, d.Repository, typ); err != nil {
 		return err
 	}
 	if d.HostPath != "" {
-		if _, err := parseResticRepository("local:" + d.HostPath); err != nil || r.Type != backup.TypeLocal {
-			return fault.New(fault.Invalid, "Invalid hostPath: only a local repository has one, an absolute clean path on its environment's host")
+		if _, err := backup.ParseRepository(d.HostPath); err != nil || typ != backup.TypeLocal {
+			return fault.New(fault.Invalid, "Invalid hostPath: only a local repository has one, a clean absolute path on its environment's host")
 		}
 	}
-	if err := checkResticFlags(d.Flags); err != nil {
-		return err
-	}
-	if err := checkEnvVars(d.EnvVars); err != nil {
-		return err
-	}
-	if d.SSHKey != "" && d.Type != backup.TypeSFTP || d.SSHKnownHosts != "" && d.Type != backup.TypeSFTP {
+	if (d.SSHKey != "" || d.SSHKnownHosts != "") && typ != backup.TypeSFTP {
 		return fault.New(fault.Invalid, "sshKey and sshKnownHosts are for sftp repositories only")
 	}
 	if d.SSHKey != "" && !strings.Contains(d.SSHKey, "PRIVATE KEY-----") {
 		return fault.New(fault.Invalid, "Invalid sshKey: an OpenSSH or PEM private key is expected")
+	}
+	// The password, the environment's names and values, the flags, an SFTP
+	// repository's key: as the runner will take them.
+	if err := backup.CheckRepo(d.Repo()); err != nil {
+		return err
 	}
 	if err := checkBackupPolicies(d.Policies); err != nil {
 		return err
@@ -306,17 +313,17 @@ func (s *Server) applyBackupDestination(ctx context.Context, d *store.BackupDest
 // repositoryLocation is where a repository's secrets go: its type and host
 // (a local repository: its environment).
 func repositoryLocation(d store.BackupDestination) string {
-	r, err := parseResticRepository(d.Repository)
+	typ, err := backup.ParseRepository(normalizeRepository(d.Repository))
 	if err != nil {
 		return d.Repository
 	}
-	if r.Type == backup.TypeLocal {
+	if typ == backup.TypeLocal {
 		if d.EnvironmentID == nil {
 			return "local"
 		}
 		return fmt.Sprintf("local (environment %d)", *d.EnvironmentID)
 	}
-	return r.Type + "://" + r.Host
+	return typ + "://" + repositoryHost(d.Repository, typ)
 }
 
 // splitRESTCredentials takes the user and password out of a REST
@@ -505,347 +512,4 @@ func destinationInUse(users []store.BackupConfigRef) error {
 	}
 	return fault.New(fault.Conflict, fmt.Sprintf("The destination is used by %d backup configuration(s): %s; "+
 		"delete them or move them to another destination first", len(users), strings.Join(names, ", ")))
-}
-
-// backupWhere is where restic runs for d: its environment's engine.
-func (s *Server) backupWhere(ctx context.Context, d store.BackupDestination) (backup.Where, error) {
-	if s.backup == nil {
-		return backup.Where{}, errBackupsUnavailable
-	}
-	envID, err := s.store.BackupEnvironment(ctx, d)
-	if err != nil {
-		return backup.Where{}, err
-	}
-	env, err := s.environmentByID(ctx, envID)
-	if err != nil {
-		return backup.Where{}, err
-	}
-	cl, err := s.engines.Client(ctx, env.Endpoint())
-	if err != nil {
-		return backup.Where{}, err
-	}
-	return backup.Where{EnvID: env.ID, Client: cl, Owner: s.node}, nil
-}
-
-// repositoryTimeout bounds the short restic operations a request waits for
-// (init, test, key rotation); the long ones run as jobs.
-const repositoryTimeout = 5 * time.Minute
-
-// initRepository initialises d's repository and keeps the outcome as its
-// test status.
-func (s *Server) initRepository(ctx context.Context, d store.BackupDestination) (existed bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, repositoryTimeout)
-	defer cancel()
-	w, err := s.backupWhere(ctx, d)
-	if err == nil {
-		existed, err = s.backup.Init(ctx, w, d.Repo())
-	}
-	test := store.BackupDestinationTest{At: time.Now().UTC(), Status: store.BackupTestSuccess, Message: "Repository initialized"}
-	if existed {
-		test.Message = "Repository already initialized"
-	}
-	if err != nil {
-		test.Status, test.Message = store.BackupTestFailed, backupMessage(err)
-	}
-	s.recordBackupTest(ctx, d.ID, test)
-	return existed, err
-}
-
-// testRepository opens d's repository and keeps the outcome.
-func (s *Server) testRepository(ctx context.Context, d store.BackupDestination) store.BackupDestinationTest {
-	ctx, cancel := context.WithTimeout(ctx, repositoryTimeout)
-	defer cancel()
-	test := s.repositoryTest(ctx, d)
-	if d.ID != 0 {
-		s.recordBackupTest(ctx, d.ID, test)
-	}
-	return test
-}
-
-// repositoryTest opens d's repository: success, needs_init or failed.
-func (s *Server) repositoryTest(ctx context.Context, d store.BackupDestination) store.BackupDestinationTest {
-	test := store.BackupDestinationTest{At: time.Now().UTC(), Status: store.BackupTestSuccess, Message: "Repository reachable"}
-	w, err := s.backupWhere(ctx, d)
-	if err == nil {
-		err = s.backup.Test(ctx, w, d.Repo())
-	}
-	switch {
-	case err == nil:
-	case notInitialized(err):
-		test.Status, test.Message = store.BackupTestNeedsInit, backupMessage(err)
-	default:
-		test.Status, test.Message = store.BackupTestFailed, backupMessage(err)
-	}
-	return test
-}
-
-func (s *Server) recordBackupTest(ctx context.Context, id int64, test store.BackupDestinationTest) {
-	if err := s.store.RecordBackupDestinationTest(context.WithoutCancel(ctx), id, test); err != nil && !errors.Is(err, store.ErrNotFound) {
-		s.log.Error("backup destination test not recorded", "destination", id, "err", err)
-	}
-}
-
-// notInitialized reports whether err says the repository does not exist
-// yet (the runner's "Repository not initialized").
-func notInitialized(err error) bool {
-	return strings.Contains(strings.ToLower(backupMessage(err)), "not initialized")
-}
-
-// backupMessage is what a user is told of a restic failure: the fault's
-// message and details (the runner words them), never the logged cause.
-func backupMessage(err error) string {
-	_, body := errorResponse(err)
-	if body.Details != "" {
-		return body.Error + ": " + body.Details
-	}
-	return body.Error
-}
-
-// backupInitAnswer is the reference's {success, message}.
-type backupInitAnswer struct {
-	Success bool   `json:"success"`
-	Message string `json:"message"`
-}
-
-func (s *Server) initBackupDestination(c *gin.Context) error {
-	d, err := s.backupDestination(c)
-	if err != nil {
-		return err
-	}
-	noteAudit(c, fmt.Sprint(d.ID), d.Name)
-	existed, err := s.initRepository(c.Request.Context(), d)
-	if err != nil {
-		return err
-	}
-	msg := "Repository initialized"
-	if existed {
-		msg = "Repository already initialized"
-	}
-	return writeJSON(c, http.StatusOK, backupInitAnswer{Success: true, Message: msg})
-}
-
-// backupTestAnswer is the outcome of a repository test: {success, status:
-// success|needs_init|failed, needsInit, error?}.
-type backupTestAnswer struct {
-	Success   bool   `json:"success"`
-	Status    string `json:"status"`
-	NeedsInit bool   `json:"needsInit"`
-	Message   string `json:"message,omitempty"`
-	Error     string `json:"error,omitempty"`
-}
-
-func toBackupTestAnswer(t store.BackupDestinationTest) backupTestAnswer {
-	a := backupTestAnswer{Success: t.Status == store.BackupTestSuccess, Status: t.Status, NeedsInit: t.Status == store.BackupTestNeedsInit}
-	if a.Success {
-		a.Message = t.Message
-	} else {
-		a.Error = t.Message
-	}
-	return a
-}
-
-func (s *Server) testBackupDestination(c *gin.Context) error {
-	d, err := s.backupDestination(c)
-	if err != nil {
-		return err
-	}
-	if s.backup == nil {
-		return errBackupsUnavailable
-	}
-	return writeJSON(c, http.StatusOK, toBackupTestAnswer(s.testRepository(c.Request.Context(), d)))
-}
-
-// backupRepositoryTestRequest tests a saved destination (destinationId)
-// or settings not saved yet.
-type backupRepositoryTestRequest struct {
-	DestinationID int64 `json:"destinationId"`
-	backupDestinationRequest
-}
-
-// testBackupRepository tests a saved destination as saved, or the
-// repository of a form not saved yet (nothing is stored then).
-func (s *Server) testBackupRepository(c *gin.Context) error {
-	var req backupRepositoryTestRequest
-	if err := bindJSON(c, &req); err != nil {
-		return err
-	}
-	if s.backup == nil {
-		return errBackupsUnavailable
-	}
-	ctx := c.Request.Context()
-	if req.DestinationID != 0 {
-		d, err := s.backupDestinationByID(ctx, req.DestinationID)
-		if err != nil {
-			return err
-		}
-		return writeJSON(c, http.StatusOK, toBackupTestAnswer(s.testRepository(ctx, d)))
-	}
-	if req.Name == nil {
-		name := "test"
-		req.Name = &name
-	}
-	var d store.BackupDestination
-	if err := s.applyBackupDestination(ctx, &d, req.backupDestinationRequest); err != nil {
-		return err
-	}
-	return writeJSON(c, http.StatusOK, toBackupTestAnswer(s.testRepository(ctx, d)))
-}
-
-// rotateKeyRequest is the reference's {currentPassword, newPassword}.
-type rotateKeyRequest struct {
-	CurrentPassword string `json:"currentPassword"`
-	NewPassword     string `json:"newPassword"`
-}
-
-// rotateKeyOutOfSync is the 409 of a key rotated in the repository whose
-// new password could not be saved.
-type rotateKeyOutOfSync struct {
-	Success     bool   `json:"success"`
-	DBOutOfSync bool   `json:"dbOutOfSync"`
-	Error       string `json:"error"`
-}
-
-// rotateBackupKey replaces the repository's password: restic adds a key
-// for the new password and removes the old one, then the destination keeps
-// the new password.
-func (s *Server) rotateBackupKey(c *gin.Context) error {
-	d, err := s.backupDestination(c)
-	if err != nil {
-		return err
-	}
-	var req rotateKeyRequest
-	if err := bindJSON(c, &req); err != nil {
-		return err
-	}
-	switch {
-	case req.CurrentPassword == "" || req.NewPassword == "":
-		return fault.New(fault.Invalid, "currentPassword and newPassword are required")
-	case req.CurrentPassword != d.Password:
-		return fault.New(fault.Invalid, "The current password is incorrect")
-	case req.NewPassword == req.CurrentPassword:
-		return fault.New(fault.Invalid, "The new password is the current one")
-	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), repositoryTimeout)
-	defer cancel()
-	if err := s.destinationIdle(ctx, d.ID); err != nil {
-		return err
-	}
-	w, err := s.backupWhere(ctx, d)
-	if err != nil {
-		return err
-	}
-	noteAudit(c, fmt.Sprint(d.ID), d.Name)
-	if err := s.backup.ChangePassword(ctx, w, d.Repo(), req.NewPassword); err != nil {
-		return err
-	}
-	if err := s.store.SetBackupDestinationPassword(context.WithoutCancel(ctx), d.ID, req.NewPassword); err != nil {
-		// The repository opens with the new password only: the user, who
-		// sent it, must save it by hand (PUT with the new password).
-		s.log.Error("backup key rotated but the new password not saved", "destination", d.ID, "err", err)
-		return writeJSON(c, http.StatusConflict, rotateKeyOutOfSync{DBOutOfSync: true,
-			Error: "The repository's key was rotated but the new password could not be saved: set it with PUT /api/backup/destinations/" +
-				fmt.Sprint(d.ID)})
-	}
-	return writeJSON(c, http.StatusOK, success)
-}
-
-// backupTaskRequest is the reference's {task}.
-type backupTaskRequest struct {
-	Task string `json:"task"`
-}
-
-// backupTaskResult is the final event of a maintenance task or a verify:
-// {success, task, stats?, output?, error?}.
-type backupTaskResult struct {
-	Success bool          `json:"success"`
-	Task    string        `json:"task"`
-	Stats   *backup.Stats `json:"stats,omitempty"`
-	Output  []string      `json:"output"`
-	Error   string        `json:"error,omitempty"`
-}
-
-var backupTasks = map[string]backup.Task{
-	"unlock": backup.TaskUnlock, "check": backup.TaskCheck, "prune": backup.TaskPrune, "stats": backup.TaskStats,
-	"repair-index": backup.TaskRepairIndex, "repair-snapshots": backup.TaskRepairSnapshots,
-}
-
-// backupDestinationTask runs a maintenance task as a job: an event stream
-// of progress events and a final result (a failure is a result with
-// success false, never a 500), or with Accept: application/json the result.
-func (s *Server) backupDestinationTask(c *gin.Context) error {
-	d, err := s.backupDestination(c)
-	if err != nil {
-		return err
-	}
-	var req backupTaskRequest
-	if err := bindJSON(c, &req); err != nil {
-		return err
-	}
-	task, ok := backupTasks[req.Task]
-	if !ok {
-		return fault.New(fault.Invalid, "Unknown task: must be one of unlock, check, prune, stats, repair-index, repair-snapshots")
-	}
-	w, err := s.backupWhere(c.Request.Context(), d)
-	if err != nil {
-		return err
-	}
-	noteAudit(c, fmt.Sprint(d.ID), d.Name+" "+req.Task)
-	return s.streamJob(c, s.backupTaskJob(d, w, task, ""))
-}
-
-// dataSubset is restic check's --read-data-subset: a percentage or n/m.
-var dataSubset = regexp.MustCompile(`^([0-9]{1,3}(\.[0-9]{1,2})?%|[0-9]{1,4}/[0-9]{1,4})$`)
-
-// backupVerifyRequest is the reference's {dataSubset} ("5%", "1/10"; ""
-// reads no data, "100%" all of it).
-type backupVerifyRequest struct {
-	DataSubset *string `json:"dataSubset"`
-}
-
-// verifyBackupDestination checks the repository reading a subset of its
-// data (restic check --read-data-subset), as an event stream.
-func (s *Server) verifyBackupDestination(c *gin.Context) error {
-	d, err := s.backupDestination(c)
-	if err != nil {
-		return err
-	}
-	var req backupVerifyRequest
-	if err := bindJSON(c, &req); err != nil {
-		return err
-	}
-	subset := "5%"
-	if req.DataSubset != nil {
-		subset = strings.TrimSpace(*req.DataSubset)
-	}
-	if subset != "" && !dataSubset.MatchString(subset) {
-		return fault.New(fault.Invalid, `Invalid dataSubset: a percentage ("5%") or a part ("1/10") is expected`)
-	}
-	w, err := s.backupWhere(c.Request.Context(), d)
-	if err != nil {
-		return err
-	}
-	noteAudit(c, fmt.Sprint(d.ID), d.Name)
-	return s.streamJob(c, s.backupTaskJob(d, w, backup.TaskCheck, subset))
-}
-
-// backupTaskJob runs task on d's repository, emitting restic's progress.
-func (s *Server) backupTaskJob(d store.BackupDestination, w backup.Where, task backup.Task, readData string) jobs.Func {
-	return func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
-		res := backupTaskResult{Task: string(task), Output: []string{}}
-		stats, err := s.backup.Task(ctx, w, d.Repo(), task, readData, func(p backup.Progress) {
-			if p.Message != "" && len(res.Output) < 1000 {
-				res.Output = append(res.Output, p.Message)
-			}
-			emit("progress", p)
-		})
-		if err != nil {
-			res.Error = backupMessage(err)
-			return "result", res, true
-		}
-		res.Success = true
-		if task == backup.TaskStats {
-			res.Stats = &stats
-		}
-		return "result", res, false
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"path"
 	"regexp"
@@ -175,13 +174,11 @@ func (s *Server) listBackupSnapshots(c *gin.Context) error {
 
 // backupConfigDestination is the destination of backup configuration id.
 func (s *Server) backupConfigDestination(ctx context.Context, id int64) (int64, error) {
-	// TODO(h-cfg): store.GetBackupConfig once the configurations' store is
-	// merged; until then a direct read of the row's destination.
-	refs, err := s.store.BackupConfigDestination(ctx, id)
+	b, err := s.store.GetBackupConfig(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, fault.New(fault.NotFound, "Backup config not found")
 	}
-	return refs, err
+	return b.DestinationID, err
 }
 
 // snapshotID is a restic snapshot id or its short form.
@@ -496,5 +493,3 @@ func (s *Server) diffBackupSnapshots(c *gin.Context) error {
 		return "complete", diff, false
 	})
 }
-
-var _ io.Writer = (*limitedBuffer)(nil)

@@ -13,7 +13,7 @@ var backupDestinationOps = map[string]apiOp{
 		Request: backupDestinationRequest{}, Response: backupDestinationAnswer{}, Status: 201},
 	"POST /api/backup/destinations/test": {Summary: "Test a saved destination (destinationId) or the settings of one not saved yet: {success, status, needsInit, error?}",
 		Request: backupRepositoryTestRequest{}, Response: backupTestAnswer{}},
-	"GET /api/backup/destinations/{id}": {Summary: "One destination; envVars' values only for a caller with backups:manage, never the password",
+	"GET /api/backup/destinations/{id}": {Summary: "One destination; envVars (secret values masked) only for a caller with backups:manage, never the password",
 		Response: backupDestinationJSON{}},
 	"PUT /api/backup/destinations/{id}": {Summary: "Change a destination (absent fields kept; stored secrets go only to the repository host they were saved for)",
 		Request: backupDestinationRequest{}, Response: backupDestinationJSON{}},

@@ -200,6 +200,8 @@ func New(d Deps) *Server {
 			schedule.EnvUpdateCheck:  schedule.RunnerFunc(au.RunUpdateCheck),
 			schedule.ImagePrune:      schedule.RunnerFunc(imgs.RunPrune),
 			schedule.Backup:          schedule.RunnerFunc(backups.RunSchedule),
+			schedule.BackupCheck:     schedule.RunnerFunc(backups.RunMaintenance),
+			schedule.BackupPrune:     schedule.RunnerFunc(backups.RunMaintenance),
 		},
 		// A container caught in the middle of its update when Berth stopped
 		// is put right (rolled back, or its proven update completed).

@@ -16,6 +16,15 @@
 // never put in the helper's environment or command line, where a container
 // inspection shows them: they are copied into the created container as
 // files before it starts.
+//
+// The helper runs in the host's network (a repository on the host's
+// loopback is reachable), labelled engine.HelperLabel=backup with its
+// owner and repository. restic's locks name the host and PID 1 of a
+// helper, so restic never finds them stale: Restic runs one command of a
+// repository at a time in the process, and removes every lock of the
+// repository before its next run when it knows the run that left them is
+// dead (killed, cancelled, or a helper of its owner that a stopped Berth
+// left behind, which it removes).
 package backup
 
 import (

@@ -77,15 +77,24 @@ func (im *images) ensure(ctx context.Context, c *engine.Client) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	if arch != runtime.GOARCH {
-		return "", fault.New(fault.Invalid, fmt.Sprintf(
-			"Backups need an engine of the Berth host's architecture (%s); this engine's is %s", runtime.GOARCH, arch))
+	if err := sameArch(arch, runtime.GOARCH); err != nil {
+		return "", err
 	}
 	img, err := im.build()
 	if err != nil {
 		return "", err
 	}
 	return helperimage.Ensure(ctx, c, img, "Berth's backup image")
+}
+
+// sameArch refuses an engine whose architecture (GOARCH) is not the
+// host's: the image holds the host's programs.
+func sameArch(engine, host string) error {
+	if engine != host {
+		return fault.New(fault.Invalid, fmt.Sprintf(
+			"Backups need an engine of the Berth host's architecture (%s); this engine's is %s", host, engine))
+	}
+	return nil
 }
 
 // build makes the image on first use.

@@ -197,3 +197,14 @@ func FuzzCheckFlags(f *testing.F) {
 		}
 	})
 }
+
+func TestAnEngineOfAnotherArchitectureIsRefused(t *testing.T) {
+	err := sameArch("arm64", "amd64")
+	if f, ok := fault.As(err); !ok || f.Kind != fault.Invalid ||
+		f.Message != "Backups need an engine of the Berth host's architecture (amd64); this engine's is arm64" {
+		t.Errorf("sameArch = %v", err)
+	}
+	if err := sameArch("amd64", "amd64"); err != nil {
+		t.Errorf("the same architecture: %v", err)
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/berth-dev/berth/server/internal/backup"
+	"github.com/berth-dev/berth/server/internal/helperimage/helperimagetest"
+	"github.com/berth-dev/berth/shared/enginetest"
 	"github.com/berth-dev/berth/shared/fault"
 	"github.com/google/go-cmp/cmp"
 )
@@ -123,23 +125,43 @@ func TestRoundTripRestoresEveryByte(t *testing.T) {
 	}
 }
 
-// TestRestoreToAnotherVolumeLeavesTheOriginal restores a snapshot of one
-// volume onto a new one: the copy holds the snapshot, the original keeps
-// its changes.
-func TestRestoreToAnotherVolumeLeavesTheOriginal(t *testing.T) {
+// TestRestoreToANewVolumeAndPathLeavesTheOriginals restores a snapshot of a
+// volume and a host path onto another volume and a host path not there
+// yet: the copies hold the snapshot, the originals keep their changes.
+func TestRestoreToANewVolumeAndPathLeavesTheOriginals(t *testing.T) {
 	e := newEnv(t)
 	repo := e.localRepo()
 	vol := e.volume("orig", volumeContent)
 	want := e.volumeSums(vol)
-	sum, err := e.runner.Backup(ctx(t), e.where, repo, backup.Source{Volumes: []string{vol}}, nil)
+	dir := filepath.Join(t.TempDir(), "stack")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "compose.yaml"), []byte("services: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantDir := hostSums(t, dir)
+	sum, err := e.runner.Backup(ctx(t), e.where, repo, backup.Source{Volumes: []string{vol}, Paths: []string{dir}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.inVolume(vol, volumeChange)
-	changed := e.volumeSums(vol)
-	copyVol := e.volume("copy", "echo stale > stale.txt")
-	if err := e.runner.Restore(ctx(t), e.where, repo, sum.SnapshotID, backup.Target{Volumes: map[string]string{vol: copyVol}}, nil); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "compose.yaml"), []byte("changed\n"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	changed, changedDir := e.volumeSums(vol), hostSums(t, dir)
+	copyVol := e.volume("copy", "echo stale > stale.txt")
+	copyDir := filepath.Join(t.TempDir(), "new-stack") // not there yet
+	err = e.runner.Restore(ctx(t), e.where, repo, sum.SnapshotID,
+		backup.Target{Volumes: map[string]string{vol: copyVol}, Paths: map[string]string{dir: copyDir}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantDir, hostSums(t, copyDir)); diff != "" {
+		t.Errorf("the new host path (-want +got):\n%s", diff)
+	}
+	if got := hostSums(t, dir); got != changedDir {
+		t.Errorf("the original host path changed:\n%s\nwant\n%s", got, changedDir)
 	}
 	if diff := cmp.Diff(want, e.volumeSums(copyVol)); diff != "" {
 		t.Errorf("the new volume (-want +got):\n%s", diff)
@@ -347,6 +369,10 @@ func TestTasksAndChangePassword(t *testing.T) {
 	if _, err := e.runner.Task(ctx(t), e.where, repo, backup.TaskCheck, "--x", nil); fault.KindOf(err) != fault.Invalid {
 		t.Errorf("check with a bad subset = %v, want refused", err)
 	}
+	// restic 0.14 (Debian 12's) has no repair snapshots; a later one does.
+	if _, err := e.runner.Task(ctx(t), e.where, repo, backup.TaskRepairSnapshots, "", nil); err != nil {
+		wantFault(t, err, fault.Unavailable, "This restic cannot repair snapshots (restic 0.16 or later can)")
+	}
 	st, err := e.runner.Task(ctx(t), e.where, repo, backup.TaskStats, "", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -516,4 +542,63 @@ func newSSHKey(t *testing.T) (string, string) {
 		t.Fatal(err)
 	}
 	return string(key), string(pub)
+}
+
+// TestFullRepositoryDiskIsItsFault backs 8 MiB up to a local repository
+// on a 4 MiB filesystem: "No space left on the repository's device", and
+// the repository still opens.
+func TestFullRepositoryDiskIsItsFault(t *testing.T) {
+	e := newEnv(t)
+	enginetest.RequireEnv(t, "a small filesystem", "BERTH_TEST_BACKUP_FULL_DIR")
+	dir := filepath.Join(os.Getenv("BERTH_TEST_BACKUP_FULL_DIR"), e.label)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	repo := backup.Repo{Repository: dir, Password: "pw-" + e.label}
+	if _, err := e.runner.Init(ctx(t), e.where, repo); err != nil {
+		t.Fatal(err)
+	}
+	vol := e.volume("full", "busybox dd if=/dev/urandom of=big bs=1M count=8 2>/dev/null")
+	_, err := e.runner.Backup(ctx(t), e.where, repo, backup.Source{Volumes: []string{vol}}, nil)
+	wantFault(t, err, fault.Unavailable, "No space left on the repository's device")
+	if err := e.runner.Test(ctx(t), e.where, repo); err != nil {
+		t.Errorf("the full repository no longer opens: %v", err)
+	}
+	e.noHelpersLeft()
+}
+
+// TestWithoutResticOnTheHostEveryCallSaysSo: a Berth host without restic
+// answers a 503 naming the package to install.
+func TestWithoutResticOnTheHostEveryCallSaysSo(t *testing.T) {
+	e := newEnv(t)
+	set, err := helperimagetest.Set()
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := backup.New(backup.Config{Restic: filepath.Join(t.TempDir(), "restic"), Helper: set})
+	if none.Installed() {
+		t.Fatal("a missing restic is reported installed")
+	}
+	err = none.Test(ctx(t), e.where, backup.Repo{Repository: "/srv/none", Password: "pw"})
+	wantFault(t, err, fault.Unavailable, "restic is not installed on the Berth host (install Debian's restic package)")
+}
+
+// TestLockedRepositoryIsItsFault: while another Berth (another owner)
+// backs up, an exclusive task is "Repository is locked by another run",
+// and that run's helper is left alone.
+func TestLockedRepositoryIsItsFault(t *testing.T) {
+	e := newEnv(t)
+	repo := e.localRepo()
+	vol := e.volume("locked", "busybox dd if=/dev/urandom of=big bs=1M count=8 2>/dev/null")
+	done := e.slowBackup(repo, vol)
+	other := newEnvOn(t, e.socket)
+	_, err := other.runner.Task(ctx(t), other.where, repo, backup.TaskCheck, "", nil)
+	wantFault(t, err, fault.Conflict, "Repository is locked by another run")
+	ids := e.helpers()
+	if len(ids) != 1 {
+		t.Fatalf("the other Berth's helper is gone: %v", ids)
+	}
+	e.docker("kill", ids[0])
+	<-done
+	if _, err := e.runner.Task(ctx(t), e.where, repo, backup.TaskCheck, "", nil); err != nil {
+		t.Fatalf("check once the backup ended: %v", err)
+	}
 }

@@ -226,7 +226,9 @@ func (x *Restic) exec(ctx context.Context, w Where, r Repo, inv invocation) erro
 	}
 	key := repoKey(w, r)
 	spec := engine.HelperSpec{
-		Image: img, Mounts: inv.volumes, Binds: inv.binds, HostNetwork: true,
+		// restic reaches repositories on the host's loopback too;
+		// berth-helper needs no network.
+		Image: img, Mounts: inv.volumes, Binds: inv.binds, HostNetwork: !inv.helper,
 		Labels: map[string]string{engine.HelperLabel: HelperKind, OwnerLabel: owner(w), RepoLabel: key},
 	}
 	var secrets []byte

@@ -311,6 +311,22 @@ func (s *Service) Restore(ctx context.Context, spec RestoreSpec, actor Actor, pr
 			return fmt.Errorf("create volume %s: %w", name, err)
 		}
 	}
+	if len(p.create) > 0 {
+		// A restore to a new location that fails leaves no half-written
+		// volumes behind.
+		defer func() {
+			if err == nil {
+				return
+			}
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restartTimeout)
+			defer cancel()
+			for name := range p.create {
+				if rerr := c.RemoveVolume(rctx, name, true); rerr != nil {
+					s.o.Log.Warn("restore: volume not removed after a failure", "volume", name, "err", rerr)
+				}
+			}
+		}()
+	}
 	var ids []string
 	for _, ct := range p.stop {
 		ids = append(ids, ct.ID)

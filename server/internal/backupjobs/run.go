@@ -315,7 +315,7 @@ func (s *Service) finish(ctx context.Context, cfg store.BackupConfig, run *store
 	}
 	envID := cfg.EnvironmentID
 	username := actor.Username
-	if username == "" && trigger == TriggerCron {
+	if username == "" {
 		username = "scheduler"
 	}
 	e := store.AuditEntry{UserID: actor.UserID, Username: username, EnvironmentID: &envID, Action: "backup_config.run",

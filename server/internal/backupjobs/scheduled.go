@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/backup"
 	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/store"
 )
@@ -13,7 +14,11 @@ import (
 // schedule's id is the configuration's): the run's steps go to the
 // execution's log; a stopped run is recorded as skipped.
 func (s *Service) RunSchedule(ctx context.Context, d schedule.Definition, run *schedule.Run) error {
-	return s.RunRecorded(ctx, d.ID, TriggerCron, Actor{}, run, nil)
+	trigger := run.Trigger()
+	if trigger == "" {
+		trigger = TriggerCron
+	}
+	return s.RunRecorded(ctx, d.ID, trigger, Actor{}, run, nil)
 }
 
 // RunRecorded is Run as a schedule execution: the steps are logged to run
@@ -49,4 +54,32 @@ func (s *Service) RunRecorded(ctx context.Context, id int64, trigger string, act
 		run.Logf("Retention: %s", fmt.Sprint(res.Forgotten, " snapshot(s) forgotten"))
 	}
 	return nil
+}
+
+// RunMaintenance is the scheduler's runner of a destination's maintenance
+// schedules (check, prune; the schedule's id is the destination's): restic
+// runs on the destination's environment, its output goes to the log.
+func (s *Service) RunMaintenance(ctx context.Context, d schedule.Definition, run *schedule.Run) error {
+	if s.o.Runner == nil || s.o.Repo == nil {
+		return errUnavailable
+	}
+	task := backup.Task(schedule.MaintenanceTask(d.Type))
+	if task == "" {
+		return fmt.Errorf("backup maintenance: unknown schedule type %s", d.Type)
+	}
+	repo, envID, err := s.o.Repo(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	w, _, err := s.where(ctx, envID)
+	if err != nil {
+		return err
+	}
+	run.Logf("restic %s of %s", task, d.EntityName)
+	_, err = s.o.Runner.Task(ctx, w, repo, task, "", func(p backup.Progress) {
+		if p.Message != "" {
+			run.Logf("%s", p.Message)
+		}
+	})
+	return err
 }

@@ -38,6 +38,10 @@ type Config struct {
 	// Another URL is a registry (API v2) standing in for Docker Hub, e.g. a
 	// mirror.
 	DockerHubIndexURL string
+	// BERTH_RESTIC: the restic binary backups run (copied into the backup
+	// helper image with its libraries); default "restic" on PATH. Without
+	// it the backup routes that need restic answer 503.
+	ResticPath string
 
 	// AUTO_UPDATE_GRACE: how long a container recreated by an auto-update must
 	// stay up (running, not unhealthy) before the old one is removed; default 30s.
@@ -142,6 +146,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	c.GrypeDBDir, c.TrivyCacheDir = getenv("GRYPE_DB_DIR"), getenv("TRIVY_CACHE_DIR")
 	c.ScannerOffline = getenv("SCANNER_OFFLINE") == "true"
 	c.WebDir = getenv("WEB_DIR")
+	c.ResticPath = getenv("BERTH_RESTIC")
 	if v := strings.TrimSpace(getenv("DOCKER_HUB_INDEX_URL")); v != "" {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -21,10 +21,12 @@ const (
 	ImagePrune      Type = "image_prune"
 	SystemCleanup   Type = "system_cleanup"
 	Backup          Type = "backup"
+	BackupCheck     Type = "backup_check"
+	BackupPrune     Type = "backup_prune"
 )
 
 // Types lists every schedule type.
-var Types = []Type{ContainerUpdate, GitStackSync, EnvUpdateCheck, ImagePrune, SystemCleanup, Backup}
+var Types = []Type{ContainerUpdate, GitStackSync, EnvUpdateCheck, ImagePrune, SystemCleanup, Backup, BackupCheck, BackupPrune}
 
 // ParseType returns the Type named s.
 func ParseType(s string) (Type, error) {
@@ -153,6 +155,11 @@ func (s *Service) Definitions(ctx context.Context) ([]Definition, error) {
 			out = append(out, backupConfig(b, envs))
 		}
 	}
+	maint, err := s.maintenanceDefinitions(ctx, envs)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, maint...)
 	sys, err := s.systemDefinitions(ctx)
 	if err != nil {
 		return nil, err
@@ -193,6 +200,8 @@ func (s *Service) Definition(ctx context.Context, t Type, id int64) (Definition,
 			return Definition{}, notFound(err)
 		}
 		return backupConfig(b, envs), nil
+	case BackupCheck, BackupPrune:
+		return s.maintenanceDefinition(ctx, t, id, envs)
 	}
 	return Definition{}, fault.New(fault.Invalid, "Invalid schedule type")
 }

@@ -16,8 +16,9 @@ import (
 // Run is the progress of one execution: its log lines, its details (a JSON
 // object) and, when the runner decides so, the reason it was skipped.
 type Run struct {
-	now  func() time.Time
-	save func(ctx context.Context, logs, details string) error // Checkpoint's; nil: nothing saved
+	now     func() time.Time
+	trigger string                                                // the execution's: cron, manual or webhook
+	save    func(ctx context.Context, logs, details string) error // Checkpoint's; nil: nothing saved
 
 	mu      sync.Mutex
 	logs    strings.Builder
@@ -27,6 +28,10 @@ type Run struct {
 
 // maxLogs bounds an execution's logs; later lines are dropped.
 const maxLogs = 256 << 10
+
+// Trigger is what started the execution: TriggerCron, TriggerManual or
+// TriggerWebhook.
+func (r *Run) Trigger() string { return r.trigger }
 
 // Logf adds a line to the execution's logs.
 func (r *Run) Logf(format string, args ...any) {
@@ -119,7 +124,7 @@ func (s *Service) execute(e store.Execution, d Definition) {
 func (s *Service) executeWith(parent context.Context, e store.Execution, d Definition, runner Runner) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	run := &Run{now: s.now, save: func(ctx context.Context, logs, details string) error {
+	run := &Run{now: s.now, trigger: e.TriggeredBy, save: func(ctx context.Context, logs, details string) error {
 		return s.store.CheckpointExecution(ctx, e.ID, s.node, logs, details)
 	}}
 	run.Logf("Started (%s) on %s", e.TriggeredBy, s.node)

@@ -526,6 +526,8 @@ func (s *Service) Toggle(ctx context.Context, t Type, id int64) (bool, error) {
 		return s.ToggleSystem(ctx, id)
 	case Backup:
 		err = s.store.SetBackupConfigEnabled(ctx, id, on)
+	case BackupCheck, BackupPrune:
+		err = s.setPolicy(ctx, id, MaintenanceTask(t)+"Enabled", on)
 	}
 	if err != nil {
 		return false, notFound(err)
@@ -556,6 +558,8 @@ func (s *Service) Delete(ctx context.Context, t Type, id int64) error {
 		err = s.store.DeleteEnvSchedule(ctx, id, string(t))
 	case Backup: // the configuration stays, for manual runs
 		err = s.store.ClearBackupConfigSchedule(ctx, id)
+	case BackupCheck, BackupPrune: // the destination stays
+		err = s.setPolicy(ctx, id, MaintenanceTask(t)+"Schedule", nil)
 	}
 	if err != nil {
 		return notFound(err)

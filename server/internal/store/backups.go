@@ -336,8 +336,26 @@ func (d BackupDestination) Repo() backup.Repo {
 	}
 	return backup.Repo{
 		Type: d.Type, Repository: repo, Password: d.Password, Env: env,
-		SSHKey: d.SSHKey, SSHKnownHosts: d.SSHKnownHosts, Flags: strings.Fields(d.Flags),
+		SSHKey: d.SSHKey, SSHKnownHosts: d.SSHKnownHosts, Flags: SplitResticFlags(d.Flags),
 	}
+}
+
+// SplitResticFlags splits a destination's flags ("--limit-upload 1000 -o
+// s3.region=eu") into one element per option with its value, as
+// backup.CheckFlags takes them: a word not starting with "-" is the value
+// of the option before it when that has none yet, else a group of its own
+// (which CheckFlags refuses).
+func SplitResticFlags(flags string) []string {
+	var out []string
+	for _, w := range strings.Fields(flags) {
+		if prev := len(out) - 1; prev >= 0 && !strings.HasPrefix(w, "-") && strings.HasPrefix(out[prev], "-") &&
+			!strings.ContainsAny(out[prev], " =") {
+			out[len(out)-1] += " " + w
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // restWithCredentials puts the REST server's credentials kept in env

@@ -2,8 +2,10 @@ package store_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -19,7 +21,7 @@ func TestBackupDestinationRoundTripsWithSecretsSealed(t *testing.T) {
 		d := store.BackupDestination{
 			Name: "offsite", Type: backup.TypeS3, Repository: "s3:http://127.0.0.1:7070/bucket/restic",
 			Password: "repo-pass", EnvVars: map[string]string{"AWS_ACCESS_KEY_ID": "ak", "AWS_SECRET_ACCESS_KEY": "sk"},
-			SSHKey: "-----BEGIN KEY-----", SSHKnownHosts: "host ssh-ed25519 AAAA", Flags: "--limit-upload 100",
+			SSHKey: "-----BEGIN KEY-----", SSHKnownHosts: "host ssh-ed25519 AAAA", Flags: "--limit-upload 100 -o s3.region=eu --insecure-tls",
 			EnvironmentID: &env.ID, Policies: `{"pruneEnabled":true}`,
 		}
 		if err := s.CreateBackupDestination(ctx, &d); err != nil {
@@ -50,7 +52,7 @@ func TestBackupDestinationRoundTripsWithSecretsSealed(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := backup.Repo{Type: backup.TypeS3, Repository: d.Repository, Password: "repo-pass", Env: d.EnvVars,
-			SSHKey: d.SSHKey, SSHKnownHosts: d.SSHKnownHosts, Flags: []string{"--limit-upload", "100"}}
+			SSHKey: d.SSHKey, SSHKnownHosts: d.SSHKnownHosts, Flags: []string{"--limit-upload 100", "-o s3.region=eu", "--insecure-tls"}}
 		if diff := cmp.Diff(want, repo); diff != "" || envID != env.ID {
 			t.Errorf("BackupDestinationRepo = env %d (want %d), (-want +got):\n%s", envID, env.ID, diff)
 		}
@@ -177,6 +179,58 @@ func TestBackupInstanceIDIsMadeOnceAndKept(t *testing.T) {
 		b, err := s.BackupInstanceID(ctx)
 		if err != nil || a != b {
 			t.Errorf("second BackupInstanceID = %q, %v; want %q", b, err, a)
+		}
+	})
+}
+
+func TestBackupDestinationRunningSeesOnlyLiveRuns(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		d := store.BackupDestination{Name: "d", Type: backup.TypeREST, Repository: "rest:http://127.0.0.1:8008/", Password: "p"}
+		if err := s.CreateBackupDestination(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+		const layout = "2006-01-02T15:04:05.000000000Z"
+		insert := func(status string, started time.Time, finished bool) {
+			t.Helper()
+			var fin any
+			if finished {
+				fin = started.Add(time.Minute).Format(layout)
+			}
+			_, err := s.DB().ExecContext(ctx, `INSERT INTO backup_runs (destination_id, kind, status, started_at, finished_at)
+				VALUES ($1, 'backup', $2, $3, $4)`, d.ID, status, started.UTC().Format(layout), fin)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		insert("success", time.Now(), true)
+		insert("running", time.Now().Add(-48*time.Hour), false) // its Berth died two days ago
+		if running, err := s.BackupDestinationRunning(ctx, d.ID); err != nil || running {
+			t.Errorf("with a finished and a stale run: running = %v, %v; want false", running, err)
+		}
+		insert("running", time.Now().Add(-time.Minute), false)
+		if running, err := s.BackupDestinationRunning(ctx, d.ID); err != nil || !running {
+			t.Errorf("with a live run: running = %v, %v; want true", running, err)
+		}
+	})
+}
+
+// SplitResticFlags only regroups the words of a user's flags: nothing is
+// lost, added or reordered, and a group is an option (with at most one
+// value) or one stray word.
+func FuzzSplitResticFlags(f *testing.F) {
+	for _, s := range []string{"", "--limit-upload 1000 -o s3.region=eu --insecure-tls", "x --a=1 b c", "--a --b 1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, flags string) {
+		groups := store.SplitResticFlags(flags)
+		if got, want := strings.Fields(strings.Join(groups, " ")), strings.Fields(flags); !slices.Equal(got, want) {
+			t.Fatalf("SplitResticFlags(%q) = %q: words %q, want %q", flags, groups, got, want)
+		}
+		for i, g := range groups {
+			if n := len(strings.Fields(g)); n == 0 || n > 2 || n == 2 && !strings.HasPrefix(g, "-") {
+				t.Fatalf("SplitResticFlags(%q) = %q: group %d is neither an option nor one word", flags, groups, i)
+			}
 		}
 	})
 }

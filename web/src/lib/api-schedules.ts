@@ -6,7 +6,9 @@
 // reads. followExecutions follows the executions' event stream.
 import { dataOf, stream } from './sse';
 
-export type ScheduleType = 'container_update' | 'git_stack_sync' | 'env_update_check' | 'image_prune' | 'system_cleanup';
+export type ScheduleType =
+  | 'container_update' | 'git_stack_sync' | 'env_update_check' | 'image_prune' | 'system_cleanup'
+  | 'backup' | 'backup_check' | 'backup_prune';
 export type VulnerabilityCriteria = 'never' | 'any' | 'critical_high' | 'critical' | 'more_than_current';
 
 /** One run of a schedule. */

@@ -44,6 +44,9 @@ export const typeLabels: Record<ScheduleType, string> = {
   env_update_check: 'Update check',
   image_prune: 'Image prune',
   system_cleanup: 'System',
+  backup: 'Backup',
+  backup_check: 'Backup check',
+  backup_prune: 'Backup prune',
 };
 
 export const criteriaLabels: Record<string, string> = {
