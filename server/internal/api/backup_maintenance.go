@@ -194,8 +194,8 @@ func (s *Server) testBackupRepository(c *gin.Context) error {
 		}
 		return writeJSON(c, http.StatusOK, toBackupTestAnswer(s.testRepository(ctx, d)))
 	}
-	if req.Name == nil {
-		name := "test"
+	if req.Name == nil || strings.TrimSpace(*req.Name) == "" {
+		name := "test" // an unsaved form may have no name yet
 		req.Name = &name
 	}
 	var d store.BackupDestination
