@@ -574,7 +574,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One destination; envVars' values only for a caller with backups:manage, never the password */
+        /** One destination; envVars (secret values masked) only for a caller with backups:manage, never the password */
         get: operations["get_api_backup_destinations_id"];
         /** Change a destination (absent fields kept; stored secrets go only to the repository host they were saved for) */
         put: operations["put_api_backup_destinations_id"];
