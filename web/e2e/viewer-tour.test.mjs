@@ -26,6 +26,7 @@ const screens = [
   ['/config-sets', 'Config sets'],
   ['/schedules', 'Schedules'],
   ['/activity', 'Activity'],
+  ['/backups', 'Backups'],
   ['/git', 'Git'],
   ['/registries', 'Registries'],
   ['/notifications', 'Notifications'],

@@ -461,6 +461,420 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/backup/configs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Backup configurations the caller may see, optionally filtered */
+        get: operations["get_api_backup_configs"];
+        put?: never;
+        /** Create a backup configuration (its cron, when enabled, registers a schedule of type backup) */
+        post: operations["post_api_backup_configs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/configs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A backup configuration */
+        get: operations["get_api_backup_configs_id"];
+        /** Update a backup configuration (absent fields kept; environment, type and target fixed) */
+        put: operations["put_api_backup_configs_id"];
+        post?: never;
+        /** Delete a backup configuration (409 while it runs) */
+        delete: operations["delete_api_backup_configs_id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/configs/{id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a backup now: progress events, then the result (status success, error or stopped) */
+        post: operations["post_api_backup_configs_id_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/configs/{id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop the configuration's running backup */
+        post: operations["post_api_backup_configs_id_stop"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every backup destination (restic repository); never the password, SSH key or envVars' values */
+        get: operations["get_api_backup_destinations"];
+        put?: never;
+        /** Create a destination: saved, then its repository initialised and tested (the outcome in lastTestStatus) */
+        post: operations["post_api_backup_destinations"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/destinations/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Test a saved destination (destinationId) or the settings of one not saved yet: {success, status, needsInit, error?} */
+        post: operations["post_api_backup_destinations_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/destinations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One destination; envVars (secret values masked) only for a caller with backups:manage, never the password */
+        get: operations["get_api_backup_destinations_id"];
+        /** Change a destination (absent fields kept; stored secrets go only to the repository host they were saved for) */
+        put: operations["put_api_backup_destinations_id"];
+        post?: never;
+        /** Delete a destination (409 while backup configurations use it or a backup runs on it) */
+        delete: operations["delete_api_backup_destinations_id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/destinations/{id}/init": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Initialise the destination's repository (an existing one opened by the password is not an error) */
+        post: operations["post_api_backup_destinations_id_init"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/destinations/{id}/rotate-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace the repository's password (restic key add, then the old key removed); 409 with dbOutOfSync when the new one could not be saved */
+        post: operations["post_api_backup_destinations_id_rotate_key"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/destinations/{id}/task": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a maintenance task (unlock, check, prune, stats, repair-index, repair-snapshots): its job's progress events and a final result event */
+        post: operations["post_api_backup_destinations_id_task"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/destinations/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Open the destination's repository and keep the outcome: {success, status: success|needs_init|failed, error?} */
+        post: operations["post_api_backup_destinations_id_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/destinations/{id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Check the repository reading a subset of its data (default 5%): progress events and a final result event */
+        post: operations["post_api_backup_destinations_id_verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/instance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This install's stable backup instance id: its snapshots carry the tag berth:instance=<id> */
+        get: operations["get_api_backup_instance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Restore a snapshot in place (confirmOverwrite) or to a new name: progress events, then the result */
+        post: operations["post_api_backup_restore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/restore/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What a snapshot holds and, with includeTargets, where an in-place restore writes it */
+        post: operations["post_api_backup_restore_preview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/restore/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop the running restore of a snapshot (every restore without snapshotId) */
+        post: operations["post_api_backup_restore_stop"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A destination's snapshots, or a configuration's (job-polled: {jobId}, or the result with Accept: application/json) */
+        get: operations["get_api_backup_snapshots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/snapshots/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What changed between two snapshots of one destination (job-polled) */
+        get: operations["get_api_backup_snapshots_diff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/snapshots/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Forget one of this install's snapshots and prune the data only it used (404 for another install's) */
+        delete: operations["delete_api_backup_snapshots_id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/snapshots/{id}/browse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A directory of a snapshot (job-polled) */
+        get: operations["get_api_backup_snapshots_id_browse"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/snapshots/{id}/dump": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A file of a snapshot: an inline preview (job-polled), or with download (or type dir) the file or a tar of the directory */
+        get: operations["get_api_backup_snapshots_id_dump"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/snapshots/{id}/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A snapshot's layout: its restic metadata and the volumes and host paths it holds (job-polled) */
+        get: operations["get_api_backup_snapshots_id_metadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/stack-dir-listing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The entries of a stack's directory (kind listed, tar or unknown) */
+        get: operations["get_api_backup_stack_dir_listing"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backup/stack-path": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where a stack's directory is captured from (kind candidate, tar or unknown) */
+        get: operations["get_api_backup_stack_path"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/batch": {
         parameters: {
             query?: never;
@@ -4273,6 +4687,262 @@ export interface components {
             scheduleType: string;
             vulnerabilityCriteria: string;
         };
+        "api.backupBrowseAnswer": {
+            entries: components["schemas"]["backup.Node"][] | null;
+            path: string;
+        };
+        "api.backupConfigJSON": {
+            allVolumes: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: int64 */
+            destinationId: number;
+            enabled: boolean;
+            /** Format: int64 */
+            environmentId: number;
+            excludes: string[] | null;
+            hookService: string;
+            /** Format: int64 */
+            id: number;
+            includeStackDir: boolean;
+            /** Format: date-time */
+            lastRunAt: string | null;
+            lastRunMessage: string | null;
+            lastRunStatus: string | null;
+            name: string;
+            options: unknown;
+            paths: string[] | null;
+            postHook: string;
+            preHook: string;
+            retention: components["schemas"]["api.backupRetentionJSON"];
+            running: boolean;
+            schedule: string;
+            selectedVolumes: string[] | null;
+            stopBeforeBackup: boolean;
+            tags: string[] | null;
+            targetName: string;
+            type: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        "api.backupConfigRequest": {
+            allVolumes?: boolean | null;
+            /** Format: int64 */
+            destinationId?: number | null;
+            enabled?: boolean | null;
+            /** Format: int64 */
+            environmentId?: number | null;
+            excludes?: string[] | null;
+            hookService?: string | null;
+            includeStackDir?: boolean | null;
+            name?: string | null;
+            options?: unknown;
+            paths?: string[] | null;
+            postHook?: string | null;
+            preHook?: string | null;
+            retention?: components["schemas"]["api.backupRetentionJSONInput"] | null;
+            schedule?: string | null;
+            selectedVolumes?: string[] | null;
+            stopBeforeBackup?: boolean | null;
+            tags?: string[] | null;
+            targetName?: string | null;
+            type?: string | null;
+        };
+        "api.backupDestinationAnswer": {
+            /** Format: date-time */
+            createdAt: string;
+            envVarNames: string[] | null;
+            envVars?: {
+                [key: string]: string;
+            } | null;
+            /** Format: int64 */
+            environmentId: number | null;
+            flags: string;
+            hasPassword: boolean;
+            hasSshKey: boolean;
+            hostPath: string;
+            /** Format: int64 */
+            id: number;
+            initialized: boolean;
+            lastTestMessage: string;
+            lastTestStatus: string;
+            /** Format: date-time */
+            lastTestedAt: string | null;
+            name: string;
+            policies: string;
+            repository: string;
+            sshKnownHosts: string;
+            type: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        "api.backupDestinationJSON": {
+            /** Format: date-time */
+            createdAt: string;
+            envVarNames: string[] | null;
+            envVars?: {
+                [key: string]: string;
+            } | null;
+            /** Format: int64 */
+            environmentId: number | null;
+            flags: string;
+            hasPassword: boolean;
+            hasSshKey: boolean;
+            hostPath: string;
+            /** Format: int64 */
+            id: number;
+            lastTestMessage: string;
+            lastTestStatus: string;
+            /** Format: date-time */
+            lastTestedAt: string | null;
+            name: string;
+            policies: string;
+            repository: string;
+            sshKnownHosts: string;
+            type: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        "api.backupDestinationRequest": {
+            envVars?: {
+                [key: string]: string;
+            } | null;
+            /** Format: int64 */
+            environmentId?: number | null;
+            flags?: string | null;
+            hostPath?: string | null;
+            name?: string | null;
+            /** @description absent or null keeps the stored secret */
+            password?: string | null;
+            policies?: string | null;
+            repository?: string | null;
+            /** @description absent or null keeps the stored secret */
+            sshKey?: string | null;
+            sshKnownHosts?: string | null;
+        };
+        "api.backupDumpAnswer": {
+            binary: boolean;
+            content: string;
+            path: string;
+            /** Format: int64 */
+            size: number;
+            truncated: boolean;
+        };
+        "api.backupInitAnswer": {
+            message: string;
+            success: boolean;
+        };
+        "api.backupInstanceAnswer": {
+            instanceId: string;
+        };
+        "api.backupMetadataAnswer": {
+            paths: string[] | null;
+            snapshot: components["schemas"]["api.backupSnapshotJSON"];
+            volumes: string[] | null;
+        };
+        "api.backupRepositoryTestRequest": {
+            /** Format: int64 */
+            destinationId?: number;
+            envVars?: {
+                [key: string]: string;
+            } | null;
+            /** Format: int64 */
+            environmentId?: number | null;
+            flags?: string | null;
+            hostPath?: string | null;
+            name?: string | null;
+            /** @description absent or null keeps the stored secret */
+            password?: string | null;
+            policies?: string | null;
+            repository?: string | null;
+            /** @description absent or null keeps the stored secret */
+            sshKey?: string | null;
+            sshKnownHosts?: string | null;
+        };
+        "api.backupResultJSON": {
+            /** Format: int64 */
+            bytes: number;
+            /** Format: int64 */
+            dataAdded: number;
+            /** Format: int64 */
+            durationMs: number;
+            error?: string;
+            /** Format: int64 */
+            files: number;
+            /** Format: int64 */
+            forgotten: number;
+            message: string;
+            /** Format: int64 */
+            runId: number;
+            snapshotId?: string;
+            status: string;
+        };
+        "api.backupRetentionJSON": {
+            /** Format: int64 */
+            keepDaily: number;
+            /** Format: int64 */
+            keepLast: number;
+            /** Format: int64 */
+            keepMonthly: number;
+            /** Format: int64 */
+            keepWeekly: number;
+            /** Format: int64 */
+            keepYearly: number;
+        };
+        "api.backupRetentionJSONInput": {
+            /** Format: int64 */
+            keepDaily?: number;
+            /** Format: int64 */
+            keepLast?: number;
+            /** Format: int64 */
+            keepMonthly?: number;
+            /** Format: int64 */
+            keepWeekly?: number;
+            /** Format: int64 */
+            keepYearly?: number;
+        };
+        "api.backupSnapshotJSON": {
+            /** Format: int64 */
+            configId: number | null;
+            /** Format: int64 */
+            destinationId: number;
+            hostname: string;
+            id: string;
+            instanceId: string;
+            own: boolean;
+            parent?: string;
+            paths: string[] | null;
+            shortId: string;
+            tags: string[] | null;
+            /** Format: date-time */
+            time: string;
+            tree?: string;
+            username?: string;
+        };
+        "api.backupSnapshotsAnswer": {
+            instanceId: string;
+            snapshots: components["schemas"]["api.backupSnapshotJSON"][] | null;
+        };
+        "api.backupTaskRequest": {
+            task?: string;
+        };
+        "api.backupTaskResult": {
+            error?: string;
+            output: string[] | null;
+            stats?: components["schemas"]["backup.Stats"] | null;
+            success: boolean;
+            task: string;
+        };
+        "api.backupTestAnswer": {
+            error?: string;
+            message?: string;
+            needsInit: boolean;
+            status: string;
+            success: boolean;
+        };
+        "api.backupVerifyRequest": {
+            dataSubset?: string | null;
+        };
         "api.basePathAnswer": {
             basePath: string;
             /** Format: int64 */
@@ -5826,6 +6496,34 @@ export interface components {
             }[] | null;
             success: boolean;
         };
+        "api.restorePreviewRequest": {
+            /** Format: int64 */
+            destinationId?: number;
+            includeTargets?: boolean;
+            snapshotId?: string;
+            /** Format: int64 */
+            targetEnvId?: number;
+        };
+        "api.restoreRequest": {
+            confirmOverwrite?: boolean;
+            /** Format: int64 */
+            destinationId?: number;
+            /** Format: int64 */
+            environmentId?: number;
+            mode?: string;
+            postRestore?: string;
+            snapshotId?: string;
+            targetName?: string;
+            targetPath?: string;
+            targetType?: string;
+            volumeDestinations?: components["schemas"]["api.volumeDestinationJSONInput"][] | null;
+            volumes?: string[] | null;
+        };
+        "api.restoreResultAnswer": {
+            error?: string;
+            message: string;
+            status: string;
+        };
         "api.retentionInputInput": {
             /** Format: int64 */
             eventRetentionDays?: number | null;
@@ -5855,6 +6553,10 @@ export interface components {
             permissions?: {
                 [key: string]: string[] | null;
             } | null;
+        };
+        "api.rotateKeyRequest": {
+            currentPassword?: string;
+            newPassword?: string;
         };
         "api.runScheduleAnswer": {
             execution?: components["schemas"]["api.executionJSON"] | null;
@@ -6013,8 +6715,28 @@ export interface components {
             forceRecreate?: boolean;
             pull?: boolean;
         };
+        "api.stackDirEntryJSON": {
+            isDir: boolean;
+            name: string;
+            /** Format: int64 */
+            size: number;
+            type: string;
+        };
+        "api.stackDirListingJSON": {
+            entries: components["schemas"]["api.stackDirEntryJSON"][] | null;
+            hostPath?: string;
+            kind: string;
+            localStackDir?: string;
+            reason?: string;
+        };
         "api.stackDownRequest": {
             removeVolumes?: boolean;
+        };
+        "api.stackPathJSON": {
+            composeFile?: string;
+            hostPath?: string;
+            kind: string;
+            reason?: string;
         };
         "api.stackRoots": {
             roots: string[] | null;
@@ -6033,6 +6755,15 @@ export interface components {
         };
         "api.stackVariablesInput": {
             variables?: components["schemas"]["stacks.VariableInput"][] | null;
+        };
+        "api.stopRestoreRequest": {
+            /** Format: int64 */
+            environmentId?: number;
+            snapshotId?: string;
+        };
+        "api.stoppedAnswer": {
+            stopped: boolean;
+            success: boolean;
         };
         "api.subscriptionJSON": {
             channelName: string;
@@ -6515,6 +7246,10 @@ export interface components {
             updatedAt: string;
             username: string;
         };
+        "api.volumeDestinationJSONInput": {
+            source?: string;
+            target?: string;
+        };
         "api.vulnerabilitiesAnswer": {
             findings: components["schemas"]["scan.Finding"][] | null;
             /** Format: int64 */
@@ -6562,6 +7297,65 @@ export interface components {
             upToDate: number;
             /** Format: int64 */
             updated: number;
+        };
+        "backup.Diff": {
+            added: string[] | null;
+            modified: string[] | null;
+            removed: string[] | null;
+        };
+        "backup.Node": {
+            mode: number;
+            /** Format: date-time */
+            mtime: string;
+            name: string;
+            path: string;
+            /** Format: int64 */
+            size: number;
+            type: string;
+        };
+        "backup.Snapshot": {
+            hostname: string;
+            id: string;
+            parent?: string;
+            paths: string[] | null;
+            shortId: string;
+            tags: string[] | null;
+            /** Format: date-time */
+            time: string;
+            tree?: string;
+            username?: string;
+        };
+        "backup.Stats": {
+            /** Format: int64 */
+            snapshotsCount: number;
+            /** Format: int64 */
+            totalFileCount: number;
+            /** Format: int64 */
+            totalSize: number;
+        };
+        "backupjobs.Item": {
+            entries: string[] | null;
+            exists?: boolean | null;
+            /** Format: int64 */
+            files: number;
+            kind: string;
+            /** Format: int64 */
+            size: number;
+            source: string;
+            target?: string;
+        };
+        "backupjobs.Preview": {
+            /** Format: int64 */
+            configId?: number;
+            /** Format: int64 */
+            files: number;
+            items: components["schemas"]["backupjobs.Item"][] | null;
+            own: boolean;
+            /** Format: int64 */
+            size: number;
+            snapshot: components["schemas"]["backup.Snapshot"];
+            targetName?: string;
+            targetType?: string;
         };
         "changelog.Entry": {
             changes: string[] | null;
@@ -8877,6 +9671,922 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["api.successAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_backup_configs: {
+        parameters: {
+            query?: {
+                /** @description container or stack */
+                type?: string;
+                /** @description the container or stack name */
+                target?: string;
+                /** @description environment id (from GET /api/environments) */
+                env?: number;
+                /** @description environment id, Berth's other name of env */
+                environmentId?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.backupConfigJSON"][] | null;
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_backup_configs: {
+        parameters: {
+            query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["api.backupConfigRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.backupConfigJSON"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_backup_configs_id: {
+        parameters: {
+            query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.backupConfigJSON"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    put_api_backup_configs_id: {
+        parameters: {
+            query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["api.backupConfigRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.backupConfigJSON"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    delete_api_backup_configs_id: {
+        parameters: {
+            query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.successAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_backup_configs_id_run: {
+        parameters: {
+            query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events: `event: <name>` lines with JSON `data`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_backup_configs_id_stop: {
+        parameters: {
+            query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.stoppedAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_backup_destinations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.backupDestinationJSON"][] | null;
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_backup_destinations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["api.backupDestinationRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.backupDestinationAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_backup_destinations_test: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["api.backupRepositoryTestRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.backupTestAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_backup_destinations_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.backupDestinationJSON"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    put_api_backup_destinations_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["api.backupDestinationRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.backupDestinationJSON"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    delete_api_backup_destinations_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.successAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_backup_destinations_id_init: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.backupInitAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_backup_destinations_id_rotate_key: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["api.rotateKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.successAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_backup_destinations_id_task: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["api.backupTaskRequest"];
+            };
+        };
+        responses: {
+            /** @description Server-Sent Events: `event: <name>` lines with JSON `data`. With `Accept: application/json` (or the query asking for JSON), one JSON answer instead. */
+            200: {
+                headers: {
+                    "X-Job-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.backupTaskResult"];
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_backup_destinations_id_test: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.backupTestAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_backup_destinations_id_verify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["api.backupVerifyRequest"];
+            };
+        };
+        responses: {
+            /** @description Server-Sent Events: `event: <name>` lines with JSON `data`. With `Accept: application/json` (or the query asking for JSON), one JSON answer instead. */
+            200: {
+                headers: {
+                    "X-Job-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.backupTaskResult"];
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_backup_instance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.backupInstanceAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_backup_restore: {
+        parameters: {
+            query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["api.restoreRequest"];
+            };
+        };
+        responses: {
+            /** @description Server-Sent Events: `event: <name>` lines with JSON `data`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_backup_restore_preview: {
+        parameters: {
+            query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["api.restorePreviewRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["backupjobs.Preview"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    post_api_backup_restore_stop: {
+        parameters: {
+            query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["api.stopRestoreRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.stoppedAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_backup_snapshots: {
+        parameters: {
+            query?: {
+                /** @description the destination (or configId) */
+                destinationId?: number;
+                /** @description the configuration (or destinationId) */
+                configId?: number;
+                /** @description with configId: every destination of the configuration (it has one) */
+                allDestinations?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.jobStartAnswer"] | components["schemas"]["api.backupSnapshotsAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_backup_snapshots_diff: {
+        parameters: {
+            query?: {
+                /** @description the destination */
+                destinationId?: number;
+                /** @description the baseline snapshot */
+                snapshotA?: string;
+                /** @description the snapshot compared with it */
+                snapshotB?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.jobStartAnswer"] | components["schemas"]["backup.Diff"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    delete_api_backup_snapshots_id: {
+        parameters: {
+            query?: {
+                /** @description the destination holding it */
+                destinationId?: number;
+                /** @description accepted for the reference's clients; the destination says where restic runs */
+                env?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.successAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_backup_snapshots_id_browse: {
+        parameters: {
+            query?: {
+                /** @description the destination */
+                destinationId?: number;
+                /** @description the directory (default /) */
+                path?: string;
+                /** @description accepted for the reference's clients; the destination says where restic runs */
+                env?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.jobStartAnswer"] | components["schemas"]["api.backupBrowseAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_backup_snapshots_id_dump: {
+        parameters: {
+            query?: {
+                /** @description the destination */
+                destinationId?: number;
+                /** @description under /backup/volumes or /backup/paths */
+                path?: string;
+                /** @description file (default) or dir */
+                type?: string;
+                /** @description answer the file itself as an attachment */
+                download?: boolean;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A stream (application/octet-stream). A stream (application/x-tar). With `Accept: application/json` (or the query asking for JSON), one JSON answer instead. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.jobStartAnswer"] | components["schemas"]["api.backupDumpAnswer"];
+                    "application/octet-stream": string;
+                    "application/x-tar": string;
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_backup_snapshots_id_metadata: {
+        parameters: {
+            query?: {
+                /** @description the destination */
+                destinationId?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.jobStartAnswer"] | components["schemas"]["api.backupMetadataAnswer"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_backup_stack_dir_listing: {
+        parameters: {
+            query?: {
+                /** @description the stack name (required) */
+                target?: string;
+                /** @description environment id (from GET /api/environments) */
+                env?: number;
+                /** @description environment id, Berth's other name of env */
+                environmentId?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.stackDirListingJSON"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            500: components["responses"]["Error"];
+        };
+    };
+    get_api_backup_stack_path: {
+        parameters: {
+            query?: {
+                /** @description the stack name (required) */
+                target?: string;
+                /** @description environment id (from GET /api/environments) */
+                env?: number;
+                /** @description environment id, Berth's other name of env */
+                environmentId?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["api.stackPathJSON"];
                 };
             };
             400: components["responses"]["Error"];

@@ -28,6 +28,7 @@ export const routeTable = [
   { name: 'gitStack', pattern: '/git/stacks/:id', parent: 'stacks' },
   { name: 'schedules', pattern: '/schedules', nav: { label: 'Schedules', group: 'Docker' } },
   { name: 'activity', pattern: '/activity', nav: { label: 'Activity', group: 'Docker' } },
+  { name: 'backups', pattern: '/backups', nav: { label: 'Backups', group: 'Docker', perm: 'backups:view' } },
   { name: 'git', pattern: '/git', nav: { label: 'Git', group: 'Sources' } },
   { name: 'registries', pattern: '/registries', nav: { label: 'Registries', group: 'Sources' } },
   { name: 'registryBrowse', pattern: '/registries/:id/browse', parent: 'registries' },
@@ -51,7 +52,7 @@ interface RouteDef {
   name: string;
   pattern: string;
   /** In the main navigation, under a group heading ('' = no heading). */
-  nav?: { label: string; group: string; admin?: boolean };
+  nav?: { label: string; group: string; admin?: boolean; perm?: string };
   /** The navigation entry that is current while this screen is shown. */
   parent?: string;
   /** Shown without signing in, outside the app shell. */

@@ -29,6 +29,7 @@ export const screens: Record<RouteName, () => Promise<ScreenModule>> = {
   gitStack: () => import('./GitStackScreen.svelte'),
   schedules: () => import('./SchedulesScreen.svelte'),
   activity: () => import('./ActivityScreen.svelte'),
+  backups: () => import('./BackupsScreen.svelte'),
   git: () => import('./GitScreen.svelte'),
   registries: () => import('./RegistriesScreen.svelte'),
   registryBrowse: () => import('./RegistryBrowserScreen.svelte'),
