@@ -19,6 +19,7 @@ import (
 	"github.com/berth-dev/berth/server/internal/backupjobs"
 	"github.com/berth-dev/berth/server/internal/schedule"
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
 )
 
@@ -180,7 +181,7 @@ func validateBackupConfig(b *store.BackupConfig) error {
 	if b.TargetName == "" {
 		return fault.Invalidf("targetName is required")
 	}
-	if !dockerName(b.TargetName) {
+	if !engine.ValidName(b.TargetName) {
 		return fault.Invalidf("Invalid targetName %q", b.TargetName)
 	}
 	if b.Type != store.BackupContainer && b.Type != store.BackupStack {
@@ -238,21 +239,6 @@ func validateBackupConfig(b *store.BackupConfig) error {
 		return fault.Invalidf("hookService is required for the hooks of a stack (the service whose container runs them)")
 	}
 	return nil
-}
-
-// dockerName reports whether n is a container, stack or volume name.
-func dockerName(n string) bool {
-	if n == "" || len(n) > 255 {
-		return false
-	}
-	for i, r := range n {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
-			(i > 0 && (r == '_' || r == '.' || r == '-'))
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 var errBackupConfigNotFound = fault.New(fault.NotFound, "Backup configuration not found")

@@ -423,7 +423,7 @@ func (s *Service) plan(ctx context.Context, c *engine.Client, env store.Environm
 		if spec.TargetName == "" {
 			return plan{}, fault.Invalidf("targetName is required to restore to a new location")
 		}
-		if !validName(spec.TargetName) {
+		if !engine.ValidName(spec.TargetName) {
 			return plan{}, fault.Invalidf("Invalid targetName %q", spec.TargetName)
 		}
 		if spec.TargetName == origName {
@@ -438,7 +438,7 @@ func (s *Service) plan(ctx context.Context, c *engine.Client, env store.Environm
 					project = spec.TargetName
 				}
 			}
-			if !validName(to) {
+			if !engine.ValidName(to) {
 				return plan{}, fault.Invalidf("Invalid volume name %q", to)
 			}
 			if _, err := c.InspectVolume(ctx, to); err == nil {
@@ -527,19 +527,4 @@ func renamed(v, origType, origName, name string) string {
 		}
 	}
 	return name + "_" + v
-}
-
-// validName reports whether n is a Docker object name.
-func validName(n string) bool {
-	if n == "" || len(n) > 255 {
-		return false
-	}
-	for i, r := range n {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
-			(i > 0 && (r == '_' || r == '.' || r == '-'))
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
