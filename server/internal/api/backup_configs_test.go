@@ -683,3 +683,100 @@ func TestBackupDestinationMaintenanceIsASchedule(t *testing.T) {
 		t.Errorf("policies after the delete = %s, want no checkSchedule", d.Policies)
 	}
 }
+
+// A run that stops its containers keeps their ids with the run until it
+// starts them again; a Berth killed meanwhile starts them at its next
+// start (RecoverInterrupted) and marks the run failed, saying why.
+func TestBackupInterruptedByBerthsStopStartsItsContainersAgain(t *testing.T) {
+	h := newBackupHarness(t, apitest.Options{})
+	name := "bki-" + h.label
+	h.createContainerWithVolume(name, "bkivol-"+h.label)
+	id := h.backupConfig(map[string]any{"destinationId": h.destID, "targetName": name, "type": "container", "environmentId": 1,
+		"stopBeforeBackup": true})
+	stoppedOf := func(run int64) string {
+		var v string
+		if err := h.store.DB().QueryRowContext(t.Context(), "SELECT stopped_containers FROM backup_runs WHERE id = $1", run).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+
+	// While the backup runs, the stopped container is recorded; after, not.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	ch, resp := h.openStream(ctx, "POST", fmt.Sprintf("/api/backup/configs/%d/run", id), nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("run = %d", resp.StatusCode)
+	}
+	var during string
+	for ev := range ch {
+		var e backupjobs.Event
+		if ev.Name == "progress" && json.Unmarshal([]byte(ev.Data), &e) == nil && e.Phase == "backup" && during == "" {
+			var run int64
+			if err := h.store.DB().QueryRowContext(t.Context(), "SELECT id FROM backup_runs WHERE config_id = $1 AND status = 'running'", id).Scan(&run); err != nil {
+				t.Fatal(err)
+			}
+			during = stoppedOf(run)
+		}
+	}
+	ct := strings.TrimSpace(dockerOut(t, "inspect", "-f", "{{.Id}}", name))
+	if !strings.Contains(during, ct) {
+		t.Errorf("stopped containers recorded during the backup = %q, want %s", during, ct)
+	}
+	runs, err := h.store.ListBackupRuns(t.Context(), id, 1)
+	if err != nil || len(runs) != 1 || runs[0].Status != "success" || stoppedOf(runs[0].ID) != "" {
+		t.Fatalf("the finished run = %+v (%v), want a success with no stopped container left", runs, err)
+	}
+
+	// A run left "running" by a killed Berth, its container stopped.
+	dockerOut(t, "stop", "-t", "0", name)
+	node := "node-" + h.label
+	envID := int64(1)
+	left := store.BackupRun{ConfigID: &id, DestinationID: &h.destID, EnvironmentID: &envID, Kind: store.BackupKindBackup,
+		Status: store.BackupRunning, StartedAt: time.Now().Add(-time.Minute), Node: node}
+	if err := h.store.AddBackupRun(t.Context(), &left); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.store.SetBackupRunStopped(t.Context(), left.ID, []string{ct}); err != nil {
+		t.Fatal(err)
+	}
+	other := store.BackupRun{ConfigID: &id, DestinationID: &h.destID, EnvironmentID: &envID, Kind: store.BackupKindBackup,
+		Status: store.BackupRunning, StartedAt: time.Now().Add(-time.Minute), Node: "another-" + h.label}
+	if err := h.store.AddBackupRun(t.Context(), &other); err != nil {
+		t.Fatal(err)
+	}
+	svc := backupjobs.New(backupjobs.Options{Store: h.store, Engines: engine.NewManager(slog.New(slog.DiscardHandler)), Node: node})
+	svc.RecoverInterrupted(t.Context(), time.Now())
+	if !h.running(name) {
+		t.Error("the container the interrupted run had stopped is not running again")
+	}
+	runs, err = h.store.ListBackupRuns(t.Context(), id, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		switch r.ID {
+		case left.ID:
+			if r.Status != "failed" || !strings.Contains(r.Message, "Interrupted: Berth stopped during the run; the 1 container(s) it had stopped were started again") {
+				t.Errorf("the interrupted run = %+v", r)
+			}
+		case other.ID:
+			if r.Status != "running" {
+				t.Errorf("another node's run = %+v, want left to that node", r)
+			}
+		}
+	}
+	if _, err := h.store.DB().ExecContext(t.Context(), "DELETE FROM backup_runs WHERE id = $1", other.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dockerOut runs the docker CLI on the local engine and returns its output.
+func dockerOut(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("docker", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker %s: %v %s", args[0], err, out)
+	}
+	return string(out)
+}

@@ -285,9 +285,12 @@ func New(d Deps) *Server {
 func (s *Server) Schedules() *schedule.Service { return s.schedules }
 
 // RepairStacks puts right the stacks a deploy interrupted by Berth's last
-// stop left half done (see stacks.Service.RepairInterrupted); the caller
+// stop left half done (see stacks.Service.RepairInterrupted), and first
+// starts again the containers a backup interrupted by it had stopped
+// (backupjobs.Service.RecoverInterrupted); the caller
 // runs it once at start, in the background, with the time Berth started.
 func (s *Server) RepairStacks(ctx context.Context, since time.Time) {
+	s.backups.RecoverInterrupted(ctx, since)
 	s.stacks.RepairInterrupted(ctx, since)
 }
 

@@ -335,7 +335,11 @@ func (s *Service) Restore(ctx context.Context, spec RestoreSpec, actor Actor, pr
 	restart := func() error { return nil }
 	if len(ids) > 0 {
 		progress(Event{Phase: "stop", Message: fmt.Sprintf("Stopping %d container(s)", len(ids))})
-		restart = s.stopAll(ctx, c, ids, progress)
+		restart = s.stopAll(ctx, c, ids, progress, func(stopped []string) {
+			if err := s.o.Store.SetBackupRunStopped(context.WithoutCancel(ctx), run.ID, stopped); err != nil {
+				s.o.Log.Error("restore: the stopped containers not recorded", "run", run.ID, "err", err)
+			}
+		})
 	}
 	defer func() {
 		if rerr := restart(); rerr != nil && err == nil {

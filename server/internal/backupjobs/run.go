@@ -97,7 +97,7 @@ func (s *Service) Run(ctx context.Context, id int64, trigger string, actor Actor
 	if err := s.o.Store.AddBackupRun(context.WithoutCancel(ctx), &run); err != nil {
 		return Result{}, err
 	}
-	res, runErr := s.backup(ctx, cfg, progress)
+	res, runErr := s.backup(ctx, cfg, run.ID, progress)
 	res.RunID = run.ID
 	res.DurationMS = time.Since(started).Milliseconds()
 	switch {
@@ -128,7 +128,7 @@ func message(err error) string {
 }
 
 // backup is the work of a run.
-func (s *Service) backup(ctx context.Context, cfg store.BackupConfig, progress func(Event)) (res Result, err error) {
+func (s *Service) backup(ctx context.Context, cfg store.BackupConfig, runID int64, progress func(Event)) (res Result, err error) {
 	progress(Event{Phase: "resolve", Message: "Resolving what to back up"})
 	repo, _, err := s.o.Repo(ctx, cfg.DestinationID)
 	if err != nil {
@@ -180,7 +180,13 @@ func (s *Service) backup(ctx context.Context, cfg store.BackupConfig, progress f
 	if cfg.StopDuringBackup {
 		ids := t.running()
 		progress(Event{Phase: "stop", Message: fmt.Sprintf("Stopping %d container(s)", len(ids))})
-		restart = s.stopAll(ctx, c, ids, progress)
+		restart = s.stopAll(ctx, c, ids, progress, func(stopped []string) {
+			// Kept with the run until they are started again: a Berth
+			// killed meanwhile starts them at its next start.
+			if err := s.o.Store.SetBackupRunStopped(context.WithoutCancel(ctx), runID, stopped); err != nil {
+				s.o.Log.Error("backup: the stopped containers not recorded", "run", runID, "err", err)
+			}
+		})
 	}
 	// Started again also when the backup fails or is stopped, with a
 	// context of its own.
@@ -277,8 +283,13 @@ func (s *Service) hook(ctx context.Context, c *engine.Client, ct engine.Containe
 }
 
 // stopAll stops the containers ids and returns what starts them again
-// (with a context of its own: a stopped run still restarts them).
-func (s *Service) stopAll(ctx context.Context, c *engine.Client, ids []string, progress func(Event)) (restart func() error) {
+// (with a context of its own: a stopped run still restarts them); record
+// keeps the list of those stopped and not started again with the run.
+func (s *Service) stopAll(ctx context.Context, c *engine.Client, ids []string, progress func(Event),
+	record func(stopped []string)) (restart func() error) {
+	// Recorded before they stop: a Berth killed while stopping them still
+	// starts them (starting a running container is no harm).
+	record(ids)
 	var stopped []string
 	for _, id := range ids {
 		if err := c.StopContainer(ctx, id); err != nil {
@@ -287,6 +298,7 @@ func (s *Service) stopAll(ctx context.Context, c *engine.Client, ids []string, p
 		}
 		stopped = append(stopped, id)
 	}
+	record(stopped)
 	return func() error {
 		if len(stopped) == 0 {
 			return nil
@@ -301,6 +313,9 @@ func (s *Service) stopAll(ctx context.Context, c *engine.Client, ids []string, p
 			}
 		}
 		stopped = nil
+		if len(errs) == 0 {
+			record(nil)
+		}
 		return errors.Join(errs...)
 	}
 }
@@ -336,4 +351,59 @@ func (s *Service) finish(ctx context.Context, cfg store.BackupConfig, run *store
 		}
 	}
 	s.o.Log.Info("backup run", "config", cfg.ID, "status", res.Status, "snapshot", res.SnapshotID, "trigger", trigger)
+}
+
+// RecoverInterrupted finishes the runs of this node that a Berth stopped
+// (killed, crashed) during them left "running": the containers such a run
+// had stopped are started again, and the run is marked failed with why.
+// The caller runs it once at start, with the time Berth started.
+func (s *Service) RecoverInterrupted(ctx context.Context, since time.Time) {
+	runs, err := s.o.Store.InterruptedBackupRuns(ctx, s.o.Node, since)
+	if err != nil {
+		s.o.Log.Error("backup runs left by an interrupted Berth not looked for", "err", err)
+		return
+	}
+	for _, r := range runs {
+		msg := "Interrupted: Berth stopped during the run"
+		if len(r.Stopped) > 0 && r.EnvironmentID != nil {
+			if err := s.startAgain(ctx, *r.EnvironmentID, r.Stopped); err != nil {
+				msg += fmt.Sprintf("; the %d container(s) it had stopped could not all be started again: %v", len(r.Stopped), err)
+				s.o.Log.Error("backup: containers of an interrupted run not started again", "run", r.ID, "err", err)
+			} else {
+				msg += fmt.Sprintf("; the %d container(s) it had stopped were started again", len(r.Stopped))
+			}
+		}
+		run := r.BackupRun
+		run.Status, run.Message, run.FinishedAt = store.BackupFailed, msg, nil
+		if err := s.o.Store.FinishBackupRun(ctx, &run); err != nil {
+			s.o.Log.Error("backup: an interrupted run not recorded", "run", r.ID, "err", err)
+			continue
+		}
+		if err := s.o.Store.SetBackupRunStopped(ctx, r.ID, nil); err != nil {
+			s.o.Log.Error("backup: an interrupted run not recorded", "run", r.ID, "err", err)
+		}
+		s.o.Log.Warn("backup run interrupted by Berth's stop", "run", r.ID, "message", msg)
+	}
+}
+
+// startAgain starts the containers ids of environment envID (one removed
+// meanwhile is no error).
+func (s *Service) startAgain(ctx context.Context, envID int64, ids []string) error {
+	env, err := s.o.Store.GetEnvironment(ctx, envID)
+	if err != nil {
+		return err
+	}
+	c, err := s.o.Engines.Client(ctx, env.Endpoint())
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, restartTimeout)
+	defer cancel()
+	var errs []error
+	for _, id := range ids {
+		if err := c.StartContainer(rctx, id); err != nil && !errors.Is(err, engine.ErrNotFound) {
+			errs = append(errs, fmt.Errorf("start %s: %w", short(id), err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -316,6 +316,8 @@ type backupRunRow struct {
 	FinishedAt    dbTime
 	JobID         string
 	Node          string
+	// StoppedContainers: SetBackupRunStopped.
+	StoppedContainers string
 }
 
 func (backupRunRow) TableName() string { return "backup_runs" }
@@ -387,4 +389,53 @@ func (s *Store) BackupRunOfSnapshot(ctx context.Context, snapshot string) (Backu
 		return BackupRun{}, fmt.Errorf("store: backup run of snapshot %s: %w", snapshot, translate(err))
 	}
 	return r.run(), nil
+}
+
+// SetBackupRunStopped records the containers run id stopped and has not
+// started again (none: every one was started again), so that a Berth
+// starting after the run was interrupted starts them
+// (InterruptedBackupRuns).
+func (s *Store) SetBackupRunStopped(ctx context.Context, id int64, containers []string) error {
+	v := ""
+	if len(containers) > 0 {
+		b, err := json.Marshal(containers)
+		if err != nil {
+			return err
+		}
+		v = string(b)
+	}
+	if err := oneRow(s.db.WithContext(ctx).Model(&backupRunRow{}).Where("id = ?", id).
+		Update("stopped_containers", v)); err != nil {
+		return fmt.Errorf("store: backup run %d stopped containers: %w", id, err)
+	}
+	return nil
+}
+
+// InterruptedBackupRun is a run of node left running by a Berth that
+// stopped during it, and the containers it had stopped.
+type InterruptedBackupRun struct {
+	BackupRun
+	Stopped []string
+}
+
+// InterruptedBackupRuns returns node's runs that are still "running" and
+// started before since (by an earlier process of that node).
+func (s *Store) InterruptedBackupRuns(ctx context.Context, node string, since time.Time) ([]InterruptedBackupRun, error) {
+	var rows []backupRunRow
+	err := s.db.WithContext(ctx).Where("status = ? AND node = ? AND started_at < ?",
+		BackupRunning, node, timeValue(since)).Order("id").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: interrupted backup runs: %w", err)
+	}
+	out := make([]InterruptedBackupRun, 0, len(rows))
+	for _, r := range rows {
+		run := InterruptedBackupRun{BackupRun: r.run()}
+		if r.StoppedContainers != "" {
+			if err := json.Unmarshal([]byte(r.StoppedContainers), &run.Stopped); err != nil {
+				return nil, fmt.Errorf("store: backup run %d stopped containers: %w", r.ID, err)
+			}
+		}
+		out = append(out, run)
+	}
+	return out, nil
 }

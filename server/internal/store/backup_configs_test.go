@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -93,6 +94,44 @@ func TestBackupConfigRoundTripAndRunsOutliveIt(t *testing.T) {
 		runs, err := s.ListBackupRuns(ctx, 0, 0)
 		if err != nil || len(runs) != 1 || runs[0].ConfigID != nil || runs[0].Status != store.BackupSuccess {
 			t.Errorf("runs after the config's deletion = %+v, %v; want the run, without its config", runs, err)
+		}
+	})
+}
+
+// The containers a run stopped are kept with it until it clears them; the
+// runs of a node left running before a time are the interrupted ones, with
+// those containers.
+func TestInterruptedBackupRunsKeepTheirStoppedContainers(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		env := createEnvironment(t, s, "env")
+		start := time.Now()
+		add := func(node, status string, at time.Time) store.BackupRun {
+			r := store.BackupRun{EnvironmentID: &env.ID, Kind: store.BackupKindBackup, Status: status, StartedAt: at, Node: node}
+			if err := s.AddBackupRun(ctx, &r); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		left := add("n1", store.BackupRunning, start.Add(-time.Minute))
+		add("n1", store.BackupSuccess, start.Add(-time.Minute))
+		add("n2", store.BackupRunning, start.Add(-time.Minute))
+		add("n1", store.BackupRunning, start.Add(time.Second)) // this process's own
+		if err := s.SetBackupRunStopped(ctx, left.ID, []string{"a", "b"}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.InterruptedBackupRuns(ctx, "n1", start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].ID != left.ID || !slices.Equal(got[0].Stopped, []string{"a", "b"}) {
+			t.Fatalf("InterruptedBackupRuns = %+v, want run %d with a and b", got, left.ID)
+		}
+		if err := s.SetBackupRunStopped(ctx, left.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, err = s.InterruptedBackupRuns(ctx, "n1", start); err != nil || len(got) != 1 || len(got[0].Stopped) != 0 {
+			t.Fatalf("after clearing: %+v (%v), want the run with no container", got, err)
 		}
 	})
 }

@@ -73,7 +73,10 @@ CREATE TABLE backup_runs (
     started_at     TIMESTAMPTZ NOT NULL,
     finished_at    TIMESTAMPTZ,
     job_id         TEXT    NOT NULL DEFAULT '',
-    node           TEXT    NOT NULL DEFAULT ''
+    node           TEXT    NOT NULL DEFAULT '',
+    -- the containers a run stopped and has not started again (JSON ids):
+    -- started by the next Berth to start when the run was interrupted
+    stopped_containers TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX backup_runs_config ON backup_runs (config_id, started_at);
 CREATE INDEX backup_runs_destination ON backup_runs (destination_id, started_at);
