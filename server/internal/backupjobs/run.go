@@ -353,12 +353,16 @@ func (s *Service) finish(ctx context.Context, cfg store.BackupConfig, run *store
 	s.o.Log.Info("backup run", "config", cfg.ID, "status", res.Status, "snapshot", res.SnapshotID, "trigger", trigger)
 }
 
-// RecoverInterrupted finishes the runs of this node that a Berth stopped
-// (killed, crashed) during them left "running": the containers such a run
+// RecoverInterrupted finishes the runs of this node (of any, for a single
+// Berth) that a Berth stopped (killed, crashed) during them left "running": the containers such a run
 // had stopped are started again, and the run is marked failed with why.
 // The caller runs it once at start, with the time Berth started.
 func (s *Service) RecoverInterrupted(ctx context.Context, since time.Time) {
-	runs, err := s.o.Store.InterruptedBackupRuns(ctx, s.o.Node, since)
+	node := s.o.Node
+	if s.o.Single {
+		node = ""
+	}
+	runs, err := s.o.Store.InterruptedBackupRuns(ctx, node, since)
 	if err != nil {
 		s.o.Log.Error("backup runs left by an interrupted Berth not looked for", "err", err)
 		return
@@ -381,6 +385,12 @@ func (s *Service) RecoverInterrupted(ctx context.Context, since time.Time) {
 		}
 		if err := s.o.Store.SetBackupRunStopped(ctx, r.ID, nil); err != nil {
 			s.o.Log.Error("backup: an interrupted run not recorded", "run", r.ID, "err", err)
+		}
+		if r.ConfigID != nil && r.Kind == store.BackupKindBackup {
+			if err := s.o.Store.SetBackupConfigLastRun(ctx, *r.ConfigID, store.BackupFailed, msg, time.Now()); err != nil &&
+				!errors.Is(err, store.ErrNotFound) {
+				s.o.Log.Error("backup: an interrupted run not recorded", "run", r.ID, "err", err)
+			}
 		}
 		s.o.Log.Warn("backup run interrupted by Berth's stop", "run", r.ID, "message", msg)
 	}

@@ -45,6 +45,10 @@ type Options struct {
 	Notify     Notifier
 	Log        *slog.Logger
 	Node       string
+	// Single: this is the only Berth on its database (no replicas), so every
+	// run left running when it starts was interrupted, whatever node
+	// (host:port) ran it; with replicas, only this node's own.
+	Single bool
 }
 
 // Service runs backups and restores.

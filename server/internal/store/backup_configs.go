@@ -418,12 +418,15 @@ type InterruptedBackupRun struct {
 	Stopped []string
 }
 
-// InterruptedBackupRuns returns node's runs that are still "running" and
-// started before since (by an earlier process of that node).
+// InterruptedBackupRuns returns node's runs ("": any node's) that are
+// still "running" and started before since (by an earlier process).
 func (s *Store) InterruptedBackupRuns(ctx context.Context, node string, since time.Time) ([]InterruptedBackupRun, error) {
 	var rows []backupRunRow
-	err := s.db.WithContext(ctx).Where("status = ? AND node = ? AND started_at < ?",
-		BackupRunning, node, timeValue(since)).Order("id").Find(&rows).Error
+	q := s.db.WithContext(ctx).Where("status = ? AND started_at < ?", BackupRunning, timeValue(since))
+	if node != "" {
+		q = q.Where("node = ?", node)
+	}
+	err := q.Order("id").Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: interrupted backup runs: %w", err)
 	}
