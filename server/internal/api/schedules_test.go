@@ -194,7 +194,8 @@ func TestAutoUpdateStateTableAndCronValidation(t *testing.T) {
 		t.Error("DELETE of a configuration already deleted answered success")
 	}
 	wantError(t, h, "POST", "/api/schedules/container_update/999999/toggle", nil, 404, "Schedule not found")
-	wantError(t, h, "POST", "/api/schedules/backup/1/run", nil, 400, "Invalid schedule type")
+	wantError(t, h, "POST", "/api/schedules/snapshot/1/run", nil, 400, "Invalid schedule type")
+	wantError(t, h, "POST", "/api/schedules/backup/999999/run", nil, 404, "Schedule not found")
 }
 
 func TestEnvironmentScheduleSettingsAndTimezone(t *testing.T) {
