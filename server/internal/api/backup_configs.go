@@ -459,6 +459,14 @@ func (s *Server) runBackupConfig(c *gin.Context) error {
 			})
 		done <- outcome{e, err}
 	}()
+	relayProgress(c, events, done, func(o outcome) any { return s.backupResult(c.Request.Context(), b.ID, o.e, o.err) })
+	return nil
+}
+
+// relayProgress streams events as "progress" events until done gives the
+// outcome, then the rest of events and result(outcome) as the "result"
+// event; it returns early when the client leaves.
+func relayProgress[E, R any](c *gin.Context, events <-chan E, done <-chan R, result func(R) any) {
 	es := startEvents(c)
 	defer es.Close()
 	ctx := c.Request.Context()
@@ -466,16 +474,16 @@ func (s *Server) runBackupConfig(c *gin.Context) error {
 		select {
 		case ev := <-events:
 			if es.Send("progress", ev) != nil {
-				return nil
+				return
 			}
 		case o := <-done:
 			for len(events) > 0 {
 				_ = es.Send("progress", <-events)
 			}
-			_ = es.Send("result", s.backupResult(ctx, b.ID, o.e, o.err))
-			return nil
+			_ = es.Send("result", result(o))
+			return
 		case <-ctx.Done():
-			return nil
+			return
 		}
 	}
 }

@@ -173,32 +173,16 @@ func (s *Server) restoreBackup(c *gin.Context) error {
 		return err
 	case <-started:
 	}
-	es := startEvents(c)
-	defer es.Close()
-	ctx := c.Request.Context()
-	for {
-		select {
-		case ev := <-events:
-			if es.Send("progress", ev) != nil {
-				return nil
-			}
-		case err := <-done:
-			for len(events) > 0 {
-				_ = es.Send("progress", <-events)
-			}
-			res := map[string]any{"status": "success", "message": "Restored"}
-			if err != nil {
-				res = map[string]any{"status": "error", "message": errorText(err), "error": errorText(err)}
-				if errors.Is(err, backupjobs.ErrStopped) {
-					res = map[string]any{"status": "stopped", "message": "Restore stopped"}
-				}
-			}
-			_ = es.Send("result", res)
-			return nil
-		case <-ctx.Done():
-			return nil
+	relayProgress(c, events, done, func(err error) any {
+		switch {
+		case err == nil:
+			return map[string]any{"status": "success", "message": "Restored"}
+		case errors.Is(err, backupjobs.ErrStopped):
+			return map[string]any{"status": "stopped", "message": "Restore stopped"}
 		}
-	}
+		return map[string]any{"status": "error", "message": errorText(err), "error": errorText(err)}
+	})
+	return nil
 }
 
 // stopRestoreRequest is the body of POST /api/backup/restore/stop.
