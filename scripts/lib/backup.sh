@@ -24,7 +24,9 @@
 # S3: versitygw (github.com/versity/versitygw, Apache-2.0) $BERTH_S3_VERSION, built once from
 # the Go module proxy and cached outside the repository keyed by its version and Go's
 # (like scripts/staticcheck.sh), on $BERTH_S3_ADDR (127.0.0.1:7070) with a posix backend in
-# $BERTH_BACKUP_DIR/s3/data and one root access key. Repositories are prefixes of the bucket
+# $BERTH_BACKUP_DIR/s3/objects and one root access key. Its metadata go to sidecar files in
+# $BERTH_BACKUP_DIR/s3/meta, not to extended attributes, which a /tmp on tmpfs or overlayfs
+# may not take (versitygw refuses to start then). Repositories are prefixes of the bucket
 # $BERTH_S3_BUCKET, which restic creates on the first init.
 #
 # Full disk: a 4 MiB tmpfs on $BERTH_BACKUP_DIR/full, where a test's local repository fills up.
@@ -55,16 +57,21 @@ our_pid() {
 	printf '%s\n' "$pid"
 }
 
-# wait_port ADDR PIDFILE WORD WHAT LOG: wait until ADDR accepts connections.
+# wait_port ADDR PIDFILE WORD WHAT LOG: wait until ADDR accepts connections (30 s at most);
+# if it does not, print the end of LOG, where the server said why.
 wait_port() {
 	local host=${1%:*} port=${1##*:} i
-	for i in $(seq 100); do
+	for i in $(seq 300); do
 		if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then
 			return 0
 		fi
 		our_pid "$2" "$3" >/dev/null || break
 		sleep 0.1
 	done
+	if [[ -f $5 ]]; then
+		printf '%s\n' "--- the last lines of $5:" >&2
+		tail -n 20 "$5" >&2
+	fi
 	die "$4 did not start on $1 (see $5)"
 }
 
@@ -142,18 +149,25 @@ versitygw_bin() {
 }
 
 ensure_s3() {
-	local dir=$BERTH_BACKUP_DIR/s3 bin
+	local dir=$BERTH_BACKUP_DIR/s3 bin pid
 	bin=$(versitygw_bin)
-	mkdir -p "$dir/data"
-	if our_pid "$dir/versitygw.pid" "$dir/data" >/dev/null; then
+	mkdir -p "$dir/objects" "$dir/meta"
+	if our_pid "$dir/versitygw.pid" "$dir/meta" >/dev/null; then
 		return 0
 	fi
-	log "starting versitygw on $BERTH_S3_ADDR (S3, posix backend $dir/data)"
+	# A versitygw of ours from before the sidecar (extended attributes on $dir/data) holds the port.
+	if pid=$(our_pid "$dir/versitygw.pid" "$dir/data"); then
+		kill "$pid"
+		for _ in $(seq 50); do running "$pid" || break; sleep 0.1; done
+	fi
+	rm -rf "$dir/data"
+	log "starting versitygw on $BERTH_S3_ADDR (S3, posix backend $dir/objects, sidecar metadata)"
 	# The root key through the environment, not the command line.
 	ROOT_ACCESS_KEY_ID=$BERTH_S3_ACCESS_KEY ROOT_SECRET_ACCESS_KEY=$BERTH_S3_SECRET_KEY \
-		setsid "$bin" --port "$BERTH_S3_ADDR" posix "$dir/data" >>"$dir/versitygw.log" 2>&1 </dev/null &
+		setsid "$bin" --port "$BERTH_S3_ADDR" posix --sidecar "$dir/meta" "$dir/objects" \
+		>>"$dir/versitygw.log" 2>&1 </dev/null &
 	printf '%s\n' "$!" >"$dir/versitygw.pid"
-	wait_port "$BERTH_S3_ADDR" "$dir/versitygw.pid" "$dir/data" versitygw "$dir/versitygw.log"
+	wait_port "$BERTH_S3_ADDR" "$dir/versitygw.pid" "$dir/meta" versitygw "$dir/versitygw.log"
 }
 
 # ensure_full_dir: a 4 MiB tmpfs for the full-disk tests (a local repository that fills up).
@@ -188,7 +202,8 @@ BERTH_TEST_S3_URL=http://${BERTH_S3_ADDR}
 BERTH_TEST_S3_BUCKET=${BERTH_S3_BUCKET}
 BERTH_TEST_S3_ACCESS_KEY=${BERTH_S3_ACCESS_KEY}
 BERTH_TEST_S3_SECRET_KEY=${BERTH_S3_SECRET_KEY}
-BERTH_TEST_S3_DIR=${dir}/s3/data
+BERTH_TEST_S3_DIR=${dir}/s3/objects
+BERTH_TEST_S3_META_DIR=${dir}/s3/meta
 BERTH_TEST_BACKUP_FULL_DIR=${dir}/full
 ENV
 }
@@ -201,7 +216,7 @@ stop_backup() {
 	if pid=$(our_pid "$BERTH_BACKUP_DIR/rest/rclone.pid" "$BERTH_BACKUP_DIR/rest/repos"); then
 		kill "$pid"
 	fi
-	if pid=$(our_pid "$BERTH_BACKUP_DIR/s3/versitygw.pid" "$BERTH_BACKUP_DIR/s3/data"); then
+	if pid=$(our_pid "$BERTH_BACKUP_DIR/s3/versitygw.pid" "$BERTH_BACKUP_DIR/s3/meta"); then
 		kill "$pid"
 	fi
 }

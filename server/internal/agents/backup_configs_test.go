@@ -124,7 +124,8 @@ func TestBackupConfigOnTheRemoteEngineThroughAnAgent(t *testing.T) {
 func TestBackupStackOnTheRemoteEngineToEveryDestinationType(t *testing.T) {
 	enginetest.RequireEnv(t, "backup repositories", "BERTH_TEST_SFTP_HOST", "BERTH_TEST_SFTP_PORT", "BERTH_TEST_SFTP_USER",
 		"BERTH_TEST_SFTP_DIR", "BERTH_TEST_SFTP_KEY", "BERTH_TEST_SFTP_KNOWN_HOSTS", "BERTH_TEST_S3_URL", "BERTH_TEST_S3_BUCKET",
-		"BERTH_TEST_S3_ACCESS_KEY", "BERTH_TEST_S3_SECRET_KEY", "BERTH_TEST_S3_DIR")
+		"BERTH_TEST_S3_ACCESS_KEY", "BERTH_TEST_S3_SECRET_KEY", "BERTH_TEST_S3_DIR",
+		"BERTH_TEST_S3_META_DIR")
 	h, socket, e := remoteBackupBerth(t)
 	key, err := os.ReadFile(os.Getenv("BERTH_TEST_SFTP_KEY"))
 	if err != nil {
@@ -138,8 +139,10 @@ func TestBackupStackOnTheRemoteEngineToEveryDestinationType(t *testing.T) {
 	sftpDir := filepath.Join(os.Getenv("BERTH_TEST_SFTP_DIR"), repo)
 	restDir := filepath.Join(os.Getenv("BERTH_TEST_REST_DIR"), repo)
 	s3Dir := filepath.Join(os.Getenv("BERTH_TEST_S3_DIR"), os.Getenv("BERTH_TEST_S3_BUCKET"), repo)
+	// versitygw keeps each object's metadata in a sidecar tree of its own.
+	s3Meta := filepath.Join(os.Getenv("BERTH_TEST_S3_META_DIR"), os.Getenv("BERTH_TEST_S3_BUCKET"), repo)
 	t.Cleanup(func() {
-		for _, d := range []string{sftpDir, restDir, s3Dir} {
+		for _, d := range []string{sftpDir, restDir, s3Dir, s3Meta} {
 			os.RemoveAll(d)
 		}
 	})

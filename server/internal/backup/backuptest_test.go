@@ -162,7 +162,8 @@ func (e *env) repos() map[string]backup.Repo {
 	t := e.t
 	enginetest.RequireEnv(t, "backup repositories", "BERTH_TEST_REST_URL", "BERTH_TEST_REST_DIR", "BERTH_TEST_SFTP_HOST",
 		"BERTH_TEST_SFTP_PORT", "BERTH_TEST_SFTP_USER", "BERTH_TEST_SFTP_DIR", "BERTH_TEST_SFTP_KEY", "BERTH_TEST_SFTP_KNOWN_HOSTS",
-		"BERTH_TEST_S3_URL", "BERTH_TEST_S3_BUCKET", "BERTH_TEST_S3_ACCESS_KEY", "BERTH_TEST_S3_SECRET_KEY", "BERTH_TEST_S3_DIR")
+		"BERTH_TEST_S3_URL", "BERTH_TEST_S3_BUCKET", "BERTH_TEST_S3_ACCESS_KEY", "BERTH_TEST_S3_SECRET_KEY", "BERTH_TEST_S3_DIR",
+		"BERTH_TEST_S3_META_DIR")
 	password := "pw-" + rand.Text()
 	name := "berth-test-" + e.label
 	key, err := os.ReadFile(os.Getenv("BERTH_TEST_SFTP_KEY"))
@@ -176,10 +177,13 @@ func (e *env) repos() map[string]backup.Repo {
 	sftpDir := filepath.Join(os.Getenv("BERTH_TEST_SFTP_DIR"), name)
 	restDir := filepath.Join(os.Getenv("BERTH_TEST_REST_DIR"), name)
 	s3Dir := filepath.Join(os.Getenv("BERTH_TEST_S3_DIR"), os.Getenv("BERTH_TEST_S3_BUCKET"), name)
+	// versitygw keeps each object's metadata in a sidecar tree of its own.
+	s3Meta := filepath.Join(os.Getenv("BERTH_TEST_S3_META_DIR"), os.Getenv("BERTH_TEST_S3_BUCKET"), name)
 	t.Cleanup(func() {
 		os.RemoveAll(sftpDir)
 		os.RemoveAll(restDir)
 		os.RemoveAll(s3Dir)
+		os.RemoveAll(s3Meta)
 	})
 	return map[string]backup.Repo{
 		backup.TypeLocal: {Type: backup.TypeLocal, Repository: filepath.Join(t.TempDir(), "repo"), Password: password},
