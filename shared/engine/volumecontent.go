@@ -30,6 +30,9 @@ type HelperSpec struct {
 	// a repository on the host's loopback); without it the helper has no
 	// network at all.
 	HostNetwork bool
+	// Hostname is the helper's host name ("" the engine's default); a
+	// helper in the host's network still has a UTS namespace of its own.
+	Hostname string
 	// Start runs the container's command; a helper that is only read
 	// through the archive API need not run.
 	Start bool
@@ -96,7 +99,8 @@ func (c *Client) CreateHelper(ctx context.Context, spec HelperSpec) (string, err
 			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: b.Source, Target: b.Target, ReadOnly: b.ReadOnly})
 		}
 	}
-	cfg := &container.Config{Image: spec.Image, Entrypoint: spec.Cmd, Labels: spec.Labels, NetworkDisabled: true}
+	cfg := &container.Config{Image: spec.Image, Entrypoint: spec.Cmd, Labels: spec.Labels, NetworkDisabled: true,
+		Hostname: spec.Hostname}
 	hc := &container.HostConfig{Mounts: mounts, Binds: binds, NetworkMode: "none"}
 	if spec.HostNetwork {
 		cfg.NetworkDisabled, hc.NetworkMode = false, "host"

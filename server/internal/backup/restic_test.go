@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/berth-dev/berth/server/internal/backup"
 	"github.com/berth-dev/berth/server/internal/helperimage/helperimagetest"
@@ -442,6 +443,71 @@ func TestKilledBackupLeavesTheRepositoryUsable(t *testing.T) {
 	}
 	if _, err := e.runner.Task(ctx(t), e.where, repo, backup.TaskCheck, "", nil); err != nil {
 		t.Fatalf("check after the killed backup: %v", err)
+	}
+	e.noHelpersLeft()
+}
+
+// TestDeadRunsLocksGoOnlyWhenNoOtherRunHoldsOne: a killed backup leaves
+// its lock; while restic run by hand (another host name, alive) holds a lock
+// of the same repository, Berth removes neither (restic cannot remove one
+// lock alone), and an exclusive task says the repository is locked; once
+// the other run ended, the dead run's lock is removed and the task runs.
+func TestDeadRunsLocksGoOnlyWhenNoOtherRunHoldsOne(t *testing.T) {
+	e := newEnv(t)
+	repo := e.localRepo()
+	vol := e.volume("deadlock", "busybox dd if=/dev/urandom of=big bs=1M count=8 2>/dev/null")
+	done := e.slowBackup(repo, vol)
+	ids := e.helpers()
+	if len(ids) != 1 {
+		t.Fatalf("helpers = %v, want the backup's", ids)
+	}
+	e.docker("kill", ids[0])
+	if err := <-done; err == nil {
+		t.Fatal("the killed backup succeeded")
+	}
+	locks := func() int {
+		l, err := os.ReadDir(filepath.Join(repo.Repository, "locks"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(l)
+	}
+	if locks() != 1 {
+		t.Fatalf("the killed backup left %d locks, want 1", locks())
+	}
+	held := exec.Command(os.Getenv("BERTH_TEST_RESTIC"), "-r", repo.Repository, "backup", "--stdin", "--stdin-filename", "held")
+	held.Env = append(os.Environ(), "RESTIC_PASSWORD="+repo.Password)
+	in, err := held.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := held.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = held.Process.Kill(); _ = held.Wait() })
+	for i := 0; locks() < 2; i++ {
+		if i == 600 {
+			t.Fatal("restic run by hand took no lock")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, err = e.runner.Task(ctx(t), e.where, repo, backup.TaskCheck, "", nil)
+	wantFault(t, err, fault.Conflict, "Repository is locked by another run")
+	if n := locks(); n != 2 {
+		t.Fatalf("%d locks left, want both the dead run's and the live one's", n)
+	}
+	if _, err := in.Write([]byte("held data\n")); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	if err := held.Wait(); err != nil {
+		t.Fatalf("restic run by hand: %v", err)
+	}
+	if _, err := e.runner.Task(ctx(t), e.where, repo, backup.TaskCheck, "", nil); err != nil {
+		t.Fatalf("check once the other run ended: %v", err)
+	}
+	if n := locks(); n != 0 {
+		t.Fatalf("%d locks left after the check", n)
 	}
 	e.noHelpersLeft()
 }

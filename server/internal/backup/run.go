@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -24,11 +26,13 @@ import (
 )
 
 // The labels of a backup helper: engine.HelperLabel=HelperKind, the owner
-// (Where.Owner) and a digest of the repository it opens.
+// (Where.Owner), a digest of the repository it opens and its host name
+// (unique to the helper: the name restic writes in the locks it takes).
 const (
 	HelperKind  = "backup"
 	OwnerLabel  = engine.HelperLabel + ".owner"
 	RepoLabel   = engine.HelperLabel + ".repository"
+	HostLabel   = engine.HelperLabel + ".hostname"
 	secretsDir  = "/berth"
 	outFile     = "/tmp/out"
 	sshLog      = "/tmp/ssh.log"
@@ -61,10 +65,11 @@ var _ Runner = (*Restic)(nil)
 // repoLock serialises this process's runs of one repository.
 type repoLock struct {
 	sem chan struct{}
-	// dead: a run of the repository was interrupted (killed, cancelled,
-	// or left by a Berth that stopped); the locks it left are stale and
-	// removed before the next run.
-	dead bool
+	// dead holds the host names of the helpers of the repository that were
+	// interrupted (killed, cancelled, or left by a Berth that stopped): the
+	// locks they left are stale and removed before the next run, when they
+	// are the only ones (removeDeadLocks).
+	dead map[string]bool
 }
 
 // New returns the Runner. Without restic on the host it still returns
@@ -140,18 +145,83 @@ func (x *Restic) withRepo(ctx context.Context, w Where, r *Repo, fn func() error
 	defer func() { <-l.sem }()
 	x.sweep(ctx, w)
 	x.mu.Lock()
-	dead := l.dead
+	dead := maps.Clone(l.dead)
 	x.mu.Unlock()
-	if dead {
-		x.log.Info("backup: removing the locks of an interrupted run", "env", w.EnvID, "repository", key)
-		if err := x.exec(ctx, w, *r, invocation{args: []string{"unlock", "--remove-all"}}); err != nil {
+	if len(dead) > 0 {
+		removed, err := x.removeDeadLocks(ctx, w, *r, dead)
+		if err != nil {
 			return err
 		}
-		x.mu.Lock()
-		l.dead = false
-		x.mu.Unlock()
+		if removed {
+			x.mu.Lock()
+			for h := range dead {
+				delete(l.dead, h)
+			}
+			x.mu.Unlock()
+		}
 	}
 	return fn()
+}
+
+// lockInfo is what restic writes in a lock.
+type lockInfo struct {
+	Hostname string `json:"hostname"`
+	PID      int    `json:"pid"`
+}
+
+// removeDeadLocks removes r's locks when every one of them was taken by a
+// helper of dead (host names), and reports whether none is left. A lock of
+// any other host (another Berth replica's run, restic run by hand) may be
+// alive: then only the locks restic itself deems stale are removed,
+// restic's own "locked" error tells the run why, and the dead locks are
+// looked at again before the next run.
+// restic cannot remove one lock: unlock --remove-all removes them all, so
+// a lock taken between the listing and the removal would go too; the
+// window is one helper's start, after an interrupted run only.
+func (x *Restic) removeDeadLocks(ctx context.Context, w Where, r Repo, dead map[string]bool) (bool, error) {
+	key := repoKey(w, r)
+	var ids []string
+	if err := x.exec(ctx, w, r, invocation{args: []string{"list", "locks", "--no-lock"}, stdout: func(l string) {
+		if l = strings.TrimSpace(l); l != "" {
+			ids = append(ids, l)
+		}
+	}}); err != nil {
+		return false, err
+	}
+	for _, id := range ids {
+		if checkSnapshotID(id) != nil {
+			return false, fault.New(fault.Internal, fmt.Sprintf("backup: restic listed a lock named %q", id))
+		}
+		var raw strings.Builder
+		err := x.exec(ctx, w, r, invocation{args: []string{"cat", "lock", id, "--no-lock"}, stdout: func(l string) {
+			raw.WriteString(l)
+		}})
+		if err != nil {
+			// Released meanwhile (a live run's), or unreadable: not
+			// known to be dead.
+			x.log.Warn("backup: the locks of an interrupted run kept: a lock could not be read",
+				"env", w.EnvID, "repository", key, "lock", id, "err", err)
+			return false, nil
+		}
+		var li lockInfo
+		if err := json.Unmarshal([]byte(raw.String()), &li); err != nil {
+			return false, fault.Wrap(fault.Internal, "backup: a lock restic printed is not JSON", err)
+		}
+		if !dead[li.Hostname] {
+			x.log.Warn("backup: the locks of an interrupted run kept: the repository holds a lock of another host",
+				"env", w.EnvID, "repository", key, "host", li.Hostname, "pid", li.PID)
+			// restic's own rule removes the locks it knows are stale (not
+			// refreshed for 30 minutes): those of runs that died elsewhere.
+			return false, x.exec(ctx, w, r, invocation{args: []string{"unlock"}})
+		}
+	}
+	if len(ids) > 0 {
+		x.log.Info("backup: removing the locks of an interrupted run", "env", w.EnvID, "repository", key, "locks", len(ids))
+		if err := x.exec(ctx, w, r, invocation{args: []string{"unlock", "--remove-all"}}); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // sweep removes w's owner's backup helpers that no run of this process
@@ -170,22 +240,29 @@ func (x *Restic) sweep(ctx context.Context, w Where) {
 		if live {
 			continue
 		}
-		key := ""
+		key, host := "", ""
 		if raw, _, err := w.Client.InspectContainer(ctx, id); err == nil {
-			key = labelOf(raw, RepoLabel)
+			key, host = labelOf(raw, RepoLabel), labelOf(raw, HostLabel)
+			if host == "" {
+				// A helper of a Berth before the host name label: the
+				// engine's own name for it.
+				host = hostnameOf(raw)
+			}
 		}
 		if err := w.Client.RemoveContainer(ctx, id, true); err != nil && !errors.Is(err, engine.ErrNotFound) {
 			x.log.Warn("backup: removing a leftover helper", "env", w.EnvID, "container", id, "err", err)
 			continue
 		}
 		x.log.Info("backup: removed a leftover helper", "env", w.EnvID, "container", id, "repository", key)
-		if key != "" {
-			x.markDead(key)
+		if key != "" && host != "" {
+			x.markDead(key, host)
 		}
 	}
 }
 
-func (x *Restic) markDead(key string) {
+// markDead records that the helper host of repository key ended before
+// restic did, leaving its locks.
+func (x *Restic) markDead(key, host string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	l := x.repos[key]
@@ -193,7 +270,16 @@ func (x *Restic) markDead(key string) {
 		l = &repoLock{sem: make(chan struct{}, 1)}
 		x.repos[key] = l
 	}
-	l.dead = true
+	if l.dead == nil {
+		l.dead = map[string]bool{}
+	}
+	l.dead[host] = true
+}
+
+// helperHostname is a new helper's host name: unique, so that the locks
+// restic takes in it are told apart from those of every other run.
+func helperHostname() string {
+	return "berth-backup-" + strings.ToLower(rand.Text()[:16])
 }
 
 // invocation is one helper run.
@@ -225,11 +311,12 @@ func (x *Restic) exec(ctx context.Context, w Where, r Repo, inv invocation) erro
 		return err
 	}
 	key := repoKey(w, r)
+	host := helperHostname()
 	spec := engine.HelperSpec{
 		// restic reaches repositories on the host's loopback too;
 		// berth-helper needs no network.
-		Image: img, Mounts: inv.volumes, Binds: inv.binds, HostNetwork: !inv.helper,
-		Labels: map[string]string{engine.HelperLabel: HelperKind, OwnerLabel: owner(w), RepoLabel: key},
+		Image: img, Mounts: inv.volumes, Binds: inv.binds, HostNetwork: !inv.helper, Hostname: host,
+		Labels: map[string]string{engine.HelperLabel: HelperKind, OwnerLabel: owner(w), RepoLabel: key, HostLabel: host},
 	}
 	var secrets []byte
 	if inv.helper {
@@ -285,7 +372,7 @@ func (x *Restic) exec(ctx context.Context, w Where, r Repo, inv invocation) erro
 	// From here an end before restic's leaves its locks behind.
 	interrupted := func() {
 		if !inv.helper && (len(inv.args) == 0 || inv.args[0] != "unlock") {
-			x.markDead(key)
+			x.markDead(key, host)
 		}
 	}
 	lctx, cancelLogs := context.WithCancel(context.WithoutCancel(ctx))
@@ -544,6 +631,19 @@ func redact(r Repo, s string) string {
 		}
 	}
 	return s
+}
+
+// hostnameOf returns the host name of a container inspection.
+func hostnameOf(raw []byte) string {
+	var c struct {
+		Config struct {
+			Hostname string
+		}
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return ""
+	}
+	return c.Config.Hostname
 }
 
 // labelOf returns the label name of a container inspection.
