@@ -103,6 +103,8 @@ func backupStackCompose(label string) string {
   app:
     image: %[1]s
     command: ["sleep", "3600"]
+    environment:
+      BK_TOKEN: ${BK_TOKEN:-none}
     volumes:
       - data:/data
     labels:
@@ -119,7 +121,8 @@ volumes:
 func (h *backupHarness) deployBackupStack(name string) string {
 	h.t.Helper()
 	h.removeStackAtCleanup(name)
-	status, messages, res := h.streamStack("POST", "/api/stacks?env=1", map[string]any{"name": name, "compose": backupStackCompose(h.label)})
+	status, messages, res := h.streamStack("POST", "/api/stacks?env=1", map[string]any{"name": name, "compose": backupStackCompose(h.label),
+		"envVars": []map[string]any{{"key": "BK_TOKEN", "value": "tok-" + h.label, "isSecret": true}}})
 	if status != 200 || !res.Success {
 		h.t.Fatalf("deploy: %d %+v %q", status, res, messages)
 	}
@@ -292,6 +295,21 @@ func TestBackupStackRunThenRestoreInPlaceAndToNewName(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(h.dataDir, "stacks", "1", copyName, "compose.yaml")); err != nil {
 		t.Errorf("the stack directory restored to the new name: %v", err)
+	}
+	// It is a Berth stack, with the original's secret, that deploys onto
+	// the restored volume.
+	t.Cleanup(func() { h.do("DELETE", "/api/stacks/"+copyName+"?env=1&force=true", nil) })
+	if !strings.Contains(strings.Join(nphases, "\n"), "stack: Recorded as stack '"+copyName+"'") {
+		t.Errorf("restore to a new name: progress %q, want the new stack recorded", nphases)
+	}
+	if status, msgs, dres := h.streamStack("POST", "/api/stacks/"+copyName+"/deploy?env=1", map[string]any{}); status != 200 || !dres.Success {
+		t.Fatalf("deploy of the restored stack: %d %+v %q", status, dres, msgs)
+	}
+	if got := sums(t, copyName+"-app-1"); got != before {
+		t.Errorf("the restored stack's container sees\n%s\nwant\n%s", got, before)
+	}
+	if got := strings.TrimSpace(dockerExec(t, copyName+"-app-1", "echo $BK_TOKEN")); got != "tok-"+h.label {
+		t.Errorf("the restored stack's secret = %q, want the original's", got)
 	}
 	// A new location's host path is confined like stack files (Berth's
 	// stacks directory, the stack roots an admin allowed): the helper

@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"errors"
 
 	"github.com/berth-dev/berth/server/internal/backup"
+	"github.com/berth-dev/berth/server/internal/stacks"
 	"github.com/berth-dev/berth/server/internal/store"
 )
 
@@ -22,4 +24,26 @@ func backupInstance(st *store.Store) func(ctx context.Context) (string, error) {
 		return nil
 	}
 	return st.BackupInstanceID
+}
+
+// restoredStack returns how a restore to a new stack name records the
+// stack: with the secrets of the stack it was backed up from, when that one
+// still exists.
+func restoredStack(st *store.Store, stk *stacks.Service) func(ctx context.Context, env store.Environment, name, dir string,
+	fromEnv int64, from string) error {
+	if st == nil || stk == nil {
+		return nil
+	}
+	return func(ctx context.Context, env store.Environment, name, dir string, fromEnv int64, from string) error {
+		var secrets []store.StackSecret
+		if orig, err := st.GetStack(ctx, fromEnv, from); err == nil {
+			if secrets, err = st.StackSecrets(ctx, orig.ID); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		_, err := stk.RecordRestored(ctx, env, name, dir, secrets)
+		return err
+	}
 }

@@ -190,7 +190,8 @@ func New(d Deps) *Server {
 		d.Timezone = time.Local
 	}
 	backups := backupjobs.New(backupjobs.Options{Store: d.Store, Engines: d.Engines, Runner: d.Backup, Log: d.Log,
-		Node: d.Node, Single: d.Replica == nil, StackDir: stk.Dir, PathPolicy: stk.Policy, Repo: backupRepo(d.Store), Instance: backupInstance(d.Store)})
+		Node: d.Node, Single: d.Replica == nil, StackDir: stk.Dir, PathPolicy: stk.Policy, Repo: backupRepo(d.Store), Instance: backupInstance(d.Store),
+		RecordStack: restoredStack(d.Store, stk)})
 	au := autoupdate.New(autoupdate.Options{Engines: d.Engines, Store: d.Store, Images: imgs, Scan: scanner, Log: d.Log,
 		Grace: d.UpdateGrace})
 	sched := schedule.New(schedule.Options{Store: d.Store, Log: d.Log, Node: d.Node, Local: d.Timezone, Scanning: scanner.Enabled,

@@ -229,6 +229,10 @@ type plan struct {
 	stop    []engine.Container // the target's running containers (in place)
 	volumes []string           // volumes written
 	create  map[string]string  // new volumes to create → the compose project that owns them ("" none)
+	// stackDir is where a restore of a stack to a new name writes the
+	// stack's directory, when that is the new stack's own: it is recorded
+	// as a Berth stack then.
+	stackDir string
 }
 
 // Restore writes snapshot spec.SnapshotID back: in place (the target's
@@ -348,10 +352,23 @@ func (s *Service) Restore(ctx context.Context, spec RestoreSpec, actor Actor, pr
 	}()
 	progress(Event{Phase: "restore", Message: fmt.Sprintf("Restoring %s", list(append(append([]string{}, p.volumes...),
 		mapKeys(p.target.Paths)...)))})
-	return s.o.Runner.Restore(ctx, w, r, sn.ID, p.target, func(pr backup.Progress) {
+	if err := s.o.Runner.Restore(ctx, w, r, sn.ID, p.target, func(pr backup.Progress) {
 		q := pr
 		progress(Event{Phase: "restore", Progress: &q})
-	})
+	}); err != nil {
+		return err
+	}
+	if p.stackDir != "" && s.o.RecordStack != nil {
+		// The data is back either way: a stack not recorded is said, not
+		// a failed restore.
+		orig := tagValue(sn.Tags, TagTarget)
+		if rerr := s.o.RecordStack(ctx, env, spec.TargetName, p.stackDir, snapshotEnv(sn), orig); rerr != nil {
+			progress(Event{Phase: "stack", Message: fmt.Sprintf("Not recorded as a Berth stack: %s", message(rerr))})
+		} else {
+			progress(Event{Phase: "stack", Message: fmt.Sprintf("Recorded as stack '%s' (not started)", spec.TargetName)})
+		}
+	}
+	return nil
 }
 
 func mapKeys(m map[string]string) []string {
@@ -460,6 +477,9 @@ func (s *Service) plan(ctx context.Context, c *engine.Client, env store.Environm
 				to = filepath.Join(spec.TargetPath, hp)
 			case origType == store.BackupStack && path.Base(hp) == origName:
 				to = filepath.Join(filepath.Dir(hp), spec.TargetName)
+				if ttype == store.BackupStack {
+					p.stackDir = to
+				}
 			default:
 				return plan{}, fault.Invalidf("targetPath is required to restore the host path %s to a new location", hp)
 			}

@@ -42,9 +42,13 @@ type Options struct {
 	// a new location writes (the stacks' policy: DATA_DIR/stacks/<env> and
 	// the stack roots an admin allowed); nil refuses them.
 	PathPolicy func(ctx context.Context, envID int64) (hostpath.Policy, error)
-	Notify     Notifier
-	Log        *slog.Logger
-	Node       string
+	// RecordStack records the stack directory dir that a restore to the new
+	// name wrote on env as a Berth stack, with the secrets of the stack
+	// from of environment fromEnv when it still exists; nil records none.
+	RecordStack func(ctx context.Context, env store.Environment, name, dir string, fromEnv int64, from string) error
+	Notify      Notifier
+	Log         *slog.Logger
+	Node        string
 	// Single: this is the only Berth on its database (no replicas), so every
 	// run left running when it starts was interrupted, whatever node
 	// (host:port) ran it; with replicas, only this node's own.
