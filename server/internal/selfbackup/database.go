@@ -1,14 +1,11 @@
 package selfbackup
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -21,19 +18,22 @@ import (
 	"github.com/berth-dev/berth/server/internal/config"
 )
 
-// dbSnapshot is a database copied into a file.
+// dbSnapshot is a database copied into files.
 type dbSnapshot struct {
 	kind          string // SQLite or Postgres
-	entry         string // its archive entry
-	path          string
+	format        string // of a PostgreSQL dump: postgresCopy
+	files         []snapshotFile
 	schemaVersion int64
 	external      []string // stacks whose files are outside the data directory: "name (path)"
 }
 
+// snapshotFile is a file of a database's copy and its archive entry.
+type snapshotFile struct{ entry, path string }
+
 // snapshotDatabase copies the database at databaseURL into dir in one
 // consistent snapshot, while Berth may write to it: SQLite with VACUUM INTO
-// (a read transaction), PostgreSQL with pg_dump (one REPEATABLE READ
-// transaction).
+// (a read transaction), PostgreSQL with COPY of every table (one REPEATABLE
+// READ transaction; postgres.go).
 func snapshotDatabase(ctx context.Context, databaseURL, dir, dataDir string) (dbSnapshot, error) {
 	if config.IsPostgres(databaseURL) {
 		return snapshotPostgres(ctx, databaseURL, dir, dataDir)
@@ -41,28 +41,43 @@ func snapshotDatabase(ctx context.Context, databaseURL, dir, dataDir string) (db
 	return snapshotSQLite(ctx, databaseURL, dir, dataDir)
 }
 
+// stacksQuery lists the stacks with a compose path of their own, but git
+// stacks (whose path is inside their checkout).
+const stacksQuery = "SELECT name, compose_path FROM stacks WHERE compose_path <> '' AND source_type <> 'git' ORDER BY name"
+
+// stackPath is a row of stacksQuery.
+type stackPath struct{ name, path string }
+
 // externalStacks lists the stacks whose compose file is not in the data
 // directory (adopted ones, custom paths): an archive does not hold their
-// files. A git stack's path is inside its checkout.
-func externalStacks(ctx context.Context, db *sql.DB, dataDir string) ([]string, error) {
+// files.
+func externalStacks(dataDir string, stacks []stackPath) ([]string, error) {
 	abs, err := filepath.Abs(dataDir)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, "SELECT name, compose_path FROM stacks WHERE compose_path <> '' AND source_type <> 'git' ORDER BY name")
+	var out []string
+	for _, s := range stacks {
+		if rel, err := filepath.Rel(abs, s.path); err != nil || !filepath.IsLocal(rel) {
+			out = append(out, fmt.Sprintf("%s (%s)", s.name, s.path))
+		}
+	}
+	return out, nil
+}
+
+func sqliteStackPaths(ctx context.Context, db *sql.DB) ([]stackPath, error) {
+	rows, err := db.QueryContext(ctx, stacksQuery)
 	if err != nil {
 		return nil, fmt.Errorf("backup: list stacks: %w", err)
 	}
 	defer rows.Close()
-	var out []string
+	var out []stackPath
 	for rows.Next() {
-		var name, path string
-		if err := rows.Scan(&name, &path); err != nil {
+		var s stackPath
+		if err := rows.Scan(&s.name, &s.path); err != nil {
 			return nil, err
 		}
-		if rel, err := filepath.Rel(abs, path); err != nil || !filepath.IsLocal(rel) {
-			out = append(out, fmt.Sprintf("%s (%s)", name, path))
-		}
+		out = append(out, s)
 	}
 	return out, rows.Err()
 }
@@ -110,11 +125,15 @@ func snapshotSQLite(ctx context.Context, databaseURL, dir, dataDir string) (dbSn
 	if err != nil {
 		return dbSnapshot{}, err
 	}
-	ext, err := externalStacks(ctx, snap, dataDir)
+	stacks, err := sqliteStackPaths(ctx, snap)
 	if err != nil {
 		return dbSnapshot{}, err
 	}
-	return dbSnapshot{kind: SQLite, entry: sqliteEntry, path: out, schemaVersion: v, external: ext}, nil
+	ext, err := externalStacks(dataDir, stacks)
+	if err != nil {
+		return dbSnapshot{}, err
+	}
+	return dbSnapshot{kind: SQLite, files: []snapshotFile{{entry: sqliteEntry, path: out}}, schemaVersion: v, external: ext}, nil
 }
 
 // schemaVersion is the highest migration applied to db.
@@ -127,71 +146,12 @@ func schemaVersion(ctx context.Context, db *sql.DB) (int64, error) {
 	return v, nil
 }
 
-// pgCommand returns the PostgreSQL client tool with the connection of
-// databaseURL (as --dbname when connect): the URL without its password (arguments are visible to other
-// local users) and PGPASSWORD in its environment.
-func pgCommand(ctx context.Context, tool, databaseURL string, connect bool, args ...string) (*exec.Cmd, error) {
-	bin, err := exec.LookPath(tool)
-	if err != nil {
-		return nil, fmt.Errorf("%s is not on PATH: install the PostgreSQL client tools (Debian: apt-get install postgresql-client), of the server's major version or newer", tool)
-	}
-	u, err := url.Parse(databaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	env := os.Environ()
-	if pw, ok := u.User.Password(); ok {
-		env = append(env, "PGPASSWORD="+pw)
-		u.User = url.User(u.User.Username())
-	}
-	if connect {
-		args = append(args, "--dbname="+u.String())
-	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = env
-	return cmd, nil
-}
-
 func openPostgres(databaseURL string) (*sql.DB, error) {
 	gdb, err := gorm.Open(postgres.Open(databaseURL), &gorm.Config{Logger: logger.Discard})
 	if err != nil {
 		return nil, err
 	}
 	return gdb.DB()
-}
-
-func snapshotPostgres(ctx context.Context, databaseURL, dir, dataDir string) (dbSnapshot, error) {
-	db, err := openPostgres(databaseURL)
-	if err != nil {
-		return dbSnapshot{}, fmt.Errorf("backup: open the database: %w", err)
-	}
-	defer db.Close()
-	before, err := schemaVersion(ctx, db)
-	if err != nil {
-		return dbSnapshot{}, err
-	}
-	out := filepath.Join(dir, "berth.pgdump")
-	cmd, err := pgCommand(ctx, "pg_dump", databaseURL, true, "--format=custom", "--no-owner", "--no-privileges", "--file="+out)
-	if err != nil {
-		return dbSnapshot{}, fmt.Errorf("backup: %w", err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return dbSnapshot{}, fmt.Errorf("backup: pg_dump: %w: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	after, err := schemaVersion(ctx, db)
-	if err != nil {
-		return dbSnapshot{}, err
-	}
-	if after != before {
-		return dbSnapshot{}, errors.New("backup: the database's schema was migrated while it was copied: run the backup again")
-	}
-	ext, err := externalStacks(ctx, db, dataDir)
-	if err != nil {
-		return dbSnapshot{}, err
-	}
-	return dbSnapshot{kind: Postgres, entry: postgresEntry, path: out, schemaVersion: after, external: ext}, nil
 }
 
 // sqliteInUse reports whether a process has the SQLite database at path
@@ -259,40 +219,4 @@ func postgresState(ctx context.Context, databaseURL string) (tables, sessions in
 		return 0, 0, err
 	}
 	return tables, sessions, nil
-}
-
-// restorePostgres loads the pg_dump archive at dump into the database of
-// databaseURL in one transaction (pg_restore's script run by psql with
-// --single-transaction): a failure leaves the database as it was. With
-// replace, the current schema's contents are dropped first, in the same
-// transaction.
-func restorePostgres(ctx context.Context, databaseURL, dump string, replace bool) error {
-	// Given no database, pg_restore writes the script to run.
-	script, err := pgCommand(ctx, "pg_restore", databaseURL, false, "--no-owner", "--no-privileges", "--file=-", dump)
-	if err != nil {
-		return err
-	}
-	var scriptErr bytes.Buffer
-	script.Stderr = &scriptErr
-	sqlText, err := script.Output()
-	if err != nil {
-		return fmt.Errorf("pg_restore: %w: %s", err, strings.TrimSpace(scriptErr.String()))
-	}
-	psql, err := pgCommand(ctx, "psql", databaseURL, true, "--no-psqlrc", "--quiet", "--single-transaction",
-		"--set=ON_ERROR_STOP=1", "--file=-")
-	if err != nil {
-		return err
-	}
-	var in bytes.Buffer
-	if replace {
-		in.WriteString("DROP SCHEMA public CASCADE;\nCREATE SCHEMA public;\n")
-	}
-	in.Write(sqlText)
-	psql.Stdin = &in
-	var out bytes.Buffer
-	psql.Stdout, psql.Stderr = &out, &out
-	if err := psql.Run(); err != nil {
-		return fmt.Errorf("psql: %w: %s", err, strings.TrimSpace(out.String()))
-	}
-	return nil
 }

@@ -46,6 +46,7 @@ var ErrInUse = errors.New("the target is in use")
 const (
 	restoreStaging = ".berth-restore"
 	restoreOld     = ".berth-restore-old"
+	restorePgDir   = ".database" // in the staging directory: a PostgreSQL dump, removed once loaded
 )
 
 // Restore restores the archive at file. It reads the archive once to verify
@@ -72,7 +73,11 @@ func Restore(ctx context.Context, opts RestoreOptions, file string) (Manifest, e
 
 	// 1. Verify, writing nothing; keep the key to compare it.
 	var key []byte
+	dbEntries := map[string]bool{}
 	m, err := readFile(file, opts.Passphrase, func(e Entry, body io.Reader) error {
+		if e.Path == sqliteEntry || e.Path == postgresEntry || e.Path == pgTablesEntry {
+			dbEntries[e.Path] = true
+		}
 		if e.Path == keyEntry {
 			b, err := io.ReadAll(io.LimitReader(body, 1024))
 			key = bytes.TrimSpace(b)
@@ -93,6 +98,9 @@ func Restore(ctx context.Context, opts RestoreOptions, file string) (Manifest, e
 	if m.SchemaVersion > known {
 		return m, fmt.Errorf("restore: the archive's database schema (version %d, Berth %s) is newer than this Berth's (version %d, Berth %s): restore it with that Berth or a newer one",
 			m.SchemaVersion, m.BerthVersion, known, version.Version)
+	}
+	if err := checkDatabaseEntries(m, dbEntries); err != nil {
+		return m, err
 	}
 	writeKey, err := checkKey(key, opts.EncryptionKey)
 	if err != nil {
@@ -151,6 +159,12 @@ func Restore(ctx context.Context, opts RestoreOptions, file string) (Manifest, e
 	if err := os.Mkdir(staging, 0o700); err != nil {
 		return m, fmt.Errorf("restore: %w", err)
 	}
+	pgDir := filepath.Join(staging, restorePgDir)
+	if kind == Postgres {
+		if err := os.Mkdir(pgDir, 0o700); err != nil {
+			return m, fmt.Errorf("restore: %w", err)
+		}
+	}
 	if kind == SQLite && !dbInDataDir {
 		if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
 			return m, fmt.Errorf("restore: %w", err)
@@ -176,7 +190,10 @@ func Restore(ctx context.Context, opts RestoreOptions, file string) (Manifest, e
 			}
 			return x.file(filepath.Join(staging, "berth.db"), 0o600, body)
 		case postgresEntry:
-			return x.file(filepath.Join(staging, "berth.pgdump"), 0o600, body)
+			return x.file(filepath.Join(pgDir, "berth.pgdump"), 0o600, body)
+		}
+		if rest, ok := strings.CutPrefix(e.Path, pgPrefix); ok {
+			return x.file(filepath.Join(pgDir, rest), 0o600, body) // validName: a file name
 		}
 		return x.put(e, body)
 	})
@@ -186,11 +203,15 @@ func Restore(ctx context.Context, opts RestoreOptions, file string) (Manifest, e
 
 	// 4. The database, then the files.
 	if kind == Postgres {
-		dump := filepath.Join(staging, "berth.pgdump")
-		if err := restorePostgres(ctx, dbURL, dump, nonEmpty != ""); err != nil {
+		if m.PostgresFormat == postgresCopy {
+			err = restorePostgresCopy(ctx, dbURL, pgDir, m.SchemaVersion, nonEmpty != "")
+		} else {
+			err = restorePgDump(ctx, dbURL, filepath.Join(pgDir, "berth.pgdump"), nonEmpty != "")
+		}
+		if err != nil {
 			return m, fmt.Errorf("restore: the database: %w", err)
 		}
-		if err := os.Remove(dump); err != nil {
+		if err := os.RemoveAll(pgDir); err != nil {
 			return m, err
 		}
 	}
@@ -214,6 +235,31 @@ func Restore(ctx context.Context, opts RestoreOptions, file string) (Manifest, e
 	}
 	os.Remove(staging)
 	return m, nil
+}
+
+// checkDatabaseEntries checks that the archive holds its database in the
+// form its manifest says, and that this Berth can restore that form.
+func checkDatabaseEntries(m Manifest, entries map[string]bool) error {
+	var want string
+	switch {
+	case m.Database == SQLite:
+		want = sqliteEntry
+	case m.PostgresFormat == postgresCopy:
+		want = pgTablesEntry
+	case m.PostgresFormat == "":
+		want = postgresEntry
+	default:
+		return fmt.Errorf("restore: the archive's PostgreSQL database is in form %q, which this Berth does not know: restore it with the Berth that wrote it (%s) or a newer one", m.PostgresFormat, m.BerthVersion)
+	}
+	if !entries[want] {
+		return fmt.Errorf("restore: the archive has no %s entry: its database is missing", want)
+	}
+	if want == postgresEntry {
+		if err := pgDumpTools(); err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+	}
+	return nil
 }
 
 func readFile(file string, passphrase []byte, put sink) (Manifest, error) {

@@ -7,8 +7,10 @@
 //
 // The archive is gzip'd tar (encrypted: see crypt.go) whose entries are
 //
-//	database/berth.db      SQLite: a VACUUM INTO copy, taken while Berth may run
-//	database/berth.pgdump  PostgreSQL: pg_dump's custom format
+//	database/berth.db          SQLite: a VACUUM INTO copy, taken while Berth may run
+//	database/pg/tables.json    PostgreSQL: the tables, in load order, with their columns
+//	database/pg/<table>.copy   PostgreSQL: a table's rows, as COPY's text format
+//	database/berth.pgdump      PostgreSQL, archives of earlier releases: pg_dump's custom format
 //	key/encryption_key     the key, as 64 hex digits
 //	data/<path>            files of the data directory
 //	manifest.json          last: Manifest
@@ -66,14 +68,17 @@ var (
 
 // Manifest describes an archive: what it holds and what wrote it.
 type Manifest struct {
-	Format        int       `json:"format"`
-	BerthVersion  string    `json:"berthVersion"`
-	SchemaVersion int64     `json:"schemaVersion"` // the database's highest applied migration
-	Database      string    `json:"database"`      // SQLite or Postgres
-	CreatedAt     time.Time `json:"createdAt"`
-	Encrypted     bool      `json:"encrypted"`
-	WithGit       bool      `json:"withGit"`
-	Entries       []Entry   `json:"entries"`
+	Format        int    `json:"format"`
+	BerthVersion  string `json:"berthVersion"`
+	SchemaVersion int64  `json:"schemaVersion"` // the database's highest applied migration
+	Database      string `json:"database"`      // SQLite or Postgres
+	// PostgresFormat is the form of a PostgreSQL database: "copy" (Berth's
+	// own dump, database/pg/); "" is pg_dump's (database/berth.pgdump).
+	PostgresFormat string    `json:"postgresFormat,omitempty"`
+	CreatedAt      time.Time `json:"createdAt"`
+	Encrypted      bool      `json:"encrypted"`
+	WithGit        bool      `json:"withGit"`
+	Entries        []Entry   `json:"entries"`
 }
 
 // Entry is one entry of an archive.
@@ -145,7 +150,7 @@ func Write(ctx context.Context, opts Options, w io.Writer) (err error) {
 			strings.Join(db.external, ", "))
 	}
 
-	m := Manifest{Format: Format, BerthVersion: version.Version, SchemaVersion: db.schemaVersion, Database: db.kind,
+	m := Manifest{Format: Format, BerthVersion: version.Version, SchemaVersion: db.schemaVersion, Database: db.kind, PostgresFormat: db.format,
 		CreatedAt: time.Now().UTC().Truncate(time.Second), Encrypted: len(opts.Passphrase) > 0, WithGit: opts.WithGit}
 	out := w
 	var enc *encryptWriter
@@ -159,8 +164,10 @@ func Write(ctx context.Context, opts Options, w io.Writer) (err error) {
 	tw := tar.NewWriter(zw)
 	aw := &archiveWriter{tw: tw, m: &m, created: m.CreatedAt}
 
-	if err := aw.addFile(ctx, db.entry, db.path, 0o600); err != nil {
-		return err
+	for _, f := range db.files {
+		if err := aw.addFile(ctx, f.entry, f.path, 0o600); err != nil {
+			return err
+		}
 	}
 	if err := aw.addBytes(keyEntry, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
 		return err
@@ -387,8 +394,12 @@ func validName(name string) bool {
 		return false
 	}
 	switch name {
-	case sqliteEntry, postgresEntry, keyEntry, manifestEntry:
+	case sqliteEntry, postgresEntry, keyEntry, manifestEntry, pgTablesEntry:
 		return true
+	}
+	if table, ok := strings.CutPrefix(name, pgPrefix); ok {
+		table, ok = strings.CutSuffix(table, pgCopySuffix)
+		return ok && pgTableName.MatchString(table)
 	}
 	rest, ok := strings.CutPrefix(name, dataPrefix)
 	if !ok {

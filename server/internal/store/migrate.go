@@ -204,3 +204,31 @@ func upStatements(src string) ([]string, error) {
 	flush()
 	return stmts, nil
 }
+
+// SchemaStatements returns the SQL that creates, in an empty database of
+// dialect ("sqlite" or "postgres"), Berth's schema at version upTo: the
+// version table, then the statements of every migration numbered upTo or
+// lower, in order. It records no version in the version table: the restore
+// of a backup, which runs them in its own transaction, loads that table's
+// rows from its archive.
+func SchemaStatements(dialect string, upTo int64) ([]string, error) {
+	ddl, ok := versionTableDDL[dialect]
+	if !ok {
+		return nil, fmt.Errorf("store: unknown dialect %q", dialect)
+	}
+	all, err := loadMigrations(migrations, "migrations/"+dialect)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) == 0 || upTo > all[len(all)-1].version {
+		return nil, fmt.Errorf("store: schema version %d is not known to this build", upTo)
+	}
+	out := []string{ddl}
+	for _, m := range all {
+		if m.version > upTo {
+			break
+		}
+		out = append(out, m.statements...)
+	}
+	return out, nil
+}
