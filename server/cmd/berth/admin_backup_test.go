@@ -117,11 +117,13 @@ func fillBerth(t *testing.T, base, dataDir string) (cookie string) {
 }
 
 // berthAdmin runs "berth admin args…" as a process with env and stdin, and
-// returns its output.
+// returns its output. Its PATH is an empty directory: a backup or restore
+// runs no other program (on PostgreSQL neither pg_dump nor pg_restore nor
+// psql, which the official image does not have).
 func berthAdmin(t *testing.T, bin string, env []string, stdin string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"admin"}, args...)...)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	cmd.Env = append([]string{"PATH=" + t.TempDir()}, env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -234,6 +236,16 @@ func TestAdminBackupWhileServingRestoresOntoEmptyDataDir(t *testing.T) {
 		}
 		if _, _, password, _ := registryFixture(); reg.Password != password {
 			t.Errorf("restored registry password = %q, want %q", reg.Password, password)
+		}
+
+		// New rows get ids of their own: the restored sequences continue.
+		if status := do(t, "POST", q.URL+"/api/environments", h,
+			`{"name":"after-restore","connectionType":"direct","host":"192.0.2.3"}`, nil); status != 201 {
+			t.Errorf("create an environment after the restore = %d, want 201", status)
+		}
+		body, _ := json.Marshal(map[string]any{"username": "after-restore", "password": "another password 1", "email": "after@berth.test"})
+		if status := do(t, "POST", q.URL+"/api/users", h, string(body), nil); status != 201 {
+			t.Errorf("create a user after the restore = %d, want 201", status)
 		}
 	})
 }
