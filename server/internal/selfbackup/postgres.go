@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/berth-dev/berth/server/internal/store"
 )
@@ -68,6 +69,21 @@ func quoteColumns(cols []string) string {
 	return strings.Join(q, ", ")
 }
 
+// connectPostgres connects to the database of databaseURL with the
+// settings that make COPY's text the same on every server whatever its
+// defaults (as pg_dump sets them): dates in ISO form, intervals in
+// PostgreSQL's, floating-point numbers with every digit.
+func connectPostgres(ctx context.Context, databaseURL string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RuntimeParams["datestyle"] = "ISO"
+	cfg.RuntimeParams["intervalstyle"] = "postgres"
+	cfg.RuntimeParams["extra_float_digits"] = "3"
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
 // pgSchemaVersion is the highest migration applied to the database of q.
 func pgSchemaVersion(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
@@ -86,7 +102,7 @@ func pgSchemaVersion(ctx context.Context, q interface {
 // pg_dump does); a migration committed meanwhile (the schema version
 // changed) fails the backup.
 func snapshotPostgres(ctx context.Context, databaseURL, dir, dataDir string) (dbSnapshot, error) {
-	conn, err := pgx.Connect(ctx, databaseURL)
+	conn, err := connectPostgres(ctx, databaseURL)
 	if err != nil {
 		return dbSnapshot{}, fmt.Errorf("backup: open the database: %w", err)
 	}
@@ -326,7 +342,7 @@ func restorePostgresCopy(ctx context.Context, databaseURL, dir string, schemaVer
 	if err != nil {
 		return err
 	}
-	conn, err := pgx.Connect(ctx, databaseURL)
+	conn, err := connectPostgres(ctx, databaseURL)
 	if err != nil {
 		return err
 	}
@@ -392,6 +408,10 @@ func copyTableFrom(ctx context.Context, tx pgx.Tx, t pgTable, path string) error
 	tag, err := tx.Conn().PgConn().CopyFrom(ctx, f,
 		fmt.Sprintf("COPY %s (%s) FROM STDIN", quoteIdent(t.Name), quoteColumns(t.Columns)))
 	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Where != "" {
+			return fmt.Errorf("load table %s: %w (%s)", t.Name, err, pgErr.Where)
+		}
 		return fmt.Errorf("load table %s: %w", t.Name, err)
 	}
 	if n := tag.RowsAffected(); n != t.Rows {

@@ -84,7 +84,7 @@ func openStore(t *testing.T, dataDir, dbURL string) *store.Store {
 // database at dbURL as text, sorted; and the tables' names.
 func pgRows(t *testing.T, dbURL string) map[string][]string {
 	t.Helper()
-	conn, err := pgx.Connect(t.Context(), dbURL)
+	conn, err := connectPostgres(t.Context(), dbURL) // the same text on both sides
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,19 +125,40 @@ func pgVersion(t *testing.T, dbURL string) int64 {
 	return v
 }
 
+// setDateStyle makes style the default DateStyle of the database at dbURL.
+func setDateStyle(t *testing.T, dbURL, style string) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	var name string
+	if err := conn.QueryRow(t.Context(), "SELECT current_database()").Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), "ALTER DATABASE "+quoteIdent(name)+" SET datestyle = '"+style+"'"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestPostgresBackupAndRestoreNeedNoClientTools backs up a PostgreSQL
 // Berth and restores it into an empty database with no PostgreSQL client
 // tool on PATH: every row of every table comes back, at the same schema
 // version, and a user created afterwards gets an id the original never
-// gave (the sequences continue, past the deleted user's id too).
+// gave (the sequences continue, past the deleted user's id too). The two
+// databases write dates in different styles by default (day first, month
+// first): the dump's text does not depend on them.
 func TestPostgresBackupAndRestoreNeedNoClientTools(t *testing.T) {
 	src := newPostgresBerth(t)
+	setDateStyle(t, src.dbURL, "SQL, DMY")
 	withoutClientTools(t)
 	archive := filepath.Join(t.TempDir(), "b")
 	if _, err := WriteFile(t.Context(), Options{DataDir: src.dataDir, DatabaseURL: src.dbURL}, archive); err != nil {
 		t.Fatal(err)
 	}
 	target := pgBerth{dataDir: filepath.Join(t.TempDir(), "data"), dbURL: storetest.PostgresDatabase(t)}
+	setDateStyle(t, target.dbURL, "Postgres, MDY")
 	m, err := Restore(t.Context(), RestoreOptions{DataDir: target.dataDir, DatabaseURL: target.dbURL}, archive)
 	if err != nil {
 		t.Fatal(err)

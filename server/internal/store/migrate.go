@@ -210,7 +210,9 @@ func upStatements(src string) ([]string, error) {
 // version table, then the statements of every migration numbered upTo or
 // lower, in order. It records no version in the version table: the restore
 // of a backup, which runs them in its own transaction, loads that table's
-// rows from its archive.
+// rows from its archive. On PostgreSQL the first statement takes the lock
+// migrating replicas take (in a transaction: until it ends), so that a
+// Berth started meanwhile waits for the restore before it migrates.
 func SchemaStatements(dialect string, upTo int64) ([]string, error) {
 	ddl, ok := versionTableDDL[dialect]
 	if !ok {
@@ -224,6 +226,9 @@ func SchemaStatements(dialect string, upTo int64) ([]string, error) {
 		return nil, fmt.Errorf("store: schema version %d is not known to this build", upTo)
 	}
 	out := []string{ddl}
+	if dialect == dialectPostgres {
+		out = []string{fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(migrationLockID)), ddl}
+	}
 	for _, m := range all {
 		if m.version > upTo {
 			break
