@@ -17,8 +17,8 @@ const backupUsage = `usage: berth admin backup  [-data-dir D] [-database-url U] 
        berth admin restore [-data-dir D] [-database-url U] [-force] [-passphrase-stdin] FILE
 
 backup writes one archive FILE (atomically, mode 0600) while Berth may run: a
-consistent snapshot of the database (SQLite: VACUUM INTO; PostgreSQL: pg_dump,
-custom format, which must be on PATH: Debian's postgresql-client), the
+consistent snapshot of the database (SQLite: VACUUM INTO; PostgreSQL: COPY of
+every table in one transaction, through Berth's own driver: no client tools), the
 encryption key, the data directory's stacks/ and templates/ (and git/, the git
 stacks' checkouts, with -with-git; without them they are cloned again), and a
 manifest with every file's size and SHA-256. Caches (template-logos/) are left
@@ -32,8 +32,10 @@ the data directory and database, which must be empty unless -force (replace
 them) and not in use: a Berth running on them is refused (SQLite: a process
 holds the database's lock; PostgreSQL: other sessions are connected). A backup
 restores onto the same kind of database it was taken from (SQLite or
-PostgreSQL: pg_restore and psql on PATH). An older schema is migrated by the
-next "berth serve".
+PostgreSQL; a PostgreSQL database in one transaction: Berth's migrations up to
+the archive's schema, then every table's rows). Archives of earlier releases
+holding a pg_dump need pg_restore and psql on PATH (Debian's
+postgresql-client). An older schema is migrated by the next "berth serve".
 `
 
 // adminBackup runs "berth admin backup" and "berth admin restore".
