@@ -6,6 +6,7 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { session } from '../../lib/session.svelte';
 import { stubApi, type StubApi, type StubCall } from '../../test-api';
+import { expectNoSeriousAxeViolations } from '../../test-axe';
 import ConfigForm from './ConfigForm.svelte';
 
 const destinations = [{ id: 1, name: 'nas', type: 'local', repository: '/srv/restic' }];
@@ -70,9 +71,10 @@ describe('ConfigForm', () => {
     expect(api.called('POST /api/backup/configs')[0].body).toMatchObject({ type: 'stack', preHook: 'pg_dump -f /data/dump.sql', hookService: 'db' });
   });
 
-  it('has no hook service field for a container', () => {
+  it('has no hook service field for a container; the form has no serious axe violation', async () => {
     open();
     expect(within(screen.getByRole('dialog')).queryByLabelText(/Hook service/)).toBeNull();
+    await expectNoSeriousAxeViolations(document.body);
   });
 
   it('offers an administrator the Berth type, hiding the volume, path, stop and hook fields', async () => {
@@ -84,6 +86,7 @@ describe('ConfigForm', () => {
     for (const hidden of [/Container name/, /Stack name/, /All its volumes/, /Extra host paths/, /^Exclude/, /Stop it during/, /Before the backup/, /After the backup/, /Hook service/])
       expect(within(d).queryByLabelText(hidden), String(hidden)).toBeNull();
     for (const shown of ['Environment', 'Destination', /^Schedule \(cron/, 'last', 'daily'] as const) expect(within(d).getByLabelText(shown)).toBeTruthy();
+    await expectNoSeriousAxeViolations(document.body);
     await fireEvent.click(within(d).getByLabelText(/Include git checkouts/));
     await fireEvent.click(within(d).getByRole('button', { name: 'Create' }));
     await waitFor(() => expect(api.called('POST /api/backup/configs')).toHaveLength(1));
