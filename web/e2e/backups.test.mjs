@@ -4,8 +4,14 @@
 // configuration for a container whose volume holds a known file is created
 // and run (live progress to "done"), its snapshot is listed as this Berth's,
 // browsed down to the file, and restored to a new name with the preview shown
-// first; the restored volume holds the file's bytes. As Viewer the same lists
-// show without any action button. axe-core checks the screen.
+// first; the restored volume holds the file's bytes. Then the file is changed
+// and the snapshot restored in place through the dialog (preview, confirm):
+// the file's bytes are back and the container runs again. The destination's
+// Test connection (before saving: not initialized; a wrong password: the
+// server's reason), verify and stats run on the real repository. As Viewer
+// the same lists show without any action button; as Operator the
+// maintenance is there but not the Berth configuration type (admins only).
+// axe-core checks the screen.
 //
 // Needs what the harness needs plus restic on the host (scripts/test-env.sh).
 import assert from 'node:assert/strict';
@@ -32,6 +38,8 @@ let container;
 let volume;
 let restoredName;
 const content = `berth backup e2e ${Date.now()}\n`;
+/** How many saved destinations have this name (through the API, as the admin). */
+const destinationsNamed = async (name) => (await h.api('GET', '/api/backup/destinations')).body.filter((d) => d.name === name).length;
 
 describe('backups console', { timeout: 600_000, skip: hasRestic ? false : 'needs restic on the host (scripts/test-env.sh)' }, () => {
   before(async () => {
@@ -77,6 +85,11 @@ describe('backups console', { timeout: 600_000, skip: hasRestic ? false : 'needs
     await form.getByLabel('Name').fill(`local-${h.label}`);
     await form.getByLabel('Path on the host').fill(repoDir);
     await form.getByLabel('Repository password').fill(`e2e-${h.label}-restic`);
+    // Test connection before saving: the empty directory is no repository yet; nothing is saved.
+    await form.getByRole('button', { name: 'Test connection' }).click();
+    await form.getByText(/^(Reachable|Connection ok|Test failed)/).first().waitFor({ timeout: 300_000 });
+    assert.match(await form.innerText(), /Reachable, not initialized yet/, 'an empty directory is no repository yet');
+    assert.equal(await destinationsNamed(`local-${h.label}`), 0, 'a test saves nothing');
     await form.getByRole('button', { name: 'Add, initialize and test' }).click();
     await form.waitFor({ state: 'detached', timeout: 180_000 });
     const destRow = page.locator(`tr[data-destination="local-${h.label}"]`);
@@ -89,6 +102,7 @@ describe('backups console', { timeout: 600_000, skip: hasRestic ? false : 'needs
     await page.getByRole('button', { name: 'New configuration' }).click();
     const cfg = page.getByRole('dialog');
     await cfg.getByLabel('Container name').fill(container);
+    assert.equal(await cfg.locator('select[name="type"] option[value="berth"]').count(), 1, 'an admin may back Berth itself up');
     await cfg.getByLabel('Destination').selectOption({ label: `local-${h.label}` });
     await cfg.getByRole('button', { name: 'Create' }).click();
     await cfg.waitFor({ state: 'detached' });
@@ -135,6 +149,78 @@ describe('backups console', { timeout: 600_000, skip: hasRestic ? false : 'needs
     assert.equal(original.trim(), content.trim(), 'the original is untouched');
   });
 
+  it('restores the snapshot in place through the dialog: the file is back, the container runs again', async () => {
+    await page.goto(`${h.base}/`);
+    docker('run', '--rm', '-v', `${volume}:/data`, testImage, 'sh', '-c', 'printf changed > /data/hello.txt');
+    assert.equal(docker('run', '--rm', '-v', `${volume}:/r:ro`, testImage, 'cat', '/r/hello.txt').trim(), 'changed');
+    const startedBefore = docker('inspect', '-f', '{{.State.StartedAt}}', container).trim();
+
+    await h.open('/backups?tab=configs', 'Backups');
+    await page.locator(`tr[data-config="${container}"]`).getByRole('button', { name: `Snapshots of ${container}` }).click();
+    const snapRow = page.getByRole('table', { name: 'Snapshots' }).locator('tbody tr').first();
+    await snapRow.waitFor({ timeout: 120_000 });
+    const shortId = await snapRow.getAttribute('data-snapshot');
+    await snapRow.getByRole('button', { name: `Restore ${shortId}` }).click();
+    const restore = page.getByRole('dialog', { name: `Restore snapshot ${shortId}` });
+    await restore.waitFor();
+    await restore.getByRole('radio', { name: /In place/ }).check();
+    // The preview says what is replaced before anything is done.
+    const item = restore.locator(`tr[data-item="${volume}"]`);
+    await item.getByText('exists: replaced').waitFor({ timeout: 120_000 });
+    await item.getByText('hello.txt').waitFor();
+    assert.ok(await restore.getByLabel(`Restore volume ${volume}`).isChecked(), 'every volume is chosen at first');
+    await restore.getByRole('button', { name: 'Restore' }).click();
+    await restore.getByText('Confirm that the current data is replaced.').waitFor();
+    await restore.getByRole('checkbox', { name: /Replace the current data/ }).check();
+    await h.checkA11y('backups, in-place restore');
+    await restore.getByRole('button', { name: 'Restore' }).click();
+    await restore.getByText('done', { exact: true }).waitFor({ timeout: 300_000 });
+    await restore.getByRole('button', { name: 'Close' }).click();
+
+    const bytes = docker('run', '--rm', '-v', `${volume}:/r:ro`, testImage, 'cat', '/r/hello.txt');
+    assert.equal(bytes.trim(), content.trim(), "the file's backed-up bytes are back");
+    assert.equal(docker('inspect', '-f', '{{.State.Running}}', container).trim(), 'true', 'the container runs again');
+    assert.notEqual(docker('inspect', '-f', '{{.State.StartedAt}}', container).trim(), startedBefore, 'it was stopped and started again');
+  });
+
+  it("tests a wrong password without saving it, verifies the repository and shows its stats", async () => {
+    await page.goto(`${h.base}/`);
+    await h.open('/backups?tab=destinations', 'Backups');
+    await page.getByRole('button', { name: 'Add destination' }).click();
+    const form = page.getByRole('dialog');
+    await form.getByLabel('Name').fill(`wrong-${h.label}`);
+    await form.getByLabel('Path on the host').fill(repoDir);
+    await form.getByLabel('Repository password').fill('not-the-password');
+    await form.getByRole('button', { name: 'Test connection' }).click();
+    await form.getByRole('alert').filter({ hasText: /^Test failed: Wrong repository password/ }).waitFor({ timeout: 180_000 });
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await form.waitFor({ state: 'detached' });
+    assert.equal(await destinationsNamed(`wrong-${h.label}`), 0, 'the tested settings are not saved');
+
+    const row = page.locator(`tr[data-destination="local-${h.label}"]`);
+    await row.getByRole('button', { name: `Verify local-${h.label}` }).click();
+    const verify = page.getByRole('dialog', { name: `Verify local-${h.label}` });
+    await verify.getByLabel(/^Part of the data to read/).fill('100%');
+    await verify.getByRole('button', { name: 'Verify', exact: true }).click();
+    await verify.getByText('done', { exact: true }).waitFor({ timeout: 300_000 });
+    await verify.getByRole('button', { name: 'Close' }).click();
+
+    await row.getByLabel(`Maintenance of local-${h.label}`).selectOption('stats');
+    const stats = page.getByRole('dialog', { name: `Stats local-${h.label}` });
+    const figures = stats.getByLabel('Repository statistics');
+    await figures.waitFor({ timeout: 300_000 });
+    assert.match(await figures.innerText(), /Snapshots\s+1\b/, 'the one snapshot is counted');
+    await h.checkA11y('backups, repository stats');
+    await stats.getByRole('button', { name: 'Close' }).click();
+
+    // prune asks first; cancelled, nothing runs.
+    await row.getByLabel(`Maintenance of local-${h.label}`).selectOption('prune');
+    const prune = page.getByRole('dialog', { name: `Prune local-${h.label}` });
+    await prune.getByText(/deletes the data of forgotten snapshots/).waitFor();
+    await prune.getByRole('button', { name: 'Cancel' }).click();
+    await prune.waitFor({ state: 'detached' });
+  });
+
   it('shows a Viewer the lists without any action button', async () => {
     await page.goto(`${h.base}/`); // no dialog of the test before left open
     await h.signInAsNewUser('Viewer');
@@ -142,7 +228,7 @@ describe('backups console', { timeout: 600_000, skip: hasRestic ? false : 'needs
     const cfgRow = page.locator(`tr[data-config="${container}"]`);
     await cfgRow.waitFor();
     const buttons = async () => (await page.locator('main button:visible, main a.button:visible').allTextContents()).map((t) => t.trim());
-    const mutating = /^(New|Add|Run|Edit|Delete|Test|Init|Rotate|Restore|Forget|Stop)\b/;
+    const mutating = /^(New|Add|Run|Edit|Delete|Test|Init|Rotate|Restore|Forget|Stop|Verify)\b/;
     assert.deepEqual((await buttons()).filter((b) => mutating.test(b)), [], 'configurations');
 
     await page.getByRole('tab', { name: 'Destinations' }).click();
@@ -157,5 +243,24 @@ describe('backups console', { timeout: 600_000, skip: hasRestic ? false : 'needs
     await snapRow.getByRole('button', { name: /^Browse / }).waitFor();
     assert.deepEqual((await buttons()).filter((b) => mutating.test(b)), [], 'snapshots');
     await h.checkA11y('backups, viewer');
+  });
+
+  it('shows an Operator verify and the maintenance tasks, but not the Berth configuration type', async () => {
+    await h.signInAsNewUser('Operator');
+    await h.open('/backups?tab=destinations', 'Backups');
+    const row = page.locator(`tr[data-destination="local-${h.label}"]`);
+    await row.getByRole('button', { name: `Verify local-${h.label}` }).waitFor();
+    await row.getByLabel(`Maintenance of local-${h.label}`).selectOption('stats');
+    const stats = page.getByRole('dialog', { name: `Stats local-${h.label}` });
+    await stats.getByLabel('Repository statistics').waitFor({ timeout: 300_000 });
+    await stats.getByRole('button', { name: 'Close' }).click();
+
+    await page.getByRole('tab', { name: 'Configurations' }).click();
+    await page.getByRole('button', { name: 'New configuration' }).click();
+    const cfg = page.getByRole('dialog');
+    const types = cfg.locator('select[name="type"] option');
+    await types.first().waitFor({ state: 'attached' });
+    assert.deepEqual(await types.allTextContents(), ["A container's volumes", "A stack's volumes and directory"], 'the Berth type is for admins only');
+    await cfg.getByRole('button', { name: 'Cancel' }).click();
   });
 });

@@ -284,3 +284,30 @@ describe('stack directory', () => {
     expect(backup.stackPathWords(null)).toBe('');
   });
 });
+
+describe('the second pass helpers', () => {
+  it('names a restored volume as the server does', () => {
+    expect(backup.renamedVolume('shop_db', 'stack', 'shop', 'copy')).toBe('copy_db');
+    expect(backup.renamedVolume('other_db', 'stack', 'shop', 'copy')).toBe('copy_other_db');
+    expect(backup.renamedVolume('data', 'container', 'web', 'copy')).toBe('copy_data');
+  });
+
+  it('takes only absolute, clean host paths other than /', () => {
+    for (const ok of ['/srv/app', '/a/b.c/d']) expect(backup.validHostPath(ok), ok).toBe(true);
+    for (const bad of ['/', 'srv', '/srv/', '/a//b', '/a/./b', '/a/../b', '']) expect(backup.validHostPath(bad), bad).toBe(false);
+  });
+
+  it("takes a verify's data subset as restic does", () => {
+    for (const ok of ['', '5%', '12.5%', '1/10']) expect(backup.validDataSubset(ok), ok).toBe(true);
+    for (const bad of ['half', '5', '1/', '%', '10000%']) expect(backup.validDataSubset(bad), bad).toBe(false);
+  });
+
+  it("keeps a maintenance task's final data as the run's result", () => {
+    let s = backup.newRunState();
+    s = backup.applyRunEvent(s, { event: 'progress', data: '{"message":"load indexes"}' });
+    s = backup.applyRunEvent(s, { event: 'result', data: '{"success":true,"task":"stats","output":[],"stats":{"totalSize":10,"totalFileCount":2,"snapshotsCount":1}}' });
+    expect(s.status).toBe('success');
+    expect(s.lines).toEqual(['load indexes']);
+    expect(backup.statsOf(s.result)).toEqual({ totalSize: 10, totalFileCount: 2, snapshotsCount: 1 });
+  });
+});

@@ -259,13 +259,67 @@ export interface TestAnswer {
 }
 
 export const testDestination = (id: number) => request<TestAnswer>('POST', `/api/backup/destinations/${id}/test`);
+
+/**
+ * Tests a repository without saving anything: the settings of a form not
+ * saved yet (the body of destinationBody), or a saved destination as saved
+ * ({ destinationId }).
+ */
+export const testRepository = (body: Record<string, unknown>) => request<TestAnswer>('POST', '/api/backup/destinations/test', { body });
+
+/** A test's answer in words: whether it opens, and if not why. */
+export function testAnswerWords(a: TestAnswer | null | undefined): { ok: boolean; text: string } {
+  if (!a) return { ok: false, text: 'The test gave no answer.' };
+  if (a.success) return { ok: true, text: `Connection ok: ${a.message || 'the repository opens'}.` };
+  const why = a.error || a.message || '';
+  if (a.status === 'needs_init' || (a as { needsInit?: boolean }).needsInit)
+    return { ok: true, text: `Reachable, not initialized yet${why ? ` (${why})` : ''}: it is initialized when the destination is added, or with Init.` };
+  return { ok: false, text: why || 'The test failed.' };
+}
 export const initDestination = (id: number) => request<TestAnswer>('POST', `/api/backup/destinations/${id}/init`);
 
-export const maintenanceTasks = ['unlock', 'check', 'prune', 'stats'] as const;
+export const maintenanceTasks = ['unlock', 'check', 'prune', 'stats', 'repair-index', 'repair-snapshots'] as const;
 export type MaintenanceTask = (typeof maintenanceTasks)[number];
 
-export const runTask = (id: number, task: MaintenanceTask) =>
-  request<Record<string, unknown>>('POST', `/api/backup/destinations/${id}/task`, { body: { task } });
+/** The maintenance of the destinations tab: a task, or verify (check reading part of the data). */
+export type Maintenance = MaintenanceTask | 'verify';
+
+/** What each maintenance does, in words (the menu and the dialog say it). */
+export const maintenanceWords: Record<Maintenance, string> = {
+  unlock: 'Unlock: remove stale locks left by an interrupted restic',
+  check: 'Check: the repository structure is consistent',
+  prune: 'Prune: delete data no snapshot references any more',
+  stats: 'Stats: size, files and snapshots',
+  'repair-index': 'Repair index: rebuild the index from the pack files',
+  'repair-snapshots': 'Repair snapshots: rewrite snapshots that reference missing data',
+  verify: 'Verify: check reading part of the stored data',
+};
+
+/** Tasks that change the repository: confirmed first. */
+export const riskyMaintenance: readonly Maintenance[] = ['prune', 'repair-index', 'repair-snapshots'];
+
+/** Whether a verify's data subset is one restic takes ("5%", "1/10"; empty reads no data). */
+export function validDataSubset(v: string): boolean {
+  const t = v.trim();
+  return t === '' || /^([0-9]{1,3}(\.[0-9]{1,2})?%|[0-9]{1,4}\/[0-9]{1,4})$/.test(t);
+}
+
+/**
+ * Runs a maintenance task or a verify on a destination, following its
+ * progress (restic's lines) to the final result ({success, task, stats?,
+ * output, error?}, kept as the state's result).
+ */
+export function runMaintenance(id: number, what: Maintenance, onState: (s: RunState) => void, opts: { dataSubset?: string; signal?: AbortSignal } = {}): Promise<RunState> {
+  if (what === 'verify') return follow('POST', `/api/backup/destinations/${id}/verify`, { dataSubset: opts.dataSubset ?? '5%' }, onState, opts.signal);
+  return follow('POST', `/api/backup/destinations/${id}/task`, { task: what }, onState, opts.signal);
+}
+
+/** A stats answer's figures (null when it has none). */
+export function statsOf(res: Record<string, unknown> | null | undefined): { totalSize: number; totalFileCount: number; snapshotsCount: number } | null {
+  const st = res?.stats as Record<string, unknown> | undefined;
+  if (!st || typeof st !== 'object') return null;
+  return { totalSize: Number(st.totalSize ?? 0), totalFileCount: Number(st.totalFileCount ?? 0), snapshotsCount: Number(st.snapshotsCount ?? 0) };
+}
 
 /** A maintenance task's answer as lines to show (its output, its figures, its error). */
 export function taskOutput(res: Record<string, unknown> | null | undefined): string {
@@ -303,13 +357,22 @@ export interface Retention {
 export interface BackupConfig {
   id: number;
   name: string;
-  type: 'container' | 'stack' | string;
+  /** berth: Berth itself (its database, settings, stacks directory; admin only). */
+  type: 'container' | 'stack' | 'berth' | string;
   targetName: string;
   environmentId: number;
   destinationId: number;
   enabled: boolean;
   allVolumes: boolean;
   selectedVolumes: string[];
+  /** Host paths backed up besides the volumes. */
+  paths: string[];
+  /** restic --exclude patterns. */
+  excludes: string[];
+  /** A stack's service (or container) its hooks run in. */
+  hookService: string;
+  /** The type's options (berth: includeGit), kept whole on save. */
+  options: Record<string, unknown>;
   includeStackDir: boolean;
   stopBeforeBackup: boolean;
   schedule: string;
@@ -333,12 +396,17 @@ export function normalizeConfig(raw: Record<string, unknown>): BackupConfig {
     id: Number(raw.id),
     name: String(raw.name ?? ''),
     type: String(raw.type ?? 'container'),
-    targetName: String(raw.targetName ?? ''),
+    // Berth itself has no target of its own: named so in the lists.
+    targetName: String(raw.targetName || (raw.type === 'berth' ? 'Berth' : '')),
     environmentId: Number(raw.environmentId ?? 0),
     destinationId: Number(raw.destinationId ?? 0),
     enabled: raw.enabled !== false,
     allVolumes: raw.allVolumes !== false,
     selectedVolumes: Array.isArray(vols) ? vols.map(String) : [],
+    paths: Array.isArray(raw.paths) ? raw.paths.map(String) : [],
+    excludes: Array.isArray(raw.excludes) ? raw.excludes.map(String) : [],
+    hookService: String(raw.hookService ?? raw.hookContainer ?? ''),
+    options: raw.options && typeof raw.options === 'object' && !Array.isArray(raw.options) ? (raw.options as Record<string, unknown>) : {},
     includeStackDir: !!raw.includeStackDir,
     stopBeforeBackup: !!(raw.stopBeforeBackup ?? raw.stopDuringBackup),
     schedule: String(raw.schedule ?? ''),
@@ -370,8 +438,10 @@ export function scheduleWords(c: Pick<BackupConfig, 'schedule' | 'enabled'>): st
 }
 
 /** The fields of the configuration dialog. */
+export type ConfigType = 'container' | 'stack' | 'berth';
+
 export interface ConfigFields {
-  type: 'container' | 'stack';
+  type: ConfigType;
   targetName: string;
   environmentId: number | null;
   destinationId: number | null;
@@ -379,6 +449,10 @@ export interface ConfigFields {
   allVolumes: boolean;
   /** Volume names, one a line or comma-separated, when not all. */
   volumes: string;
+  /** Extra host paths, one a line. */
+  paths: string;
+  /** Exclude patterns, one a line. */
+  excludes: string;
   includeStackDir: boolean;
   stopBeforeBackup: boolean;
   schedule: string;
@@ -388,6 +462,12 @@ export interface ConfigFields {
   keepMonthly: string;
   preHook: string;
   postHook: string;
+  /** A stack's service the hooks run in. */
+  hookService: string;
+  /** berth: also back up the git checkouts of stacks. */
+  includeGit: boolean;
+  /** The saved options, sent back with includeGit set. */
+  options: Record<string, unknown>;
 }
 
 export function configFieldsOf(c: BackupConfig | null, preset: Partial<ConfigFields> = {}): ConfigFields {
@@ -401,6 +481,8 @@ export function configFieldsOf(c: BackupConfig | null, preset: Partial<ConfigFie
       enabled: true,
       allVolumes: true,
       volumes: '',
+      paths: '',
+      excludes: '',
       includeStackDir: true,
       stopBeforeBackup: false,
       schedule: '',
@@ -410,16 +492,21 @@ export function configFieldsOf(c: BackupConfig | null, preset: Partial<ConfigFie
       keepMonthly: '',
       preHook: '',
       postHook: '',
+      hookService: '',
+      includeGit: false,
+      options: {},
       ...preset,
     };
   return {
-    type: c.type === 'stack' ? 'stack' : 'container',
+    type: c.type === 'stack' || c.type === 'berth' ? c.type : 'container',
     targetName: c.targetName,
     environmentId: c.environmentId,
     destinationId: c.destinationId,
     enabled: c.enabled,
     allVolumes: c.allVolumes,
     volumes: c.selectedVolumes.join('\n'),
+    paths: c.paths.join('\n'),
+    excludes: c.excludes.join('\n'),
     includeStackDir: c.includeStackDir,
     stopBeforeBackup: c.stopBeforeBackup,
     schedule: c.schedule,
@@ -429,6 +516,9 @@ export function configFieldsOf(c: BackupConfig | null, preset: Partial<ConfigFie
     keepMonthly: n(c.retention.keepMonthly),
     preHook: c.preHook,
     postHook: c.postHook,
+    hookService: c.hookService,
+    includeGit: c.options.includeGit === true,
+    options: c.options,
   };
 }
 
@@ -440,11 +530,19 @@ function keep(v: string): number | null {
 
 /** What is wrong with the configuration dialog's fields ('' when nothing). */
 export function configProblem(f: ConfigFields): string {
-  if (!f.targetName.trim()) return `Name the ${f.type} to back up.`;
+  const berth = f.type === 'berth';
+  if (!berth && !f.targetName.trim()) return `Name the ${f.type} to back up.`;
   if (f.environmentId === null) return 'Choose the environment.';
   if (f.destinationId === null) return 'Choose a destination (add one under Destinations first).';
-  if (!f.allVolumes && splitList(f.volumes).length === 0 && !(f.type === 'stack' && f.includeStackDir))
-    return 'Name at least one volume, or back up all of them.';
+  if (!berth) {
+    const paths = lines(f.paths);
+    if (!f.allVolumes && splitList(f.volumes).length === 0 && paths.length === 0 && !(f.type === 'stack' && f.includeStackDir))
+      return 'Name at least one volume or path, or back up all the volumes.';
+    const bad = paths.find((p) => !validHostPath(p));
+    if (bad !== undefined) return `Extra path "${bad}" must be an absolute, clean host path other than / (one a line).`;
+    if (f.type === 'stack' && (f.preHook.trim() || f.postHook.trim()) && !f.hookService.trim())
+      return "A stack's hooks need the service whose container runs them.";
+  }
   for (const [label, v] of [
     ['Keep last', f.keepLast],
     ['Keep daily', f.keepDaily],
@@ -454,6 +552,23 @@ export function configProblem(f: ConfigFields): string {
     if (keep(v) === null) return `${label} must be a whole number (empty: no such rule).`;
   if (f.schedule.trim() && f.schedule.trim().split(/\s+/).length !== 5) return 'The schedule is a cron expression of five fields (minute hour day month weekday).';
   return '';
+}
+
+/** The non-empty lines of a text (patterns and paths may hold commas). */
+export function lines(s: string): string[] {
+  return s
+    .split('\n')
+    .map((x) => x.trim())
+    .filter(Boolean);
+}
+
+/** An absolute, clean host path other than / (what the server takes as an extra path). */
+export function validHostPath(p: string): boolean {
+  if (!p.startsWith('/') || p === '/' || p.endsWith('/')) return false;
+  return !p
+    .slice(1)
+    .split('/')
+    .some((seg) => seg === '' || seg === '.' || seg === '..');
 }
 
 export function splitList(s: string): string[] {
@@ -474,6 +589,17 @@ export function configBody(f: ConfigFields): Record<string, unknown> {
   put('keepDaily', f.keepDaily);
   put('keepWeekly', f.keepWeekly);
   put('keepMonthly', f.keepMonthly);
+  if (f.type === 'berth')
+    // Berth itself: no target, volumes, paths, stop or hooks (the server refuses them).
+    return {
+      type: 'berth',
+      environmentId: f.environmentId,
+      destinationId: f.destinationId,
+      enabled: f.enabled,
+      schedule: f.schedule.trim(),
+      retention,
+      options: { ...f.options, includeGit: f.includeGit },
+    };
   return {
     type: f.type,
     targetName: f.targetName.trim(),
@@ -482,12 +608,15 @@ export function configBody(f: ConfigFields): Record<string, unknown> {
     enabled: f.enabled,
     allVolumes: f.allVolumes,
     selectedVolumes: f.allVolumes ? [] : splitList(f.volumes),
+    paths: lines(f.paths),
+    excludes: lines(f.excludes),
     includeStackDir: f.type === 'stack' ? f.includeStackDir : false,
     stopBeforeBackup: f.stopBeforeBackup,
     schedule: f.schedule.trim(),
     retention,
     preHook: f.preHook.trim(),
     postHook: f.postHook.trim(),
+    hookService: f.type === 'stack' ? f.hookService.trim() : '',
   };
 }
 
@@ -539,6 +668,8 @@ export interface RunState {
   status: string | null;
   error: string | null;
   snapshotId?: string;
+  /** The final event's data (a maintenance task's {success, stats, output…}). */
+  result?: Record<string, unknown>;
 }
 
 export function newRunState(): RunState {
@@ -574,6 +705,7 @@ export function applyRunEvent(s: RunState, e: SSEvent): RunState {
   else if (final && typeof msg === 'string' && msg.trim() && d.status !== 'error' && d.status !== 'failed') line(msg.trim());
   if (final) {
     next.running = false;
+    next.result = d;
     let status = typeof d.status === 'string' ? d.status : d.success === false || e.event === 'error' ? 'error' : 'success';
     if (status === 'complete') status = 'success';
     if (status === 'failed') status = 'error';
@@ -719,6 +851,18 @@ export interface RestoreRequest {
   targetName?: string;
   environmentId?: number;
   confirmOverwrite?: boolean;
+  /** Only these snapshot volumes (absent: all of them). */
+  volumes?: string[];
+  /** New location: the volume each snapshot volume is written to (default: renamed after the new name). */
+  volumeDestinations?: { source: string; target: string }[];
+  /** New location: where the snapshot's host paths go. */
+  targetPath?: string;
+}
+
+/** The volume a restore to a new name writes a snapshot volume to by default (the server's rule). */
+export function renamedVolume(volume: string, origType: string | undefined, origName: string | undefined, name: string): string {
+  if (origType === 'stack' && origName && volume.startsWith(`${origName}_`)) return `${name}_${volume.slice(origName.length + 1)}`;
+  return `${name}_${volume}`;
 }
 
 /** One thing a restore writes: what of the snapshot, where, and whether it exists now. */
