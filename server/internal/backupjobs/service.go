@@ -10,6 +10,7 @@ package backupjobs
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -42,9 +43,14 @@ type Options struct {
 	// a new location writes (the stacks' policy: DATA_DIR/stacks/<env> and
 	// the stack roots an admin allowed); nil refuses them.
 	PathPolicy func(ctx context.Context, envID int64) (hostpath.Policy, error)
-	Notify     Notifier
-	Log        *slog.Logger
-	Node       string
+	// SelfArchive writes the archive of Berth itself (selfbackup.Write with
+	// the server's data directory, database and key) to w, git checkouts
+	// and mirrors included when includeGit: what a configuration of type
+	// berth backs up. nil: such a run fails.
+	SelfArchive func(ctx context.Context, includeGit bool, w io.Writer) error
+	Notify      Notifier
+	Log         *slog.Logger
+	Node        string
 	// Single: this is the only Berth on its database (no replicas), so every
 	// run left running when it starts was interrupted, whatever node
 	// (host:port) ran it; with replicas, only this node's own.
