@@ -137,7 +137,8 @@ func (x *Restic) Backup(ctx context.Context, w Where, r Repo, s Source, progress
 // paths and excludes are not used). in is streamed to restic through the
 // engine's attached exec: it is never written to the engine's host. When
 // reading in fails, restic is killed and no snapshot made; the error is
-// in's.
+// in's. After a failure, a Read of in in progress may outlast the call
+// until in returns: the caller closes it (an io.PipeReader).
 func (x *Restic) BackupStdin(ctx context.Context, w Where, r Repo, s Source, filename string, in io.Reader,
 	progress func(Progress)) (Summary, error) {
 	if filename == "" || strings.ContainsAny(filename, "/\n\x00") || strings.HasPrefix(filename, "-") || filename == "." || filename == ".." {

@@ -1,6 +1,7 @@
 // Package backupjobs provides backup configurations at work: what a
 // configuration backs up on its environment (a container's volumes and
-// binds, a stack's volumes and directory), a run of it (pre hook, optional
+// binds, a stack's volumes and directory, or Berth itself: the archive of
+// berth admin backup, streamed to restic), a run of it (pre hook, optional
 // stop of the containers, restic backup through backup.Runner, retention,
 // post hook, the run's record, audit entry and notification), the
 // scheduler's runner of backup configurations, and restores (preview, in
