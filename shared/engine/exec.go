@@ -144,3 +144,8 @@ func (c *Client) InspectExec(ctx context.Context, execID string) (ExecState, err
 	}
 	return ExecState{ContainerID: res.ContainerID, Running: res.Running, ExitCode: res.ExitCode}, nil
 }
+
+// Lines calls fn for every line of a non-TTY exec's output (the engine's
+// multiplexed stream, as an agent relays it too: standard output and error
+// apart) until the output ends.
+func (s *ExecStream) Lines(fn func(LogLine) error) error { return demux(s, fn) }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/berth-dev/berth/server/internal/config"
@@ -116,4 +117,16 @@ func readPassphrase(stdin io.Reader) ([]byte, error) {
 		return nil, errors.New("-passphrase-stdin: standard input holds no passphrase")
 	}
 	return []byte(line), nil
+}
+
+// selfArchive is how a backup configuration of type berth writes Berth's
+// archive: the same as berth admin backup (without a passphrase: restic
+// encrypts the repository), its database copy made in the data directory
+// (0700, removed) rather than the system's temporary directory.
+func selfArchive(cfg config.Config, log *slog.Logger) func(ctx context.Context, includeGit bool, w io.Writer) error {
+	return func(ctx context.Context, includeGit bool, w io.Writer) error {
+		return selfbackup.Write(ctx, selfbackup.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL,
+			EncryptionKey: cfg.EncryptionKey, WithGit: includeGit, TempDir: cfg.DataDir,
+			Warn: func(msg string) { log.Warn("backup of Berth itself: " + msg) }}, w)
+	}
 }

@@ -218,7 +218,8 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 			OutboundAllow: cfg.OutboundAllow}, Replica: locator,
 		// Backups run restic next to the data, in helpers made of this
 		// host's restic (BERTH_RESTIC) and berth-helper.
-		Backup: backup.New(backup.Config{Restic: cfg.ResticPath, Helper: helperimage.Embedded(), Log: log})})
+		Backup:      backup.New(backup.Config{Restic: cfg.ResticPath, Helper: helperimage.Embedded(), Log: log}),
+		SelfArchive: selfArchive(cfg, log)})
 	defer apiSrv.StopNotifications() // the notifier runs from api.New until Berth stops
 	// Volume browse helpers kept for a while are removed.
 	defer apiSrv.CloseVolumeHelpers()

@@ -24,6 +24,13 @@ import (
 // second engine's socket and the environment.
 func remoteBackupBerth(t *testing.T) (*berth, string, environment) {
 	t.Helper()
+	return remoteBackupBerthWith(t, nil)
+}
+
+// remoteBackupBerthWith is remoteBackupBerth whose options opts changes
+// first (when not nil).
+func remoteBackupBerthWith(t *testing.T, opts func(*apitest.Options)) (*berth, string, environment) {
+	t.Helper()
 	enginetest.RequireEnv(t, "backup repositories", "BERTH_TEST_RESTIC", "BERTH_TEST_REST_URL", "BERTH_TEST_REST_DIR")
 	socket := engine2(t)
 	enginetest.Require(t)
@@ -35,6 +42,9 @@ func remoteBackupBerth(t *testing.T) (*berth, string, environment) {
 	o := apitest.Options{DBPath: filepath.Join(t.TempDir(), "berth.db"), Box: storetest.Box(t),
 		Log:    slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Backup: backup.New(backup.Config{Restic: os.Getenv("BERTH_TEST_RESTIC"), Helper: set})}
+	if opts != nil {
+		opts(&o)
+	}
 	h := &berth{t: t, http: &http.Client{Timeout: 5 * time.Minute}, logs: logs, opts: o, label: randomLabel()}
 	h.start()
 	t.Cleanup(func() {

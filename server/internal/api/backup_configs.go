@@ -176,14 +176,19 @@ func validateBackupConfig(b *store.BackupConfig) error {
 	if b.DestinationID <= 0 {
 		return fault.Invalidf("destinationId is required")
 	}
+	if b.Type == store.BackupBerth {
+		if err := validateSelfConfig(b); err != nil {
+			return err
+		}
+	}
 	if b.TargetName == "" {
 		return fault.Invalidf("targetName is required")
 	}
 	if !engine.ValidName(b.TargetName) {
 		return fault.Invalidf("Invalid targetName %q", b.TargetName)
 	}
-	if b.Type != store.BackupContainer && b.Type != store.BackupStack {
-		return fault.Invalidf("Invalid type %q (container or stack)", b.Type)
+	if b.Type != store.BackupContainer && b.Type != store.BackupStack && b.Type != store.BackupBerth {
+		return fault.Invalidf("Invalid type %q (container, stack or berth)", b.Type)
 	}
 	if b.Name == "" {
 		b.Name = b.TargetName
@@ -215,7 +220,8 @@ func validateBackupConfig(b *store.BackupConfig) error {
 			}
 		}
 	}
-	if !b.AllVolumes && len(b.Volumes) == 0 && len(b.Paths) == 0 && !(b.Type == store.BackupStack && b.IncludeStackDir) {
+	if !b.AllVolumes && len(b.Volumes) == 0 && len(b.Paths) == 0 && !(b.Type == store.BackupStack && b.IncludeStackDir) &&
+		b.Type != store.BackupBerth {
 		return fault.Invalidf("Nothing to back up: allVolumes is false and no volume or path is selected")
 	}
 	for _, p := range b.Paths {
@@ -239,6 +245,40 @@ func validateBackupConfig(b *store.BackupConfig) error {
 	return nil
 }
 
+// validateSelfConfig checks a configuration of Berth itself: its target
+// is "berth" ("" becomes it), and what only a container or stack has is
+// refused rather than ignored.
+func validateSelfConfig(b *store.BackupConfig) error {
+	if b.TargetName == "" {
+		b.TargetName = backupjobs.SelfTarget
+	}
+	if b.TargetName != backupjobs.SelfTarget {
+		return fault.Invalidf("The targetName of a backup of Berth itself is %q", backupjobs.SelfTarget)
+	}
+	if b.Name == "" {
+		b.Name = "Berth"
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"allVolumes", b.AllVolumes}, {"selectedVolumes", len(b.Volumes) > 0}, {"paths", len(b.Paths) > 0},
+		{"excludes", len(b.Excludes) > 0}, {"includeStackDir", b.IncludeStackDir}, {"stopBeforeBackup", b.StopDuringBackup},
+		{"preHook", b.PreHook != ""}, {"postHook", b.PostHook != ""}, {"hookService", b.HookContainer != ""},
+	} {
+		if f.set {
+			return fault.Invalidf("%s does not apply to a backup of Berth itself: it backs up Berth's own archive "+
+				"(database, encryption key, stack files; git with options.includeGit), not a container's or stack's data", f.name)
+		}
+	}
+	_, err := backupjobs.ParseSelfOptions(b.Options)
+	return err
+}
+
+// errSelfBackupAdmin refuses a non-admin a configuration of Berth itself.
+var errSelfBackupAdmin = fault.New(fault.Forbidden,
+	"Only an admin may manage or download a backup of Berth itself: its archive holds the encryption key and every secret")
+
 var errBackupConfigNotFound = fault.New(fault.NotFound, "Backup configuration not found")
 
 // backupConfigOf returns the configuration of the {id} path parameter once
@@ -254,6 +294,9 @@ func (s *Server) backupConfigOf(c *gin.Context, perm string) (store.BackupConfig
 	}
 	if err := mayReach(c, perm, &b.EnvironmentID); err != nil {
 		return store.BackupConfig{}, err
+	}
+	if b.Type == store.BackupBerth && perm != "backups:view" && !callerIsAdmin(c) {
+		return store.BackupConfig{}, errSelfBackupAdmin
 	}
 	return b, nil
 }
@@ -319,6 +362,13 @@ func (s *Server) createBackupConfig(c *gin.Context) error {
 	if req.Type != nil {
 		b.Type = *req.Type
 	}
+	if b.Type == store.BackupBerth {
+		if !callerIsAdmin(c) {
+			return errSelfBackupAdmin
+		}
+		// Nothing of a container's or stack's: what is given is refused.
+		b.AllVolumes, b.IncludeStackDir = false, false
+	}
 	b.EnvironmentID = 1
 	if req.EnvironmentID != nil {
 		b.EnvironmentID = *req.EnvironmentID
@@ -329,8 +379,14 @@ func (s *Server) createBackupConfig(c *gin.Context) error {
 	if err := mayReach(c, "backups:manage", &b.EnvironmentID); err != nil {
 		return err
 	}
-	if _, err := s.store.GetEnvironment(ctx, b.EnvironmentID); err != nil {
+	env, err := s.store.GetEnvironment(ctx, b.EnvironmentID)
+	if err != nil {
 		return notFoundAs(err, fault.Invalidf("Environment %d not found", b.EnvironmentID))
+	}
+	if b.Type == store.BackupBerth {
+		if err := backupjobs.CheckSelfEnvironment(env); err != nil {
+			return err
+		}
 	}
 	if err := s.checkBackupDestination(ctx, b); err != nil {
 		return err

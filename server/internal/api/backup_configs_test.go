@@ -47,7 +47,13 @@ func newBackupHarness(t *testing.T, o apitest.Options) *backupHarness {
 		t.Fatal(err)
 	}
 	runner := backup.New(backup.Config{Restic: os.Getenv("BERTH_TEST_RESTIC"), Helper: set})
-	o.DBPath, o.Box, o.Backup = filepath.Join(t.TempDir(), "berth.db"), storetest.Box(t), runner
+	if o.DBPath == "" {
+		o.DBPath = filepath.Join(t.TempDir(), "berth.db")
+	}
+	if o.Box == nil {
+		o.Box = storetest.Box(t)
+	}
+	o.Backup = runner
 	h := &backupHarness{harness: startHarnessWith(t, o), runner: runner}
 	c, err := engine.NewManager(slog.New(slog.DiscardHandler)).Client(t.Context(),
 		engine.Endpoint{ID: 1, ConnectionType: engine.Socket, SocketPath: enginetest.Socket})

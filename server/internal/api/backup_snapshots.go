@@ -16,6 +16,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/server/internal/backup"
+	"github.com/berth-dev/berth/server/internal/backupjobs"
 	"github.com/berth-dev/berth/server/internal/jobs"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/fault"
@@ -298,17 +299,23 @@ type backupDumpAnswer struct {
 }
 
 // dumpedPath is a path dump may read: under the snapshot's volumes or host
-// paths (the reference's "/volumes or /metadata").
+// paths (the reference's "/volumes or /metadata"), or the archive of a
+// backup of Berth itself.
 func dumpedPath(p string) (string, error) {
 	clean, err := snapshotPath(p)
 	if err != nil {
 		return "", err
 	}
-	if !strings.HasPrefix(clean, backup.VolumesDir+"/") && !strings.HasPrefix(clean, backup.PathsDir+"/") {
-		return "", fault.Invalidf("Invalid path: a path under %s or %s is expected", backup.VolumesDir, backup.PathsDir)
+	if !strings.HasPrefix(clean, backup.VolumesDir+"/") && !strings.HasPrefix(clean, backup.PathsDir+"/") && clean != selfArchivePath {
+		return "", fault.Invalidf("Invalid path: a path under %s or %s (or %s) is expected", backup.VolumesDir, backup.PathsDir,
+			selfArchivePath)
 	}
 	return clean, nil
 }
+
+// selfArchivePath is the file of a snapshot of Berth itself: only an
+// admin may read it (it holds the encryption key).
+const selfArchivePath = "/" + backupjobs.SelfFile
 
 // dumpBackupSnapshot reads a file of a snapshot: with download set, the
 // file itself (a directory: a tar of it) as an attachment, streamed from
@@ -321,6 +328,9 @@ func (s *Server) dumpBackupSnapshot(c *gin.Context) error {
 	p, err := dumpedPath(c.Query("path"))
 	if err != nil {
 		return err
+	}
+	if p == selfArchivePath && !callerIsAdmin(c) {
+		return errSelfBackupAdmin
 	}
 	kind := c.DefaultQuery("type", "file")
 	if kind != "file" && kind != "dir" {

@@ -13,9 +13,11 @@ var backupEnvParams = []queryParam{
 // previews, and restores.
 var backupConfigOps = map[string]apiOp{
 	"GET /api/backup/configs": {Summary: "Backup configurations the caller may see, optionally filtered", Response: []backupConfigJSON{},
-		Query: append([]queryParam{{"type", "string", "container or stack"}, {"target", "string", "the container or stack name"}},
+		Query: append([]queryParam{{"type", "string", "container, stack or berth"}, {"target", "string", "the container or stack name (berth for Berth itself)"}},
 			backupEnvParams...)},
-	"POST /api/backup/configs": {Summary: "Create a backup configuration (its cron, when enabled, registers a schedule of type backup)",
+	"POST /api/backup/configs": {Summary: "Create a backup configuration (its cron, when enabled, registers a schedule of type backup); " +
+		"type berth (admins only) backs up Berth itself (database, encryption key, stack files; git with options.includeGit) " +
+		"as the file /berth-backup.tar.gz of its snapshots, restored with berth admin restore",
 		Request: backupConfigRequest{}, Response: backupConfigJSON{}, Status: 201},
 	"GET /api/backup/configs/{id}": {Summary: "A backup configuration", Response: backupConfigJSON{}},
 	"PUT /api/backup/configs/{id}": {Summary: "Update a backup configuration (absent fields kept; environment, type and target fixed)",

@@ -8,6 +8,7 @@ package api
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -145,6 +146,10 @@ type Deps struct {
 	// Backup runs restic in helper containers on the environments' engines
 	// (nil: the backup routes that need restic answer 503).
 	Backup backup.Runner
+	// SelfArchive writes the archive of Berth itself that a backup
+	// configuration of type berth sends to its destination (nil: such a
+	// run fails).
+	SelfArchive func(ctx context.Context, includeGit bool, w io.Writer) error
 }
 
 // Boundaries are the trust-boundary defaults of the configuration.
@@ -191,7 +196,7 @@ func New(d Deps) *Server {
 	}
 	backups := backupjobs.New(backupjobs.Options{Store: d.Store, Engines: d.Engines, Runner: d.Backup, Log: d.Log,
 		Node: d.Node, Single: d.Replica == nil, StackDir: stk.Dir, PathPolicy: stk.Policy, Repo: backupRepo(d.Store), Instance: backupInstance(d.Store),
-		RecordStack: restoredStack(d.Store, stk)})
+		RecordStack: restoredStack(d.Store, stk), SelfArchive: d.SelfArchive})
 	au := autoupdate.New(autoupdate.Options{Engines: d.Engines, Store: d.Store, Images: imgs, Scan: scanner, Log: d.Log,
 		Grace: d.UpdateGrace})
 	sched := schedule.New(schedule.Options{Store: d.Store, Log: d.Log, Node: d.Node, Local: d.Timezone, Scanning: scanner.Enabled,

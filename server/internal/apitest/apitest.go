@@ -7,6 +7,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -122,6 +123,9 @@ type Options struct {
 	// Backup is the restic runner of the backup routes (api.Deps.Backup;
 	// nil: backups unavailable).
 	Backup backup.Runner
+	// SelfArchive writes the archive of a backup configuration of type
+	// berth (api.Deps.SelfArchive).
+	SelfArchive func(ctx context.Context, includeGit bool, w io.Writer) error
 }
 
 // boundaries are o.Boundaries with the tests' outbound default.
@@ -279,7 +283,7 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	apiSrv := api.New(api.Deps{Log: o.Log, Store: st, Auth: authSvc, License: lic,
 		Engines: engines, Agents: agentSvc, Hawser: hawserHub, Jobs: jobReg, Scan: o.Scan, DataDir: dataDir,
 		Node: o.Node, UpdateGrace: o.UpdateGrace, Boundaries: o.boundaries(), HelperImage: helperImg,
-		DockerHubIndex: o.DockerHubIndex, Replica: o.Replica, Backup: o.Backup})
+		DockerHubIndex: o.DockerHubIndex, Replica: o.Replica, Backup: o.Backup, SelfArchive: o.SelfArchive})
 	sctx, stopSchedules := context.WithCancel(context.Background())
 	schedulesDone := make(chan struct{})
 	activityDone := make(chan struct{}) // the activity collector runs and stops with the schedules

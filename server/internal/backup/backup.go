@@ -197,6 +197,10 @@ type Runner interface {
 	// Test opens the repository (restic cat config).
 	Test(ctx context.Context, w Where, r Repo) error
 	Backup(ctx context.Context, w Where, r Repo, s Source, progress func(Progress)) (Summary, error)
+	// BackupStdin backs up what in gives as the file /filename of a
+	// snapshot, with s's tags and host, streamed to restic (never written
+	// to the engine's host).
+	BackupStdin(ctx context.Context, w Where, r Repo, s Source, filename string, in io.Reader, progress func(Progress)) (Summary, error)
 	// Snapshots lists the snapshots with all of tags (none: every one).
 	Snapshots(ctx context.Context, w Where, r Repo, tags []string) ([]Snapshot, error)
 	// Forget forgets the snapshots with all of tags that p does not keep,

@@ -99,24 +99,12 @@ type resticStatus struct {
 // files (restic's exit status 3) still made its snapshot: it succeeds,
 // each unread file reported through progress.
 func (x *Restic) Backup(ctx context.Context, w Where, r Repo, s Source, progress func(Progress)) (Summary, error) {
-	if progress == nil {
-		progress = func(Progress) {}
-	}
 	if len(s.Volumes)+len(s.Paths) == 0 {
 		return Summary{}, fault.Invalidf("A backup needs at least one volume or path")
 	}
-	args := []string{"backup", "--json"}
-	if s.Host != "" {
-		if strings.ContainsAny(s.Host, " \t\n\x00") || strings.HasPrefix(s.Host, "-") {
-			return Summary{}, fault.Invalidf("%q is not a valid snapshot host", s.Host)
-		}
-		args = append(args, "--host", s.Host)
-	}
-	for _, t := range s.Tags {
-		if err := checkTag(t); err != nil {
-			return Summary{}, err
-		}
-		args = append(args, "--tag", t)
+	args, err := backupArgs(s)
+	if err != nil {
+		return Summary{}, err
 	}
 	for _, e := range s.Exclude {
 		if e == "" || strings.ContainsAny(e, "\n\x00") {
@@ -140,9 +128,59 @@ func (x *Restic) Backup(ctx context.Context, w Where, r Repo, s Source, progress
 		args = append(args, sourcePath(p))
 	}
 	inv.args = args
+	inv.okCodes = []int64{3}
+	return x.backup(ctx, w, r, inv, progress)
+}
+
+// BackupStdin backs up what in gives as the one file /filename of a
+// snapshot (restic backup --stdin), with s's tags and host (its volumes,
+// paths and excludes are not used). in is streamed to restic through the
+// engine's attached exec: it is never written to the engine's host. When
+// reading in fails, restic is killed and no snapshot made; the error is
+// in's. After a failure, a Read of in in progress may outlast the call
+// until in returns: the caller closes it (an io.PipeReader).
+func (x *Restic) BackupStdin(ctx context.Context, w Where, r Repo, s Source, filename string, in io.Reader,
+	progress func(Progress)) (Summary, error) {
+	if filename == "" || strings.ContainsAny(filename, "/\n\x00") || strings.HasPrefix(filename, "-") || filename == "." || filename == ".." {
+		return Summary{}, fault.Invalidf("%q is not a valid file name for a backup of an input", filename)
+	}
+	if in == nil {
+		return Summary{}, fault.New(fault.Internal, "backup: no input")
+	}
+	args, err := backupArgs(s)
+	if err != nil {
+		return Summary{}, err
+	}
+	inv := invocation{args: append(args, "--stdin", "--stdin-filename", filename), stdin: in}
+	return x.backup(ctx, w, r, inv, progress)
+}
+
+// backupArgs are restic backup's arguments for s's host and tags.
+func backupArgs(s Source) ([]string, error) {
+	args := []string{"backup", "--json"}
+	if s.Host != "" {
+		if strings.ContainsAny(s.Host, " \t\n\x00") || strings.HasPrefix(s.Host, "-") {
+			return nil, fault.Invalidf("%q is not a valid snapshot host", s.Host)
+		}
+		args = append(args, "--host", s.Host)
+	}
+	for _, t := range s.Tags {
+		if err := checkTag(t); err != nil {
+			return nil, err
+		}
+		args = append(args, "--tag", t)
+	}
+	return args, nil
+}
+
+// backup runs the restic backup of inv, its progress lines given to
+// progress, and returns its summary once the snapshot is found.
+func (x *Restic) backup(ctx context.Context, w Where, r Repo, inv invocation, progress func(Progress)) (Summary, error) {
+	if progress == nil {
+		progress = func(Progress) {}
+	}
 	var sum Summary
 	start := time.Now()
-	inv.okCodes = []int64{3}
 	inv.stdout = func(line string) {
 		var st resticStatus
 		if json.Unmarshal([]byte(line), &st) != nil {

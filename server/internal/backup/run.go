@@ -298,6 +298,9 @@ type invocation struct {
 	stdout func(line string)
 	toFile bool
 	after  func(ctx context.Context, id string) error
+	// stdin is restic's standard input (restic backup --stdin): restic
+	// then runs as an attached exec in a helper that idles.
+	stdin io.Reader
 	// okCodes are exit codes other than 0 that are a success.
 	okCodes []int64
 	// secrets are more secret files, by path under secretsDir.
@@ -341,6 +344,13 @@ func (x *Restic) exec(ctx context.Context, w Where, r Repo, inv invocation) erro
 			spec.Binds = append(spec.Binds, engine.BindMount{Source: r.Repository, Target: RepoDir, Create: inv.createRepo})
 		}
 	}
+	// With a standard input, restic is an attached exec of a helper that
+	// idles (a container's own process cannot be fed through every
+	// environment type).
+	var cmd []string
+	if inv.stdin != nil {
+		cmd, spec.Cmd = spec.Cmd, []string{helperimage.Program, "idle"}
+	}
 	id, err := w.Client.CreateHelper(ctx, spec)
 	if err != nil {
 		if r.Type == TypeLocal && strings.Contains(err.Error(), "bind source path does not exist") {
@@ -375,32 +385,34 @@ func (x *Restic) exec(ctx context.Context, w Where, r Repo, inv invocation) erro
 			x.markDead(key, host)
 		}
 	}
-	lctx, cancelLogs := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelLogs()
 	var stderr []string
-	logsDone := make(chan error, 1)
-	go func() {
-		logsDone <- w.Client.Logs(lctx, id, false, engine.LogOptions{Follow: true, Tail: "all"}, func(l engine.LogLine) error {
-			if l.Stream == "stderr" {
-				if strings.Contains(l.Text, "Permanently added") {
-					// An SFTP host key accepted on first use (no known hosts given).
-					x.log.Info("backup: "+l.Text, "env", w.EnvID, "repository", key)
-				}
-				if len(stderr) == maxStderr {
-					stderr = stderr[1:]
-				}
-				stderr = append(stderr, l.Text)
-			} else if inv.stdout != nil {
-				inv.stdout(l.Text)
+	line := func(l engine.LogLine) {
+		if l.Stream == "stderr" {
+			if strings.Contains(l.Text, "Permanently added") {
+				// An SFTP host key accepted on first use (no known hosts given).
+				x.log.Info("backup: "+l.Text, "env", w.EnvID, "repository", key)
 			}
-			return nil
-		})
-	}()
-	code, werr := w.Client.WaitHelper(ctx, id)
+			if len(stderr) == maxStderr {
+				stderr = stderr[1:]
+			}
+			stderr = append(stderr, l.Text)
+		} else if inv.stdout != nil {
+			inv.stdout(l.Text)
+		}
+	}
+	var code int64
+	var werr error
+	if inv.stdin != nil {
+		code, werr = x.attached(ctx, w, id, cmd, inv.stdin, line)
+	} else {
+		code, werr = x.follow(ctx, w, id, line)
+	}
 	if werr != nil {
 		interrupted()
-		cancelLogs()
-		<-logsDone
+		var in *inputError
+		if errors.As(werr, &in) {
+			return in.err
+		}
 		if ctx.Err() != nil {
 			// The deferred removal kills restic.
 			return ctx.Err()
@@ -409,12 +421,6 @@ func (x *Restic) exec(ctx context.Context, w Where, r Repo, inv invocation) erro
 			return fault.Wrap(fault.Internal, "The backup helper was removed while restic ran", werr)
 		}
 		return werr
-	}
-	select {
-	case <-logsDone:
-	case <-time.After(logsTimeout):
-		cancelLogs()
-		<-logsDone
 	}
 	if code == 0 || slices.Contains(inv.okCodes, code) {
 		if inv.after != nil {

@@ -253,6 +253,9 @@ func (s *Service) Restore(ctx context.Context, spec RestoreSpec, actor Actor, pr
 	if err != nil {
 		return err
 	}
+	if tagValue(sn.Tags, TagType) == store.BackupBerth {
+		return errSelfRestore
+	}
 	if spec.EnvironmentID == 0 && snapshotEnv(sn) != 0 && r.Type != backup.TypeLocal {
 		// A remote repository restores onto the snapshot's own environment.
 		if w, env, err = s.where(ctx, snapshotEnv(sn)); err != nil {

@@ -129,6 +129,9 @@ func message(err error) string {
 
 // backup is the work of a run.
 func (s *Service) backup(ctx context.Context, cfg store.BackupConfig, runID int64, progress func(Event)) (res Result, err error) {
+	if cfg.Type == store.BackupBerth {
+		return s.backupBerth(ctx, cfg, progress)
+	}
 	progress(Event{Phase: "resolve", Message: "Resolving what to back up"})
 	repo, _, err := s.o.Repo(ctx, cfg.DestinationID)
 	if err != nil {
@@ -199,9 +202,7 @@ func (s *Service) backup(ctx context.Context, cfg store.BackupConfig, runID int6
 		}
 	}()
 
-	src := backup.Source{Volumes: t.Volumes, Paths: t.Paths, Exclude: cfg.Excludes, Host: instance,
-		Tags: append([]string{TagInstance + instance, ConfigTag(cfg.ID), TagType + cfg.Type, TagTarget + cfg.TargetName,
-			fmt.Sprintf("%s%d", TagEnv, cfg.EnvironmentID)}, cfg.Tags...)}
+	src := backup.Source{Volumes: t.Volumes, Paths: t.Paths, Exclude: cfg.Excludes, Host: instance, Tags: snapshotTags(cfg, instance)}
 	progress(Event{Phase: "backup", Message: "Backing up"})
 	sum, err := s.o.Runner.Backup(ctx, where, repo, src, func(p backup.Progress) {
 		q := p
@@ -214,6 +215,19 @@ func (s *Service) backup(ctx context.Context, cfg store.BackupConfig, runID int6
 	if err != nil {
 		return res, err
 	}
+	err = s.summarise(ctx, where, repo, cfg, instance, sum, &res, progress)
+	return res, err
+}
+
+// snapshotTags are the tags of cfg's snapshots.
+func snapshotTags(cfg store.BackupConfig, instance string) []string {
+	return append([]string{TagInstance + instance, ConfigTag(cfg.ID), TagType + cfg.Type, TagTarget + cfg.TargetName,
+		fmt.Sprintf("%s%d", TagEnv, cfg.EnvironmentID)}, cfg.Tags...)
+}
+
+// summarise records the backup sum in res and applies cfg's retention.
+func (s *Service) summarise(ctx context.Context, where backup.Where, repo backup.Repo, cfg store.BackupConfig, instance string,
+	sum backup.Summary, res *Result, progress func(Event)) error {
 	res.SnapshotID, res.Files, res.Bytes, res.DataAdded = sum.SnapshotID, sum.TotalFiles, sum.TotalBytes, sum.DataAdded
 	res.Message = fmt.Sprintf("Snapshot %s: %d files, %d bytes (%d bytes added)", short(sum.SnapshotID), sum.TotalFiles,
 		sum.TotalBytes, sum.DataAdded)
@@ -225,12 +239,20 @@ func (s *Service) backup(ctx context.Context, cfg store.BackupConfig, runID int6
 			backup.Retention{KeepLast: r.KeepLast, KeepDaily: r.KeepDaily, KeepWeekly: r.KeepWeekly, KeepMonthly: r.KeepMonthly,
 				KeepYearly: r.KeepYearly})
 		if err != nil {
-			return res, fmt.Errorf("retention: %w", err)
+			return fmt.Errorf("retention: %w", err)
 		}
 		res.Forgotten = len(gone)
 		progress(Event{Phase: "retention", Message: fmt.Sprintf("%d snapshot(s) forgotten", len(gone))})
 	}
-	return res, nil
+	return nil
+}
+
+// described names what cfg backs up: "stack 'web'", "Berth itself".
+func described(cfg store.BackupConfig) string {
+	if cfg.Type == store.BackupBerth {
+		return "Berth itself"
+	}
+	return fmt.Sprintf("%s '%s'", cfg.Type, cfg.TargetName)
 }
 
 func list(s []string) string {
@@ -336,13 +358,13 @@ func (s *Service) finish(ctx context.Context, cfg store.BackupConfig, run *store
 	}
 	e := store.AuditEntry{UserID: actor.UserID, Username: username, EnvironmentID: &envID, Action: "backup_config.run",
 		EntityType: "backup_config", EntityID: fmt.Sprint(cfg.ID), EntityName: cfg.Name, IP: actor.IP,
-		Description: fmt.Sprintf("Backup of %s '%s' (%s): %s", cfg.Type, cfg.TargetName, trigger, res.Status),
+		Description: fmt.Sprintf("Backup of %s (%s): %s", described(cfg), trigger, res.Status),
 		Details:     fmt.Sprintf(`{"runId":%d,"status":%q,"snapshotId":%q,"trigger":%q}`, run.ID, res.Status, res.SnapshotID, trigger)}
 	if err := s.o.Store.AddAudit(ctx, &e); err != nil {
 		s.o.Log.Error("backup audit entry not written", "config", cfg.ID, "err", err)
 	}
 	if s.o.Notify != nil {
-		what := fmt.Sprintf("%s '%s'", cfg.Type, cfg.TargetName)
+		what := described(cfg)
 		switch res.Status {
 		case store.BackupSuccess:
 			s.o.Notify.Emit(cfg.EnvironmentID, "backup_success", "Backup of "+what+" succeeded", res.Message)

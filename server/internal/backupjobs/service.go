@@ -1,6 +1,7 @@
 // Package backupjobs provides backup configurations at work: what a
 // configuration backs up on its environment (a container's volumes and
-// binds, a stack's volumes and directory), a run of it (pre hook, optional
+// binds, a stack's volumes and directory, or Berth itself: the archive of
+// berth admin backup, streamed to restic), a run of it (pre hook, optional
 // stop of the containers, restic backup through backup.Runner, retention,
 // post hook, the run's record, audit entry and notification), the
 // scheduler's runner of backup configurations, and restores (preview, in
@@ -10,6 +11,7 @@ package backupjobs
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -46,6 +48,11 @@ type Options struct {
 	// name wrote on env as a Berth stack, with the secrets of the stack
 	// from of environment fromEnv when it still exists; nil records none.
 	RecordStack func(ctx context.Context, env store.Environment, name, dir string, fromEnv int64, from string) error
+	// SelfArchive writes the archive of Berth itself (selfbackup.Write with
+	// the server's data directory, database and key) to w, git checkouts
+	// and mirrors included when includeGit: what a configuration of type
+	// berth backs up. nil: such a run fails.
+	SelfArchive func(ctx context.Context, includeGit bool, w io.Writer) error
 	Notify      Notifier
 	Log         *slog.Logger
 	Node        string

@@ -258,6 +258,9 @@ func backupConfig(b store.BackupConfig, envs map[int64]envInfo) Definition {
 	d := Definition{Type: Backup, ID: b.ID, Name: "Backup: " + name, EntityName: b.TargetName,
 		Description: fmt.Sprintf("Back up the %s's volumes to a restic repository", b.Type),
 		Enabled:     b.Enabled && b.Schedule != "", ScheduleType: DetectScheduleType(b.Schedule), Cron: b.Schedule}
+	if b.Type == store.BackupBerth {
+		d.Description = "Back up Berth itself (database, encryption key, stack files) to a restic repository"
+	}
 	envID := b.EnvironmentID
 	withEnvironment(&d, &envID, envs)
 	return d

@@ -11,6 +11,9 @@ import (
 const (
 	BackupContainer = "container"
 	BackupStack     = "stack"
+	// BackupBerth is Berth itself: the archive of `berth admin backup`
+	// (database, encryption key, stack files), its target always "berth".
+	BackupBerth = "berth"
 )
 
 // Backup run kinds and statuses.
@@ -45,7 +48,7 @@ func (r BackupRetention) Empty() bool {
 type BackupConfig struct {
 	ID            int64
 	Name          string
-	Type          string // container | stack
+	Type          string // container | stack | berth
 	TargetName    string // container or stack name
 	EnvironmentID int64
 	DestinationID int64

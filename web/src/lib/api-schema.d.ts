@@ -471,7 +471,7 @@ export interface paths {
         /** Backup configurations the caller may see, optionally filtered */
         get: operations["get_api_backup_configs"];
         put?: never;
-        /** Create a backup configuration (its cron, when enabled, registers a schedule of type backup) */
+        /** Create a backup configuration (its cron, when enabled, registers a schedule of type backup); type berth (admins only) backs up Berth itself (database, encryption key, stack files; git with options.includeGit) as the file /berth-backup.tar.gz of its snapshots, restored with berth admin restore */
         post: operations["post_api_backup_configs"];
         delete?: never;
         options?: never;
@@ -9683,9 +9683,9 @@ export interface operations {
     get_api_backup_configs: {
         parameters: {
             query?: {
-                /** @description container or stack */
+                /** @description container, stack or berth */
                 type?: string;
-                /** @description the container or stack name */
+                /** @description the container or stack name (berth for Berth itself) */
                 target?: string;
                 /** @description environment id (from GET /api/environments) */
                 env?: number;
@@ -10469,7 +10469,7 @@ export interface operations {
             query?: {
                 /** @description the destination */
                 destinationId?: number;
-                /** @description under /backup/volumes or /backup/paths */
+                /** @description under /backup/volumes or /backup/paths; /berth-backup.tar.gz for a backup of Berth itself (admins only) */
                 path?: string;
                 /** @description file (default) or dir */
                 type?: string;
