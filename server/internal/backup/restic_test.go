@@ -418,22 +418,30 @@ func (e *env) slowBackup(repo backup.Repo, vol string) <-chan error {
 	return done
 }
 
+// killedBackup backs up a new volume of 8 MiB (named after name) to repo
+// slowly and kills its helper in the middle; it returns the volume.
+func (e *env) killedBackup(repo backup.Repo, name string) string {
+	e.t.Helper()
+	vol := e.volume(name, "busybox dd if=/dev/urandom of=big bs=1M count=8 2>/dev/null")
+	done := e.slowBackup(repo, vol)
+	ids := e.helpers()
+	if len(ids) != 1 {
+		e.t.Fatalf("helpers = %v, want the backup's", ids)
+	}
+	e.docker("kill", ids[0])
+	if err := <-done; err == nil {
+		e.t.Fatal("the killed backup succeeded")
+	}
+	return vol
+}
+
 // TestKilledBackupLeavesTheRepositoryUsable kills the helper in the middle
 // of a backup: its lock is left in the repository, yet the next backup and
 // restic check pass (Berth removes the locks of a run it knows is dead).
 func TestKilledBackupLeavesTheRepositoryUsable(t *testing.T) {
 	e := newEnv(t)
 	repo := e.localRepo()
-	vol := e.volume("killed", "busybox dd if=/dev/urandom of=big bs=1M count=8 2>/dev/null")
-	done := e.slowBackup(repo, vol)
-	ids := e.helpers()
-	if len(ids) != 1 {
-		t.Fatalf("helpers = %v, want the backup's", ids)
-	}
-	e.docker("kill", ids[0])
-	if err := <-done; err == nil {
-		t.Fatal("the killed backup succeeded")
-	}
+	vol := e.killedBackup(repo, "killed")
 	locks, _ := os.ReadDir(filepath.Join(repo.Repository, "locks"))
 	if len(locks) == 0 {
 		t.Fatal("the killed backup left no lock: the test proves nothing")
@@ -455,16 +463,7 @@ func TestKilledBackupLeavesTheRepositoryUsable(t *testing.T) {
 func TestDeadRunsLocksGoOnlyWhenNoOtherRunHoldsOne(t *testing.T) {
 	e := newEnv(t)
 	repo := e.localRepo()
-	vol := e.volume("deadlock", "busybox dd if=/dev/urandom of=big bs=1M count=8 2>/dev/null")
-	done := e.slowBackup(repo, vol)
-	ids := e.helpers()
-	if len(ids) != 1 {
-		t.Fatalf("helpers = %v, want the backup's", ids)
-	}
-	e.docker("kill", ids[0])
-	if err := <-done; err == nil {
-		t.Fatal("the killed backup succeeded")
-	}
+	e.killedBackup(repo, "deadlock")
 	locks := func() int {
 		l, err := os.ReadDir(filepath.Join(repo.Repository, "locks"))
 		if err != nil {

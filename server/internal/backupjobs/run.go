@@ -127,20 +127,30 @@ func message(err error) string {
 	return err.Error()
 }
 
+// open opens cfg's destination (secrets opened) and its environment, where
+// restic runs, once the destination may be used from there.
+func (s *Service) open(ctx context.Context, cfg store.BackupConfig) (backup.Repo, backup.Where, store.Environment, error) {
+	repo, _, err := s.o.Repo(ctx, cfg.DestinationID)
+	if err != nil {
+		return backup.Repo{}, backup.Where{}, store.Environment{}, err
+	}
+	if err := s.CheckDestination(ctx, cfg.DestinationID, cfg.EnvironmentID); err != nil {
+		return backup.Repo{}, backup.Where{}, store.Environment{}, err
+	}
+	where, env, err := s.where(ctx, cfg.EnvironmentID)
+	if err != nil {
+		return backup.Repo{}, backup.Where{}, store.Environment{}, err
+	}
+	return repo, where, env, nil
+}
+
 // backup is the work of a run.
 func (s *Service) backup(ctx context.Context, cfg store.BackupConfig, runID int64, progress func(Event)) (res Result, err error) {
 	if cfg.Type == store.BackupBerth {
 		return s.backupBerth(ctx, cfg, progress)
 	}
 	progress(Event{Phase: "resolve", Message: "Resolving what to back up"})
-	repo, _, err := s.o.Repo(ctx, cfg.DestinationID)
-	if err != nil {
-		return res, err
-	}
-	if err := s.CheckDestination(ctx, cfg.DestinationID, cfg.EnvironmentID); err != nil {
-		return res, err
-	}
-	where, env, err := s.where(ctx, cfg.EnvironmentID)
+	repo, where, env, err := s.open(ctx, cfg)
 	if err != nil {
 		return res, err
 	}

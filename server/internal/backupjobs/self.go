@@ -75,14 +75,7 @@ func (s *Service) backupBerth(ctx context.Context, cfg store.BackupConfig, progr
 		what += ", git checkouts and mirrors"
 	}
 	progress(Event{Phase: "resolve", Message: "Backing up Berth itself (" + what + ")"})
-	repo, _, err := s.o.Repo(ctx, cfg.DestinationID)
-	if err != nil {
-		return res, err
-	}
-	if err := s.CheckDestination(ctx, cfg.DestinationID, cfg.EnvironmentID); err != nil {
-		return res, err
-	}
-	where, env, err := s.where(ctx, cfg.EnvironmentID)
+	repo, where, env, err := s.open(ctx, cfg)
 	if err != nil {
 		return res, err
 	}
