@@ -3,6 +3,7 @@ package api_test
 import (
 	"fmt"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -91,6 +92,8 @@ func newSnapshotScopeFixture(t *testing.T) *snapshotScopeFixture {
 		t.Fatal(err)
 	}
 	vol := backupVolume(t, h, "scope", "echo hello > a.txt")
+	// What a restore to a new location refused below would have written.
+	t.Cleanup(func() { _ = exec.Command("docker", "volume", "rm", "-f", "copy-"+h.label+"_"+vol).Run() })
 	snap := func(tags ...string) string {
 		t.Helper()
 		sum, err := runner.Backup(t.Context(), where, repo, backup.Source{Volumes: []string{vol}, Tags: tags, Host: "berth"}, nil)
@@ -159,8 +162,9 @@ func (f *snapshotScopeFixture) snapshotRoutes(base, id string) map[string][2]str
 // the snapshots of environment 1's configurations; those of environment
 // 2's, another install's and this install's of a deleted configuration of
 // environment 2 are out of reach: not listed, and every single-snapshot
-// route answers them exactly as a snapshot that does not exist. An admin
-// still lists and browses everything.
+// route answers them exactly as a snapshot that does not exist, as do
+// the restore preview and the restore. An admin still lists and browses
+// everything.
 func TestBackupSnapshotsOfAnotherEnvironmentAreOutOfReach(t *testing.T) {
 	f := newSnapshotScopeFixture(t)
 	h := f.h
@@ -218,6 +222,32 @@ func TestBackupSnapshotsOfAnotherEnvironmentAreOutOfReach(t *testing.T) {
 		}
 	}
 
+	// Nor previewed or restored, onto their environment or in place.
+	for _, id := range []string{f.ofB, f.foreign, f.goneOnB} {
+		for name, body := range map[string]map[string]any{
+			"preview":      {"destinationId": f.destID, "includeTargets": true},
+			"new location": {"destinationId": f.destID, "mode": "new-location", "targetName": "copy-" + h.label, "environmentId": 1},
+			"in place":     {"destinationId": f.destID, "mode": "in-place", "confirmOverwrite": true},
+		} {
+			path := "/api/backup/restore"
+			if name == "preview" {
+				path += "/preview"
+			}
+			body["snapshotId"] = id
+			status, got := h.do("POST", path, body)
+			body["snapshotId"] = unknown
+			wstatus, want := h.do("POST", path, body)
+			if status != 404 || status != wstatus || string(got) != string(want) {
+				t.Errorf("%s of %s = %d %s, want as for an unknown snapshot: %d %s", name, id, status, got, wstatus, want)
+			}
+		}
+	}
+	var preview0 struct{ Items []struct{ Source string } }
+	h.must(200, "POST", "/api/backup/restore/preview", map[string]any{"destinationId": f.destID, "snapshotId": f.ofA[:8]}, &preview0)
+	if len(preview0.Items) != 1 {
+		t.Errorf("preview of A's = %+v, want its volume", preview0)
+	}
+
 	// Their own: browsed, dumped, laid out, diffed, forgotten.
 	var dir struct{ Entries []struct{ Name string } }
 	h.getJSON(200, "GET", f.snapshotRoutes(f.ofA, f.ofA)["browse"][1], nil, &dir)
@@ -256,7 +286,8 @@ func TestBackupSnapshotsOfAnotherEnvironmentAreOutOfReach(t *testing.T) {
 
 // A Viewer of environment 1 lists and browses its snapshots but forgets
 // none (403); one who views environment 1 and operates environment 2 may
-// forget 2's, not 1's (403: it sees that one).
+// forget 2's, not 1's (403: it sees that one), nor restore 1's in place
+// (onto environment 1, the snapshot's own).
 func TestBackupSnapshotViewersOfAnEnvironmentMayNotForget(t *testing.T) {
 	f := newSnapshotScopeFixture(t)
 	h := f.h
@@ -283,6 +314,8 @@ func TestBackupSnapshotViewersOfAnEnvironmentMayNotForget(t *testing.T) {
 	}
 	h.expectRefusals([]refusal{
 		{"viewer of 1 forgets 1's", "DELETE", f.snapshotRoutes(f.ofA, f.ofA)["forget"][1], nil, 403, "Permission denied"},
+		{"viewer of 1 restores 1's in place", "POST", "/api/backup/restore", map[string]any{"destinationId": f.destID,
+			"snapshotId": f.ofA, "mode": "in-place", "confirmOverwrite": true}, 403, "Permission denied"},
 	})
 	h.must(200, "DELETE", f.snapshotRoutes(f.ofB, f.ofB)["forget"][1], nil, nil)
 
