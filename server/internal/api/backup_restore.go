@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/backupjobs"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -251,6 +252,11 @@ func (s *Server) stopRestore(c *gin.Context) error {
 		if err := mayReach(c, "backups:manage", &req.EnvironmentID); err != nil {
 			return err
 		}
+	}
+	// Without snapshotId every restore stops, every environment's: only
+	// for a caller who manages backups on all of them.
+	if ident := identityOf(c); req.SnapshotID == "" && ident != nil && ident.Access.Check("backups:manage", nil) != auth.Allowed {
+		return fault.Invalidf("snapshotId is required: stopping every restore needs backups:manage on every environment")
 	}
 	stopped := false
 	if s.backups != nil {

@@ -242,6 +242,7 @@ func TestBackupSnapshotsOfAnotherEnvironmentAreOutOfReach(t *testing.T) {
 			}
 		}
 	}
+	h.expectRefusals([]refusal{{"stop every restore", "POST", "/api/backup/restore/stop", map[string]any{}, 400, "snapshotId is required"}})
 	var preview0 struct{ Items []struct{ Source string } }
 	h.must(200, "POST", "/api/backup/restore/preview", map[string]any{"destinationId": f.destID, "snapshotId": f.ofA[:8]}, &preview0)
 	if len(preview0.Items) != 1 {

@@ -32,7 +32,7 @@ var backupConfigOps = map[string]apiOp{
 		Request: restorePreviewRequest{}, Response: backupjobs.Preview{}},
 	"POST /api/backup/restore": {Summary: "Restore a snapshot in place (confirmOverwrite) or to a new name: progress events, then the result; the snapshot must be in the caller's reach (404 otherwise) and the caller needs backups:manage on the environment written (without environmentId: the snapshot's own)",
 		Request: restoreRequest{}, Content: mediaSSE, Response: restoreResultAnswer{}},
-	"POST /api/backup/restore/stop": {Summary: "Stop the running restore of a snapshot (every restore without snapshotId)",
+	"POST /api/backup/restore/stop": {Summary: "Stop the running restore of a snapshot (every restore without snapshotId: only for a caller with backups:manage on every environment, 400 otherwise)",
 		Request: stopRestoreRequest{}, Response: stoppedAnswer{}},
 }
 
