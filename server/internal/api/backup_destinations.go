@@ -23,15 +23,19 @@ import (
 
 // backupDestinationRoutes are the routes of backup destinations (restic
 // repositories) and of the install's backup instance id (issue 24). Reads
-// need backups:view, everything else backups:manage; restic runs on the
+// need backups:view on some environment (a destination serves every
+// environment: one whose role covers a single environment picks one for its
+// configurations there); everything else needs backups:manage on every
+// environment, since it changes or runs restic on the repository as a
+// whole, every environment's snapshots with it. restic runs on the
 // destination's environment, never on the control plane.
 func (s *Server) backupDestinationRoutes() []route {
 	return []route{
-		{"GET", "/api/backup/instance", "backups:view", NoEnv, "", false, s.backupInstance},
-		{"GET", "/api/backup/destinations", "backups:view", NoEnv, "", false, s.listBackupDestinations},
+		{"GET", "/api/backup/instance", "backups:view", AnyEnv, "", false, s.backupInstance},
+		{"GET", "/api/backup/destinations", "backups:view", AnyEnv, "", false, s.listBackupDestinations},
 		{"POST", "/api/backup/destinations", "backups:manage", NoEnv, "backup.destination.create", false, s.createBackupDestination},
 		{"POST", "/api/backup/destinations/test", "backups:manage", NoEnv, Quiet, false, s.testBackupRepository},
-		{"GET", "/api/backup/destinations/{id}", "backups:view", NoEnv, "", false, s.getBackupDestination},
+		{"GET", "/api/backup/destinations/{id}", "backups:view", AnyEnv, "", false, s.getBackupDestination},
 		{"PUT", "/api/backup/destinations/{id}", "backups:manage", NoEnv, "backup.destination.update", false, s.updateBackupDestination},
 		{"DELETE", "/api/backup/destinations/{id}", "backups:manage", NoEnv, "backup.destination.delete", false, s.deleteBackupDestination},
 		{"POST", "/api/backup/destinations/{id}/init", "backups:manage", NoEnv, "backup.destination.init", false, s.initBackupDestination},
@@ -134,7 +138,11 @@ type backupDestinationAnswer struct {
 var errBackupsUnavailable = fault.New(fault.Unavailable, "Backups are not available on this server (no restic runner)")
 
 // canManageBackups reports whether the request's caller holds
-// backups:manage (authentication off: anyone).
+// backups:manage on every environment (authentication off: anyone): who
+// may change destinations, and so read the values of their extra
+// environment (secret ones masked all the same). One who manages backups
+// on some environments only reads their names (envVarNames), never their
+// values: a destination is not theirs to edit.
 func canManageBackups(c *gin.Context) bool {
 	ident := identityOf(c)
 	return ident == nil || ident.Access.Check("backups:manage", nil) == auth.Allowed

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/berth-dev/berth/server/internal/auth"
 	"github.com/berth-dev/berth/server/internal/backupjobs"
 	"github.com/berth-dev/berth/shared/fault"
 )
@@ -57,6 +58,11 @@ func (s *Server) previewRestore(c *gin.Context) error {
 	}
 	if s.backups == nil {
 		return errBackupsUnavailable
+	}
+	if sn, _, err := s.snapshotInReach(c, "backups:view", req.DestinationID, req.SnapshotID); err != nil {
+		return err
+	} else if sn != "" {
+		req.SnapshotID = sn
 	}
 	p, err := s.backups.Preview(c.Request.Context(), req.DestinationID, req.SnapshotID, req.IncludeTargets, req.TargetEnvID)
 	if err != nil {
@@ -149,6 +155,22 @@ func (s *Server) restoreBackup(c *gin.Context) error {
 	if s.backups == nil {
 		return errBackupsUnavailable
 	}
+	// A caller out of some environment's reach restores only a snapshot
+	// it may view, onto an environment it manages: the snapshot's own one
+	// named, where the restore would otherwise find it from the tags.
+	sn, env, err := s.snapshotInReach(c, "backups:manage", spec.DestinationID, spec.SnapshotID)
+	if err != nil {
+		return err
+	}
+	if sn != "" {
+		spec.SnapshotID = sn
+		if spec.EnvironmentID == 0 {
+			spec.EnvironmentID = env
+			if err := mayReach(c, "backups:manage", &env); err != nil {
+				return err
+			}
+		}
+	}
 	actor := s.actorOf(c)
 	events := make(chan backupjobs.Event, 256)
 	started := make(chan struct{})
@@ -185,6 +207,33 @@ func (s *Server) restoreBackup(c *gin.Context) error {
 	return nil
 }
 
+// snapshotInReach finds, for a caller who does not hold perm on every
+// environment, snapshot id of destination destID among those it may view:
+// its full id and its environment (404 Snapshot not found otherwise, as
+// for an unknown snapshot). For anyone else it checks nothing and answers
+// "" (the restore finds the snapshot itself).
+func (s *Server) snapshotInReach(c *gin.Context, perm string, destID int64, id string) (string, int64, error) {
+	sc, err := s.snapshotScopeOf(c, perm)
+	if err != nil || sc.all {
+		return "", 0, err
+	}
+	ctx := c.Request.Context()
+	d, err := s.backupDestinationByID(ctx, destID)
+	if err != nil {
+		return "", 0, err
+	}
+	w, err := s.backupWhere(ctx, d)
+	if err != nil {
+		return "", 0, err
+	}
+	found, err := s.reachableSnapshots(ctx, sc, w, d, "backups:view", id)
+	if err != nil {
+		return "", 0, err
+	}
+	env, _ := sc.environment(found[0])
+	return found[0].ID, env, nil
+}
+
 // stopRestoreRequest is the body of POST /api/backup/restore/stop.
 type stopRestoreRequest struct {
 	SnapshotID    string `json:"snapshotId"`
@@ -203,6 +252,11 @@ func (s *Server) stopRestore(c *gin.Context) error {
 		if err := mayReach(c, "backups:manage", &req.EnvironmentID); err != nil {
 			return err
 		}
+	}
+	// Without snapshotId every restore stops, every environment's: only
+	// for a caller who manages backups on all of them.
+	if ident := identityOf(c); req.SnapshotID == "" && ident != nil && ident.Access.Check("backups:manage", nil) != auth.Allowed {
+		return fault.Invalidf("snapshotId is required: stopping every restore needs backups:manage on every environment")
 	}
 	stopped := false
 	if s.backups != nil {

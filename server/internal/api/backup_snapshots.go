@@ -27,14 +27,17 @@ import (
 // browse, dump a file, the layout, diff two, forget one. The reads are
 // job-polled, as the reference's: {jobId} at once (GET /api/jobs/{jobId}
 // follows it), or with Accept: application/json the result itself.
+// The permission must hold on some environment; each route then reaches
+// only the snapshots of the environments where it holds
+// (backup_snapshot_scope.go).
 func (s *Server) backupSnapshotRoutes() []route {
 	return []route{
-		{"GET", "/api/backup/snapshots", "backups:view", NoEnv, "", false, s.listBackupSnapshots},
-		{"GET", "/api/backup/snapshots/diff", "backups:view", NoEnv, "", false, s.diffBackupSnapshots},
-		{"DELETE", "/api/backup/snapshots/{id}", "backups:manage", NoEnv, "backup.snapshot.delete", false, s.forgetBackupSnapshot},
-		{"GET", "/api/backup/snapshots/{id}/browse", "backups:view", NoEnv, "", false, s.browseBackupSnapshot},
-		{"GET", "/api/backup/snapshots/{id}/dump", "backups:view", NoEnv, "", false, s.dumpBackupSnapshot},
-		{"GET", "/api/backup/snapshots/{id}/metadata", "backups:view", NoEnv, "", false, s.backupSnapshotMetadata},
+		{"GET", "/api/backup/snapshots", "backups:view", AnyEnv, "", false, s.listBackupSnapshots},
+		{"GET", "/api/backup/snapshots/diff", "backups:view", AnyEnv, "", false, s.diffBackupSnapshots},
+		{"DELETE", "/api/backup/snapshots/{id}", "backups:manage", AnyEnv, "backup.snapshot.delete", false, s.forgetBackupSnapshot},
+		{"GET", "/api/backup/snapshots/{id}/browse", "backups:view", AnyEnv, "", false, s.browseBackupSnapshot},
+		{"GET", "/api/backup/snapshots/{id}/dump", "backups:view", AnyEnv, "", false, s.dumpBackupSnapshot},
+		{"GET", "/api/backup/snapshots/{id}/metadata", "backups:view", AnyEnv, "", false, s.backupSnapshotMetadata},
 	}
 }
 
@@ -118,7 +121,9 @@ func (s *Server) snapshotDestination(c *gin.Context) (store.BackupDestination, b
 }
 
 // listBackupSnapshots lists a destination's snapshots (destinationId) or
-// a configuration's (configId: its destination's snapshots tagged with it).
+// a configuration's (configId: its destination's snapshots tagged with it,
+// once the caller may view the configuration's environment), those the
+// caller reaches only.
 func (s *Server) listBackupSnapshots(c *gin.Context) error {
 	configID, err := queryID(c, "configId")
 	if err != nil {
@@ -141,10 +146,16 @@ func (s *Server) listBackupSnapshots(c *gin.Context) error {
 	case configID == 0 && destID == 0:
 		return fault.New(fault.Invalid, "configId or destinationId is required")
 	case configID != 0:
-		destID, err = s.backupConfigDestination(ctx, configID)
-		if err != nil {
+		b, err := s.store.GetBackupConfig(ctx, configID)
+		if errors.Is(err, store.ErrNotFound) {
+			return fault.New(fault.NotFound, "Backup config not found")
+		} else if err != nil {
 			return err
 		}
+		if err := mayReach(c, "backups:view", &b.EnvironmentID); err != nil {
+			return err
+		}
+		destID = b.DestinationID
 		tags = []string{tagConfig + strconv.FormatInt(configID, 10)}
 	}
 	d, err := s.backupDestinationByID(ctx, destID)
@@ -155,10 +166,11 @@ func (s *Server) listBackupSnapshots(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	instance, err := s.store.BackupInstanceID(ctx)
+	sc, err := s.snapshotScopeOf(c, "backups:view")
 	if err != nil {
 		return err
 	}
+	instance := sc.instance
 	return s.runJob(c, func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
 		list, err := s.backup.Snapshots(ctx, w, d.Repo(), tags)
 		if err != nil {
@@ -166,20 +178,13 @@ func (s *Server) listBackupSnapshots(c *gin.Context) error {
 		}
 		out := backupSnapshotsAnswer{InstanceID: instance, Snapshots: make([]backupSnapshotJSON, 0, len(list))}
 		for _, sn := range list {
-			out.Snapshots = append(out.Snapshots, toBackupSnapshotJSON(sn, d.ID, instance))
+			if sc.reaches(sn, "backups:view") {
+				out.Snapshots = append(out.Snapshots, toBackupSnapshotJSON(sn, d.ID, instance))
+			}
 		}
 		sort.SliceStable(out.Snapshots, func(i, j int) bool { return out.Snapshots[i].Time.After(out.Snapshots[j].Time) })
 		return "complete", out, false
 	})
-}
-
-// backupConfigDestination is the destination of backup configuration id.
-func (s *Server) backupConfigDestination(ctx context.Context, id int64) (int64, error) {
-	b, err := s.store.GetBackupConfig(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, fault.New(fault.NotFound, "Backup config not found")
-	}
-	return b.DestinationID, err
 }
 
 // snapshotID is a restic snapshot id or its short form.
@@ -194,20 +199,16 @@ func pathSnapshot(c *gin.Context) (string, error) {
 	return id, nil
 }
 
-// ownSnapshot finds snapshot id among this install's snapshots of d:
-// forgetting a foreign snapshot (another install's) is refused as not
-// found.
-func (s *Server) ownSnapshot(ctx context.Context, w backup.Where, d store.BackupDestination, id string) (backup.Snapshot, error) {
-	instance, err := s.store.BackupInstanceID(ctx)
-	if err != nil {
-		return backup.Snapshot{}, err
-	}
-	list, err := s.backup.Snapshots(ctx, w, d.Repo(), []string{tagInstance + instance})
+// ownSnapshot finds snapshot id among this install's snapshots of d that
+// the caller may view: forgetting a foreign snapshot (another install's),
+// or one out of the caller's reach, is refused as not found.
+func (s *Server) ownSnapshot(ctx context.Context, sc snapshotScope, w backup.Where, d store.BackupDestination, id string) (backup.Snapshot, error) {
+	list, err := s.backup.Snapshots(ctx, w, d.Repo(), []string{tagInstance + sc.instance})
 	if err != nil {
 		return backup.Snapshot{}, err
 	}
 	for _, sn := range list {
-		if sn.ID == id || strings.HasPrefix(sn.ID, id) || sn.ShortID == id {
+		if (sn.ID == id || strings.HasPrefix(sn.ID, id) || sn.ShortID == id) && sc.reaches(sn, "backups:view") {
 			return sn, nil
 		}
 	}
@@ -215,7 +216,8 @@ func (s *Server) ownSnapshot(ctx context.Context, w backup.Where, d store.Backup
 }
 
 // forgetBackupSnapshot forgets one of this install's snapshots and prunes
-// the data only it used.
+// the data only it used; the caller needs backups:manage on the snapshot's
+// environment (403 when it may only view it there).
 func (s *Server) forgetBackupSnapshot(c *gin.Context) error {
 	id, err := pathSnapshot(c)
 	if err != nil {
@@ -228,11 +230,18 @@ func (s *Server) forgetBackupSnapshot(c *gin.Context) error {
 	if _, err := queryID(c, "env"); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), 30*time.Minute)
-	defer cancel()
-	sn, err := s.ownSnapshot(ctx, w, d, id)
+	sc, err := s.snapshotScopeOf(c, "backups:manage")
 	if err != nil {
 		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 30*time.Minute)
+	defer cancel()
+	sn, err := s.ownSnapshot(ctx, sc, w, d, id)
+	if err != nil {
+		return err
+	}
+	if !sc.reaches(sn, "backups:manage") {
+		return errPermission
 	}
 	noteAudit(c, sn.ID, d.Name)
 	if err := s.backup.ForgetIDs(ctx, w, d.Repo(), []string{sn.ID}); err != nil {
@@ -272,6 +281,9 @@ func (s *Server) browseBackupSnapshot(c *gin.Context) error {
 	}
 	d, w, err := s.snapshotDestination(c)
 	if err != nil {
+		return err
+	}
+	if id, err = s.reachableSnapshotID(c, w, d, id); err != nil {
 		return err
 	}
 	return s.runJob(c, func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
@@ -342,6 +354,9 @@ func (s *Server) dumpBackupSnapshot(c *gin.Context) error {
 	}
 	d, w, err := s.snapshotDestination(c)
 	if err != nil {
+		return err
+	}
+	if id, err = s.reachableSnapshotID(c, w, d, id); err != nil {
 		return err
 	}
 	if download || kind == "dir" {
@@ -442,29 +457,12 @@ func (s *Server) backupSnapshotMetadata(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	instance, err := s.store.BackupInstanceID(c.Request.Context())
+	sc, err := s.snapshotScopeOf(c, "backups:view")
 	if err != nil {
 		return err
 	}
-	return s.runJob(c, func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
-		fail := func(err error) (string, any, bool) {
-			return "error", map[string]any{"success": false, "error": backupMessage(err)}, true
-		}
-		list, err := s.backup.Snapshots(ctx, w, d.Repo(), nil)
-		if err != nil {
-			return fail(err)
-		}
-		var sn *backup.Snapshot
-		for i := range list {
-			if list[i].ID == id || strings.HasPrefix(list[i].ID, id) {
-				sn = &list[i]
-				break
-			}
-		}
-		if sn == nil {
-			return fail(fault.New(fault.NotFound, "Snapshot not found"))
-		}
-		out := backupMetadataAnswer{Snapshot: toBackupSnapshotJSON(*sn, d.ID, instance), Volumes: []string{}, Paths: []string{}}
+	layout := func(sn backup.Snapshot) backupMetadataAnswer {
+		out := backupMetadataAnswer{Snapshot: toBackupSnapshotJSON(sn, d.ID, sc.instance), Volumes: []string{}, Paths: []string{}}
 		for _, p := range sn.Paths {
 			switch {
 			case strings.HasPrefix(p, backup.VolumesDir+"/"):
@@ -473,7 +471,31 @@ func (s *Server) backupSnapshotMetadata(c *gin.Context) error {
 				out.Paths = append(out.Paths, strings.TrimPrefix(p, backup.PathsDir))
 			}
 		}
-		return "complete", out, false
+		return out
+	}
+	// A caller out of some environment's reach has the snapshot found
+	// (or not) now, by the one listing the layout needs.
+	found, err := s.reachableSnapshots(c.Request.Context(), sc, w, d, "backups:view", id)
+	if err != nil {
+		return err
+	}
+	return s.runJob(c, func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
+		fail := func(err error) (string, any, bool) {
+			return "error", map[string]any{"success": false, "error": backupMessage(err)}, true
+		}
+		if found != nil {
+			return "complete", layout(found[0]), false
+		}
+		list, err := s.backup.Snapshots(ctx, w, d.Repo(), nil)
+		if err != nil {
+			return fail(err)
+		}
+		for _, sn := range list {
+			if sn.ID == id || strings.HasPrefix(sn.ID, id) {
+				return "complete", layout(sn), false
+			}
+		}
+		return fail(errSnapshotNotFound)
 	})
 }
 
@@ -489,6 +511,17 @@ func (s *Server) diffBackupSnapshots(c *gin.Context) error {
 	d, w, err := s.snapshotDestination(c)
 	if err != nil {
 		return err
+	}
+	sc, err := s.snapshotScopeOf(c, "backups:view")
+	if err != nil {
+		return err
+	}
+	both, err := s.reachableSnapshots(c.Request.Context(), sc, w, d, "backups:view", a, b)
+	if err != nil {
+		return err
+	}
+	if both != nil {
+		a, b = both[0].ID, both[1].ID
 	}
 	return s.runJob(c, func(ctx context.Context, emit jobs.Emit) (string, any, bool) {
 		diff, err := s.backup.Diff(ctx, w, d.Repo(), a, b)

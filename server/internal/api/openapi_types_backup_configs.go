@@ -30,11 +30,11 @@ var backupConfigOps = map[string]apiOp{
 		Response: stackPathJSON{}, Query: append([]queryParam{{"target", "string", "the stack name (required)"}}, backupEnvParams...)},
 	"GET /api/backup/stack-dir-listing": {Summary: "The entries of a stack's directory (kind listed, tar or unknown)",
 		Response: stackDirListingJSON{}, Query: append([]queryParam{{"target", "string", "the stack name (required)"}}, backupEnvParams...)},
-	"POST /api/backup/restore/preview": {Summary: "What a snapshot holds and, with includeTargets, where an in-place restore writes it",
+	"POST /api/backup/restore/preview": {Summary: "What a snapshot holds and, with includeTargets, where an in-place restore writes it; a snapshot out of the caller's reach (backups:view on its environment) is not found (404)",
 		Request: restorePreviewRequest{}, Response: backupjobs.Preview{}},
-	"POST /api/backup/restore": {Summary: "Restore a snapshot in place (confirmOverwrite) or to a new name: progress events, then the result",
+	"POST /api/backup/restore": {Summary: "Restore a snapshot in place (confirmOverwrite) or to a new name: progress events, then the result; the snapshot must be in the caller's reach (404 otherwise) and the caller needs backups:manage on the environment written (without environmentId: the snapshot's own)",
 		Request: restoreRequest{}, Content: mediaSSE, Response: restoreResultAnswer{}},
-	"POST /api/backup/restore/stop": {Summary: "Stop the running restore of a snapshot (every restore without snapshotId)",
+	"POST /api/backup/restore/stop": {Summary: "Stop the running restore of a snapshot (every restore without snapshotId: only for a caller with backups:manage on every environment, 400 otherwise)",
 		Request: stopRestoreRequest{}, Response: stoppedAnswer{}},
 }
 

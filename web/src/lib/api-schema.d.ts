@@ -539,7 +539,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every backup destination (restic repository); never the password, SSH key or envVars' values */
+        /** Every backup destination (restic repository), to anyone with backups:view on some environment; never the password, SSH key or envVars' values */
         get: operations["get_api_backup_destinations"];
         put?: never;
         /** Create a destination: saved, then its repository initialised and tested (the outcome in lastTestStatus) */
@@ -574,7 +574,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One destination; envVars (secret values masked) only for a caller with backups:manage, never the password */
+        /** One destination, to anyone with backups:view on some environment; envVars (secret values masked) only for a caller with backups:manage on every environment (who may change it), never the password */
         get: operations["get_api_backup_destinations_id"];
         /** Change a destination (absent fields kept; stored secrets go only to the repository host they were saved for) */
         put: operations["put_api_backup_destinations_id"];
@@ -697,7 +697,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Restore a snapshot in place (confirmOverwrite) or to a new name: progress events, then the result */
+        /** Restore a snapshot in place (confirmOverwrite) or to a new name: progress events, then the result; the snapshot must be in the caller's reach (404 otherwise) and the caller needs backups:manage on the environment written (without environmentId: the snapshot's own) */
         post: operations["post_api_backup_restore"];
         delete?: never;
         options?: never;
@@ -714,7 +714,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** What a snapshot holds and, with includeTargets, where an in-place restore writes it */
+        /** What a snapshot holds and, with includeTargets, where an in-place restore writes it; a snapshot out of the caller's reach (backups:view on its environment) is not found (404) */
         post: operations["post_api_backup_restore_preview"];
         delete?: never;
         options?: never;
@@ -731,7 +731,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Stop the running restore of a snapshot (every restore without snapshotId) */
+        /** Stop the running restore of a snapshot (every restore without snapshotId: only for a caller with backups:manage on every environment, 400 otherwise) */
         post: operations["post_api_backup_restore_stop"];
         delete?: never;
         options?: never;
@@ -746,7 +746,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A destination's snapshots, or a configuration's (job-polled: {jobId}, or the result with Accept: application/json) */
+        /** A destination's snapshots, or a configuration's (403 without backups:view on its environment); only those of the environments where the caller holds backups:view, another install's and untagged ones only to a caller holding it on every environment (job-polled: {jobId}, or the result with Accept: application/json) */
         get: operations["get_api_backup_snapshots"];
         put?: never;
         post?: never;
@@ -763,7 +763,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What changed between two snapshots of one destination (job-polled) */
+        /** What changed between two snapshots of one destination, both in the caller's reach (404 Snapshot not found otherwise, as for an unknown id; job-polled) */
         get: operations["get_api_backup_snapshots_diff"];
         put?: never;
         post?: never;
@@ -783,7 +783,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Forget one of this install's snapshots and prune the data only it used (404 for another install's) */
+        /** Forget one of this install's snapshots and prune the data only it used: backups:manage on the snapshot's environment (403 when the caller only views it there; 404 for another install's or one out of the caller's reach) */
         delete: operations["delete_api_backup_snapshots_id"];
         options?: never;
         head?: never;
@@ -797,7 +797,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A directory of a snapshot (job-polled) */
+        /** A directory of a snapshot in the caller's reach (404 Snapshot not found otherwise, as for an unknown id; job-polled) */
         get: operations["get_api_backup_snapshots_id_browse"];
         put?: never;
         post?: never;
@@ -814,7 +814,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A file of a snapshot: an inline preview (job-polled), or with download (or type dir) the file or a tar of the directory */
+        /** A file of a snapshot in the caller's reach (404 Snapshot not found otherwise, as for an unknown id): an inline preview (job-polled), or with download (or type dir) the file or a tar of the directory */
         get: operations["get_api_backup_snapshots_id_dump"];
         put?: never;
         post?: never;
@@ -831,7 +831,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A snapshot's layout: its restic metadata and the volumes and host paths it holds (job-polled) */
+        /** A snapshot's layout: its restic metadata and the volumes and host paths it holds, for a snapshot in the caller's reach (404 Snapshot not found otherwise, as for an unknown id; job-polled) */
         get: operations["get_api_backup_snapshots_id_metadata"];
         put?: never;
         post?: never;
@@ -9902,7 +9902,10 @@ export interface operations {
     };
     get_api_backup_destinations: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -9921,6 +9924,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
             500: components["responses"]["Error"];
         };
     };
@@ -9982,7 +9986,10 @@ export interface operations {
     };
     get_api_backup_destinations_id: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
+            };
             header?: never;
             path: {
                 id: string;
@@ -10218,7 +10225,10 @@ export interface operations {
     };
     get_api_backup_instance: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -10237,6 +10247,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
             500: components["responses"]["Error"];
         };
     };
@@ -10339,6 +10350,8 @@ export interface operations {
     get_api_backup_snapshots: {
         parameters: {
             query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
                 /** @description the destination (or configId) */
                 destinationId?: number;
                 /** @description the configuration (or destinationId) */
@@ -10364,12 +10377,15 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
             500: components["responses"]["Error"];
         };
     };
     get_api_backup_snapshots_diff: {
         parameters: {
             query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
                 /** @description the destination */
                 destinationId?: number;
                 /** @description the baseline snapshot */
@@ -10395,6 +10411,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
             500: components["responses"]["Error"];
         };
     };
@@ -10467,6 +10484,8 @@ export interface operations {
     get_api_backup_snapshots_id_dump: {
         parameters: {
             query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
                 /** @description the destination */
                 destinationId?: number;
                 /** @description under /backup/volumes or /backup/paths; /berth-backup.tar.gz for a backup of Berth itself (admins only) */
@@ -10505,6 +10524,8 @@ export interface operations {
     get_api_backup_snapshots_id_metadata: {
         parameters: {
             query?: {
+                /** @description Only this environment (default: every environment the caller may reach). */
+                env?: number;
                 /** @description the destination */
                 destinationId?: number;
             };
