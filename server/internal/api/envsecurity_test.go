@@ -132,6 +132,12 @@ func TestOperatorIsHeldToTheEnvironmentSecuritySettings(t *testing.T) {
 		"allowHostNetwork": false, "allowCapAdd": false}, nil)
 	host := t.TempDir()
 	volume := "berth-test-sec-" + h.label
+	// Its containers first, then the volume they use (the harness removes
+	// only containers).
+	t.Cleanup(func() {
+		enginetest.RemoveLabelled(t, h.label)
+		enginetest.RemoveLabelledVolumes(t, h.label)
+	})
 	h.must(200, "POST", "/api/volumes?env=1", map[string]any{"name": volume, "labels": map[string]string{enginetest.Label: h.label}}, nil)
 
 	h.as(operator)

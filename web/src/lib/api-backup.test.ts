@@ -189,6 +189,10 @@ describe('snapshots', () => {
     expect(backup.snapshotsOf({ instanceId: 'i', snapshots: [{ id: 'x', own: true, configId: 4, tags: [] }] })[0]).toMatchObject({ own: true, configId: 4 });
     expect(backup.configOfSnapshot(snap({ tags: ['berth:config=12'] }))).toBe(12);
     expect(backup.configOfSnapshot(snap({ tags: ['x'] }))).toBeNull();
+    // the environment a snapshot's buttons are decided on
+    expect(backup.envOfSnapshot(snap({ tags: ['berth:env=3', 'berth:config=12'] }))).toBe(3);
+    expect(backup.envOfSnapshot(snap({ tags: ['berth:env=x'] }))).toBeNull();
+    expect(backup.envOfSnapshot(snap({ tags: [] }))).toBeNull();
   });
 
   it('lists newest first from either answer shape', () => {

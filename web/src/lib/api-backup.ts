@@ -786,6 +786,13 @@ export function configOfSnapshot(s: Snapshot): number | null {
   return Number.isInteger(n) && n > 0 ? n : null;
 }
 
+/** The environment a snapshot was made on, by its berth:env tag (null: none). */
+export function envOfSnapshot(s: Snapshot): number | null {
+  const t = s.tags.find((x) => x.startsWith('berth:env='));
+  const n = t ? Number(t.slice('berth:env='.length)) : NaN;
+  return Number.isInteger(n) && n > 0 ? n : null;
+}
+
 export async function listSnapshots(q: { configId?: number; destinationId?: number }): Promise<Snapshot[]> {
   return snapshotsOf(await request<unknown>('GET', '/api/backup/snapshots', { query: q }));
 }
