@@ -255,12 +255,19 @@ func (s *Server) stopRestore(c *gin.Context) error {
 	}
 	// Without snapshotId every restore stops, every environment's: only
 	// for a caller who manages backups on all of them.
-	if ident := identityOf(c); req.SnapshotID == "" && ident != nil && ident.Access.Check("backups:manage", nil) != auth.Allowed {
+	if ident := identityOf(c); req.SnapshotID == "" && req.EnvironmentID == 0 && ident != nil &&
+		ident.Access.Check("backups:manage", nil) != auth.Allowed {
 		return fault.Invalidf("snapshotId is required: stopping every restore needs backups:manage on every environment")
+	}
+	// Only the restores of environments the caller manages backups on: one
+	// of another environment is not stopped, and not told apart from none.
+	ident := identityOf(c)
+	may := func(envID int64) bool {
+		return ident == nil || ident.Access.Check("backups:manage", &envID) == auth.Allowed
 	}
 	stopped := false
 	if s.backups != nil {
-		stopped = s.backups.StopRestore(req.SnapshotID)
+		stopped = s.backups.StopRestore(req.SnapshotID, req.EnvironmentID, may)
 	}
 	return writeJSON(c, http.StatusOK, map[string]any{"success": true, "stopped": stopped})
 }

@@ -34,7 +34,7 @@ var backupConfigOps = map[string]apiOp{
 		Request: restorePreviewRequest{}, Response: backupjobs.Preview{}},
 	"POST /api/backup/restore": {Summary: "Restore a snapshot in place (confirmOverwrite) or to a new name: progress events, then the result; the snapshot must be in the caller's reach (404 otherwise) and the caller needs backups:manage on the environment written (without environmentId: the snapshot's own)",
 		Request: restoreRequest{}, Content: mediaSSE, Response: restoreResultAnswer{}},
-	"POST /api/backup/restore/stop": {Summary: "Stop the running restore of a snapshot (every restore without snapshotId: only for a caller with backups:manage on every environment, 400 otherwise)",
+	"POST /api/backup/restore/stop": {Summary: "Stop the running restore of a snapshot, or every restore of environmentId (without either: every restore, only for a caller with backups:manage on every environment, 400 otherwise); only restores of environments the caller manages backups on stop, another's is answered as none (stopped: false)",
 		Request: stopRestoreRequest{}, Response: stoppedAnswer{}},
 }
 

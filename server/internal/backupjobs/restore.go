@@ -274,7 +274,7 @@ func (s *Service) Restore(ctx context.Context, spec RestoreSpec, actor Actor, pr
 		s.mu.Unlock()
 		return fault.New(fault.Conflict, "A restore of this snapshot is already running")
 	}
-	s.restores[sn.ID] = cancel
+	s.restores[sn.ID] = restoring{cancel: cancel, envID: env.ID}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()

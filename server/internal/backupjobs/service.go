@@ -67,8 +67,8 @@ type Service struct {
 	o Options
 
 	mu       sync.Mutex
-	running  map[int64]context.CancelFunc  // configuration id → its run's cancel
-	restores map[string]context.CancelFunc // snapshot id → its restore's cancel
+	running  map[int64]context.CancelFunc // configuration id → its run's cancel
+	restores map[string]restoring         // snapshot id → its restore
 }
 
 // New returns a Service.
@@ -76,7 +76,7 @@ func New(o Options) *Service {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{o: o, running: map[int64]context.CancelFunc{}, restores: map[string]context.CancelFunc{}}
+	return &Service{o: o, running: map[int64]context.CancelFunc{}, restores: map[string]restoring{}}
 }
 
 var errUnavailable = fault.New(fault.Unavailable, "Backups are not available on this server (no restic runner)")
@@ -123,14 +123,16 @@ func (s *Service) Stop(id int64) bool {
 	return ok
 }
 
-// StopRestore cancels the restore of snapshot (every restore when "");
-// stopped tells whether there was one.
-func (s *Service) StopRestore(snapshot string) bool {
+// StopRestore cancels the restore of snapshot (every restore when ""),
+// of environment envID only when not 0, and only those whose environment
+// may allows (nil: any); it tells whether there was one.
+func (s *Service) StopRestore(snapshot string, envID int64, may func(envID int64) bool) bool {
 	s.mu.Lock()
 	var cancels []context.CancelFunc
-	for id, cancel := range s.restores {
-		if snapshot == "" || id == snapshot || strings.HasPrefix(id, snapshot) {
-			cancels = append(cancels, cancel)
+	for id, r := range s.restores {
+		if (snapshot == "" || id == snapshot || strings.HasPrefix(id, snapshot)) && (envID == 0 || r.envID == envID) &&
+			(may == nil || may(r.envID)) {
+			cancels = append(cancels, r.cancel)
 		}
 	}
 	s.mu.Unlock()
@@ -138,6 +140,13 @@ func (s *Service) StopRestore(snapshot string) bool {
 		c()
 	}
 	return len(cancels) > 0
+}
+
+// restoring is a restore under way: how to stop it, and the environment it
+// writes to.
+type restoring struct {
+	cancel context.CancelFunc
+	envID  int64
 }
 
 // where returns where restic runs for environment envID.

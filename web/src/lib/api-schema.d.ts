@@ -731,7 +731,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Stop the running restore of a snapshot (every restore without snapshotId: only for a caller with backups:manage on every environment, 400 otherwise) */
+        /** Stop the running restore of a snapshot, or every restore of environmentId (without either: every restore, only for a caller with backups:manage on every environment, 400 otherwise); only restores of environments the caller manages backups on stop, another's is answered as none (stopped: false) */
         post: operations["post_api_backup_restore_stop"];
         delete?: never;
         options?: never;
