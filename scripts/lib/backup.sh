@@ -2,7 +2,7 @@
 #
 # backup.sh: restic and the repositories the backup tests write to, on loopback.
 # Sourced by scripts/test-env.sh after scripts/lib/engine.sh (it uses log, die,
-# apt_install and running).
+# apt_install, running and wait_listening).
 #
 # Provides:
 #   ensure_backup     install restic, openssh-server and rclone (Debian's packages), build
@@ -57,24 +57,6 @@ our_pid() {
 	printf '%s\n' "$pid"
 }
 
-# wait_port ADDR PIDFILE WORD WHAT LOG: wait until ADDR accepts connections (30 s at most);
-# if it does not, print the end of LOG, where the server said why.
-wait_port() {
-	local host=${1%:*} port=${1##*:} i
-	for i in $(seq 300); do
-		if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then
-			return 0
-		fi
-		our_pid "$2" "$3" >/dev/null || break
-		sleep 0.1
-	done
-	if [[ -f $5 ]]; then
-		printf '%s\n' "--- the last lines of $5:" >&2
-		tail -n 20 "$5" >&2
-	fi
-	die "$4 did not start on $1 (see $5)"
-}
-
 ensure_sftp() {
 	local dir=$BERTH_BACKUP_DIR/sftp home=/home/$BERTH_SFTP_USER
 	mkdir -p "$dir" /run/sshd
@@ -107,8 +89,11 @@ CONF
 		return 0
 	fi
 	log "starting sshd on $BERTH_SFTP_ADDR (SFTP, user $BERTH_SFTP_USER)"
-	/usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log" || die "sshd did not start (see $dir/sshd.log)"
-	wait_port "$BERTH_SFTP_ADDR" "$dir/sshd.pid" "$dir/sshd_config" sshd "$dir/sshd.log"
+	# -D: sshd stays in the foreground, so $! is its pid from the start (a daemonizing sshd
+	# writes its pid file only some time after its parent returns).
+	setsid /usr/sbin/sshd -D -f "$dir/sshd_config" -E "$dir/sshd.log" </dev/null >/dev/null 2>&1 &
+	printf '%s\n' "$!" >"$dir/sshd.pid"
+	wait_listening "$BERTH_SFTP_ADDR" "$!" sshd "$dir/sshd.log"
 }
 
 ensure_rest() {
@@ -124,7 +109,7 @@ ensure_rest() {
 	setsid rclone serve restic --addr "$BERTH_REST_ADDR" --htpasswd "$dir/htpasswd" "$dir/repos" \
 		>>"$dir/rclone.log" 2>&1 </dev/null &
 	printf '%s\n' "$!" >"$dir/rclone.pid"
-	wait_port "$BERTH_REST_ADDR" "$dir/rclone.pid" "$dir/repos" "rclone serve restic" "$dir/rclone.log"
+	wait_listening "$BERTH_REST_ADDR" "$!" "rclone serve restic" "$dir/rclone.log"
 }
 
 # versitygw_bin: build versitygw once (cached by its version and Go's) and print its path.
@@ -167,7 +152,7 @@ ensure_s3() {
 		setsid "$bin" --port "$BERTH_S3_ADDR" posix --sidecar "$dir/meta" "$dir/objects" \
 		>>"$dir/versitygw.log" 2>&1 </dev/null &
 	printf '%s\n' "$!" >"$dir/versitygw.pid"
-	wait_port "$BERTH_S3_ADDR" "$dir/versitygw.pid" "$dir/meta" versitygw "$dir/versitygw.log"
+	wait_listening "$BERTH_S3_ADDR" "$!" versitygw "$dir/versitygw.log"
 }
 
 # ensure_full_dir: a 4 MiB tmpfs for the full-disk tests (a local repository that fills up).

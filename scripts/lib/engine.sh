@@ -98,6 +98,30 @@ our_daemon_pid() {
 	printf '%s\n' "$pid"
 }
 
+# wait_listening ADDR PID WHAT LOG: wait until ADDR (host:port) accepts connections, 30 s
+# at most, while PID (the process just started, e.g. $! of `setsid server &`) runs. Only
+# whether PID runs is checked here, not its command line: until the child has exec'd the
+# server, /proc/PID/cmdline is still this script's, and a loaded machine can be that slow.
+# If the server does not come up, the end of LOG (where it says why) is printed.
+wait_listening() {
+	local host=${1%:*} port=${1##*:} pid=$2 i
+	for i in $(seq 300); do
+		if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then
+			return 0
+		fi
+		running "$pid" || break
+		sleep 0.1
+	done
+	if [[ -f $4 ]]; then
+		printf '%s\n' "--- the last lines of $4:" >&2
+		tail -n 20 "$4" >&2
+	fi
+	if running "$pid"; then
+		die "$3 (pid $pid) does not listen on $1 after 30 s (see $4)"
+	fi
+	die "$3 exited before listening on $1 (see $4)"
+}
+
 # running PID: true while PID exists and is not a zombie.
 running() {
 	local state

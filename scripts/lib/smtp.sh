@@ -2,8 +2,8 @@
 #
 # smtp.sh: a real SMTP server on loopback (aiosmtpd, Debian's python3-aiosmtpd) that
 # stores every message it receives in a Maildir, for the notification tests. Sourced
-# by scripts/*.sh after scripts/lib/engine.sh (it uses log, die, apt_install and
-# running).
+# by scripts/*.sh after scripts/lib/engine.sh (it uses log, die, apt_install, running and
+# wait_listening).
 #
 # Provides:
 #   ensure_smtp     install python3-aiosmtpd and start our server unless it already runs
@@ -33,7 +33,6 @@ our_smtp_pid() {
 }
 
 ensure_smtp() {
-	local host=${BERTH_SMTP_ADDR%:*} port=${BERTH_SMTP_ADDR##*:} i
 	apt_install python3-aiosmtpd
 	mkdir -p "$BERTH_SMTP_DIR"/{new,cur,tmp}
 	if our_smtp_pid >/dev/null; then
@@ -44,14 +43,7 @@ ensure_smtp() {
 	setsid /usr/bin/python3 -m aiosmtpd -n -l "$BERTH_SMTP_ADDR" \
 		-c aiosmtpd.handlers.Mailbox "$BERTH_SMTP_DIR" >>"$BERTH_SMTP_LOG" 2>&1 </dev/null &
 	printf '%s\n' "$!" >"$BERTH_SMTP_PID"
-	for i in $(seq 50); do
-		if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then
-			return 0
-		fi
-		our_smtp_pid >/dev/null || break
-		sleep 0.1
-	done
-	die "aiosmtpd did not start on $BERTH_SMTP_ADDR (see $BERTH_SMTP_LOG)"
+	wait_listening "$BERTH_SMTP_ADDR" "$!" aiosmtpd "$BERTH_SMTP_LOG"
 }
 
 smtp_test_env() {
