@@ -219,17 +219,7 @@ func TestAdminBackupWhileServingRestoresOntoEmptyDataDir(t *testing.T) {
 
 		// The values themselves, as the restored key opens them.
 		st := openRestored(t, restored)
-		var stackID int64
-		if err := st.DB().QueryRow("SELECT id FROM stacks WHERE name = '" + backupStack + "'").Scan(&stackID); err != nil {
-			t.Fatal(err)
-		}
-		secrets, err := st.StackSecrets(t.Context(), stackID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff([]store.StackSecret{{Key: backupSecretKey, Value: backupSecretVal}}, secrets); diff != "" {
-			t.Errorf("stack secrets (-want +got):\n%s", diff)
-		}
+		checkRestoredStackSecret(t, st)
 		reg, err := st.GetRegistry(t.Context(), regs[0].ID)
 		if err != nil {
 			t.Fatal(err)
@@ -256,6 +246,23 @@ func envNames(envs []struct{ Name string }) string {
 		names = append(names, e.Name)
 	}
 	return strings.Join(names, ",")
+}
+
+// checkRestoredStackSecret checks that the restored store st holds
+// backupStack's secret and that the restored key opens it.
+func checkRestoredStackSecret(t *testing.T, st *store.Store) {
+	t.Helper()
+	var stackID int64
+	if err := st.DB().QueryRow("SELECT id FROM stacks WHERE name = '" + backupStack + "'").Scan(&stackID); err != nil {
+		t.Fatal(err)
+	}
+	secrets, err := st.StackSecrets(t.Context(), stackID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]store.StackSecret{{Key: backupSecretKey, Value: backupSecretVal}}, secrets); diff != "" {
+		t.Errorf("stack secrets of the restored archive (-want +got):\n%s", diff)
+	}
 }
 
 // openRestored opens the store of a restored target with the key restored

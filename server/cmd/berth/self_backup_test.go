@@ -11,9 +11,7 @@ import (
 	"testing"
 
 	"github.com/berth-dev/berth/server/internal/servertest"
-	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/enginetest"
-	"github.com/google/go-cmp/cmp"
 )
 
 // TestServedBerthBacksItselfUpToADestination: berth serve, as its main
@@ -82,16 +80,5 @@ func TestServedBerthBacksItselfUpToADestination(t *testing.T) {
 	if out, err := berthAdmin(t, bin, restored.env(), "", "restore", archive); err != nil || !strings.Contains(out, "restored") {
 		t.Fatalf("restore of the downloaded archive: %v\n%s", err, out)
 	}
-	st := openRestored(t, restored)
-	var stackID int64
-	if err := st.DB().QueryRow("SELECT id FROM stacks WHERE name = '" + backupStack + "'").Scan(&stackID); err != nil {
-		t.Fatal(err)
-	}
-	secrets, err := st.StackSecrets(t.Context(), stackID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]store.StackSecret{{Key: backupSecretKey, Value: backupSecretVal}}, secrets); diff != "" {
-		t.Errorf("stack secrets of the restored archive (-want +got):\n%s", diff)
-	}
+	checkRestoredStackSecret(t, openRestored(t, restored))
 }
