@@ -528,6 +528,20 @@ func (c *Client) RemoveContainer(ctx context.Context, id string, force bool) err
 	return c.fail(err)
 }
 
+// RemoveContainerAndVolumes removes a container that is not running with
+// its anonymous volumes (those the engine created for it, named by their id:
+// nothing else can use them); named volumes stay.
+func (c *Client) RemoveContainerAndVolumes(ctx context.Context, id string) error {
+	id, err := checkContainer(id)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err = c.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{RemoveVolumes: true})
+	return c.fail(err)
+}
+
 // RenameContainer gives a container a new name.
 func (c *Client) RenameContainer(ctx context.Context, id, name string) error {
 	id, err := checkContainer(id)

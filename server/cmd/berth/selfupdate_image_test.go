@@ -48,7 +48,7 @@ func TestServerImageUpdatesItself(t *testing.T) {
 	name, base := runServerImage(t, image)
 	t.Cleanup(func() {
 		for _, id := range strings.Fields(dockerOutputOf("ps", "-aq", "--filter", "label="+selfupdate.Label)) {
-			dockerOutputOf("rm", "-f", id)
+			dockerOutputOf("rm", "-f", "-v", id)
 		}
 	})
 	oldID := strings.TrimSpace(docker(t, "inspect", "--format", "{{.Id}}", name))

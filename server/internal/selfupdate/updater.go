@@ -138,10 +138,12 @@ func Launch(ctx context.Context, c *engine.Client, self, newImage string) (strin
 		HostConfig struct{ GroupAdd []string }
 	}
 	_ = json.Unmarshal(raw, &own)
-	opts := engine.Settings{GroupAdd: own.HostConfig.GroupAdd, Healthcheck: &engine.Healthcheck{Disable: true}}
+	opts := engine.Settings{GroupAdd: own.HostConfig.GroupAdd, Healthcheck: &engine.Healthcheck{Disable: true},
+		Tmpfs: imageVolumesAsTmpfs(ctx, c, newImage)}
 	if own.Config.User != "" {
 		opts.User = &own.Config.User
 	}
+	removeEndedUpdaters(ctx, c, strings.TrimPrefix(st.Name, "/")+"-updater-")
 	id, err := c.CreateContainer(ctx, engine.CreateSpec{Name: name, Image: newImage, Cmd: []string{Subcommand, st.ID, newImage},
 		Labels: map[string]string{Label: st.ID}, Binds: []string{src + ":" + engine.DefaultSocket}, Options: opts})
 	if err != nil {
@@ -152,6 +154,50 @@ func Launch(ctx context.Context, c *engine.Client, self, newImage string) (strin
 		return "", fmt.Errorf("start the updater: %w", err)
 	}
 	return id, nil
+}
+
+// imageVolumesAsTmpfs returns a tmpfs for each volume image declares
+// (Berth's image: VOLUME /data). The updater writes nothing there; without
+// these the engine would create an anonymous volume for each, left behind
+// with every update.
+func imageVolumesAsTmpfs(ctx context.Context, c *engine.Client, image string) map[string]string {
+	raw, err := c.InspectImageRaw(ctx, image)
+	if err != nil {
+		return nil // the create that follows says what is wrong with the image
+	}
+	var in struct {
+		Config struct{ Volumes map[string]struct{} }
+	}
+	if json.Unmarshal(raw, &in) != nil || len(in.Config.Volumes) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(in.Config.Volumes))
+	for path := range in.Config.Volumes {
+		out[path] = ""
+	}
+	return out
+}
+
+// removeEndedUpdaters removes the updaters of this Berth's earlier
+// self-updates (named prefix…: the container keeps its name across updates)
+// that have ended, with the anonymous volumes updaters of earlier releases
+// were given: their progress was read when Berth came back. A running one
+// is left alone, and so are other installs' on the same engine. Failures
+// are ignored: the update goes on, and the next one tries again.
+func removeEndedUpdaters(ctx context.Context, c *engine.Client, prefix string) {
+	list, err := c.ListContainers(ctx, true)
+	if err != nil {
+		return
+	}
+	for _, ct := range list {
+		if _, ok := ct.Labels[Label]; !ok || !strings.HasPrefix(ct.Name, prefix) {
+			continue
+		}
+		switch ct.State {
+		case "exited", "dead", "created":
+			_ = c.RemoveContainerAndVolumes(ctx, ct.ID)
+		}
+	}
 }
 
 // Progress is an updater's state: its output and, once it ended, its exit
