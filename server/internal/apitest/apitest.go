@@ -226,6 +226,10 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	engines.UseAgents(agentSvc)
 	hawserHub := hawser.NewHub(hawser.Options{Store: st, Engines: engines, Log: o.Log})
 	engines.UseHawser(hawserHub)
+	if reg != nil {
+		hawserHub.UseReplicas(agentSvc)
+		agentSvc.UseHawser(hawserHub)
+	}
 	agentPort, err := agentSvc.Listen("", "")
 	if err != nil {
 		stopReplica()
