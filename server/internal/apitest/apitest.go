@@ -317,6 +317,9 @@ func (b *Berth) Client() *http.Client { return b.srv.Client() }
 func (b *Berth) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// The Hawser agents' WebSockets first (hijacked: the server does not
+	// close them), so that the streams relayed to them end at once.
+	b.Hawser.Close()
 	b.agentPort.Stop(ctx)
 	b.Agents.Close()
 	b.stopReplica() // its row and leases go: its agents may connect elsewhere at once

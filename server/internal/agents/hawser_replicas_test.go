@@ -1,0 +1,137 @@
+package agents_test
+
+import (
+	"crypto/rand"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/store/storetest"
+)
+
+// hawserShared is the refusal of a second agent with an environment's token
+// (the gRPC path's message).
+const hawserShared = "another agent is connected with this token; two agents cannot share one environment"
+
+// hawserHeldBy reports whether h's hub holds env's Hawser agent connection.
+func hawserHeldBy(h *berth, env int64) bool {
+	_, ok := h.b.Hawser.Connections()[env]
+	return ok
+}
+
+// TestHawserEdgeAgentServedFromAnyReplica runs three replicas of one
+// PostgreSQL database with one Hawser edge agent (on the second engine)
+// connected to A: operations through B reach it (list, inspect, logs follow,
+// a terminal), a second agent with its token is refused whichever replica it
+// reaches, A stopped → the agent reconnects to B and is served through B and
+// C, and the same agent coming back through C takes the lease over.
+func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
+	socket := engine2(t)
+	dbURL := storetest.PostgresDatabase(t)
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	a := startReplica(t, "A", dbURL, key)
+	b := startReplica(t, "B", dbURL, key)
+	c := startReplica(t, "C", dbURL, key)
+	t.Cleanup(func() {
+		for _, h := range []*berth{a, b, c} {
+			removeLabelled(t, socket, h.label)
+		}
+	})
+	env, tok := a.createHawserEdge("hawser-replicas-" + a.label)
+	const agentID = "hawser-replicas"
+	first, err := hawserHelloAs(t, a.url, socket, tok.Token, agentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.waitConnected(env.ID, true)
+	var id string
+	top := t // agents that outlive the step that connects them
+
+	t.Run("operations through another replica reach the agent", func(t *testing.T) {
+		// B learns of the lease at its next reconcile.
+		e := b.waitConnected(env.ID, true)
+		if e.AgentID == nil || *e.AgentID != agentID {
+			t.Fatalf("B's status of the agent: %+v", e)
+		}
+		id = createContainer(t, b, env.ID, "hawser-relay-"+b.label, true, "sleep", "3600")
+		if !slices.Contains(labelled(t, socket, b.label), id) {
+			t.Fatal("the container B created is not on the agent's engine")
+		}
+		listShows(t, b, env.ID, id)
+		if st := containerState(t, b, env.ID, id); st != "running" {
+			t.Fatalf("inspect through B: state %q, want running", st)
+		}
+		logsStream(t, b, env.ID)
+		execRoundTrip(t, b, env.ID)
+		if !hawserHeldBy(a, env.ID) || hawserHeldBy(b, env.ID) {
+			t.Fatal("the agent's connection moved")
+		}
+	})
+
+	t.Run("a second agent with the token is refused whichever replica it reaches", func(t *testing.T) {
+		for _, h := range []*berth{b, c, a} {
+			_, err := hawserHelloAs(t, h.url, socket, tok.Token, "another-hawser")
+			if err == nil || err.Error() != hawserShared {
+				t.Fatalf("second agent through %s: %v, want %q", h.url, err, hawserShared)
+			}
+		}
+		if first.ended(0) || !hawserHeldBy(a, env.ID) {
+			t.Fatal("the first agent lost its connection")
+		}
+		listShows(t, b, env.ID, id)
+	})
+
+	var onB *hawserEdgeAgent
+	t.Run("the replica holding the agent stops: it reconnects to another and is served through it", func(t *testing.T) {
+		if id == "" {
+			t.Skip("no container from the first step")
+		}
+		stopped := time.Now()
+		a.stop()
+		if !first.ended(time.Minute) {
+			t.Fatal("A stopped and the agent's WebSocket is still open")
+		}
+		ended := time.Now()
+		// Hawser retries its WebSocket; the load balancer now gives it B.
+		waitFor(t, "the agent reconnected through B", func() bool {
+			var err error
+			onB, err = hawserHelloAs(top, b.url, socket, tok.Token, agentID)
+			return err == nil
+		})
+		waitFor(t, "the agent served through B and C", func() bool { return lists(b, env.ID, id) && lists(c, env.ID, id) })
+		t.Logf("A stopped → its WebSocket closed after %v; → the agent served through B and C %v later",
+			ended.Sub(stopped).Round(time.Millisecond), time.Since(ended).Round(time.Millisecond))
+		if st := containerState(t, c, env.ID, id); st != "running" {
+			t.Fatalf("inspect through C: state %q, want running", st)
+		}
+		execRoundTrip(t, c, env.ID)
+	})
+
+	t.Run("the same agent coming back through another replica takes the lease over", func(t *testing.T) {
+		if onB == nil {
+			t.Skip("the agent did not reconnect through B")
+		}
+		// Its connection to B is still open (half-open, as far as B knows).
+		onC, err := hawserHelloAs(top, c.url, socket, tok.Token, agentID)
+		if err != nil {
+			t.Fatalf("the same agent through C: %v", err)
+		}
+		if !onB.ended(time.Minute) {
+			t.Fatal("B kept the agent's old connection")
+		}
+		waitFor(t, "the agent served through B from C", func() bool { return lists(b, env.ID, id) })
+		if !hawserHeldBy(c, env.ID) || hawserHeldBy(b, env.ID) || onC.ended(0) {
+			t.Fatal("the lease is not C's")
+		}
+		if st := containerState(t, b, env.ID, id); st != "running" {
+			t.Fatalf("inspect through B: state %q, want running", st)
+		}
+		// B's status follows the lease at its next reconcile.
+		if e := b.waitConnected(env.ID, true); e.AgentID == nil || *e.AgentID != agentID {
+			t.Fatalf("B's status of the agent: %+v", e)
+		}
+	})
+}
