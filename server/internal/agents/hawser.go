@@ -250,6 +250,16 @@ func (r *relay) reclaimHawser(ctx context.Context, h *hawserHold) {
 	}
 }
 
+// isHawser reports whether envID is a Hawser edge environment (asked
+// when its lease moved between two other replicas, which is rare).
+func (r *relay) isHawser(ctx context.Context, envID int64) bool {
+	if r.s.hawser == nil {
+		return false
+	}
+	env, err := r.s.store.GetEnvironment(ctx, envID)
+	return err == nil && env.ConnectionType == engine.HawserEdge
+}
+
 // endHawser ends every Hawser agent connection held here (this replica
 // lost its database).
 func (r *relay) endHawser(cause error) int {

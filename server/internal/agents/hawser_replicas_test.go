@@ -2,11 +2,15 @@ package agents_test
 
 import (
 	"crypto/rand"
+	"fmt"
+	"net/url"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/berth-dev/berth/server/internal/store/storetest"
+	"github.com/berth-dev/berth/shared/enginetest"
 )
 
 // hawserShared is the refusal of a second agent with an environment's token
@@ -21,9 +25,9 @@ func hawserHeldBy(h *berth, env int64) bool {
 
 // TestHawserEdgeAgentServedFromAnyReplica runs three replicas of one
 // PostgreSQL database with one Hawser edge agent (on the second engine)
-// connected to A: operations through B reach it (list, inspect, logs follow,
-// a terminal), a second agent with its token is refused whichever replica it
-// reaches, A stopped → the agent reconnects to B and is served through B and
+// connected to A: a second agent with its token is refused whichever
+// replica it reaches, operations through B reach the agent (list, inspect,
+// logs follow, a terminal, a pull), A stopped → the agent reconnects to B and is served through B and
 // C, and the same agent coming back through C takes the lease over.
 func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 	socket := engine2(t)
@@ -50,6 +54,18 @@ func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 	var id string
 	top := t // agents that outlive the step that connects them
 
+	t.Run("a second agent with the token is refused whichever replica it reaches", func(t *testing.T) {
+		for _, h := range []*berth{b, c, a} {
+			_, err := hawserHelloAs(t, h.url, socket, tok.Token, "another-hawser")
+			if err == nil || err.Error() != hawserShared {
+				t.Fatalf("second agent through %s: %v, want %q", h.url, err, hawserShared)
+			}
+		}
+		if first.ended(0) || !hawserHeldBy(a, env.ID) {
+			t.Fatal("the first agent lost its connection")
+		}
+	})
+
 	t.Run("operations through another replica reach the agent", func(t *testing.T) {
 		// B learns of the lease at its next reconcile.
 		e := b.waitConnected(env.ID, true)
@@ -66,28 +82,26 @@ func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 		}
 		logsStream(t, b, env.ID)
 		execRoundTrip(t, b, env.ID)
+		// A pull through B (its progress relayed), its job followed through C.
+		regHost, regUser, regPassword := registry(t)
+		repo, tag := fmt.Sprintf("%s/berth-test/hawser-replicas-%s", regHost, a.label), strconv.FormatInt(env.ID, 10)
+		ref := repo + ":" + tag
+		enginetest.Must(t, 201, "POST", "/images/"+url.PathEscape(enginetest.Image())+"/tag?repo="+url.QueryEscape(repo)+"&tag="+tag,
+			nil, nil, nil)
+		t.Cleanup(func() { enginetest.Do(t, "DELETE", "/images/"+url.PathEscape(ref), nil, nil) })
+		enginetest.Push(t, ref, regUser, regPassword)
+		t.Cleanup(func() { dockerAt(socket, "rmi", "-f", ref) })
+		addRegistry(t, b, regHost, regUser, regPassword)
+		pullAcross(t, b, c, socket, env.ID, ref)
 		if !hawserHeldBy(a, env.ID) || hawserHeldBy(b, env.ID) {
 			t.Fatal("the agent's connection moved")
 		}
 	})
 
-	t.Run("a second agent with the token is refused whichever replica it reaches", func(t *testing.T) {
-		for _, h := range []*berth{b, c, a} {
-			_, err := hawserHelloAs(t, h.url, socket, tok.Token, "another-hawser")
-			if err == nil || err.Error() != hawserShared {
-				t.Fatalf("second agent through %s: %v, want %q", h.url, err, hawserShared)
-			}
-		}
-		if first.ended(0) || !hawserHeldBy(a, env.ID) {
-			t.Fatal("the first agent lost its connection")
-		}
-		listShows(t, b, env.ID, id)
-	})
-
 	var onB *hawserEdgeAgent
 	t.Run("the replica holding the agent stops: it reconnects to another and is served through it", func(t *testing.T) {
 		if id == "" {
-			t.Skip("no container from the first step")
+			t.Skip("no container from the operations step")
 		}
 		stopped := time.Now()
 		a.stop()

@@ -224,9 +224,14 @@ func (r *relay) reconcile(ctx context.Context) error {
 	if r.s.engines != nil {
 		for id, l := range live {
 			switch p, ok := prev[id]; {
-			case ok && p.ReplicaID != l.ReplicaID:
+			case ok && p.ReplicaID != l.ReplicaID && !r.isHawser(ctx, id):
 				// Idle pipes through the replica that held it before go.
 				r.s.engines.Forget(id)
+			case ok && p.ReplicaID != l.ReplicaID:
+				// A Hawser environment keeps no pipe (one relay stream per
+				// request) but its client keeps the terminals created and
+				// not yet attached: it stays.
+				r.s.engines.Reset(id)
 			case !ok || !p.ClaimedAt.Equal(l.ClaimedAt):
 				r.s.engines.Reset(id) // the agent is back, elsewhere: worth trying at once
 			}
