@@ -28,7 +28,8 @@ func hawserHeldBy(h *berth, env int64) bool {
 // connected to A: a second agent with its token is refused whichever
 // replica it reaches, operations through B reach the agent (list, inspect,
 // logs follow, a terminal, a pull), A stopped → the agent reconnects to B and is served through B and
-// C, and the same agent coming back through C takes the lease over.
+// C, the same agent coming back through C takes the lease over, and its
+// token revoked through B ends its connection to C.
 func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 	socket := engine2(t)
 	dbURL := storetest.PostgresDatabase(t)
@@ -147,5 +148,12 @@ func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 		if e := b.waitConnected(env.ID, true); e.AgentID == nil || *e.AgentID != agentID {
 			t.Fatalf("B's status of the agent: %+v", e)
 		}
+
+		// The token revoked through B ends the agent's connection to C.
+		b.must(200, "DELETE", fmt.Sprintf("/api/hawser/tokens?id=%d", tok.TokenID), nil, nil)
+		if !onC.ended(time.Minute) {
+			t.Fatal("the token was revoked through B and the agent is still connected to C")
+		}
+		b.waitConnected(env.ID, false)
 	})
 }
