@@ -161,7 +161,9 @@ func (h *Hub) Serve(reqCtx context.Context, ws *websocket.Conn, remote string) {
 		h.refuse(ctx, ws, remote, err.Error())
 		return
 	}
-	if !h.mayReplace(env.ID) {
+	// On replicas the lease refuses another agent below: only the same
+	// agent replaces its connection, which is no storm.
+	if h.replicas == nil && !h.mayReplace(env.ID) {
 		h.refuse(ctx, ws, remote, errStorm.Error())
 		return
 	}
