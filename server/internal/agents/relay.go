@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"sync"
 	"time"
@@ -209,7 +210,7 @@ func (r *relay) reconcile(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	prev := r.leases
-	r.leases = live
+	r.leases = maps.Clone(live) // live is read below, unlocked; drop deletes from r.leases
 	var stale []*grpc.ClientConn
 	for id, c := range r.conns {
 		if !holders[id] {
