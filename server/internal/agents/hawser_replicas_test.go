@@ -2,13 +2,16 @@ package agents_test
 
 import (
 	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/server/internal/servertest"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
@@ -156,4 +159,66 @@ func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 		}
 		b.waitConnected(env.ID, false)
 	})
+}
+
+// TestHawserEdgeAgentSurvivesItsReplicaKilled runs two Berth processes
+// (replicas) on one PostgreSQL database with a Hawser edge agent connected
+// to the first; the first is killed (SIGKILL, its lease left in the
+// database): the agent reconnects to the second, which takes the lease
+// over at once (same agent), and is served through it; another agent with
+// the token is still refused.
+func TestHawserEdgeAgentSurvivesItsReplicaKilled(t *testing.T) {
+	socket := engine2(t)
+	dbURL := storetest.PostgresDatabase(t)
+	bin := servertest.Build(t)
+	label := randomLabel()
+	t.Cleanup(func() { removeLabelled(t, socket, label) })
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	common := []string{"DATABASE_URL=" + dbURL, "ENCRYPTION_KEY=" + hex.EncodeToString(key), "REPLICA_HOST=127.0.0.1",
+		"DATA_DIR=" + dataDir, "DOCKER_SOCKET=/nonexistent", "LOG_LEVEL=debug"}
+	var header http.Header
+	procs := make([]*replicaProc, 2)
+	for i := range procs {
+		name := fmt.Sprintf("replica %d", i)
+		p := servertest.Start(t, bin, name, common...)
+		if i == 0 {
+			header = http.Header{"Cookie": {servertest.FirstAdmin(t, p.URL, dataDir, "admin", "correct horse")}}
+		}
+		procs[i] = &replicaProc{name: name, proc: p, berth: &berth{t: t, url: p.URL, http: &http.Client{Timeout: 2 * time.Minute},
+			logs: p.Log, label: label, header: header}}
+	}
+	holder, other := procs[0], procs[1]
+	env, tok := holder.createHawserEdge("hawser-killed-" + label)
+	const agentID = "hawser-killed"
+	agent, err := hawserHelloAs(t, holder.url, socket, tok.Token, agentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.waitConnected(env.ID, true)
+	id := createContainer(t, other.berth, env.ID, "hawser-killed-"+label, true, "sleep", "3600")
+
+	killed := time.Now()
+	holder.proc.Kill(t)
+	if !agent.ended(time.Minute) {
+		t.Fatal("the holder was killed and the agent's WebSocket is still open")
+	}
+	// Hawser retries its WebSocket; the load balancer gives it the survivor.
+	waitFor(t, "the agent reconnected to the survivor", func() bool {
+		var err error
+		agent, err = hawserHelloAs(t, other.url, socket, tok.Token, agentID)
+		return err == nil
+	})
+	waitFor(t, "the agent served through the survivor", func() bool { return lists(other.berth, env.ID, id) })
+	t.Logf("the Hawser agent served through the survivor %v after its replica was killed", time.Since(killed).Round(time.Millisecond))
+	execRoundTrip(t, other.berth, env.ID)
+	if _, err := hawserHelloAs(t, other.url, socket, tok.Token, "another-hawser"); err == nil || err.Error() != hawserShared {
+		t.Fatalf("second agent after the kill: %v, want %q", err, hawserShared)
+	}
+	if agent.ended(0) {
+		t.Fatal("the agent lost its connection to the survivor")
+	}
 }
