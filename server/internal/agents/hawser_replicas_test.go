@@ -30,7 +30,7 @@ func hawserHeldBy(h *berth, env int64) bool {
 // PostgreSQL database with one Hawser edge agent (on the second engine)
 // connected to A: a second agent with its token is refused whichever
 // replica it reaches, operations through B reach the agent (list, inspect,
-// logs follow, a terminal, a pull), A stopped → the agent reconnects to B and is served through B and
+// logs follow, a terminal, its pushed host metrics, a pull), A stopped → the agent reconnects to B and is served through B and
 // C, the same agent coming back through C takes the lease over, and its
 // token revoked through B ends its connection to C.
 func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
@@ -86,6 +86,18 @@ func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 		}
 		logsStream(t, b, env.ID)
 		execRoundTrip(t, b, env.ID)
+		// The host metrics the agent pushed to A, read through B.
+		st, err := b.b.Store.GetEnvironment(t.Context(), env.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ec, err := b.b.Engines.Client(t.Context(), st.Endpoint())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, err := ec.HostMetrics(t.Context()); err != nil || m.CPUPercent != 25 || m.MemoryTotal != 8<<30 {
+			t.Errorf("host metrics through B = %+v, %v; want the pushed sample (25 %%, 8 GiB)", m, err)
+		}
 		// A pull through B (its progress relayed), its job followed through C.
 		regHost, regUser, regPassword := registry(t)
 		repo, tag := fmt.Sprintf("%s/berth-test/hawser-replicas-%s", regHost, a.label), strconv.FormatInt(env.ID, 10)

@@ -381,6 +381,15 @@ func (h *Hub) Close() {
 
 // HostMetrics is the host usage envID's agent pushed last (engine.HawserEdges).
 func (h *Hub) HostMetrics(envID int64) (engine.HostMetrics, bool) {
+	if h.get(envID) == nil {
+		if _, ok := h.elsewhere(envID); ok {
+			return h.relayedMetrics(envID) // the agent pushes them to its holder
+		}
+	}
+	return h.pushedMetrics(envID)
+}
+
+func (h *Hub) pushedMetrics(envID int64) (engine.HostMetrics, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	m, ok := h.metrics[envID]

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"sync"
+	"time"
 
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
@@ -51,6 +52,10 @@ func (h *Hub) Holds(envID int64) bool { return h.get(envID) != nil }
 // relayExecPath is the request that opens a terminal session through the
 // holder (never sent to the agent).
 const relayExecPath = "/_berth/hawser/exec"
+
+// relayMetricsPath asks the holder for the host metrics the agent pushed
+// last (never sent to the agent).
+const relayMetricsPath = "/_berth/hawser/metrics"
 
 // relayErrorHeader carries the kind of error the holder's transport
 // returned, so that the relaying replica returns the same kind.
@@ -126,11 +131,17 @@ func (h *Hub) ServeRelayed(ctx context.Context, envID int64, conn net.Conn) erro
 			}
 			return err
 		}
-		if req.URL.Path == relayExecPath {
+		switch req.URL.Path {
+		case relayExecPath:
 			return h.serveRelayedExec(ctx, envID, req, br, bw)
-		}
-		if err := h.serveRelayedRequest(ctx, envID, req, bw); err != nil {
-			return err
+		case relayMetricsPath:
+			if err := h.serveRelayedMetrics(envID, bw); err != nil {
+				return err
+			}
+		default:
+			if err := h.serveRelayedRequest(ctx, envID, req, bw); err != nil {
+				return err
+			}
 		}
 		if req.Close {
 			return nil
@@ -190,6 +201,43 @@ func (h *Hub) serveRelayedRequest(ctx context.Context, envID int64, req *http.Re
 	}
 	bw.WriteString("\r\n")
 	return bw.Flush()
+}
+
+// serveRelayedMetrics answers the host metrics envID's agent pushed here
+// last (404: none yet).
+func (h *Hub) serveRelayedMetrics(envID int64, bw *bufio.Writer) error {
+	m, ok := h.pushedMetrics(envID)
+	if !ok {
+		bw.WriteString("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+		return bw.Flush()
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(b), b)
+	return bw.Flush()
+}
+
+// relayedMetrics asks the replica holding envID's agent for the host
+// metrics the agent pushed it last.
+func (h *Hub) relayedMetrics(envID int64) (engine.HostMetrics, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://hawser-edge"+relayMetricsPath, nil)
+	if err != nil {
+		return engine.HostMetrics{}, false
+	}
+	res, err := h.relayed(envID).RoundTrip(req)
+	if err != nil {
+		return engine.HostMetrics{}, false
+	}
+	defer res.Body.Close()
+	var m engine.HostMetrics
+	if res.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(res.Body, 64<<10)).Decode(&m) != nil {
+		return engine.HostMetrics{}, false
+	}
+	return m, true
 }
 
 // writeRelayError answers a request the holder's transport failed.
