@@ -170,6 +170,11 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	defer agentSvc.Close()
 	hawserHub := hawser.NewHub(hawser.Options{Store: st, Engines: engines, Log: log})
 	engines.UseHawser(hawserHub)
+	if replicas != nil {
+		// Hawser edge agents are leased and relayed as berth-agents are.
+		hawserHub.UseReplicas(agentSvc)
+		agentSvc.UseHawser(hawserHub)
+	}
 	defer hawserHub.Close()
 	// Start-up never waits on an engine: on the first start the local
 	// engine is asked (and its environment created) while Berth already

@@ -216,6 +216,12 @@ type hawserEdgeAgent struct {
 // hub's refusal (its error frame's message).
 func hawserHello(t *testing.T, berthURL, socket, token string) (*hawserEdgeAgent, error) {
 	t.Helper()
+	return hawserHelloAs(t, berthURL, socket, token, "hawser-edge-test")
+}
+
+// hawserHelloAs is hawserHello for the agent whose id is agentID.
+func hawserHelloAs(t *testing.T, berthURL, socket, token, agentID string) (*hawserEdgeAgent, error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(berthURL, "http")+"/api/hawser/connect", nil)
 	if err != nil {
@@ -228,7 +234,7 @@ func hawserHello(t *testing.T, berthURL, socket, token string) (*hawserEdgeAgent
 		execs: map[string]*engine.ExecStream{}, execIDs: map[string]string{}}
 	t.Cleanup(a.close)
 	host, _ := os.Hostname()
-	a.send(map[string]any{"type": "hello", "version": "0.2.test", "protocol": "1.0", "agentId": "hawser-edge-test",
+	a.send(map[string]any{"type": "hello", "version": "0.2.test", "protocol": "1.0", "agentId": agentID,
 		"agentName": "hawser edge (test)", "token": token, "dockerVersion": "test", "hostname": host,
 		"capabilities": []string{"exec", "metrics", "events", "compose"}})
 	rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"sync"
 	"time"
@@ -47,6 +48,7 @@ type relay struct {
 	mu     sync.Mutex
 	leases map[int64]store.HeldLease // live leases held by other replicas, as of the last reconcile
 	conns  map[string]*relayConn     // replica id → connection to its relay
+	hawser map[int64]*hawserHold     // Hawser edge agents connected here, by environment
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -58,7 +60,8 @@ type relayConn struct {
 }
 
 func newRelay(s *Service, reg *replica.Registry, certFile string) (*relay, error) {
-	r := &relay{s: s, reg: reg, leases: map[int64]store.HeldLease{}, conns: map[string]*relayConn{}, done: make(chan struct{})}
+	r := &relay{s: s, reg: reg, leases: map[int64]store.HeldLease{}, conns: map[string]*relayConn{},
+		hawser: map[int64]*hawserHold{}, done: make(chan struct{})}
 	if certFile != "" {
 		pemBytes, err := os.ReadFile(certFile)
 		if err != nil {
@@ -140,6 +143,9 @@ func (r *relay) run(ctx context.Context) {
 				r.s.log.Error("this replica's row is not renewed: its edge agents are told to connect to another replica", "agents", n)
 				r.s.edge.disconnectAll("this replica lost its database: connect to another one")
 			}
+			if n := r.endHawser(errors.New("this replica lost its database: connect to another one")); n > 0 {
+				r.s.log.Error("this replica's row is not renewed: its Hawser edge agents are told to connect to another replica", "agents", n)
+			}
 			continue
 		}
 		err := r.reconcile(ctx)
@@ -193,6 +199,7 @@ func (r *relay) reconcile(ctx context.Context) error {
 			r.reclaim(ctx, c)
 		}
 	}
+	r.reconcileHawser(ctx, read, byEnv)
 	live := make(map[int64]store.HeldLease)
 	holders := map[string]bool{}
 	for id, l := range byEnv {
@@ -203,7 +210,7 @@ func (r *relay) reconcile(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	prev := r.leases
-	r.leases = live
+	r.leases = maps.Clone(live) // live is read below, unlocked; drop deletes from r.leases
 	var stale []*grpc.ClientConn
 	for id, c := range r.conns {
 		if !holders[id] {
@@ -218,9 +225,14 @@ func (r *relay) reconcile(ctx context.Context) error {
 	if r.s.engines != nil {
 		for id, l := range live {
 			switch p, ok := prev[id]; {
-			case ok && p.ReplicaID != l.ReplicaID:
+			case ok && p.ReplicaID != l.ReplicaID && !r.isHawser(ctx, id):
 				// Idle pipes through the replica that held it before go.
 				r.s.engines.Forget(id)
+			case ok && p.ReplicaID != l.ReplicaID:
+				// A Hawser environment keeps no pipe (one relay stream per
+				// request) but its client keeps the terminals created and
+				// not yet attached: it stays.
+				r.s.engines.Reset(id)
 			case !ok || !p.ClaimedAt.Equal(l.ClaimedAt):
 				r.s.engines.Reset(id) // the agent is back, elsewhere: worth trying at once
 			}
@@ -325,7 +337,18 @@ func (replicaToken) RequireTransportSecurity() bool { return false }
 // holds its connection. No live lease elsewhere, an unreachable holder, or
 // a holder without the agent is engine.ErrAgentAbsent (the agent is gone).
 func (r *relay) operate(ctx context.Context, env engine.Endpoint) (engine.AgentStream, error) {
-	l, err := r.s.store.AgentLease(ctx, env.ID)
+	st, err := r.open(ctx, false, env.ID, nil)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// open opens a relay stream to envID's holder with first as its first
+// input. detach: ctx bounds the opening only, not the stream (which lives
+// until closed).
+func (r *relay) open(ctx context.Context, detach bool, envID int64, first *agentpb.OperationInput) (*relayStream, error) {
+	l, err := r.s.store.AgentLease(ctx, envID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, engine.ErrAgentAbsent
@@ -338,13 +361,23 @@ func (r *relay) operate(ctx context.Context, env engine.Endpoint) (engine.AgentS
 	if err != nil {
 		return nil, fmt.Errorf("%w: replica %s: %v", engine.ErrAgentAbsent, l.ReplicaID, err)
 	}
-	sctx, cancel := context.WithCancel(ctx)
+	parent, stopOpen := ctx, func() bool { return true }
+	if detach {
+		parent = context.WithoutCancel(ctx)
+	}
+	sctx, cancel := context.WithCancel(parent)
+	if detach {
+		stopOpen = context.AfterFunc(ctx, cancel)
+	}
 	st, err := agentpb.NewReplicaServiceClient(cc).Relay(sctx)
 	if err == nil {
-		err = st.Send(&agentpb.RelayRequest{EnvironmentId: env.ID})
+		err = st.Send(&agentpb.RelayRequest{EnvironmentId: envID, Input: first})
 	}
 	if err == nil {
 		_, err = st.Recv() // the holder's answer: the agent opened the operation
+	}
+	if err == nil && !stopOpen() {
+		err = ctx.Err() // ctx ended as the stream opened
 	}
 	if err != nil {
 		cancel()
@@ -411,6 +444,11 @@ func (rs *replicaServer) Relay(stream agentpb.ReplicaService_RelayServer) error 
 	envID := first.GetEnvironmentId()
 	if envID == 0 {
 		return status.Error(codes.InvalidArgument, "the first message must name the environment")
+	}
+	if first.GetInput().GetEngineDial() != nil && s.hawser != nil && !s.edge.live(envID) && s.hawser.Holds(envID) {
+		// A Hawser edge agent connected here: the stream is one HTTP
+		// connection into its transport.
+		return s.serveHawserRelay(stream, envID)
 	}
 	op, err := s.operateEdge(ctx, engine.Endpoint{ID: envID, ConnectionType: engine.AgentEdge})
 	switch {

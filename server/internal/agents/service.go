@@ -76,7 +76,8 @@ type Service struct {
 
 	edge     edgeRegistry
 	standard standardConns
-	relay    *relay // nil: a single Berth
+	relay    *relay    // nil: a single Berth
+	hawser   HawserHub // the Hawser edge hub whose agents the relay serves (nil: none)
 	// onConnect is called with the environment of each edge agent that
 	// connects here (OnEdgeConnect); nil: nothing is told.
 	onConnect atomic.Pointer[func(envID int64)]

@@ -226,6 +226,10 @@ func Start(ctx context.Context, o Options) (*Berth, error) {
 	engines.UseAgents(agentSvc)
 	hawserHub := hawser.NewHub(hawser.Options{Store: st, Engines: engines, Log: o.Log})
 	engines.UseHawser(hawserHub)
+	if reg != nil {
+		hawserHub.UseReplicas(agentSvc)
+		agentSvc.UseHawser(hawserHub)
+	}
 	agentPort, err := agentSvc.Listen("", "")
 	if err != nil {
 		stopReplica()
@@ -313,6 +317,9 @@ func (b *Berth) Client() *http.Client { return b.srv.Client() }
 func (b *Berth) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// The Hawser agents' WebSockets first (hijacked: the server does not
+	// close them), so that the streams relayed to them end at once.
+	b.Hawser.Close()
 	b.agentPort.Stop(ctx)
 	b.Agents.Close()
 	b.stopReplica() // its row and leases go: its agents may connect elsewhere at once

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,6 +76,9 @@ type Hub struct {
 	// replaced: when hellos replaced each environment's live connection,
 	// within the last replaceWindow.
 	replaced map[int64][]time.Time
+	relayRT  map[int64]http.RoundTripper // transports through other replicas, by environment
+
+	replicas Replicas // nil: a single Berth
 }
 
 // NewHub returns a Hub.
@@ -82,7 +86,7 @@ func NewHub(o Options) *Hub {
 	h := &Hub{store: o.Store, engines: o.Engines, log: o.Log, now: time.Now,
 		cooldown: o.AuthCooldown, ping: o.PingEvery, silence: o.SilenceLimit,
 		conns: map[int64]*agentConn{}, refused: map[string]time.Time{}, metrics: map[int64]engine.HostMetrics{},
-		events: map[int64]int{}, replaced: map[int64][]time.Time{},
+		events: map[int64]int{}, replaced: map[int64][]time.Time{}, relayRT: map[int64]http.RoundTripper{},
 		replaceLimit: o.ReplaceLimit, replaceWindow: o.ReplaceWindow}
 	if h.replaceLimit <= 0 {
 		h.replaceLimit = DefaultReplaceLimit
@@ -157,7 +161,9 @@ func (h *Hub) Serve(reqCtx context.Context, ws *websocket.Conn, remote string) {
 		h.refuse(ctx, ws, remote, err.Error())
 		return
 	}
-	if !h.mayReplace(env.ID) {
+	// On replicas the lease refuses another agent below: only the same
+	// agent replaces its connection, which is no storm.
+	if h.replicas == nil && !h.mayReplace(env.ID) {
 		h.refuse(ctx, ws, remote, errStorm.Error())
 		return
 	}
@@ -165,6 +171,18 @@ func (h *Hub) Serve(reqCtx context.Context, ws *websocket.Conn, remote string) {
 	c := &agentConn{hub: h, ws: ws, envID: env.ID, hello: hello, remote: remote, connectedAt: h.now().UTC(),
 		ctx: cctx, cancel: ccancel, pending: map[string]chan json.RawMessage{}, execs: map[string]*session{}}
 	c.lastSeen.Store(h.now().UnixNano())
+	if h.replicas != nil {
+		// One live agent per token across the replicas: the lease.
+		release, err := h.replicas.HoldHawser(ctx, store.AgentLease{EnvironmentID: env.ID, AgentID: hello.AgentID,
+			AgentName: hello.AgentName, AgentVersion: hello.Version, Capabilities: hello.Capabilities, Remote: remote,
+			ConnectedAt: c.connectedAt}, c.close, h.tokenValid(hello.Token, env.ID))
+		if err != nil {
+			ccancel(err)
+			h.refuse(ctx, ws, remote, err.Error())
+			return
+		}
+		defer release()
+	}
 	if err := c.write(ctx, welcomeFrame{Type: "welcome", ServerID: "berth", Version: protocolVersion, EnvironmentID: env.ID}); err != nil {
 		ccancel(err)
 		return
@@ -222,13 +240,17 @@ func (h *Hub) authenticate(ctx context.Context, token string) (store.Environment
 			return store.Environment{}, store.HawserToken{}, errBadToken
 		}
 		if env.ConnectionType != engine.HawserEdge {
-			//lint:ignore ST1005 a message the agent shows
-			return store.Environment{}, store.HawserToken{}, errors.New("The token's environment is not a Hawser edge environment")
+			return store.Environment{}, store.HawserToken{}, errNotEdge
 		}
 		return env, t, nil
 	}
 	return store.Environment{}, store.HawserToken{}, errBadToken
 }
+
+// errNotEdge refuses a token whose environment is of another type.
+//
+//lint:ignore ST1005 a message the agent shows
+var errNotEdge = errors.New("The token's environment is not a Hawser edge environment")
 
 // errStorm refuses a hello that would replace its environment's live
 // connection once too often.
@@ -336,6 +358,13 @@ func (h *Hub) Disconnect(envID int64, reason string) {
 	if c != nil {
 		c.close(errors.New(reason))
 	}
+	if h.replicas != nil {
+		// The agent may be connected to another replica: its holder checks
+		// the token at its next pass.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		h.replicas.DropHawser(ctx, envID)
+	}
 }
 
 // Close ends every connection.
@@ -352,6 +381,15 @@ func (h *Hub) Close() {
 
 // HostMetrics is the host usage envID's agent pushed last (engine.HawserEdges).
 func (h *Hub) HostMetrics(envID int64) (engine.HostMetrics, bool) {
+	if h.get(envID) == nil {
+		if _, ok := h.elsewhere(envID); ok {
+			return h.relayedMetrics(envID) // the agent pushes them to its holder
+		}
+	}
+	return h.pushedMetrics(envID)
+}
+
+func (h *Hub) pushedMetrics(envID int64) (engine.HostMetrics, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	m, ok := h.metrics[envID]
@@ -362,6 +400,10 @@ func (h *Hub) HostMetrics(envID int64) (engine.HostMetrics, bool) {
 func (h *Hub) Agent(envID int64) (engine.AgentInfo, bool) {
 	c := h.get(envID)
 	if c == nil {
+		if l, ok := h.elsewhere(envID); ok {
+			st := leaseStatus(l, 0)
+			return engine.AgentInfo{ID: st.AgentID, Name: st.AgentName, Version: st.AgentVersion, Capabilities: st.Capabilities}, true
+		}
 		return engine.AgentInfo{}, false
 	}
 	caps := c.hello.Capabilities
@@ -394,9 +436,20 @@ func (h *Hub) Status(envID int64) Status {
 	n := h.events[envID]
 	h.mu.Unlock()
 	if c == nil {
+		if l, ok := h.elsewhere(envID); ok {
+			return leaseStatus(l, n)
+		}
 		return Status{Capabilities: []string{}, ContainerEvents: n}
 	}
 	return c.status(n)
+}
+
+// elsewhere is envID's lease when another replica holds its agent.
+func (h *Hub) elsewhere(envID int64) (store.AgentLease, bool) {
+	if h.replicas == nil {
+		return store.AgentLease{}, false
+	}
+	return h.replicas.HawserElsewhere(envID)
 }
 
 // Connections returns the state of every connected agent, by environment.

@@ -31,6 +31,15 @@ type session struct {
 
 // Exec opens a terminal session on envID's agent (engine.HawserEdges).
 func (h *Hub) Exec(ctx context.Context, envID int64, x engine.HawserExec) (engine.HawserSession, error) {
+	if h.get(envID) == nil && h.replicas != nil {
+		// The agent may be connected to another replica.
+		return h.execRelayed(ctx, envID, x)
+	}
+	return h.execLocal(ctx, envID, x)
+}
+
+// execLocal opens a terminal session on envID's agent connected here.
+func (h *Hub) execLocal(ctx context.Context, envID int64, x engine.HawserExec) (engine.HawserSession, error) {
 	c := h.get(envID)
 	if c == nil {
 		return nil, errAbsent

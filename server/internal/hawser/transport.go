@@ -36,6 +36,7 @@ func (h *Hub) Transport(envID int64) http.RoundTripper { return tunnel{hub: h, e
 type tunnel struct {
 	hub   *Hub
 	envID int64
+	local bool // only to an agent connected here (a relayed request)
 }
 
 // errAbsent is a request for an environment whose agent is not connected.
@@ -79,6 +80,10 @@ func (t tunnel) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c := t.hub.get(t.envID)
 	if c == nil {
+		if !t.local && t.hub.replicas != nil {
+			// The agent may be connected to another replica.
+			return t.hub.relayed(t.envID).RoundTrip(req)
+		}
 		return nil, errAbsent
 	}
 	f := requestFrame{Type: "request", RequestID: uuid.NewString(), Method: req.Method, Path: req.URL.RequestURI(),

@@ -1,0 +1,236 @@
+package agents_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/server/internal/servertest"
+	"github.com/berth-dev/berth/server/internal/store/storetest"
+	"github.com/berth-dev/berth/shared/enginetest"
+)
+
+// hawserShared is the refusal of a second agent with an environment's token
+// (the gRPC path's message).
+const hawserShared = "another agent is connected with this token; two agents cannot share one environment"
+
+// hawserHeldBy reports whether h's hub holds env's Hawser agent connection.
+func hawserHeldBy(h *berth, env int64) bool {
+	_, ok := h.b.Hawser.Connections()[env]
+	return ok
+}
+
+// TestHawserEdgeAgentServedFromAnyReplica runs three replicas of one
+// PostgreSQL database with one Hawser edge agent (on the second engine)
+// connected to A: a second agent with its token is refused whichever
+// replica it reaches, operations through B reach the agent (list, inspect,
+// logs follow, a terminal, its pushed host metrics, a pull), A stopped → the agent reconnects to B and is served through B and
+// C, the same agent coming back through C takes the lease over, and its
+// token revoked through B ends its connection to C.
+func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
+	socket := engine2(t)
+	dbURL := storetest.PostgresDatabase(t)
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	a := startReplica(t, "A", dbURL, key)
+	b := startReplica(t, "B", dbURL, key)
+	c := startReplica(t, "C", dbURL, key)
+	t.Cleanup(func() {
+		for _, h := range []*berth{a, b, c} {
+			removeLabelled(t, socket, h.label)
+		}
+	})
+	env, tok := a.createHawserEdge("hawser-replicas-" + a.label)
+	const agentID = "hawser-replicas"
+	first, err := hawserHelloAs(t, a.url, socket, tok.Token, agentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.waitConnected(env.ID, true)
+	var id string
+	top := t // agents that outlive the step that connects them
+
+	t.Run("a second agent with the token is refused whichever replica it reaches", func(t *testing.T) {
+		for _, h := range []*berth{b, c, a} {
+			_, err := hawserHelloAs(t, h.url, socket, tok.Token, "another-hawser")
+			if err == nil || err.Error() != hawserShared {
+				t.Fatalf("second agent through %s: %v, want %q", h.url, err, hawserShared)
+			}
+		}
+		if first.ended(0) || !hawserHeldBy(a, env.ID) {
+			t.Fatal("the first agent lost its connection")
+		}
+	})
+
+	t.Run("operations through another replica reach the agent", func(t *testing.T) {
+		// B learns of the lease at its next reconcile.
+		e := b.waitConnected(env.ID, true)
+		if e.AgentID == nil || *e.AgentID != agentID {
+			t.Fatalf("B's status of the agent: %+v", e)
+		}
+		id = createContainer(t, b, env.ID, "hawser-relay-"+b.label, true, "sleep", "3600")
+		if !slices.Contains(labelled(t, socket, b.label), id) {
+			t.Fatal("the container B created is not on the agent's engine")
+		}
+		listShows(t, b, env.ID, id)
+		if st := containerState(t, b, env.ID, id); st != "running" {
+			t.Fatalf("inspect through B: state %q, want running", st)
+		}
+		logsStream(t, b, env.ID)
+		execRoundTrip(t, b, env.ID)
+		// The host metrics the agent pushed to A, read through B.
+		st, err := b.b.Store.GetEnvironment(t.Context(), env.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ec, err := b.b.Engines.Client(t.Context(), st.Endpoint())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, err := ec.HostMetrics(t.Context()); err != nil || m.CPUPercent != 25 || m.MemoryTotal != 8<<30 {
+			t.Errorf("host metrics through B = %+v, %v; want the pushed sample (25 %%, 8 GiB)", m, err)
+		}
+		// A pull through B (its progress relayed), its job followed through C.
+		regHost, regUser, regPassword := registry(t)
+		repo, tag := fmt.Sprintf("%s/berth-test/hawser-replicas-%s", regHost, a.label), strconv.FormatInt(env.ID, 10)
+		ref := repo + ":" + tag
+		enginetest.Must(t, 201, "POST", "/images/"+url.PathEscape(enginetest.Image())+"/tag?repo="+url.QueryEscape(repo)+"&tag="+tag,
+			nil, nil, nil)
+		t.Cleanup(func() { enginetest.Do(t, "DELETE", "/images/"+url.PathEscape(ref), nil, nil) })
+		enginetest.Push(t, ref, regUser, regPassword)
+		t.Cleanup(func() { dockerAt(socket, "rmi", "-f", ref) })
+		addRegistry(t, b, regHost, regUser, regPassword)
+		pullAcross(t, b, c, socket, env.ID, ref)
+		if !hawserHeldBy(a, env.ID) || hawserHeldBy(b, env.ID) {
+			t.Fatal("the agent's connection moved")
+		}
+	})
+
+	var onB *hawserEdgeAgent
+	t.Run("the replica holding the agent stops: it reconnects to another and is served through it", func(t *testing.T) {
+		if id == "" {
+			t.Skip("no container from the operations step")
+		}
+		stopped := time.Now()
+		a.stop()
+		if !first.ended(time.Minute) {
+			t.Fatal("A stopped and the agent's WebSocket is still open")
+		}
+		ended := time.Now()
+		// Hawser retries its WebSocket; the load balancer now gives it B.
+		waitFor(t, "the agent reconnected through B", func() bool {
+			var err error
+			onB, err = hawserHelloAs(top, b.url, socket, tok.Token, agentID)
+			return err == nil
+		})
+		waitFor(t, "the agent served through B and C", func() bool { return lists(b, env.ID, id) && lists(c, env.ID, id) })
+		t.Logf("A stopped → its WebSocket closed after %v; → the agent served through B and C %v later",
+			ended.Sub(stopped).Round(time.Millisecond), time.Since(ended).Round(time.Millisecond))
+		if st := containerState(t, c, env.ID, id); st != "running" {
+			t.Fatalf("inspect through C: state %q, want running", st)
+		}
+		execRoundTrip(t, c, env.ID)
+	})
+
+	t.Run("the same agent coming back through another replica takes the lease over", func(t *testing.T) {
+		if onB == nil {
+			t.Skip("the agent did not reconnect through B")
+		}
+		// Its connection to B is still open (half-open, as far as B knows).
+		onC, err := hawserHelloAs(top, c.url, socket, tok.Token, agentID)
+		if err != nil {
+			t.Fatalf("the same agent through C: %v", err)
+		}
+		if !onB.ended(time.Minute) {
+			t.Fatal("B kept the agent's old connection")
+		}
+		waitFor(t, "the agent served through B from C", func() bool { return lists(b, env.ID, id) })
+		if !hawserHeldBy(c, env.ID) || hawserHeldBy(b, env.ID) || onC.ended(0) {
+			t.Fatal("the lease is not C's")
+		}
+		if st := containerState(t, b, env.ID, id); st != "running" {
+			t.Fatalf("inspect through B: state %q, want running", st)
+		}
+		// B's status follows the lease at its next reconcile.
+		if e := b.waitConnected(env.ID, true); e.AgentID == nil || *e.AgentID != agentID {
+			t.Fatalf("B's status of the agent: %+v", e)
+		}
+
+		// The token revoked through B ends the agent's connection to C.
+		b.must(200, "DELETE", fmt.Sprintf("/api/hawser/tokens?id=%d", tok.TokenID), nil, nil)
+		if !onC.ended(time.Minute) {
+			t.Fatal("the token was revoked through B and the agent is still connected to C")
+		}
+		b.waitConnected(env.ID, false)
+	})
+}
+
+// TestHawserEdgeAgentSurvivesItsReplicaKilled runs two Berth processes
+// (replicas) on one PostgreSQL database with a Hawser edge agent connected
+// to the first; the first is killed (SIGKILL, its lease left in the
+// database): the agent reconnects to the second, which takes the lease
+// over at once (same agent), and is served through it; another agent with
+// the token is still refused.
+func TestHawserEdgeAgentSurvivesItsReplicaKilled(t *testing.T) {
+	socket := engine2(t)
+	dbURL := storetest.PostgresDatabase(t)
+	bin := servertest.Build(t)
+	label := randomLabel()
+	t.Cleanup(func() { removeLabelled(t, socket, label) })
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	common := []string{"DATABASE_URL=" + dbURL, "ENCRYPTION_KEY=" + hex.EncodeToString(key), "REPLICA_HOST=127.0.0.1",
+		"DATA_DIR=" + dataDir, "DOCKER_SOCKET=/nonexistent", "LOG_LEVEL=debug"}
+	var header http.Header
+	procs := make([]*replicaProc, 2)
+	for i := range procs {
+		name := fmt.Sprintf("replica %d", i)
+		p := servertest.Start(t, bin, name, common...)
+		if i == 0 {
+			header = http.Header{"Cookie": {servertest.FirstAdmin(t, p.URL, dataDir, "admin", "correct horse")}}
+		}
+		procs[i] = &replicaProc{name: name, proc: p, berth: &berth{t: t, url: p.URL, http: &http.Client{Timeout: 2 * time.Minute},
+			logs: p.Log, label: label, header: header}}
+	}
+	holder, other := procs[0], procs[1]
+	env, tok := holder.createHawserEdge("hawser-killed-" + label)
+	const agentID = "hawser-killed"
+	agent, err := hawserHelloAs(t, holder.url, socket, tok.Token, agentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.waitConnected(env.ID, true)
+	id := createContainer(t, other.berth, env.ID, "hawser-killed-"+label, true, "sleep", "3600")
+
+	killed := time.Now()
+	holder.proc.Kill(t)
+	if !agent.ended(time.Minute) {
+		t.Fatal("the holder was killed and the agent's WebSocket is still open")
+	}
+	// Hawser retries its WebSocket; the load balancer gives it the survivor.
+	waitFor(t, "the agent reconnected to the survivor", func() bool {
+		var err error
+		agent, err = hawserHelloAs(t, other.url, socket, tok.Token, agentID)
+		return err == nil
+	})
+	waitFor(t, "the agent served through the survivor", func() bool { return lists(other.berth, env.ID, id) })
+	t.Logf("the Hawser agent served through the survivor %v after its replica was killed", time.Since(killed).Round(time.Millisecond))
+	execRoundTrip(t, other.berth, env.ID)
+	if _, err := hawserHelloAs(t, other.url, socket, tok.Token, "another-hawser"); err == nil || err.Error() != hawserShared {
+		t.Fatalf("second agent after the kill: %v, want %q", err, hawserShared)
+	}
+	if agent.ended(0) {
+		t.Fatal("the agent lost its connection to the survivor")
+	}
+}
