@@ -53,10 +53,24 @@ type edgeConn struct {
 	claimedAt   time.Time
 	seenWritten atomic.Int64 // Unix nanoseconds of the last database write of lastSeen
 
-	out    chan *agentpb.ConnectResponse // to the stream's sender
+	// The control stream's outgoing messages, sent by a goroutine that
+	// runs only while there are some (drain): an idle agent costs no
+	// sender goroutine (each is a stack of ~8 KB, at thousands of agents).
+	outMu    sync.Mutex
+	out      []*agentpb.ConnectResponse // queued, oldest first
+	started  bool                       // the welcome was sent: queued messages may go
+	draining bool                       // a drain goroutine runs
+	stream   interface {
+		Send(*agentpb.ConnectResponse) error
+	}
+
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 }
+
+// maxQueued is how many control messages may wait for an agent: one that
+// leaves more unread (its stream's flow-control window full) is dead.
+const maxQueued = 16
 
 // pendingOp is an operation Berth asked an agent to open; the agent's Serve
 // stream is handed over on ch.
@@ -200,7 +214,7 @@ func (e *edgeServer) Connect(stream agentpb.EdgeService_ConnectServer) error {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	c := &edgeConn{envID: env.ID, tokenHash: hash, hello: hello, remote: remote, connectedAt: s.now(),
-		out: make(chan *agentpb.ConnectResponse, 16), ctx: cctx, cancel: cancel}
+		stream: stream, ctx: cctx, cancel: cancel}
 	c.lastSeen.Store(s.now().UnixNano())
 	if err := s.register(c); err != nil {
 		return err
@@ -211,20 +225,10 @@ func (e *edgeServer) Connect(stream agentpb.EdgeService_ConnectServer) error {
 		EnvironmentId: env.ID, HeartbeatIntervalMs: s.heartbeat.Milliseconds()}}}); err != nil {
 		return err
 	}
-	// Sender: acknowledgements and requests to open operations.
-	go func() {
-		for {
-			select {
-			case m := <-c.out:
-				if err := stream.Send(m); err != nil {
-					cancel(err)
-					return
-				}
-			case <-cctx.Done():
-				return
-			}
-		}
-	}()
+	// Acknowledgements and requests to open operations queued until now
+	// (an operation asked for during the registration) go after the
+	// welcome.
+	c.start()
 	// Receiver: heartbeats.
 	go func() {
 		for {
@@ -269,14 +273,57 @@ func (e *edgeServer) Connect(stream agentpb.EdgeService_ConnectServer) error {
 // send queues a message for the agent; a connection whose queue is full
 // (its agent reads nothing) is dead.
 func (c *edgeConn) send(m *agentpb.ConnectResponse) bool {
-	select {
-	case c.out <- m:
-		return true
-	case <-c.ctx.Done():
+	if c.ctx.Err() != nil {
 		return false
-	default:
+	}
+	c.outMu.Lock()
+	if len(c.out) >= maxQueued {
+		c.outMu.Unlock()
 		c.cancel(errors.New("the agent does not read its control stream"))
 		return false
+	}
+	c.out = append(c.out, m)
+	c.drainLocked()
+	c.outMu.Unlock()
+	return true
+}
+
+// start lets queued messages go (the welcome was sent).
+func (c *edgeConn) start() {
+	c.outMu.Lock()
+	c.started = true
+	c.drainLocked()
+	c.outMu.Unlock()
+}
+
+// drainLocked starts the sender if there is something to send and none
+// runs. c.outMu is held.
+func (c *edgeConn) drainLocked() {
+	if c.started && !c.draining && len(c.out) > 0 {
+		c.draining = true
+		go c.drain()
+	}
+}
+
+// drain sends the queued messages, in order, until none is left or the
+// connection ends. One runs at a time (a stream's Send is not safe for
+// concurrent use).
+func (c *edgeConn) drain() {
+	for {
+		c.outMu.Lock()
+		if len(c.out) == 0 || c.ctx.Err() != nil {
+			c.out = nil
+			c.draining = false
+			c.outMu.Unlock()
+			return
+		}
+		m := c.out[0]
+		c.out[0] = nil
+		c.out = c.out[1:]
+		c.outMu.Unlock()
+		if err := c.stream.Send(m); err != nil {
+			c.cancel(err)
+		}
 	}
 }
 
