@@ -64,7 +64,12 @@ const (
 )
 
 // Buffer sizes of subscriptions: an SSE client, and Berth's own followers
-// (which store or notify each event and must rarely lose one).
+// (which store or notify each event and must rarely lose one). A follower's
+// notices wait in a queue that grows with its backlog (noticeQueue), not in
+// a channel's buffer: a channel's ring touches every one of its slots as
+// notices pass through it, so a 4096-slot channel of notices (80 bytes each)
+// ends up resident in full, 320 KB per follower and environment, even when
+// it never holds more than one.
 const (
 	ClientBuffer = 256
 	followBuffer = 4096
@@ -180,6 +185,7 @@ type Subscription struct {
 	C <-chan Notice
 
 	c      chan Notice
+	queue  *noticeQueue // a follower's (Follow): c and C are nil
 	ready  chan struct{}
 	h      *Hub
 	st     *stream
@@ -206,17 +212,77 @@ func (s *Subscription) Close() {
 	s.h.dropLocked(s.st, s, nil)
 }
 
+// noticeQueue holds a follower's notices until it takes them: at most max;
+// wake (capacity 1) is signalled when one is queued and closed when the
+// subscription ends.
+type noticeQueue struct {
+	mu   sync.Mutex
+	q    []Notice
+	max  int
+	wake chan struct{}
+}
+
+// push queues n, or reports that the queue is full.
+func (q *noticeQueue) push(n Notice) bool {
+	q.mu.Lock()
+	if len(q.q) >= q.max {
+		q.mu.Unlock()
+		return false
+	}
+	q.q = append(q.q, n)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take returns the queued notices, leaving spare (emptied) as the queue.
+func (q *noticeQueue) take(spare []Notice) []Notice {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.q
+	q.q = spare[:0]
+	return out
+}
+
+// deliverLocked hands n to s, or reports that its buffer is full.
+func (s *Subscription) deliverLocked(n Notice) bool {
+	if s.queue != nil {
+		return s.queue.push(n)
+	}
+	select {
+	case s.c <- n:
+		return true
+	default:
+		return false
+	}
+}
+
+// endLocked closes what s's notices arrive on.
+func (s *Subscription) endLocked() {
+	if s.queue != nil {
+		close(s.queue.wake)
+		return
+	}
+	close(s.c)
+}
+
 // Subscribe starts a subscription to env's events with a buffer of size
 // notices, opening the environment's engine stream if none is open. An
 // environment known to be unreachable is reported on C at once.
 func (h *Hub) Subscribe(env store.Environment, size int) *Subscription {
 	c := make(chan Notice, max(size, 1))
-	sub := &Subscription{C: c, c: c, ready: make(chan struct{}), h: h}
+	return h.subscribe(env, &Subscription{C: c, c: c, ready: make(chan struct{}), h: h})
+}
+
+func (h *Hub) subscribe(env store.Environment, sub *Subscription) *Subscription {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		sub.err, sub.closed, sub.isDone = ErrClosed, true, true
-		close(sub.c)
+		sub.endLocked()
 		close(sub.ready)
 		return sub
 	}
@@ -232,7 +298,7 @@ func (h *Hub) Subscribe(env store.Environment, size int) *Subscription {
 		sub.readyLocked()
 	case down:
 		sub.readyLocked()
-		sub.c <- Notice{Offline: st.lastErr}
+		sub.deliverLocked(Notice{Offline: st.lastErr})
 	}
 	return sub
 }
@@ -251,15 +317,13 @@ func (s *Subscription) readyLocked() {
 // engine for the events after the last one it relayed, so that none is lost
 // across a reconnection (those the engine still holds).
 func (h *Hub) Follow(ctx context.Context, env store.Environment, emit func(Event) error, offline func(error) error) error {
-	sub := h.Subscribe(env, followBuffer)
+	q := &noticeQueue{max: followBuffer, wake: make(chan struct{}, 1)}
+	sub := h.subscribe(env, &Subscription{queue: q, ready: make(chan struct{}), h: h})
 	defer sub.Close()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case n, ok := <-sub.C:
-			if !ok {
-				return sub.Err()
+	handle := func(batch []Notice) error {
+		for i, n := range batch {
+			if ctx.Err() != nil {
+				return nil
 			}
 			var err error
 			if n.Offline != nil {
@@ -267,9 +331,37 @@ func (h *Hub) Follow(ctx context.Context, env store.Environment, emit func(Event
 			} else {
 				err = emit(n.Event)
 			}
+			batch[i] = Notice{}
 			if err != nil {
 				return err
 			}
+		}
+		return nil
+	}
+	var spare []Notice
+	for {
+		batch := q.take(spare)
+		if len(batch) == 0 {
+			spare = batch
+			select {
+			case <-ctx.Done():
+				return nil
+			case _, ok := <-q.wake:
+				if !ok { // ended: what was queued before still counts
+					if err := handle(q.take(nil)); err != nil || ctx.Err() != nil {
+						return err
+					}
+					return sub.Err()
+				}
+			}
+			continue
+		}
+		if err := handle(batch); err != nil || ctx.Err() != nil {
+			return err
+		}
+		spare = nil
+		if cap(batch) <= 64 { // a burst's large backing array is not kept
+			spare = batch
 		}
 	}
 }
@@ -320,7 +412,7 @@ func (h *Hub) dropLocked(st *stream, sub *Subscription, err error) {
 		return
 	}
 	sub.closed, sub.err = true, err
-	close(sub.c)
+	sub.endLocked()
 	sub.readyLocked()
 	if st == nil {
 		return
@@ -491,9 +583,7 @@ func (h *Hub) publish(st *stream, ev engine.Event) {
 func (h *Hub) fanOutLocked(st *stream, n Notice) {
 	for sub := range st.subs {
 		sub.readyLocked()
-		select {
-		case sub.c <- n:
-		default:
+		if !sub.deliverLocked(n) {
 			h.dropLocked(st, sub, ErrLagged)
 		}
 	}

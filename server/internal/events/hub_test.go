@@ -360,3 +360,71 @@ func TestHubFollowsTheEnvironmentsNewSettings(t *testing.T) {
 	waitFor(t, sub, "the event through the new settings (first subscriber)", event("container-create", id))
 	waitFor(t, other, "the event through the new settings (second subscriber)", event("container-create", id))
 }
+
+// A follower (Follow) gets every event of the environment, in order, and
+// Follow returns nil once its context ends.
+func TestHubFollowDeliversEveryEventInOrder(t *testing.T) {
+	t.Parallel()
+	hub, _, label := setup(t, events.HubOptions{})
+	env := localEnv(enginetest.Socket)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var mu sync.Mutex
+	var got []string
+	followed := make(chan error, 1)
+	go func() {
+		followed <- hub.Follow(ctx, env, func(ev events.Event) error {
+			mu.Lock()
+			got = append(got, ev.Name+" "+ev.ID)
+			mu.Unlock()
+			return nil
+		}, func(error) error { return nil })
+	}()
+	// The follower's subscription opens the stream: a probe subscribing
+	// after it sees the stream ready (Follow subscribes at once; the probe
+	// waits until the hub follows the environment).
+	deadline := time.Now().Add(30 * time.Second)
+	for !hub.Following(env.ID) {
+		if time.Now().After(deadline) {
+			t.Fatal("Follow did not open the engine stream within 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	probe := hub.Subscribe(env, 16)
+	defer probe.Close()
+	waitReady(t, probe)
+
+	var want []string
+	for range 5 {
+		id := createOutside(t, label)
+		removeOutside(t, id)
+		want = append(want, "container-create "+id, "container-destroy "+id)
+	}
+	deadline = time.Now().Add(time.Minute)
+	for {
+		mu.Lock()
+		var mine []string
+		for _, g := range got {
+			if slices.Contains(want, g) {
+				mine = append(mine, g)
+			}
+		}
+		mu.Unlock()
+		if slices.Equal(mine, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the follower got %q of this test's events, want %q", mine, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-followed:
+		if err != nil {
+			t.Fatalf("Follow returned %v after its context ended, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Follow did not return within 10 s of its context ending")
+	}
+}
