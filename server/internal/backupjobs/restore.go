@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -200,21 +202,22 @@ func (s *Service) Preview(ctx context.Context, destID int64, id string, targets 
 	for i := range p.Items {
 		it := &p.Items[i]
 		it.Target = it.Source
-		it.Exists = s.exists(ctx, tw.Client, tenv, it.Kind, it.Target)
+		it.Exists = s.exists(ctx, tw.Client, tenv, it.Kind, it.Target, it.Kind == "path" && onBerthHost(tenv, sn, it.Source))
 	}
 	return p, nil
 }
 
-// exists tells whether a volume or host path exists on env (nil: a host
-// path of a remote environment, not known).
-func (s *Service) exists(ctx context.Context, c *engine.Client, env store.Environment, kind, name string) *bool {
+// exists tells whether a volume or host path exists on env, or a path on
+// Berth's host when onBerth (nil: a host path of a remote environment,
+// not known).
+func (s *Service) exists(ctx context.Context, c *engine.Client, env store.Environment, kind, name string, onBerth bool) *bool {
 	var ok bool
 	if kind == "volume" {
 		_, err := c.InspectVolume(ctx, name)
 		ok = err == nil
 		return &ok
 	}
-	if !Local(env) {
+	if !Local(env) && !onBerth {
 		return nil
 	}
 	_, err := os.Stat(name)
@@ -233,6 +236,10 @@ type plan struct {
 	// stack's directory, when that is the new stack's own: it is recorded
 	// as a Berth stack then.
 	stackDir string
+	// onBerth are the snapshot paths Berth writes on its own host itself
+	// (a stack's directory, the engine being elsewhere) → where; they are
+	// not in target.Paths.
+	onBerth map[string]string
 }
 
 // Restore writes snapshot spec.SnapshotID back: in place (the target's
@@ -308,6 +315,29 @@ func (s *Service) Restore(ctx context.Context, spec RestoreSpec, actor Actor, pr
 		}
 	}()
 
+	// A stack's directory Berth writes on its host is read from the
+	// snapshot first: refused content stops the restore before anything
+	// is written or stopped.
+	staged := map[string]string{} // target → staging directory
+	defer func() {
+		for _, dir := range staged {
+			if rerr := os.RemoveAll(dir); rerr != nil {
+				s.o.Log.Warn("restore: a staging directory not removed", "dir", dir, "err", rerr)
+			}
+		}
+	}()
+	for _, src := range slices.Sorted(maps.Keys(p.onBerth)) {
+		to := p.onBerth[src]
+		// Still "resolve": a refusal here is the answer to the request
+		// (4xx), not a restore that failed.
+		progress(Event{Phase: "resolve", Message: fmt.Sprintf("Reading the stack directory %s from the snapshot", src)})
+		dir, err := s.stageDir(ctx, w, r, sn, src, to)
+		if err != nil {
+			return err
+		}
+		staged[to] = dir
+	}
+
 	c := w.Client
 	for name, project := range p.create {
 		vs := engine.VolumeSpec{Name: name}
@@ -353,13 +383,22 @@ func (s *Service) Restore(ctx context.Context, spec RestoreSpec, actor Actor, pr
 			err = rerr
 		}
 	}()
-	progress(Event{Phase: "restore", Message: fmt.Sprintf("Restoring %s", list(append(append([]string{}, p.volumes...),
-		mapKeys(p.target.Paths)...)))})
-	if err := s.o.Runner.Restore(ctx, w, r, sn.ID, p.target, func(pr backup.Progress) {
-		q := pr
-		progress(Event{Phase: "restore", Progress: &q})
-	}); err != nil {
-		return err
+	progress(Event{Phase: "restore", Message: fmt.Sprintf("Restoring %s", list(append(append(append([]string{}, p.volumes...),
+		mapKeys(p.target.Paths)...), mapKeys(p.onBerth)...)))})
+	if len(p.target.Volumes)+len(p.target.Paths) > 0 {
+		if err := s.o.Runner.Restore(ctx, w, r, sn.ID, p.target, func(pr backup.Progress) {
+			q := pr
+			progress(Event{Phase: "restore", Progress: &q})
+		}); err != nil {
+			return err
+		}
+	}
+	for _, to := range slices.Sorted(maps.Keys(staged)) {
+		if err := swapIn(staged[to], to); err != nil {
+			return fmt.Errorf("restore: the stack directory %s: %w", to, err)
+		}
+		delete(staged, to)
+		progress(Event{Phase: "restore", Message: fmt.Sprintf("Stack directory %s written on the Berth host", to)})
 	}
 	if p.stackDir != "" && s.o.RecordStack != nil {
 		// The data is back either way: a stack not recorded is said, not
@@ -385,7 +424,8 @@ func mapKeys(m map[string]string) []string {
 
 // plan works out spec on env's engine c.
 func (s *Service) plan(ctx context.Context, c *engine.Client, env store.Environment, sn backup.Snapshot, spec RestoreSpec) (plan, error) {
-	p := plan{sn: sn, target: backup.Target{Volumes: map[string]string{}, Paths: map[string]string{}}, create: map[string]string{}}
+	p := plan{sn: sn, target: backup.Target{Volumes: map[string]string{}, Paths: map[string]string{}}, create: map[string]string{},
+		onBerth: map[string]string{}}
 	volumes, paths := contents(sn)
 	if spec.Volumes != nil {
 		var keep []string
@@ -429,7 +469,16 @@ func (s *Service) plan(ctx context.Context, c *engine.Client, env store.Environm
 			p.target.Volumes[v] = v
 		}
 		for _, hp := range paths {
-			p.target.Paths[hp] = hp
+			if !onBerthHost(env, sn, hp) {
+				p.target.Paths[hp] = hp
+				continue
+			}
+			// Written by Berth on its host, where the snapshot says: only
+			// where stack files of env may be.
+			if err := s.confineStackDir(ctx, env, hp); err != nil {
+				return plan{}, err
+			}
+			p.onBerth[hp] = hp
 		}
 		switch ttype {
 		case store.BackupContainer:
@@ -489,11 +538,12 @@ func (s *Service) plan(ctx context.Context, c *engine.Client, env store.Environm
 			if !filepath.IsAbs(to) {
 				return plan{}, fault.Invalidf("targetPath must be absolute")
 			}
-			// The helper writes there as root: a new location is a place
-			// Berth may write stack files in (its stacks directory, the
-			// stack roots an admin allowed), on Berth's own host only,
+			// The helper (or Berth) writes there as root: a new location is
+			// a place Berth may write stack files in (its stacks directory,
+			// the stack roots an admin allowed), on Berth's own host only,
 			// where the path can be resolved.
-			if !Local(env) || s.o.PathPolicy == nil {
+			onBerth := onBerthHost(env, sn, hp)
+			if (!Local(env) && !onBerth) || s.o.PathPolicy == nil {
 				return plan{}, fault.Invalidf("A host path can be restored to a new location only on Berth's own host; restore it in place, or restore the volumes")
 			}
 			pol, err := s.o.PathPolicy(ctx, env.ID)
@@ -503,15 +553,19 @@ func (s *Service) plan(ctx context.Context, c *engine.Client, env store.Environm
 			if _, err := pol.Confine("targetPath", to, hostpath.Dir); err != nil {
 				return plan{}, err
 			}
-			if e := s.exists(ctx, c, env, "path", to); e != nil && *e {
+			if e := s.exists(ctx, c, env, "path", to, onBerth); e != nil && *e {
 				return plan{}, fault.New(fault.Conflict, fmt.Sprintf("Path '%s' exists: a restore to a new location does not overwrite", to))
+			}
+			if onBerth {
+				p.onBerth[hp] = to
+				continue
 			}
 			p.target.Paths[hp] = to
 		}
 	default:
 		return plan{}, fault.Invalidf("Invalid mode %q (in-place or new-location)", spec.Mode)
 	}
-	if len(p.target.Volumes) == 0 && len(p.target.Paths) == 0 {
+	if len(p.target.Volumes) == 0 && len(p.target.Paths) == 0 && len(p.onBerth) == 0 {
 		return plan{}, fault.Invalidf("Nothing to restore")
 	}
 	for _, to := range p.target.Volumes {
