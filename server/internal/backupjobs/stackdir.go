@@ -54,11 +54,21 @@ func (s *Service) confineStackDir(ctx context.Context, env store.Environment, to
 // left.
 func (s *Service) stageDir(ctx context.Context, w backup.Where, r backup.Repo, sn backup.Snapshot, src, dst string) (string, error) {
 	parent := filepath.Dir(dst)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := os.MkdirAll(parent, 0o750); err != nil {
 		return "", fmt.Errorf("restore: %w", err)
 	}
 	staging, err := os.MkdirTemp(parent, ".berth-restore-"+filepath.Base(dst)+"-")
 	if err != nil {
+		return "", fmt.Errorf("restore: %w", err)
+	}
+	// The directory keeps its mode (a new one gets a stack directory's);
+	// restic's dump has no entry of the directory itself.
+	mode := os.FileMode(0o750)
+	if fi, err := os.Stat(dst); err == nil && fi.IsDir() {
+		mode = fi.Mode().Perm()
+	}
+	if err := os.Chmod(staging, mode|0o700); err != nil {
+		os.Remove(staging)
 		return "", fmt.Errorf("restore: %w", err)
 	}
 	pr, pw := io.Pipe()
