@@ -74,7 +74,27 @@ func dirSums(t *testing.T, dir string) []string {
 // place and to a new name, and writes nothing.
 func TestBackupStackDirectoryOnTheRemoteEngine(t *testing.T) {
 	h, socket, e := remoteBackupBerth(t)
-	name := "bksd" + h.label
+	stackDirectoryRoundTrip(t, h, socket, e, "bksd"+h.label)
+}
+
+// TestBackupStackDirectoryOnAHawserEdge is
+// TestBackupStackDirectoryOnTheRemoteEngine on a Hawser edge environment
+// (the engine reached through the requests its agent relays).
+func TestBackupStackDirectoryOnAHawserEdge(t *testing.T) {
+	h, socket, _ := remoteBackupBerth(t)
+	ee, tok := h.createHawserEdge("hawser-edge-" + h.label)
+	a, err := hawserHello(t, h.url, socket, tok.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.close)
+	h.waitConnected(ee.ID, true)
+	stackDirectoryRoundTrip(t, h, socket, ee, "bkhe"+h.label)
+}
+
+// stackDirectoryRoundTrip is the test of a stack name on environment e
+// (whose engine is the second one, at socket).
+func stackDirectoryRoundTrip(t *testing.T, h *berth, socket string, e environment, name string) {
 	d := store.BackupDestination{Name: "berth-test-" + name, Type: backup.TypeREST, Password: "pw-" + rand.Text(), EnvironmentID: &e.ID,
 		Repository: "rest:" + os.Getenv("BERTH_TEST_REST_URL") + "/berth-test-" + name + "/"}
 	t.Cleanup(func() { os.RemoveAll(filepath.Join(os.Getenv("BERTH_TEST_REST_DIR"), d.Name)) })
