@@ -313,6 +313,33 @@ volumes:
 	if status, _ := h.do("GET", fmt.Sprintf("/api/stacks/%s/compose?env=%d", copyName+"x", e.ID), nil); status != 404 {
 		t.Errorf("the refused restore to a new name recorded a stack: GET its compose = %d", status)
 	}
+
+	// A crafted snapshot whose "stack directory" is elsewhere on Berth's
+	// host: Berth does not write there, in place either (403).
+	outside := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "kept.txt"), []byte("kept\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = runner.Backup(t.Context(), where, repo, backup.Source{Paths: []string{outside}, Tags: []string{
+		backupjobs.TagType + "stack", backupjobs.TagTarget + name, fmt.Sprintf("%s%d", backupjobs.TagEnv, e.ID),
+		backupjobs.TagStackDir + outside}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "kept.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status, body = h.do("POST", "/api/backup/restore", map[string]any{"destinationId": d.ID, "snapshotId": sum.SnapshotID,
+		"mode": "in-place", "confirmOverwrite": true})
+	if status != 403 || !strings.Contains(string(body), "Invalid targetPath") {
+		t.Errorf("restore in place of a directory outside the stacks' = %d %s, want a 403", status, body)
+	}
+	if b, err := os.ReadFile(filepath.Join(outside, "kept.txt")); err != nil || string(b) != "changed\n" {
+		t.Errorf("the refused restore wrote %s: %q, %v", outside, b, err)
+	}
 }
 
 func slicesWithout(s []string, v string) []string {

@@ -23,7 +23,7 @@ type entry struct {
 	mode             int64
 }
 
-func tarOf(t *testing.T, entries ...entry) []byte {
+func tarOf(t testing.TB, entries ...entry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -226,4 +226,44 @@ func TestWriteHostDirCopiesFilesAndSkipsLinks(t *testing.T) {
 		tree(t, into)); diff != "" {
 		t.Errorf("unpacked (-want +got):\n%s", diff)
 	}
+}
+
+// FuzzUnpackDir: whatever tar a snapshot gives, UnpackDir writes only
+// directories and regular files, and only inside its staging directory.
+func FuzzUnpackDir(f *testing.F) {
+	p := strings.TrimPrefix(stackSnapDir, "/")
+	f.Add(tarOf(f, entry{name: p + "/compose.yaml", typ: tar.TypeReg, body: "services: {}\n"},
+		entry{name: p + "/conf/", typ: tar.TypeDir}))
+	f.Add(tarOf(f, entry{name: p + "/../x", typ: tar.TypeReg, body: "x"}))
+	f.Add(tarOf(f, entry{name: p + "/l", typ: tar.TypeSymlink, link: "/etc"}, entry{name: p + "/l/x", typ: tar.TypeReg, body: "x"}))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		parent := t.TempDir()
+		into := filepath.Join(parent, "staging")
+		if err := os.Mkdir(into, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = UnpackDir(bytes.NewReader(in), stackSnapDir, into)
+		if got, _ := os.ReadDir(parent); len(got) != 1 {
+			t.Fatalf("written beside the staging directory: %v", got)
+		}
+		err := filepath.WalkDir(into, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && !d.Type().IsRegular() {
+				t.Errorf("%s is a %v", p, d.Type())
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Read-only directories are made writable again for the cleanup.
+		_ = filepath.WalkDir(into, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				_ = os.Chmod(p, 0o700)
+			}
+			return nil
+		})
+	})
 }
