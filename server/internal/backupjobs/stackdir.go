@@ -90,10 +90,10 @@ func (s *Service) stageDir(ctx context.Context, w backup.Where, r backup.Repo, s
 		if rerr := os.RemoveAll(staging); rerr != nil {
 			s.o.Log.Warn("restore: a staging directory not removed", "dir", staging, "err", rerr)
 		}
-		if uerr != nil {
-			return "", uerr // why the content is refused, rather than the cut dump
+		if derr != nil && (uerr == nil || !errors.Is(derr, uerr)) {
+			return "", derr // the dump failed (the unpack only saw it cut)
 		}
-		return "", derr
+		return "", uerr // why the content is refused (the dump was cut for it)
 	}
 	return staging, nil
 }
