@@ -211,7 +211,12 @@ func (s *Service) Restore(ctx context.Context, spec RestoreSpec, actor Actor, pr
 		}
 	}()
 	for _, src := range slices.Sorted(maps.Keys(p.onBerth)) {
-		to := p.onBerth[src]
+		// Where the target leads (plan confined it there): a stack
+		// directory that is a symbolic link is replaced where it points.
+		to, err := hostpath.Resolve(p.onBerth[src])
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
 		// Still "resolve": a refusal here is the answer to the request
 		// (4xx), not a restore that failed.
 		progress(Event{Phase: "resolve", Message: fmt.Sprintf("Reading the stack directory %s from the snapshot", src)})
