@@ -85,6 +85,10 @@ type Where struct {
 type Source struct {
 	Volumes []string // named volumes, at VolumesDir/<name>
 	Paths   []string // absolute host paths, at PathsDir/<path>
+	// Copied are directories of Berth's own host that the helper's engine
+	// cannot mount (it runs on another host): copied into the helper at
+	// PathsDir/<path> before restic starts (see writeHostDir).
+	Copied  []string
 	Exclude []string // restic --exclude patterns
 	Tags    []string // restic tags: berth:config=<id>, berth:instance=<id>, …
 	Host    string   // restic --host: the instance id

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -99,7 +100,7 @@ type resticStatus struct {
 // files (restic's exit status 3) still made its snapshot: it succeeds,
 // each unread file reported through progress.
 func (x *Restic) Backup(ctx context.Context, w Where, r Repo, s Source, progress func(Progress)) (Summary, error) {
-	if len(s.Volumes)+len(s.Paths) == 0 {
+	if len(s.Volumes)+len(s.Paths)+len(s.Copied) == 0 {
 		return Summary{}, fault.Invalidf("A backup needs at least one volume or path")
 	}
 	args, err := backupArgs(s)
@@ -125,6 +126,22 @@ func (x *Restic) Backup(ctx context.Context, w Where, r Repo, s Source, progress
 			return Summary{}, err
 		}
 		inv.binds = append(inv.binds, engine.BindMount{Source: p, Target: sourcePath(p), ReadOnly: true})
+		args = append(args, sourcePath(p))
+	}
+	for _, p := range s.Copied {
+		if err := checkHostPath(p); err != nil {
+			return Summary{}, err
+		}
+		if slices.Contains(s.Paths, p) {
+			return Summary{}, fault.Invalidf("%s is both mounted and copied", p)
+		}
+		inv.copies = append(inv.copies, func(out io.Writer) error {
+			return writeHostDir(out, p, func(rel, why string) {
+				if progress != nil {
+					progress(Progress{Message: fmt.Sprintf("%s not copied: %s", path.Join(p, rel), why)})
+				}
+			})
+		})
 		args = append(args, sourcePath(p))
 	}
 	inv.args = args

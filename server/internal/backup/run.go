@@ -185,6 +185,9 @@ type invocation struct {
 	okCodes []int64
 	// secrets are more secret files, by path under secretsDir.
 	secrets map[string]string
+	// copies write tar streams extracted at / in the helper before it
+	// starts (Source.Copied).
+	copies []func(io.Writer) error
 }
 
 // exec runs inv in a helper on w and maps its failure to a fault.
@@ -253,6 +256,11 @@ func (x *Restic) exec(ctx context.Context, w Where, r Repo, inv invocation) erro
 	}()
 	if secrets != nil {
 		if err := w.Client.CopyTo(ctx, id, "/", bytes.NewReader(secrets)); err != nil {
+			return err
+		}
+	}
+	for _, write := range inv.copies {
+		if err := copyInto(ctx, w, id, write); err != nil {
 			return err
 		}
 	}
@@ -531,3 +539,25 @@ func labelOf(raw []byte, name string) string {
 	}
 	return c.Config.Labels[name]
 }
+
+// copyInto extracts at / of the created helper id the tar stream that
+// write writes, streamed (not held in memory). write's error wins over
+// the engine's (which only sees a stream cut short).
+func copyInto(ctx context.Context, w Where, id string, write func(io.Writer) error) error {
+	pr, pw := io.Pipe()
+	werr := make(chan error, 1)
+	go func() {
+		err := write(pw)
+		pw.CloseWithError(err)
+		werr <- err
+	}()
+	err := w.Client.CopyTo(ctx, id, "/", pr)
+	pr.CloseWithError(errCopyEnded)
+	if e := <-werr; e != nil && !errors.Is(e, errCopyEnded) {
+		return e
+	}
+	return err
+}
+
+// errCopyEnded is what a copy's writer gets once the engine stopped reading.
+var errCopyEnded = errors.New("backup: the copy into the helper ended")

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,34 +49,6 @@ type RestoreSpec struct {
 
 // ErrStopped is the error of a restore stopped by StopRestore.
 var ErrStopped = errors.New("restore stopped")
-
-// Item is one volume or path of a snapshot and where a restore puts it.
-type Item struct {
-	Kind   string `json:"kind"` // volume | path
-	Source string `json:"source"`
-	Target string `json:"target,omitempty"`
-	// Exists tells whether the target exists now (nil: not known).
-	Exists *bool `json:"exists,omitempty"`
-	// Entries are the names at the item's top level; Files and Size count
-	// the files among them.
-	Entries []string `json:"entries"`
-	Files   int64    `json:"files"`
-	Size    int64    `json:"size"`
-}
-
-// Preview is what a snapshot holds and, with targets, where a restore
-// would write it.
-type Preview struct {
-	Snapshot   backup.Snapshot `json:"snapshot"`
-	ConfigID   int64           `json:"configId,omitempty"`
-	TargetType string          `json:"targetType,omitempty"`
-	TargetName string          `json:"targetName,omitempty"`
-	Items      []Item          `json:"items"`
-	// Files and Size are the snapshot's (0 when Berth did not make it).
-	Files int64 `json:"files"`
-	Size  int64 `json:"size"`
-	Own   bool  `json:"own"`
-}
 
 // snapshotOf returns the snapshot id (full or short) of destination destID.
 func (s *Service) snapshotOf(ctx context.Context, w backup.Where, r backup.Repo, id string) (backup.Snapshot, error) {
@@ -135,93 +109,6 @@ func snapshotEnv(sn backup.Snapshot) int64 {
 	return id
 }
 
-// Preview describes snapshot id of destination destID; with targets, where
-// an in-place restore on environment envID (0: the snapshot's own) would
-// write each volume and path, and whether that exists now.
-func (s *Service) Preview(ctx context.Context, destID int64, id string, targets bool, envID int64) (Preview, error) {
-	r, w, _, err := s.repoAt(ctx, destID, 0)
-	if err != nil {
-		return Preview{}, err
-	}
-	sn, err := s.snapshotOf(ctx, w, r, id)
-	if err != nil {
-		return Preview{}, err
-	}
-	p := Preview{Snapshot: sn, TargetType: tagValue(sn.Tags, TagType), TargetName: tagValue(sn.Tags, TagTarget), Items: []Item{}}
-	p.ConfigID, _ = strconv.ParseInt(tagValue(sn.Tags, TagConfig), 10, 64)
-	if s.o.Instance != nil {
-		if inst, err := s.o.Instance(ctx); err == nil {
-			p.Own = tagValue(sn.Tags, TagInstance) == inst
-		}
-	}
-	volumes, paths := contents(sn)
-	for _, v := range volumes {
-		p.Items = append(p.Items, Item{Kind: "volume", Source: v, Entries: []string{}})
-	}
-	for _, hp := range paths {
-		p.Items = append(p.Items, Item{Kind: "path", Source: hp, Entries: []string{}})
-	}
-	// The snapshot's size and file count, as its backup run recorded them;
-	// each item's entries at its top level (restic ls of its root).
-	if run, err := s.o.Store.BackupRunOfSnapshot(ctx, sn.ID); err == nil {
-		p.Files, p.Size = run.Files, run.Bytes
-	}
-	for i := range p.Items {
-		it := &p.Items[i]
-		root := backup.VolumesDir + "/" + it.Source
-		if it.Kind == "path" {
-			root = backup.PathsDir + it.Source
-		}
-		nodes, err := s.o.Runner.Ls(ctx, w, r, sn.ID, root)
-		if err != nil {
-			return Preview{}, err
-		}
-		for _, n := range nodes {
-			it.Entries = append(it.Entries, n.Name)
-			if n.Type == "file" {
-				it.Files++
-				it.Size += n.Size
-			}
-		}
-	}
-	if !targets {
-		return p, nil
-	}
-	if envID == 0 {
-		envID = snapshotEnv(sn)
-	}
-	if envID == 0 {
-		envID = w.EnvID
-	}
-	tw, tenv, err := s.where(ctx, envID)
-	if err != nil {
-		return Preview{}, err
-	}
-	for i := range p.Items {
-		it := &p.Items[i]
-		it.Target = it.Source
-		it.Exists = s.exists(ctx, tw.Client, tenv, it.Kind, it.Target)
-	}
-	return p, nil
-}
-
-// exists tells whether a volume or host path exists on env (nil: a host
-// path of a remote environment, not known).
-func (s *Service) exists(ctx context.Context, c *engine.Client, env store.Environment, kind, name string) *bool {
-	var ok bool
-	if kind == "volume" {
-		_, err := c.InspectVolume(ctx, name)
-		ok = err == nil
-		return &ok
-	}
-	if !Local(env) {
-		return nil
-	}
-	_, err := os.Stat(name)
-	ok = err == nil
-	return &ok
-}
-
 // plan is a restore worked out: what goes where and which containers stop.
 type plan struct {
 	sn      backup.Snapshot
@@ -233,6 +120,10 @@ type plan struct {
 	// stack's directory, when that is the new stack's own: it is recorded
 	// as a Berth stack then.
 	stackDir string
+	// onBerth are the snapshot paths Berth writes on its own host itself
+	// (a stack's directory, the engine being elsewhere) → where; they are
+	// not in target.Paths.
+	onBerth map[string]string
 }
 
 // Restore writes snapshot spec.SnapshotID back: in place (the target's
@@ -308,6 +199,34 @@ func (s *Service) Restore(ctx context.Context, spec RestoreSpec, actor Actor, pr
 		}
 	}()
 
+	// A stack's directory Berth writes on its host is read from the
+	// snapshot first: refused content stops the restore before anything
+	// is written or stopped.
+	staged := map[string]string{} // target → staging directory
+	defer func() {
+		for _, dir := range staged {
+			if rerr := os.RemoveAll(dir); rerr != nil {
+				s.o.Log.Warn("restore: a staging directory not removed", "dir", dir, "err", rerr)
+			}
+		}
+	}()
+	for _, src := range slices.Sorted(maps.Keys(p.onBerth)) {
+		// Where the target leads (plan confined it there): a stack
+		// directory that is a symbolic link is replaced where it points.
+		to, err := hostpath.Resolve(p.onBerth[src])
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		// Still "resolve": a refusal here is the answer to the request
+		// (4xx), not a restore that failed.
+		progress(Event{Phase: "resolve", Message: fmt.Sprintf("Reading the stack directory %s from the snapshot", src)})
+		dir, err := s.stageDir(ctx, w, r, sn, src, to)
+		if err != nil {
+			return err
+		}
+		staged[to] = dir
+	}
+
 	c := w.Client
 	for name, project := range p.create {
 		vs := engine.VolumeSpec{Name: name}
@@ -353,13 +272,22 @@ func (s *Service) Restore(ctx context.Context, spec RestoreSpec, actor Actor, pr
 			err = rerr
 		}
 	}()
-	progress(Event{Phase: "restore", Message: fmt.Sprintf("Restoring %s", list(append(append([]string{}, p.volumes...),
-		mapKeys(p.target.Paths)...)))})
-	if err := s.o.Runner.Restore(ctx, w, r, sn.ID, p.target, func(pr backup.Progress) {
-		q := pr
-		progress(Event{Phase: "restore", Progress: &q})
-	}); err != nil {
-		return err
+	progress(Event{Phase: "restore", Message: fmt.Sprintf("Restoring %s", list(append(append(append([]string{}, p.volumes...),
+		mapKeys(p.target.Paths)...), mapKeys(p.onBerth)...)))})
+	if len(p.target.Volumes)+len(p.target.Paths) > 0 {
+		if err := s.o.Runner.Restore(ctx, w, r, sn.ID, p.target, func(pr backup.Progress) {
+			q := pr
+			progress(Event{Phase: "restore", Progress: &q})
+		}); err != nil {
+			return err
+		}
+	}
+	for _, to := range slices.Sorted(maps.Keys(staged)) {
+		if err := swapIn(staged[to], to); err != nil {
+			return fmt.Errorf("restore: the stack directory %s: %w", to, err)
+		}
+		delete(staged, to)
+		progress(Event{Phase: "restore", Message: fmt.Sprintf("Stack directory %s written on the Berth host", to)})
 	}
 	if p.stackDir != "" && s.o.RecordStack != nil {
 		// The data is back either way: a stack not recorded is said, not
@@ -385,7 +313,8 @@ func mapKeys(m map[string]string) []string {
 
 // plan works out spec on env's engine c.
 func (s *Service) plan(ctx context.Context, c *engine.Client, env store.Environment, sn backup.Snapshot, spec RestoreSpec) (plan, error) {
-	p := plan{sn: sn, target: backup.Target{Volumes: map[string]string{}, Paths: map[string]string{}}, create: map[string]string{}}
+	p := plan{sn: sn, target: backup.Target{Volumes: map[string]string{}, Paths: map[string]string{}}, create: map[string]string{},
+		onBerth: map[string]string{}}
 	volumes, paths := contents(sn)
 	if spec.Volumes != nil {
 		var keep []string
@@ -429,7 +358,16 @@ func (s *Service) plan(ctx context.Context, c *engine.Client, env store.Environm
 			p.target.Volumes[v] = v
 		}
 		for _, hp := range paths {
-			p.target.Paths[hp] = hp
+			if !onBerthHost(env, sn, hp) {
+				p.target.Paths[hp] = hp
+				continue
+			}
+			// Written by Berth on its host, where the snapshot says: only
+			// where stack files of env may be.
+			if err := s.confineStackDir(ctx, env, hp); err != nil {
+				return plan{}, err
+			}
+			p.onBerth[hp] = hp
 		}
 		switch ttype {
 		case store.BackupContainer:
@@ -489,11 +427,12 @@ func (s *Service) plan(ctx context.Context, c *engine.Client, env store.Environm
 			if !filepath.IsAbs(to) {
 				return plan{}, fault.Invalidf("targetPath must be absolute")
 			}
-			// The helper writes there as root: a new location is a place
-			// Berth may write stack files in (its stacks directory, the
-			// stack roots an admin allowed), on Berth's own host only,
+			// The helper (or Berth) writes there as root: a new location is
+			// a place Berth may write stack files in (its stacks directory,
+			// the stack roots an admin allowed), on Berth's own host only,
 			// where the path can be resolved.
-			if !Local(env) || s.o.PathPolicy == nil {
+			onBerth := onBerthHost(env, sn, hp)
+			if (!Local(env) && !onBerth) || s.o.PathPolicy == nil {
 				return plan{}, fault.Invalidf("A host path can be restored to a new location only on Berth's own host; restore it in place, or restore the volumes")
 			}
 			pol, err := s.o.PathPolicy(ctx, env.ID)
@@ -503,15 +442,19 @@ func (s *Service) plan(ctx context.Context, c *engine.Client, env store.Environm
 			if _, err := pol.Confine("targetPath", to, hostpath.Dir); err != nil {
 				return plan{}, err
 			}
-			if e := s.exists(ctx, c, env, "path", to); e != nil && *e {
+			if e := s.exists(ctx, c, env, "path", to, onBerth); e != nil && *e {
 				return plan{}, fault.New(fault.Conflict, fmt.Sprintf("Path '%s' exists: a restore to a new location does not overwrite", to))
+			}
+			if onBerth {
+				p.onBerth[hp] = to
+				continue
 			}
 			p.target.Paths[hp] = to
 		}
 	default:
 		return plan{}, fault.Invalidf("Invalid mode %q (in-place or new-location)", spec.Mode)
 	}
-	if len(p.target.Volumes) == 0 && len(p.target.Paths) == 0 {
+	if len(p.target.Volumes) == 0 && len(p.target.Paths) == 0 && len(p.onBerth) == 0 {
 		return plan{}, fault.Invalidf("Nothing to restore")
 	}
 	for _, to := range p.target.Volumes {

@@ -162,10 +162,18 @@ func (s *Service) backup(ctx context.Context, cfg store.BackupConfig, runID int6
 	if t.StackDirNote != "" {
 		progress(Event{Phase: "resolve", Message: "Stack directory not included: " + t.StackDirNote})
 	}
-	if len(t.Volumes) == 0 && len(t.Paths) == 0 {
+	var copied []string
+	if t.StackDirCopied {
+		copied = []string{t.StackDir}
+	}
+	if len(t.Volumes) == 0 && len(t.Paths) == 0 && len(copied) == 0 {
 		return res, fault.Invalidf("Nothing to back up: %s '%s' has no volumes or paths selected", cfg.Type, cfg.TargetName)
 	}
-	progress(Event{Phase: "resolve", Message: fmt.Sprintf("Volumes: %s; paths: %s", list(t.Volumes), list(t.Paths))})
+	msg := fmt.Sprintf("Volumes: %s; paths: %s", list(t.Volumes), list(t.Paths))
+	if len(copied) > 0 {
+		msg += fmt.Sprintf("; stack directory (copied from the Berth host): %s", t.StackDir)
+	}
+	progress(Event{Phase: "resolve", Message: msg})
 	instance, err := s.o.Instance(ctx)
 	if err != nil {
 		return res, err
@@ -212,7 +220,8 @@ func (s *Service) backup(ctx context.Context, cfg store.BackupConfig, runID int6
 		}
 	}()
 
-	src := backup.Source{Volumes: t.Volumes, Paths: t.Paths, Exclude: cfg.Excludes, Host: instance, Tags: snapshotTags(cfg, instance)}
+	src := backup.Source{Volumes: t.Volumes, Paths: t.Paths, Copied: copied, Exclude: cfg.Excludes, Host: instance,
+		Tags: snapshotTags(cfg, instance, t.StackDir)}
 	progress(Event{Phase: "backup", Message: "Backing up"})
 	sum, err := s.o.Runner.Backup(ctx, where, repo, src, func(p backup.Progress) {
 		q := p
@@ -229,10 +238,15 @@ func (s *Service) backup(ctx context.Context, cfg store.BackupConfig, runID int6
 	return res, err
 }
 
-// snapshotTags are the tags of cfg's snapshots.
-func snapshotTags(cfg store.BackupConfig, instance string) []string {
-	return append([]string{TagInstance + instance, ConfigTag(cfg.ID), TagType + cfg.Type, TagTarget + cfg.TargetName,
-		fmt.Sprintf("%s%d", TagEnv, cfg.EnvironmentID)}, cfg.Tags...)
+// snapshotTags are the tags of cfg's snapshots; stackDir is the stack's
+// directory on Berth's host when the snapshot holds it.
+func snapshotTags(cfg store.BackupConfig, instance, stackDir string) []string {
+	tags := []string{TagInstance + instance, ConfigTag(cfg.ID), TagType + cfg.Type, TagTarget + cfg.TargetName,
+		fmt.Sprintf("%s%d", TagEnv, cfg.EnvironmentID)}
+	if stackDir != "" {
+		tags = append(tags, TagStackDir+stackDir)
+	}
+	return append(tags, cfg.Tags...)
 }
 
 // summarise records the backup sum in res and applies cfg's retention.

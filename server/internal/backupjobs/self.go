@@ -103,7 +103,7 @@ func (s *Service) backupBerth(ctx context.Context, cfg store.BackupConfig, progr
 		archived <- err
 	}()
 	progress(Event{Phase: "backup", Message: "Backing up"})
-	src := backup.Source{Host: instance, Tags: snapshotTags(cfg, instance)}
+	src := backup.Source{Host: instance, Tags: snapshotTags(cfg, instance, "")}
 	sum, err := s.o.Runner.BackupStdin(ctx, where, repo, src, SelfFile, pr, func(p backup.Progress) {
 		q := p
 		progress(Event{Phase: "backup", Progress: &q})

@@ -88,6 +88,9 @@ const (
 	TagType     = "berth:type="
 	TagTarget   = "berth:target="
 	TagEnv      = "berth:env="
+	// TagStackDir names the path of a snapshot that is its stack's
+	// directory on Berth's host (whatever host the engine is on).
+	TagStackDir = "berth:stackdir="
 )
 
 // ConfigTag is the tag of the snapshots of configuration id.

@@ -17,9 +17,12 @@ type Target struct {
 	Volumes    []string           // named volumes
 	Paths      []string           // host paths: binds, the stack's directory
 	// StackDir is the stack's directory ("" when not backed up) and
-	// StackDirNote why it is not, when it is not.
-	StackDir     string
-	StackDirNote string
+	// StackDirNote why it is not, when it is not. StackDirCopied: the
+	// directory is on Berth's host, not on the engine's, and is copied
+	// into the helper (it is not in Paths then).
+	StackDir       string
+	StackDirNote   string
+	StackDirCopied bool
 }
 
 // running returns the ids of t's running containers.
@@ -110,10 +113,17 @@ func (s *Service) Resolve(ctx context.Context, c *engine.Client, env store.Envir
 			}
 		}
 		if dir, note := s.stackDir(ctx, env, cfg.TargetName); dir != "" {
-			own[dir] = true
+			// On another host than Berth's, a path named dir is the
+			// engine's host's, not the stack's directory.
+			copied := !Local(env)
+			if !copied {
+				own[dir] = true
+			}
 			if cfg.IncludeStackDir {
-				t.StackDir = dir
-				paths[dir] = true
+				t.StackDir, t.StackDirCopied = dir, copied
+				if !copied {
+					paths[dir] = true
+				}
 			}
 		} else if cfg.IncludeStackDir {
 			t.StackDirNote = note
@@ -150,8 +160,9 @@ func (s *Service) Resolve(ctx context.Context, c *engine.Client, env store.Envir
 // stack files are.
 func Local(env store.Environment) bool { return env.ConnectionType == "socket" }
 
-// stackDir returns the directory of env's stack name when a helper on env's
-// engine can read it, else "" and why not.
+// stackDir returns the directory of env's stack name on Berth's host, else
+// "" and why not. A helper on env's engine mounts it when env is Local;
+// elsewhere it is copied into the helper.
 func (s *Service) stackDir(ctx context.Context, env store.Environment, name string) (dir, note string) {
 	if s.o.StackDir == nil {
 		return "", "stack files are not known to this server"
@@ -159,9 +170,6 @@ func (s *Service) stackDir(ctx context.Context, env store.Environment, name stri
 	d, err := s.o.StackDir(ctx, env, name)
 	if err != nil {
 		return "", "Berth keeps no files of this stack"
-	}
-	if !Local(env) {
-		return "", "the stack's directory is on the Berth host, not on this environment's (berth admin backup covers it)"
 	}
 	return d, ""
 }
