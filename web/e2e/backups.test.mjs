@@ -11,12 +11,15 @@
 // server's reason), verify and stats run on the real repository. As Viewer
 // the same lists show without any action button; as Operator the
 // maintenance is there but not the Berth configuration type (admins only).
+// A saved destination's form is tested as edited (nothing stored), a form
+// moved to another host asks for its secrets again before any request, and
+// a running check is stopped from its dialog (no lock, no helper left).
 // axe-core checks the screen.
 //
 // Needs what the harness needs plus restic on the host (scripts/test-env.sh).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -219,6 +222,97 @@ describe('backups console', { timeout: 600_000, skip: hasRestic ? false : 'needs
     await prune.getByText(/deletes the data of forgotten snapshots/).waitFor();
     await prune.getByRole('button', { name: 'Cancel' }).click();
     await prune.waitFor({ state: 'detached' });
+  });
+
+  it("tests a saved destination's form as edited, and asks for the secrets again on another host", async () => {
+    await page.goto(`${h.base}/`);
+    await h.open('/backups?tab=destinations', 'Backups');
+    const name = `local-${h.label}`;
+    const savedBefore = (await h.api('GET', '/api/backup/destinations')).body.find((d) => d.name === name);
+    const row = page.locator(`tr[data-destination="${name}"]`);
+    await row.getByRole('button', { name: `Edit ${name}` }).click();
+    const form = page.getByRole('dialog');
+    // A path with no repository, edited in: the test tries it (not the saved one), with the stored password.
+    const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'berth-e2e-restic-empty-'));
+    try {
+      await form.getByLabel('Path on the host').fill(elsewhere);
+      await form.getByRole('button', { name: 'Test connection' }).click();
+      await form.getByText(/^(Reachable|Connection ok|Test failed)/).first().waitFor({ timeout: 180_000 });
+      assert.match(await form.innerText(), /Reachable, not initialized yet/, 'the edited path is tested, not the saved one');
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+    // Corrected back: it opens with the stored password (not in the form).
+    await form.getByLabel('Path on the host').fill(repoDir);
+    await form.getByRole('button', { name: 'Test connection' }).click();
+    await form.getByText(/^Connection ok/).waitFor({ timeout: 180_000 });
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await form.waitFor({ state: 'detached' });
+    const savedAfter = (await h.api('GET', '/api/backup/destinations')).body.find((d) => d.name === name);
+    assert.deepEqual(savedAfter, savedBefore, 'a test of the edited form stores nothing, not even its outcome');
+
+    // A REST destination whose form moves to another port: the form asks for the secrets
+    // again before any request, and Test connection sends nothing until they are typed.
+    const restUrl = process.env.BERTH_TEST_REST_URL;
+    if (!restUrl) return;
+    const restName = `berth-e2e-rest-${h.label}`;
+    const created = await h.api('POST', '/api/backup/destinations', { name: `rest-${h.label}`, repository: `rest:${restUrl}/${restName}/`, password: `e2e-${h.label}-rest` });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    try {
+      await page.reload();
+      await h.open('/backups?tab=destinations', 'Backups');
+      await page.locator(`tr[data-destination="rest-${h.label}"]`).getByRole('button', { name: `Edit rest-${h.label}` }).click();
+      const rest = page.getByRole('dialog');
+      const url = new URL(restUrl);
+      url.username = '';
+      url.password = '';
+      url.port = String(Number(url.port || 80) + 1);
+      await rest.getByLabel('REST server URL').fill(`${url.toString().replace(/\/$/, '')}/${restName}/`);
+      await rest.getByTestId('moved-host').filter({ hasText: /another host now: enter the repository password, the REST password again/ }).waitFor();
+      let tests = 0;
+      page.on('request', (r) => {
+        if (r.url().endsWith('/api/backup/destinations/test')) tests++;
+      });
+      await rest.getByRole('button', { name: 'Test connection' }).click();
+      await rest.getByRole('alert').filter({ hasText: /another host now/ }).waitFor();
+      assert.equal(tests, 0, 'no request with the stored secrets for another host');
+      await h.checkA11y('backups, destination moved to another host');
+      await rest.getByRole('button', { name: 'Cancel' }).click();
+      await rest.waitFor({ state: 'detached' });
+    } finally {
+      await h.api('DELETE', `/api/backup/destinations/${created.body.id}`);
+      if (process.env.BERTH_TEST_REST_DIR) rmSync(path.join(process.env.BERTH_TEST_REST_DIR, restName), { recursive: true, force: true });
+    }
+  });
+
+  it('stops a running check: the dialog says stopped, restic left no lock and no helper', async () => {
+    await page.goto(`${h.base}/`);
+    await h.open('/backups?tab=destinations', 'Backups');
+    const name = `local-${h.label}`;
+    // An index file that is a named pipe no one writes: restic, its lock taken, waits on it
+    // as on a stalled disk until stopped.
+    const stall = path.join(repoDir, 'index', 'f'.repeat(64));
+    execFileSync('mkfifo', [stall]);
+    try {
+      await page.locator(`tr[data-destination="${name}"]`).getByLabel(`Maintenance of ${name}`).selectOption('check');
+      const check = page.getByRole('dialog', { name: `Check ${name}` });
+      await check.getByText(/load indexes/).waitFor({ timeout: 180_000 });
+      assert.equal(readdirSync(path.join(repoDir, 'locks')).length, 1, 'the running check holds its lock');
+      await h.checkA11y('backups, running maintenance');
+      await check.getByRole('button', { name: 'Stop' }).click();
+      await check.getByText('stopped', { exact: true }).waitFor({ timeout: 120_000 });
+      await check.getByTestId('maintenance-stopped').filter({ hasText: /^Stopped/ }).waitFor();
+      assert.equal(await check.getByRole('button', { name: 'Stop' }).count(), 0, 'no Stop once stopped');
+      assert.deepEqual(readdirSync(path.join(repoDir, 'locks')), [], "the stopped check's lock is released");
+      const helpers = docker('ps', '-a', '-q', '--filter', 'label=berth.helper=backup').split('\n').filter(Boolean);
+      for (const id of helpers) {
+        assert.ok(!docker('inspect', '-f', '{{range .Mounts}}{{.Source}} {{end}}', id).includes(repoDir), `helper ${id} of the stopped check is left`);
+      }
+      await check.getByRole('button', { name: 'Close' }).click();
+      await check.waitFor({ state: 'detached' });
+    } finally {
+      rmSync(stall, { force: true });
+    }
   });
 
   it('shows a Viewer the lists without any action button', async () => {

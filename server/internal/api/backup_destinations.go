@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"sort"
@@ -196,7 +197,6 @@ func (s *Server) getBackupDestination(c *gin.Context) error {
 // applyBackupDestination applies req to d (a new destination when d.ID is
 // 0) and checks the result, nothing saved.
 func (s *Server) applyBackupDestination(ctx context.Context, d *store.BackupDestination, req backupDestinationRequest) error {
-	creating := d.ID == 0
 	old := *d
 	if req.Name != nil {
 		d.Name = strings.TrimSpace(*req.Name)
@@ -227,6 +227,7 @@ func (s *Server) applyBackupDestination(ctx context.Context, d *store.BackupDest
 	}
 	req.Password.applyTo(&d.Password)
 	req.SSHKey.applyTo(&d.SSHKey)
+	d.EnvVars = maps.Clone(d.EnvVars) // old's map stays as it was
 	if req.EnvVars != nil {
 		env := map[string]string{}
 		for k, v := range req.EnvVars {
@@ -304,35 +305,7 @@ func (s *Server) applyBackupDestination(ctx context.Context, d *store.BackupDest
 		}
 		d.EnvironmentID = &id
 	}
-	if !creating {
-		// Stored secrets go only where they were saved for: a repository
-		// moved to another host needs them sent again.
-		moved := repositoryLocation(old) != repositoryLocation(*d)
-		kept := req.Password.change() == nil && old.Password != "" ||
-			req.EnvVars == nil && len(old.EnvVars) > 0 || req.SSHKey.change() == nil && old.SSHKey != ""
-		if moved && kept {
-			return fault.New(fault.Forbidden, fmt.Sprintf(
-				"The stored password and credentials are saved for %s, not for %s: send them again",
-				repositoryLocation(old), repositoryLocation(*d)))
-		}
-	}
 	return nil
-}
-
-// repositoryLocation is where a repository's secrets go: its type and host
-// (a local repository: its environment).
-func repositoryLocation(d store.BackupDestination) string {
-	typ, err := backup.ParseRepository(normalizeRepository(d.Repository))
-	if err != nil {
-		return d.Repository
-	}
-	if typ == backup.TypeLocal {
-		if d.EnvironmentID == nil {
-			return "local"
-		}
-		return fmt.Sprintf("local (environment %d)", *d.EnvironmentID)
-	}
-	return typ + "://" + repositoryHost(d.Repository, typ)
 }
 
 // splitRESTCredentials takes the user and password out of a REST
@@ -432,6 +405,9 @@ func (s *Server) updateBackupDestination(c *gin.Context) error {
 	ctx := c.Request.Context()
 	old := d
 	if err := s.applyBackupDestination(ctx, &d, req); err != nil {
+		return err
+	}
+	if err := secretsStayHome(old, d, req, fault.Forbidden); err != nil {
 		return err
 	}
 	if err := s.checkLocalRepository(c, d, &old); err != nil {

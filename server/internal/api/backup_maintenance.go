@@ -176,8 +176,9 @@ type backupRepositoryTestRequest struct {
 	backupDestinationRequest
 }
 
-// testBackupRepository tests a saved destination as saved, or the
-// repository of a form not saved yet (nothing is stored then).
+// testBackupRepository tests a saved destination as saved, or as a form
+// edits it (the fields sent with destinationId), or the repository of a
+// form not saved yet (nothing is stored but a saved one's test as saved).
 func (s *Server) testBackupRepository(c *gin.Context) error {
 	var req backupRepositoryTestRequest
 	if err := bindJSON(c, &req); err != nil {
@@ -191,6 +192,9 @@ func (s *Server) testBackupRepository(c *gin.Context) error {
 		d, err := s.backupDestinationByID(ctx, req.DestinationID)
 		if err != nil {
 			return err
+		}
+		if req.edits() {
+			return s.testEditedDestination(c, d, req.backupDestinationRequest)
 		}
 		return writeJSON(c, http.StatusOK, toBackupTestAnswer(s.testRepository(ctx, d)))
 	}
@@ -272,14 +276,20 @@ type backupTaskRequest struct {
 }
 
 // backupTaskResult is the final event of a maintenance task or a verify:
-// {success, task, stats?, output?, error?}.
+// {success, task, stats?, output?, error?, cancelled?}. A task stopped
+// (DELETE /api/jobs/{jobId}) is cancelled: restic was interrupted and
+// released the repository's lock it held.
 type backupTaskResult struct {
-	Success bool          `json:"success"`
-	Task    string        `json:"task"`
-	Stats   *backup.Stats `json:"stats,omitempty"`
-	Output  []string      `json:"output"`
-	Error   string        `json:"error,omitempty"`
+	Success   bool          `json:"success"`
+	Task      string        `json:"task"`
+	Stats     *backup.Stats `json:"stats,omitempty"`
+	Output    []string      `json:"output"`
+	Error     string        `json:"error,omitempty"`
+	Cancelled bool          `json:"cancelled,omitempty"`
 }
+
+// errTaskStopped is the error of a task stopped before it finished.
+const errTaskStopped = "Stopped before it finished"
 
 var backupTasks = map[string]backup.Task{
 	"unlock": backup.TaskUnlock, "check": backup.TaskCheck, "prune": backup.TaskPrune, "stats": backup.TaskStats,
@@ -355,6 +365,12 @@ func (s *Server) backupTaskJob(d store.BackupDestination, w backup.Where, task b
 			}
 			emit("progress", p)
 		})
+		if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+			// Stopped by DELETE /api/jobs/{jobId} (or Berth stopping):
+			// not a failure of the task.
+			res.Error, res.Cancelled = errTaskStopped, true
+			return "result", res, false
+		}
 		if err != nil {
 			res.Error = backupMessage(err)
 			return "result", res, true

@@ -143,23 +143,46 @@ func (x *Restic) withRepo(ctx context.Context, w Where, r *Repo, fn func() error
 	}
 	defer func() { <-l.sem }()
 	x.sweep(ctx, w)
+	if err := x.releaseDeadLocks(ctx, w, *r, l); err != nil {
+		return err
+	}
+	err = fn()
+	if ctx.Err() != nil {
+		// Stopped: what restic, interrupted, left of its locks (taken
+		// in the moment it was stopped) goes now, not at the next run.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		defer cancel()
+		if rerr := x.releaseDeadLocks(cctx, w, *r, l); rerr != nil {
+			x.log.Warn("backup: the locks of a stopped run kept until the next run", "env", w.EnvID, "err", rerr)
+		}
+	}
+	return err
+}
+
+// releaseTimeout bounds the removal of a stopped run's locks.
+const releaseTimeout = 2 * time.Minute
+
+// releaseDeadLocks removes the locks of l's dead helpers from r when they
+// are its only ones (removeDeadLocks), and forgets those helpers then.
+func (x *Restic) releaseDeadLocks(ctx context.Context, w Where, r Repo, l *repoLock) error {
 	x.mu.Lock()
 	dead := maps.Clone(l.dead)
 	x.mu.Unlock()
-	if len(dead) > 0 {
-		removed, err := x.removeDeadLocks(ctx, w, *r, dead)
-		if err != nil {
-			return err
-		}
-		if removed {
-			x.mu.Lock()
-			for h := range dead {
-				delete(l.dead, h)
-			}
-			x.mu.Unlock()
-		}
+	if len(dead) == 0 {
+		return nil
 	}
-	return fn()
+	removed, err := x.removeDeadLocks(ctx, w, r, dead)
+	if err != nil {
+		return err
+	}
+	if removed {
+		x.mu.Lock()
+		for h := range dead {
+			delete(l.dead, h)
+		}
+		x.mu.Unlock()
+	}
+	return nil
 }
 
 // invocation is one helper run.
@@ -296,6 +319,15 @@ func (x *Restic) exec(ctx context.Context, w Where, r Repo, inv invocation) erro
 		code, werr = x.follow(ctx, w, id, line)
 	}
 	if werr != nil {
+		if ctx.Err() != nil && inv.stdin == nil {
+			// Stopped: restic is interrupted as by Ctrl-C, which removes
+			// the locks it holds, before the deferred removal (which kills
+			// one that does not end in time). A lock it took in that very
+			// moment, or could not remove, is removed by withRepo after.
+			x.interrupt(ctx, w, id)
+			interrupted()
+			return ctx.Err()
+		}
 		interrupted()
 		var in *inputError
 		if errors.As(werr, &in) {
@@ -324,6 +356,26 @@ func (x *Restic) exec(ctx context.Context, w Where, r Repo, inv invocation) erro
 		stderr = append(stderr, x.sshErrors(ctx, w, id)...)
 	}
 	return resticError(r, code, stderr)
+}
+
+// interruptGrace is how long a stopped restic has to remove its locks and
+// end.
+const interruptGrace = 30 * time.Second
+
+// interrupt sends SIGINT to restic, the process of the running helper id
+// (restic then removes the locks it holds and exits with 130, as on
+// Ctrl-C; SIGTERM would end it without), and waits for its end, at most
+// interruptGrace.
+func (x *Restic) interrupt(ctx context.Context, w Where, id string) {
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptGrace)
+	defer cancel()
+	if err := w.Client.KillContainer(ictx, id, "SIGINT"); err != nil {
+		x.log.Warn("backup: interrupting a stopped restic", "env", w.EnvID, "container", id, "err", err)
+		return
+	}
+	if code, err := w.Client.WaitHelper(ictx, id); err != nil || code != 130 && code != 0 {
+		x.log.Warn("backup: a stopped restic did not end by itself", "env", w.EnvID, "container", id, "code", code, "err", err)
+	}
 }
 
 // sshErrors returns the last lines ssh logged in the stopped helper id.

@@ -315,3 +315,24 @@ describe('the second pass helpers', () => {
     expect(backup.statsOf(s.result)).toEqual({ totalSize: 10, totalFileCount: 2, snapshotsCount: 1 });
   });
 });
+
+describe('endpointOf', () => {
+  const f = (over: Partial<backup.DestinationFields>) => ({ ...backup.emptyDestinationFields(), ...over });
+  it('tells endpoints apart as the server does: scheme, host and port; a local path by its environment', () => {
+    expect(backup.endpointOf(f({ type: 's3', s3Endpoint: 's3.example.com', s3Bucket: 'a' }))).toBe(backup.endpointOf(f({ type: 's3', s3Endpoint: 'https://S3.example.com:443', s3Bucket: 'b' })));
+    expect(backup.endpointOf(f({ type: 's3', s3Endpoint: 'http://s3.example.com' }))).not.toBe(backup.endpointOf(f({ type: 's3', s3Endpoint: 's3.example.com' })));
+    expect(backup.endpointOf(f({ type: 'rest', restUrl: 'http://h:8000/a/' }))).toBe(backup.endpointOf(f({ type: 'rest', restUrl: 'http://h:8000/b/' })));
+    expect(backup.endpointOf(f({ type: 'rest', restUrl: 'http://h:8000/a/' }))).not.toBe(backup.endpointOf(f({ type: 'rest', restUrl: 'http://h:8001/a/' })));
+    expect(backup.endpointOf(f({ type: 'sftp', sftpTarget: 'u@h:/a' }))).toBe(backup.endpointOf(f({ type: 'sftp', sftpTarget: '//v@h:22/b' })));
+    expect(backup.endpointOf(f({ type: 'sftp', sftpTarget: 'u@h:/a' }))).not.toBe(backup.endpointOf(f({ type: 'sftp', sftpTarget: 'u@other:/a' })));
+    expect(backup.endpointOf(f({ type: 'local', hostPath: '/a', environmentId: 1 }))).toBe(backup.endpointOf(f({ type: 'local', hostPath: '/b', environmentId: 1 })));
+    expect(backup.endpointOf(f({ type: 'local', hostPath: '/a', environmentId: 1 }))).not.toBe(backup.endpointOf(f({ type: 'local', hostPath: '/a', environmentId: 2 })));
+  });
+
+  it('reads a stopped task as stopped, not failed', () => {
+    const s = backup.applyRunEvent(backup.newRunState(), { event: 'result', data: JSON.stringify({ success: false, task: 'check', cancelled: true, error: 'Stopped before it finished' }) } as never);
+    expect(s.status).toBe('stopped');
+    expect(s.error).toBeNull();
+    expect(backup.taskOutput(s.result)).toBe('Stopped.');
+  });
+});

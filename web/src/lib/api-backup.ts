@@ -41,6 +41,9 @@ export interface Destination {
   policies?: string;
   /** Only on a single destination read by a backups:manage caller. */
   envVars?: Record<string, string>;
+  /** The names of its extra environment (always answered). */
+  envVarNames?: string[];
+  hasPassword?: boolean;
   hasSshKey?: boolean;
   sshKnownHosts?: string;
   lastTest?: DestinationTest | null;
@@ -195,6 +198,65 @@ export function destinationProblem(f: DestinationFields, creating: boolean): str
   return '';
 }
 
+/**
+ * Where the fields' repository is, as the server tells hosts apart for its
+ * stored secrets: a local one's environment, else the scheme, host and port
+ * restic connects to. The stored password and credentials are sent only
+ * there: a form moved elsewhere must have them typed again.
+ */
+export function endpointOf(f: DestinationFields): string {
+  const urlEndpoint = (raw: string, scheme: string): string => {
+    const t = raw.trim();
+    try {
+      const u = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(t) ? t : `${scheme}://${t}`);
+      const port = u.port || (u.protocol === 'http:' ? '80' : u.protocol === 'https:' ? '443' : '');
+      return `${u.protocol}//${u.hostname.toLowerCase()}:${port}`;
+    } catch {
+      return t.toLowerCase();
+    }
+  };
+  switch (f.type) {
+    case 'local':
+      return `local:${f.environmentId ?? ''}`;
+    case 'sftp': {
+      const t = f.sftpTarget.trim();
+      const url = /^\/\/[^@\s/]+@([^/\s]+)/.exec(t);
+      if (url) {
+        const [host, port] = url[1].split(':');
+        return `sftp:${host.toLowerCase()}:${port || '22'}`;
+      }
+      const m = /^[^@\s/]+@([^:\s]+):/.exec(t);
+      return `sftp:${(m ? m[1] : t).toLowerCase()}:22`;
+    }
+    case 'rest':
+      return `rest:${urlEndpoint(f.restUrl, 'http')}`;
+    case 's3':
+      return `s3:${urlEndpoint(f.s3Endpoint, 'https')}`;
+  }
+  return '';
+}
+
+/** Whether an edited form points to another host than the saved destination (see endpointOf). */
+export function movedHost(saved: Destination, f: DestinationFields): boolean {
+  return endpointOf(fieldsOf(saved)) !== endpointOf(f);
+}
+
+/**
+ * What the form of a destination moved to another host still lacks: the
+ * stored secrets are not sent there, so each one is typed again ('' when
+ * complete).
+ */
+export function movedSecretsProblem(saved: Destination, f: DestinationFields): string {
+  const missing: string[] = [];
+  if (saved.hasPassword !== false && !f.password) missing.push('the repository password');
+  const names = saved.envVarNames ?? Object.keys(saved.envVars ?? {});
+  if (f.type === 'sftp' && saved.hasSshKey && !f.sshKey.trim()) missing.push('the private SSH key');
+  if (f.type === 'rest' && names.includes('RESTIC_REST_PASSWORD') && !f.restPassword) missing.push('the REST password');
+  if (f.type === 's3' && names.includes('AWS_SECRET_ACCESS_KEY') && !f.s3SecretKey) missing.push('the S3 secret key');
+  if (missing.length === 0) return '';
+  return `The repository is on another host now: enter ${missing.join(', ')} again (stored secrets are sent only to the host they were saved for).`;
+}
+
 /** The body of POST/PUT /api/backup/destinations of the dialog's fields. */
 export function destinationBody(f: DestinationFields, creating: boolean): Record<string, unknown> {
   const body: Record<string, unknown> = { name: f.name.trim(), flags: f.flags.trim() };
@@ -309,10 +371,22 @@ export function validDataSubset(v: string): boolean {
  * progress (restic's lines) to the final result ({success, task, stats?,
  * output, error?}, kept as the state's result).
  */
-export function runMaintenance(id: number, what: Maintenance, onState: (s: RunState) => void, opts: { dataSubset?: string; signal?: AbortSignal } = {}): Promise<RunState> {
-  if (what === 'verify') return follow('POST', `/api/backup/destinations/${id}/verify`, { dataSubset: opts.dataSubset ?? '5%' }, onState, opts.signal);
-  return follow('POST', `/api/backup/destinations/${id}/task`, { task: what }, onState, opts.signal);
+export function runMaintenance(
+  id: number,
+  what: Maintenance,
+  onState: (s: RunState) => void,
+  opts: { dataSubset?: string; signal?: AbortSignal; onJob?: (jobId: string) => void } = {},
+): Promise<RunState> {
+  if (what === 'verify') return follow('POST', `/api/backup/destinations/${id}/verify`, { dataSubset: opts.dataSubset ?? '5%' }, onState, opts.signal, opts.onJob);
+  return follow('POST', `/api/backup/destinations/${id}/task`, { task: what }, onState, opts.signal, opts.onJob);
 }
+
+/**
+ * Stops a running job (a maintenance task: restic is interrupted and
+ * releases its lock); its stream then ends with a result that says
+ * cancelled.
+ */
+export const cancelJob = (jobId: string) => request<{ cancelled: boolean }>('DELETE', `/api/jobs/${encodeURIComponent(jobId)}`);
 
 /** A stats answer's figures (null when it has none). */
 export function statsOf(res: Record<string, unknown> | null | undefined): { totalSize: number; totalFileCount: number; snapshotsCount: number } | null {
@@ -325,7 +399,8 @@ export function statsOf(res: Record<string, unknown> | null | undefined): { tota
 export function taskOutput(res: Record<string, unknown> | null | undefined): string {
   if (!res) return '';
   const lines: string[] = [];
-  if (res.success === false) lines.push(`Failed: ${String(res.error ?? res.message ?? 'no reason given')}`);
+  if (res.cancelled === true) lines.push('Stopped.');
+  else if (res.success === false) lines.push(`Failed: ${String(res.error ?? res.message ?? 'no reason given')}`);
   for (const k of ['output', 'message', 'log']) {
     const v = res[k];
     if (typeof v === 'string' && v.trim()) lines.push(v.trimEnd());
@@ -706,7 +781,8 @@ export function applyRunEvent(s: RunState, e: SSEvent): RunState {
   if (final) {
     next.running = false;
     next.result = d;
-    let status = typeof d.status === 'string' ? d.status : d.success === false || e.event === 'error' ? 'error' : 'success';
+    // A stopped maintenance task's result says cancelled (not a failure).
+    let status = typeof d.status === 'string' ? d.status : d.cancelled === true ? 'stopped' : d.success === false || e.event === 'error' ? 'error' : 'success';
     if (status === 'complete') status = 'success';
     if (status === 'failed') status = 'error';
     next.status = status;
@@ -724,13 +800,13 @@ export async function runConfig(id: number, onState: (s: RunState) => void, sign
   return follow('POST', `/api/backup/configs/${id}/run`, undefined, onState, signal);
 }
 
-async function follow(method: string, path: string, body: unknown, onState: (s: RunState) => void, signal?: AbortSignal): Promise<RunState> {
+async function follow(method: string, path: string, body: unknown, onState: (s: RunState) => void, signal?: AbortSignal, onJob?: (jobId: string) => void): Promise<RunState> {
   let s = newRunState();
   onState(s);
   await stream(method, path, (e) => {
     s = applyRunEvent(s, e);
     onState(s);
-  }, { body, signal });
+  }, { body, signal, onOpen: (res) => onJob?.(res.headers.get('X-Job-Id') ?? '') });
   if (s.running) {
     s = { ...s, running: false, status: s.status ?? 'error', error: s.error ?? 'The stream ended without a result.' };
     onState(s);

@@ -559,7 +559,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Test a saved destination (destinationId) or the settings of one not saved yet: {success, status, needsInit, error?} */
+        /** Test a saved destination (destinationId; its outcome kept), a saved one as a form edits it (destinationId with the edited fields: the secrets left out or masked are the stored ones, only while the repository stays on the saved host and port, else 400 saying the credentials must be entered again; nothing stored), or the settings of one not saved yet: {success, status, needsInit, error?} */
         post: operations["post_api_backup_destinations_test"];
         delete?: never;
         options?: never;
@@ -629,7 +629,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Run a maintenance task (unlock, check, prune, stats, repair-index, repair-snapshots): its job's progress events and a final result event */
+        /** Run a maintenance task (unlock, check, prune, stats, repair-index, repair-snapshots): its job's progress events and a final result event; DELETE /api/jobs/{jobId} stops it (restic interrupted, its lock released, the result cancelled: true) */
         post: operations["post_api_backup_destinations_id_task"];
         delete?: never;
         options?: never;
@@ -663,7 +663,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Check the repository reading a subset of its data (default 5%): progress events and a final result event */
+        /** Check the repository reading a subset of its data (default 5%): progress events and a final result event; stopped as a task is */
         post: operations["post_api_backup_destinations_id_verify"];
         delete?: never;
         options?: never;
@@ -4927,6 +4927,7 @@ export interface components {
             task?: string;
         };
         "api.backupTaskResult": {
+            cancelled?: boolean;
             error?: string;
             output: string[] | null;
             stats?: components["schemas"]["backup.Stats"] | null;

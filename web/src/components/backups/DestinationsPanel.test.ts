@@ -82,15 +82,51 @@ describe('Test connection', () => {
     expect((await within(d2).findByRole('alert')).textContent).toMatch(/Test failed: Invalid hostPath/);
   });
 
-  it('tests a saved destination as saved (its secrets are not in the form)', async () => {
+  it('tests a saved destination as edited (the secrets left empty are the stored ones)', async () => {
     api.routes['GET /api/backup/destinations/1'] = dests[0];
     api.routes['POST /api/backup/destinations/test'] = { success: false, status: 'needs_init', needsInit: true, error: 'Repository not initialized' };
     open();
     await fireEvent.click(await screen.findByRole('button', { name: 'Edit nas' }));
     const d = await screen.findByRole('dialog');
+    await fireEvent.input(within(d).getByLabelText('Path on the host'), { target: { value: '/srv/restic-fixed' } });
     await fireEvent.click(within(d).getByRole('button', { name: 'Test connection' }));
     expect(await within(d).findByText(/Reachable, not initialized yet/)).toBeTruthy();
-    expect(api.called('POST /api/backup/destinations/test')[0].body).toEqual({ destinationId: 1 });
+    expect(api.called('POST /api/backup/destinations/test')[0].body).toEqual({ destinationId: 1, name: 'nas', flags: '', repository: '/srv/restic-fixed', environmentId: 1 });
+    expect(api.called('PUT /api/backup/destinations/1')).toHaveLength(0);
+  });
+
+  it('asks for the secrets again, before any request, when the edited repository is on another host', async () => {
+    const rest = { id: 3, name: 'offsite', type: 'rest', repository: 'rest:http://backup.example:8000/berth/', envVarNames: ['RESTIC_REST_PASSWORD', 'RESTIC_REST_USERNAME'],
+      envVars: { RESTIC_REST_USERNAME: 'berth', RESTIC_REST_PASSWORD: '********' }, hasPassword: true };
+    api.routes['GET /api/backup/destinations'] = [rest];
+    api.routes['GET /api/backup/destinations/3'] = rest;
+    api.routes['POST /api/backup/destinations/test'] = { success: true, status: 'success', message: 'Repository reachable' };
+    open();
+    await fireEvent.click(await screen.findByRole('button', { name: 'Edit offsite' }));
+    const d = await screen.findByRole('dialog');
+    const password = within(d).getByLabelText(/^Repository password/) as HTMLInputElement;
+    expect(password.disabled).toBe(true);
+    // Another path on the same server: the stored secrets are used.
+    await fireEvent.input(within(d).getByLabelText('REST server URL'), { target: { value: 'http://backup.example:8000/berth-2/' } });
+    expect(within(d).queryByTestId('moved-host')).toBeNull();
+    await fireEvent.click(within(d).getByRole('button', { name: 'Test connection' }));
+    expect(await within(d).findByText('Connection ok: Repository reachable.')).toBeTruthy();
+    expect(api.called('POST /api/backup/destinations/test')[0].body).toEqual({ destinationId: 3, name: 'offsite', flags: '',
+      repository: 'rest:http://backup.example:8000/berth-2/', envVars: { RESTIC_REST_USERNAME: 'berth', RESTIC_REST_PASSWORD: '********' } });
+    // Another port: another host for the secrets.
+    await fireEvent.input(within(d).getByLabelText('REST server URL'), { target: { value: 'http://backup.example:8001/berth/' } });
+    expect((await within(d).findByTestId('moved-host')).textContent).toMatch(/another host now: enter the repository password, the REST password again/);
+    expect(password.disabled).toBe(false);
+    await fireEvent.click(within(d).getByRole('button', { name: 'Test connection' }));
+    expect(within(d).getByRole('alert').textContent).toMatch(/another host now/);
+    expect(api.called('POST /api/backup/destinations/test')).toHaveLength(1);
+    await fireEvent.input(password, { target: { value: 'pw-new' } });
+    await fireEvent.input(within(d).getByLabelText(/^Password/), { target: { value: 'rest-new' } });
+    expect(within(d).queryByTestId('moved-host')).toBeNull();
+    await fireEvent.click(within(d).getByRole('button', { name: 'Test connection' }));
+    await waitFor(() => expect(api.called('POST /api/backup/destinations/test')).toHaveLength(2));
+    expect(api.called('POST /api/backup/destinations/test')[1].body).toEqual({ destinationId: 3, name: 'offsite', flags: '', password: 'pw-new',
+      repository: 'rest:http://backup.example:8001/berth/', envVars: { RESTIC_REST_USERNAME: 'berth', RESTIC_REST_PASSWORD: 'rest-new' } });
   });
 });
 
@@ -158,6 +194,41 @@ describe('maintenance', () => {
     await fireEvent.click(within(p).getByRole('button', { name: 'Prune' }));
     expect(await within(p).findByText('removed 3 packs')).toBeTruthy();
     expect(api.called('POST /api/backup/destinations/1/task')[0].body).toEqual({ task: 'prune' });
+  });
+
+  it('stops a running task: the job is cancelled and the dialog says stopped', async () => {
+    let push: ((chunk: string) => void) | null = null;
+    let end: (() => void) | null = null;
+    const ev = (e: string, d: unknown) => `event: ${e}\ndata: ${JSON.stringify(d)}\n\n`;
+    api.routes['POST /api/backup/destinations/1/task'] = () => {
+      const enc = new TextEncoder();
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          push = (chunk) => c.enqueue(enc.encode(chunk));
+          end = () => c.close();
+          push(ev('progress', { message: 'load indexes' }));
+        },
+      });
+      return new Response(body, { headers: { 'Content-Type': 'text/event-stream', 'X-Job-Id': 'job-7' } });
+    };
+    api.routes['DELETE /api/jobs/job-7'] = () => {
+      push!(ev('result', { success: false, task: 'check', output: ['load indexes'], error: 'Stopped before it finished', cancelled: true }));
+      end!();
+      return { cancelled: true };
+    };
+    open();
+    const menu = (await screen.findByLabelText('Maintenance of nas')) as HTMLSelectElement;
+    await fireEvent.change(menu, { target: { value: 'check' } });
+    const c = await screen.findByRole('dialog', { name: 'Check nas' });
+    expect(await within(c).findByText(/load indexes/)).toBeTruthy();
+    const stop = await within(c).findByRole('button', { name: 'Stop' });
+    await waitFor(() => expect((stop as HTMLButtonElement).disabled).toBe(false));
+    await fireEvent.click(stop);
+    expect(await within(c).findByText('stopped')).toBeTruthy();
+    expect(within(c).getByTestId('maintenance-stopped').textContent).toMatch(/released its lock/);
+    expect(within(c).queryByRole('alert')).toBeNull();
+    expect(within(c).queryByRole('button', { name: 'Stop' })).toBeNull();
+    expect(api.called('DELETE /api/jobs/job-7')).toHaveLength(1);
   });
 
   it('offers a Viewer neither verify nor the maintenance tasks', async () => {
