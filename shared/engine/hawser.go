@@ -43,6 +43,9 @@ type HawserEdges interface {
 	Transport(envID int64) http.RoundTripper
 	// Exec opens a terminal session (exec_* frames) on envID's agent.
 	Exec(ctx context.Context, envID int64, s HawserExec) (HawserSession, error)
+	// Resize sends exec_resize for a session opened through any replica
+	// (the agent knows its sessions by exec id).
+	Resize(ctx context.Context, envID int64, execID string, cols, rows int) error
 	// HostMetrics is the host usage the agent pushed last (false: none yet).
 	HostMetrics(envID int64) (HostMetrics, bool)
 	// Agent is what the connected agent told in its hello (false: none is
@@ -294,6 +297,54 @@ func (c *Client) createHawserExec(containerID string, spec ExecSpec) (string, er
 	return id, nil
 }
 
+// PendingExec is what starting a terminal session created through another
+// replica needs (store.ExecSession keeps it).
+type PendingExec struct {
+	ContainerID string
+	Spec        ExecSpec
+	Rows, Cols  int // 0: the default size
+}
+
+// PendingExec returns what starting execID elsewhere needs: for a Hawser
+// edge agent's exec, recorded here and opened at attach time (false: the
+// engine keeps the exec itself, any replica starts it).
+func (c *Client) PendingExec(execID string) (PendingExec, bool) {
+	if c.hawser == nil || c.hawser.edges == nil {
+		return PendingExec{}, false
+	}
+	h := c.hawser
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.execs[execID]
+	if e == nil {
+		return PendingExec{}, false
+	}
+	return PendingExec{ContainerID: e.containerID, Spec: e.spec, Rows: e.rows, Cols: e.cols}, true
+}
+
+// AdoptExec records execID, created through another replica, so that
+// StartExec opens it here; a size in p replaces the one recorded. A no-op
+// but for a Hawser edge agent's exec not started yet.
+func (c *Client) AdoptExec(execID string, p PendingExec) {
+	if c.hawser == nil || c.hawser.edges == nil || p.ContainerID == "" {
+		return
+	}
+	h := c.hawser
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.execs == nil {
+		h.execs = map[string]*hawserExec{}
+	}
+	e := h.execs[execID]
+	if e == nil {
+		e = &hawserExec{containerID: p.ContainerID, spec: p.Spec, rows: 30, cols: 120}
+		h.execs[execID] = e
+	}
+	if e.session == nil && p.Rows > 0 && p.Cols > 0 {
+		e.rows, e.cols = p.Rows, p.Cols
+	}
+}
+
 // hawserExecOf returns an exec recorded by createHawserExec.
 func (h *hawserLink) hawserExecOf(id string) *hawserExec {
 	h.mu.Lock()
@@ -364,20 +415,26 @@ func (h *hawserLink) inspectHawserExec(id string) (ExecState, bool) {
 	return ExecState{ContainerID: e.containerID, Running: s != nil && !isDone(s)}, true
 }
 
-// resizeHawserExec resizes an edge agent's terminal session.
-func (h *hawserLink) resizeHawserExec(id string, rows, cols uint) (bool, error) {
-	e := h.hawserExecOf(id)
-	if e == nil {
-		return false, nil
+// resizeHawserExec resizes an edge agent's terminal session: one started
+// here directly; any other (attached through another replica, or not
+// recorded here) by an exec_resize to the agent, which knows its sessions
+// by id. The size of one recorded here and not started is kept for the
+// start.
+func (c *Client) resizeHawserExec(ctx context.Context, id string, rows, cols uint) error {
+	h := c.hawser
+	if e := h.hawserExecOf(id); e != nil {
+		h.mu.Lock()
+		s := e.session
+		if s == nil {
+			e.rows, e.cols = int(rows), int(cols)
+		}
+		h.mu.Unlock()
+		if s != nil {
+			return s.Resize(int(cols), int(rows))
+		}
 	}
-	h.mu.Lock()
-	s := e.session
-	if s == nil {
-		e.rows, e.cols = int(rows), int(cols)
+	if err := h.edges.Resize(ctx, h.env.ID, id, int(cols), int(rows)); err != nil {
+		return c.fail(err)
 	}
-	h.mu.Unlock()
-	if s == nil {
-		return true, nil
-	}
-	return true, s.Resize(int(cols), int(rows))
+	return nil
 }
