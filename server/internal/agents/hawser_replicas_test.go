@@ -127,6 +127,14 @@ func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 		// attached through C (neither holds the agent).
 		hawserTerminalAcross(t, a, b, c, env.ID)
 		hawserTerminalAcross(t, b, c, a, env.ID)
+		// A standard Hawser agent's exec is its engine's: any replica
+		// attaches it as for a direct engine.
+		const token = "hawser-standard-replicas-0123456789"
+		port, _ := hawserStandardAgent(t, socket, token)
+		var std environment
+		a.in(t).must(201, "POST", "/api/environments", map[string]any{"name": "hawser-std-" + a.label,
+			"connectionType": "hawser-standard", "host": "127.0.0.1", "port": port, "hawserToken": token}, &std)
+		execAcross(t, a, b, std.ID)
 	})
 
 	var onB *hawserEdgeAgent
