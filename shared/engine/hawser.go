@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/compose-spec/compose-go/v2/types"
 )
@@ -93,6 +94,22 @@ type hawserExec struct {
 	spec        ExecSpec
 	rows, cols  int // the terminal size asked for before the session started
 	session     HawserSession
+	recorded    time.Time
+}
+
+// hawserExecUnstartedTTL is how long an exec recorded and never started here
+// is kept (one created here and attached through another replica): longer
+// than any attach window.
+const hawserExecUnstartedTTL = 10 * time.Minute
+
+// pruneLocked drops the execs whose session ended and those never started
+// here that are older than hawserExecUnstartedTTL. h.mu is held.
+func (h *hawserLink) pruneLocked(now time.Time) {
+	for id, x := range h.execs {
+		if (x.session != nil && isDone(x.session)) || (x.session == nil && now.Sub(x.recorded) > hawserExecUnstartedTTL) {
+			delete(h.execs, id)
+		}
+	}
 }
 
 // do sends one request to the agent with the token of a standard agent.
@@ -293,7 +310,9 @@ func (c *Client) createHawserExec(containerID string, spec ExecSpec) (string, er
 	if h.execs == nil {
 		h.execs = map[string]*hawserExec{}
 	}
-	h.execs[id] = &hawserExec{containerID: containerID, spec: spec, rows: 30, cols: 120}
+	now := time.Now()
+	h.pruneLocked(now)
+	h.execs[id] = &hawserExec{containerID: containerID, spec: spec, rows: 30, cols: 120, recorded: now}
 	return id, nil
 }
 
@@ -337,7 +356,9 @@ func (c *Client) AdoptExec(execID string, p PendingExec) {
 	}
 	e := h.execs[execID]
 	if e == nil {
-		e = &hawserExec{containerID: p.ContainerID, spec: p.Spec, rows: 30, cols: 120}
+		now := time.Now()
+		h.pruneLocked(now)
+		e = &hawserExec{containerID: p.ContainerID, spec: p.Spec, rows: 30, cols: 120, recorded: now}
 		h.execs[execID] = e
 	}
 	if e.session == nil && p.Rows > 0 && p.Cols > 0 {
