@@ -109,9 +109,7 @@ func (c *Client) ResizeExec(ctx context.Context, execID string, rows, cols uint)
 		return nil
 	}
 	if c.hawser != nil && c.hawser.edges != nil {
-		if ok, err := c.hawser.resizeHawserExec(execID, rows, cols); ok {
-			return c.fail(err)
-		}
+		return c.resizeHawserExec(ctx, execID, rows, cols)
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()

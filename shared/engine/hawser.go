@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/compose-spec/compose-go/v2/types"
 )
@@ -43,6 +44,9 @@ type HawserEdges interface {
 	Transport(envID int64) http.RoundTripper
 	// Exec opens a terminal session (exec_* frames) on envID's agent.
 	Exec(ctx context.Context, envID int64, s HawserExec) (HawserSession, error)
+	// Resize sends exec_resize for a session opened through any replica
+	// (the agent knows its sessions by exec id).
+	Resize(ctx context.Context, envID int64, execID string, cols, rows int) error
 	// HostMetrics is the host usage the agent pushed last (false: none yet).
 	HostMetrics(envID int64) (HostMetrics, bool)
 	// Agent is what the connected agent told in its hello (false: none is
@@ -90,6 +94,22 @@ type hawserExec struct {
 	spec        ExecSpec
 	rows, cols  int // the terminal size asked for before the session started
 	session     HawserSession
+	recorded    time.Time
+}
+
+// hawserExecUnstartedTTL is how long an exec recorded and never started here
+// is kept (one created here and attached through another replica): longer
+// than any attach window.
+const hawserExecUnstartedTTL = 10 * time.Minute
+
+// pruneLocked drops the execs whose session ended and those never started
+// here that are older than hawserExecUnstartedTTL. h.mu is held.
+func (h *hawserLink) pruneLocked(now time.Time) {
+	for id, x := range h.execs {
+		if (x.session != nil && isDone(x.session)) || (x.session == nil && now.Sub(x.recorded) > hawserExecUnstartedTTL) {
+			delete(h.execs, id)
+		}
+	}
 }
 
 // do sends one request to the agent with the token of a standard agent.
@@ -290,8 +310,60 @@ func (c *Client) createHawserExec(containerID string, spec ExecSpec) (string, er
 	if h.execs == nil {
 		h.execs = map[string]*hawserExec{}
 	}
-	h.execs[id] = &hawserExec{containerID: containerID, spec: spec, rows: 30, cols: 120}
+	now := time.Now()
+	h.pruneLocked(now)
+	h.execs[id] = &hawserExec{containerID: containerID, spec: spec, rows: 30, cols: 120, recorded: now}
 	return id, nil
+}
+
+// PendingExec is what starting a terminal session created through another
+// replica needs (store.ExecSession keeps it).
+type PendingExec struct {
+	ContainerID string
+	Spec        ExecSpec
+	Rows, Cols  int // 0: the default size
+}
+
+// PendingExec returns what starting execID elsewhere needs: for a Hawser
+// edge agent's exec, recorded here and opened at attach time (false: the
+// engine keeps the exec itself, any replica starts it).
+func (c *Client) PendingExec(execID string) (PendingExec, bool) {
+	if c.hawser == nil || c.hawser.edges == nil {
+		return PendingExec{}, false
+	}
+	h := c.hawser
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.execs[execID]
+	if e == nil {
+		return PendingExec{}, false
+	}
+	return PendingExec{ContainerID: e.containerID, Spec: e.spec, Rows: e.rows, Cols: e.cols}, true
+}
+
+// AdoptExec records execID, created through another replica, so that
+// StartExec opens it here; a size in p replaces the one recorded. A no-op
+// but for a Hawser edge agent's exec not started yet.
+func (c *Client) AdoptExec(execID string, p PendingExec) {
+	if c.hawser == nil || c.hawser.edges == nil || p.ContainerID == "" {
+		return
+	}
+	h := c.hawser
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.execs == nil {
+		h.execs = map[string]*hawserExec{}
+	}
+	e := h.execs[execID]
+	if e == nil {
+		now := time.Now()
+		h.pruneLocked(now)
+		e = &hawserExec{containerID: p.ContainerID, spec: p.Spec, rows: 30, cols: 120, recorded: now}
+		h.execs[execID] = e
+	}
+	if e.session == nil && p.Rows > 0 && p.Cols > 0 {
+		e.rows, e.cols = p.Rows, p.Cols
+	}
 }
 
 // hawserExecOf returns an exec recorded by createHawserExec.
@@ -364,20 +436,26 @@ func (h *hawserLink) inspectHawserExec(id string) (ExecState, bool) {
 	return ExecState{ContainerID: e.containerID, Running: s != nil && !isDone(s)}, true
 }
 
-// resizeHawserExec resizes an edge agent's terminal session.
-func (h *hawserLink) resizeHawserExec(id string, rows, cols uint) (bool, error) {
-	e := h.hawserExecOf(id)
-	if e == nil {
-		return false, nil
+// resizeHawserExec resizes an edge agent's terminal session: one started
+// here directly; any other (attached through another replica, or not
+// recorded here) by an exec_resize to the agent, which knows its sessions
+// by id. The size of one recorded here and not started is kept for the
+// start.
+func (c *Client) resizeHawserExec(ctx context.Context, id string, rows, cols uint) error {
+	h := c.hawser
+	if e := h.hawserExecOf(id); e != nil {
+		h.mu.Lock()
+		s := e.session
+		if s == nil {
+			e.rows, e.cols = int(rows), int(cols)
+		}
+		h.mu.Unlock()
+		if s != nil {
+			return s.Resize(int(cols), int(rows))
+		}
 	}
-	h.mu.Lock()
-	s := e.session
-	if s == nil {
-		e.rows, e.cols = int(rows), int(cols)
+	if err := h.edges.Resize(ctx, h.env.ID, id, int(cols), int(rows)); err != nil {
+		return c.fail(err)
 	}
-	h.mu.Unlock()
-	if s == nil {
-		return true, nil
-	}
-	return true, s.Resize(int(cols), int(rows))
+	return nil
 }

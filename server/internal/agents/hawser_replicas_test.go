@@ -1,16 +1,23 @@
 package agents_test
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
+	"github.com/berth-dev/berth/server/internal/containers"
 	"github.com/berth-dev/berth/server/internal/servertest"
 	"github.com/berth-dev/berth/server/internal/store/storetest"
 	"github.com/berth-dev/berth/shared/enginetest"
@@ -112,6 +119,22 @@ func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 		if !hawserHeldBy(a, env.ID) || hawserHeldBy(b, env.ID) {
 			t.Fatal("the agent's connection moved")
 		}
+	})
+
+	t.Run("a terminal created through one replica is attached through another, once, by its creator", func(t *testing.T) {
+		// Created through the holder, sized before the attach through C,
+		// attached through B; then created through B, sized through A,
+		// attached through C (neither holds the agent).
+		hawserTerminalAcross(t, a, b, c, env.ID)
+		hawserTerminalAcross(t, b, c, a, env.ID)
+		// A standard Hawser agent's exec is its engine's: any replica
+		// attaches it as for a direct engine.
+		const token = "hawser-standard-replicas-0123456789"
+		port, _ := hawserStandardAgent(t, socket, token)
+		var std environment
+		a.in(t).must(201, "POST", "/api/environments", map[string]any{"name": "hawser-std-" + a.label,
+			"connectionType": "hawser-standard", "host": "127.0.0.1", "port": port, "hawserToken": token}, &std)
+		execAcross(t, a, b, std.ID)
 	})
 
 	var onB *hawserEdgeAgent
@@ -233,4 +256,90 @@ func TestHawserEdgeAgentSurvivesItsReplicaKilled(t *testing.T) {
 	if agent.ended(0) {
 		t.Fatal("the agent lost its connection to the survivor")
 	}
+}
+
+// hawserTerminalAcross creates a terminal session on a Hawser edge
+// environment through create, sizes it through other before the attach,
+// and attaches it (the console's WebSocket) through attach: the command's
+// output comes back at the size asked, a resize through create after the
+// attach reaches it, another user is refused without using it up, and a
+// second attach through other is refused.
+func hawserTerminalAcross(t *testing.T, create, attach, other *berth, env int64) {
+	t.Helper()
+	id := createContainer(t, create, env, fmt.Sprintf("term-%s-%s-%d", create.label, attach.label, env), true, "sleep", "3600")
+	var inst struct{ ExecID string }
+	create.in(t).must(200, "POST", fmt.Sprintf("/api/containers/%s/exec?envId=%d", id, env), map[string]string{"shell": "/bin/sh"}, &inst)
+	other.in(t).must(200, "POST", fmt.Sprintf("/api/containers/exec/%s/resize?envId=%d&h=33&w=101", inst.ExecID, env), nil, nil)
+
+	// Another user, through the replica that attaches: refused (the same
+	// check as the route's, with authentication on), and not used up.
+	st, err := attach.b.Store.GetEnvironment(t.Context(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := containers.New(attach.b.Engines, attach.b.Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if s, err := svc.AttachExec(t.Context(), st, inst.ExecID, containers.ExecCaller{UserID: 424242}); err == nil {
+		s.Close()
+		t.Fatal("another user attached the session")
+	} else if !strings.Contains(err.Error(), "belongs to another user") {
+		t.Fatalf("another user's attach: %v, want the session refused as another user's", err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	wsURL := func(h *berth) string {
+		return "ws" + strings.TrimPrefix(h.url, "http") + fmt.Sprintf("/api/containers/exec/%s/attach?envId=%d", inst.ExecID, env)
+	}
+	ws, _, err := websocket.Dial(ctx, wsURL(attach), &websocket.DialOptions{HTTPHeader: attach.header})
+	if err != nil {
+		t.Fatalf("attach through another replica than the creator: %v", err)
+	}
+	defer ws.CloseNow()
+	read := func(want ...string) {
+		t.Helper()
+		var seen strings.Builder
+		for !allIn(seen.String(), want) {
+			_, b, err := ws.Read(ctx)
+			if err != nil {
+				t.Fatalf("read: %v (so far %q, want %q)", err, seen.String(), want)
+			}
+			seen.Write(b)
+		}
+	}
+	if err := ws.Write(ctx, websocket.MessageText, []byte("stty size; echo round-$((40+2))-trip\n")); err != nil {
+		t.Fatal(err)
+	}
+	read("round-42-trip", "33 101")
+
+	if _, res, err := websocket.Dial(ctx, wsURL(other), &websocket.DialOptions{HTTPHeader: other.header}); err == nil {
+		t.Fatal("a second attach through another replica succeeded")
+	} else if res == nil || res.StatusCode != http.StatusConflict {
+		t.Fatalf("second attach: %v, want 409", err)
+	}
+
+	create.in(t).must(200, "POST", fmt.Sprintf("/api/containers/exec/%s/resize?envId=%d&h=44&w=77", inst.ExecID, env), nil, nil)
+	if err := ws.Write(ctx, websocket.MessageText, []byte("stty size; echo resized-$((40+3))\n")); err != nil {
+		t.Fatal(err)
+	}
+	read("resized-43", "44 77")
+	if err := ws.Write(ctx, websocket.MessageText, []byte("exit\n")); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, _, err := ws.Read(ctx); err != nil {
+			if websocket.CloseStatus(err) != websocket.StatusNormalClosure {
+				t.Fatalf("the session ended with %v, want a normal closure", err)
+			}
+			return
+		}
+	}
+}
+
+func allIn(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
 }

@@ -75,7 +75,10 @@ func (s *Service) CreateExec(ctx context.Context, env store.Environment, id, she
 		return ExecInstance{}, opFault("create exec", err)
 	}
 	now := s.now()
-	sess := store.ExecSession{ExecID: execID, EnvironmentID: env.ID, OwnerID: caller.UserID, TTY: true, CreatedAt: now}
+	// The row also keeps what opening the session needs on a replica that
+	// did not create it (a Hawser edge agent's exec is opened at attach).
+	sess := store.ExecSession{ExecID: execID, EnvironmentID: env.ID, OwnerID: caller.UserID, TTY: true, CreatedAt: now,
+		ContainerID: st.ID, Cmd: strings.Join(strings.Fields(shell), " "), User: user}
 	// Sessions never attached in time, and attached ones whose server
 	// stopped without ending them, go as a new one comes.
 	if err := s.store.CreateExecSession(ctx, &sess, now.Add(-ExecAttachWindow), now.Add(-execSessionMaxAge)); err != nil {
@@ -127,11 +130,18 @@ func (s *Service) AttachExec(ctx context.Context, env store.Environment, execID 
 	if err != nil {
 		return nil, err
 	}
+	c.AdoptExec(execID, pendingExec(sess))
 	stream, err := c.StartExec(ctx, execID, sess.TTY)
 	if err != nil {
 		return nil, opFault("attach exec", err)
 	}
 	return stream, nil
+}
+
+// pendingExec is what sess's row tells about opening it.
+func pendingExec(sess store.ExecSession) engine.PendingExec {
+	return engine.PendingExec{ContainerID: sess.ContainerID, Rows: sess.Rows, Cols: sess.Cols,
+		Spec: engine.ExecSpec{Cmd: strings.Fields(sess.Cmd), User: sess.User, Tty: sess.TTY}}
 }
 
 // EndExec forgets an attached exec once its WebSocket has closed.
@@ -150,14 +160,16 @@ func (s *Service) ResizeExec(ctx context.Context, env store.Environment, execID,
 		return fault.New(fault.Invalid, "h and w must be positive integers")
 	}
 	owner := int64(-1)
-	switch sess, err := s.store.GetExecSession(ctx, execID); {
+	sess, err := s.store.GetExecSession(ctx, execID)
+	switch {
 	case err == nil && sess.EnvironmentID == env.ID:
 		owner = sess.OwnerID
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return opFault("resize exec", err)
 	}
+	hawserEdge := env.ConnectionType == engine.HawserEdge
 	switch {
-	case caller.Admin:
+	case caller.Admin && !hawserEdge: // a Hawser edge agent has no exec but Berth's sessions
 	case owner < 0:
 		return errExecNotFound // not a session made through Berth in this environment
 	case !caller.mayUse(owner):
@@ -166,6 +178,16 @@ func (s *Service) ResizeExec(ctx context.Context, env store.Environment, execID,
 	c, err := s.client(ctx, env, "resize exec")
 	if err != nil {
 		return err
+	}
+	if hawserEdge && sess.AttachedAt == nil {
+		// Not opened yet: whichever replica attaches it opens it at this
+		// size (the row's).
+		if err := s.store.SizeExecSession(ctx, execID, int(h), int(w)); err != nil {
+			return opFault("resize exec", err)
+		}
+		sess.Rows, sess.Cols = int(h), int(w)
+		c.AdoptExec(execID, pendingExec(sess))
+		return nil
 	}
 	if err := c.ResizeExec(ctx, execID, uint(h), uint(w)); err != nil {
 		if errors.Is(err, engine.ErrNotFound) {

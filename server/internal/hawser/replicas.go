@@ -57,6 +57,16 @@ const relayExecPath = "/_berth/hawser/exec"
 // last (never sent to the agent).
 const relayMetricsPath = "/_berth/hawser/metrics"
 
+// relayResizePath asks the holder to send exec_resize to the agent (never
+// sent to the agent as a request).
+const relayResizePath = "/_berth/hawser/resize"
+
+// relayResize is the body of a relayResizePath request.
+type relayResize struct {
+	ExecID     string `json:"execId"`
+	Cols, Rows int
+}
+
 // relayErrorHeader carries the kind of error the holder's transport
 // returned, so that the relaying replica returns the same kind.
 const relayErrorHeader = "X-Berth-Hawser-Error"
@@ -138,6 +148,10 @@ func (h *Hub) ServeRelayed(ctx context.Context, envID int64, conn net.Conn) erro
 			if err := h.serveRelayedMetrics(envID, bw); err != nil {
 				return err
 			}
+		case relayResizePath:
+			if err := h.serveRelayedResize(ctx, envID, req, bw); err != nil {
+				return err
+			}
 		default:
 			if err := h.serveRelayedRequest(ctx, envID, req, bw); err != nil {
 				return err
@@ -217,6 +231,42 @@ func (h *Hub) serveRelayedMetrics(envID int64, bw *bufio.Writer) error {
 	}
 	fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(b), b)
 	return bw.Flush()
+}
+
+// serveRelayedResize sends another replica's exec_resize to envID's agent.
+func (h *Hub) serveRelayedResize(ctx context.Context, envID int64, req *http.Request, bw *bufio.Writer) error {
+	var r relayResize
+	if err := json.NewDecoder(io.LimitReader(req.Body, 64<<10)).Decode(&r); err != nil {
+		return writeRelayError(bw, fmt.Errorf("%w: bad resize request: %v", engine.ErrInvalid, err))
+	}
+	if err := h.resizeLocal(ctx, envID, r.ExecID, r.Cols, r.Rows); err != nil {
+		return writeRelayError(bw, err)
+	}
+	bw.WriteString("HTTP/1.1 204 No Content\r\n\r\n")
+	return bw.Flush()
+}
+
+// resizeRelayed sends exec_resize to envID's agent through the replica
+// holding it.
+func (h *Hub) resizeRelayed(ctx context.Context, envID int64, execID string, cols, rows int) error {
+	body, err := json.Marshal(relayResize{ExecID: execID, Cols: cols, Rows: rows})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://hawser-edge"+relayResizePath, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := h.relayed(envID).RoundTrip(req)
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("hawser: the replica holding the agent answered the resize with %s", res.Status)
+	}
+	return nil
 }
 
 // relayedMetrics asks the replica holding envID's agent for the host

@@ -78,6 +78,27 @@ func (h *Hub) execLocal(ctx context.Context, envID int64, x engine.HawserExec) (
 	return s, nil
 }
 
+// Resize sends exec_resize for execID to envID's agent, here or through the
+// replica holding it (engine.HawserEdges): the session may have been opened
+// through any replica; the agent knows it by id.
+func (h *Hub) Resize(ctx context.Context, envID int64, execID string, cols, rows int) error {
+	if h.get(envID) == nil && h.replicas != nil {
+		return h.resizeRelayed(ctx, envID, execID, cols, rows)
+	}
+	return h.resizeLocal(ctx, envID, execID, cols, rows)
+}
+
+func (h *Hub) resizeLocal(ctx context.Context, envID int64, execID string, cols, rows int) error {
+	c := h.get(envID)
+	if c == nil {
+		return errAbsent
+	}
+	if err := c.write(ctx, execResizeFrame{Type: "exec_resize", ExecID: execID, Cols: cols, Rows: rows}); err != nil {
+		return lost(c, err)
+	}
+	return nil
+}
+
 func (c *agentConn) execOf(id string) *session {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -20,6 +20,14 @@ type ExecSession struct {
 	TTY           bool
 	CreatedAt     time.Time
 	AttachedAt    *time.Time // nil: not attached yet
+	// What starting the session needs on a replica that did not create it
+	// (a Hawser edge agent's exec is opened at attach time): the
+	// container, the command (space-separated), the user and the terminal
+	// size asked for before the attach (0: none yet).
+	ContainerID string
+	Cmd         string
+	User        string
+	Rows, Cols  int
 }
 
 // execSessionRow is a row of the exec_sessions table.
@@ -30,13 +38,19 @@ type execSessionRow struct {
 	TTY           bool `gorm:"column:tty"`
 	CreatedAt     dbTime
 	AttachedAt    dbTime
+	ContainerID   string
+	Cmd           string
+	ExecUser      string
+	TTYRows       int `gorm:"column:tty_rows"`
+	TTYCols       int `gorm:"column:tty_cols"`
 }
 
 func (execSessionRow) TableName() string { return "exec_sessions" }
 
 func (r execSessionRow) session() ExecSession {
 	return ExecSession{ExecID: r.ExecID, EnvironmentID: r.EnvironmentID, OwnerID: r.OwnerID, TTY: r.TTY,
-		CreatedAt: r.CreatedAt.Time, AttachedAt: r.AttachedAt.ptr()}
+		CreatedAt: r.CreatedAt.Time, AttachedAt: r.AttachedAt.ptr(), ContainerID: r.ContainerID, Cmd: r.Cmd,
+		User: r.ExecUser, Rows: r.TTYRows, Cols: r.TTYCols}
 }
 
 // CreateExecSession inserts sess (a zero CreatedAt is set to now) and, in
@@ -51,7 +65,8 @@ func (s *Store) CreateExecSession(ctx context.Context, sess *ExecSession, unatta
 		created = now()
 	}
 	row := execSessionRow{ExecID: sess.ExecID, EnvironmentID: sess.EnvironmentID, OwnerID: sess.OwnerID, TTY: sess.TTY,
-		CreatedAt: timeValue(created), AttachedAt: nullTimeValue(sess.AttachedAt)}
+		CreatedAt: timeValue(created), AttachedAt: nullTimeValue(sess.AttachedAt), ContainerID: sess.ContainerID,
+		Cmd: sess.Cmd, ExecUser: sess.User, TTYRows: sess.Rows, TTYCols: sess.Cols}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("attached_at IS NULL AND created_at < ?", timeValue(unattachedBefore)).
 			Or("attached_at IS NOT NULL AND attached_at < ?", timeValue(attachedBefore)).
@@ -97,6 +112,18 @@ func (s *Store) AttachExecSession(ctx context.Context, execID string, envID int6
 	}
 	if res.RowsAffected == 0 {
 		return fmt.Errorf("store: attach exec session: %w", ErrExecAttached)
+	}
+	return nil
+}
+
+// SizeExecSession records the terminal size asked for the session of
+// execID before it is attached (whichever replica attaches it opens it at
+// that size); an attached or unknown session is left as it is.
+func (s *Store) SizeExecSession(ctx context.Context, execID string, rows, cols int) error {
+	err := s.db.WithContext(ctx).Model(&execSessionRow{}).Where("exec_id = ? AND attached_at IS NULL", execID).
+		Updates(map[string]any{"tty_rows": rows, "tty_cols": cols}).Error
+	if err != nil {
+		return fmt.Errorf("store: size exec session: %w", err)
 	}
 	return nil
 }

@@ -18,7 +18,8 @@ func TestExecSessionRoundTripsAndIsAttachedOnce(t *testing.T) {
 		env := createEnvironment(t, s, "exec-env")
 		other := createEnvironment(t, s, "exec-other")
 		created := time.Date(2026, 11, 28, 10, 0, 0, 123456000, time.UTC)
-		in := store.ExecSession{ExecID: "e1", EnvironmentID: env.ID, OwnerID: 7, TTY: true, CreatedAt: created}
+		in := store.ExecSession{ExecID: "e1", EnvironmentID: env.ID, OwnerID: 7, TTY: true, CreatedAt: created,
+			ContainerID: "c0ffee", Cmd: "/bin/sh -l", User: "root"}
 		sess := in
 		if err := s.CreateExecSession(ctx, &sess, created.Add(-2*time.Minute), created.Add(-time.Hour)); err != nil {
 			t.Fatalf("CreateExecSession: %v", err)
@@ -37,6 +38,15 @@ func TestExecSessionRoundTripsAndIsAttachedOnce(t *testing.T) {
 		if err := s.CreateExecSession(ctx, &store.ExecSession{ExecID: "e2", EnvironmentID: 999999, CreatedAt: created},
 			created.Add(-2*time.Minute), created.Add(-time.Hour)); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("session of an unknown environment = %v, want ErrNotFound", err)
+		}
+
+		// A size asked for before the attach is what any replica opens it at.
+		if err := s.SizeExecSession(ctx, "e1", 33, 101); err != nil {
+			t.Fatalf("SizeExecSession: %v", err)
+		}
+		in.Rows, in.Cols = 33, 101
+		if got, err := s.GetExecSession(ctx, "e1"); err != nil || cmp.Diff(in, got, approxTime) != "" {
+			t.Errorf("sized session = %+v, %v; want %+v", got, err, in)
 		}
 
 		at := created.Add(time.Minute)
