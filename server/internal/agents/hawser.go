@@ -47,7 +47,6 @@ type hawserHold struct {
 
 // Hawser agents' refusals (the messages of the gRPC path's).
 var (
-	//lint:ignore ST1005 the message agents show
 	errHawserShared = errors.New("another agent is connected with this token; two agents cannot share one environment")
 	//lint:ignore ST1005 the message agents show
 	errHawserUnrecorded = errors.New("Berth cannot record the agent's connection now: retry later")
