@@ -427,8 +427,8 @@ func (h *Hub) execRelayed(ctx context.Context, envID int64, x engine.HawserExec)
 	if !stop() {
 		return nil, ctx.Err() // ctx ended as the session opened (conn is closed)
 	}
-	s := &relayedSession{conn: conn, done: make(chan struct{})}
-	s.cond = sync.NewCond(&s.mu)
+	s := &relayedSession{conn: conn}
+	s.init()
 	go s.pump(br)
 	return s, nil
 }
@@ -446,12 +446,7 @@ type relayedSession struct {
 	conn net.Conn
 	wmu  sync.Mutex
 
-	mu     sync.Mutex
-	cond   *sync.Cond
-	buf    bytes.Buffer
-	ended  bool
-	err    error
-	done   chan struct{}
+	output
 	closed sync.Once
 }
 
@@ -460,10 +455,7 @@ func (s *relayedSession) pump(r io.Reader) {
 	b := make([]byte, 32<<10)
 	for {
 		n, err := r.Read(b)
-		s.mu.Lock()
-		s.buf.Write(b[:n])
-		s.cond.Broadcast()
-		s.mu.Unlock()
+		s.write(b[:n])
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = nil
@@ -472,35 +464,10 @@ func (s *relayedSession) pump(r io.Reader) {
 			} else {
 				err = nil
 			}
-			s.end(err)
+			s.finish(err)
 			return
 		}
 	}
-}
-
-func (s *relayedSession) end(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.ended {
-		s.ended, s.err = true, err
-		close(s.done)
-	}
-	s.cond.Broadcast()
-}
-
-func (s *relayedSession) Read(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for s.buf.Len() == 0 && !s.ended {
-		s.cond.Wait()
-	}
-	if s.buf.Len() > 0 {
-		return s.buf.Read(p)
-	}
-	if s.err != nil {
-		return 0, s.err
-	}
-	return 0, io.EOF
 }
 
 func (s *relayedSession) frame(typ byte, payload []byte) error {
@@ -540,17 +507,9 @@ func (s *relayedSession) Close() error {
 			_ = s.frame(execClose, nil)
 		}
 		s.conn.Close()
-		s.end(nil)
+		s.finish(nil)
 	})
 	return nil
-}
-
-func (s *relayedSession) Done() <-chan struct{} { return s.done }
-
-func (s *relayedSession) isEnded() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.ended
 }
 
 // leaseStatus is the state of an agent another replica holds, from its lease.

@@ -20,13 +20,69 @@ type session struct {
 
 	ready chan error // the agent's exec_ready (nil) or error
 
-	mu     sync.Mutex
-	cond   *sync.Cond
-	buf    bytes.Buffer
-	ended  bool
-	err    error
-	done   chan struct{}
+	output
 	closed sync.Once
+}
+
+// output is a terminal session's output as it arrives, read by Read until
+// the session ends.
+type output struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	buf   bytes.Buffer
+	ended bool
+	err   error
+	done  chan struct{}
+}
+
+// init readies o for use (it is embedded by value).
+func (o *output) init() {
+	o.cond = sync.NewCond(&o.mu)
+	o.done = make(chan struct{})
+}
+
+// write adds output and wakes a Read.
+func (o *output) write(b []byte) {
+	o.mu.Lock()
+	o.buf.Write(b)
+	o.cond.Broadcast()
+	o.mu.Unlock()
+}
+
+// finish marks the session over (err nil: it ended normally).
+func (o *output) finish(err error) {
+	o.mu.Lock()
+	if !o.ended {
+		o.ended, o.err = true, err
+		close(o.done)
+	}
+	o.cond.Broadcast()
+	o.mu.Unlock()
+}
+
+// Read returns output; io.EOF once the session ended normally.
+func (o *output) Read(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for o.buf.Len() == 0 && !o.ended {
+		o.cond.Wait()
+	}
+	if o.buf.Len() > 0 {
+		return o.buf.Read(p)
+	}
+	if o.err != nil {
+		return 0, o.err
+	}
+	return 0, io.EOF
+}
+
+// Done is closed when the session ended.
+func (o *output) Done() <-chan struct{} { return o.done }
+
+func (o *output) isEnded() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ended
 }
 
 // Exec opens a terminal session on envID's agent (engine.HawserEdges).
@@ -44,8 +100,8 @@ func (h *Hub) execLocal(ctx context.Context, envID int64, x engine.HawserExec) (
 	if c == nil {
 		return nil, errAbsent
 	}
-	s := &session{c: c, id: x.ExecID, ready: make(chan error, 1), done: make(chan struct{})}
-	s.cond = sync.NewCond(&s.mu)
+	s := &session{c: c, id: x.ExecID, ready: make(chan error, 1)}
+	s.init()
 	c.mu.Lock()
 	c.execs[x.ExecID] = s
 	c.mu.Unlock()
@@ -122,10 +178,7 @@ func (s *session) frame(typ string, data []byte) {
 		if err != nil {
 			return
 		}
-		s.mu.Lock()
-		s.buf.Write(b)
-		s.cond.Broadcast()
-		s.mu.Unlock()
+		s.write(b)
 	case "exec_end":
 		s.end(nil)
 	}
@@ -145,34 +198,12 @@ func (s *session) fail(data []byte) {
 
 // end marks the session over (err nil: the agent ended it).
 func (s *session) end(err error) {
-	s.mu.Lock()
-	if !s.ended {
-		s.ended, s.err = true, err
-		close(s.done)
-	}
-	s.cond.Broadcast()
-	s.mu.Unlock()
+	s.finish(err)
 	s.c.mu.Lock()
 	if s.c.execs[s.id] == s {
 		delete(s.c.execs, s.id)
 	}
 	s.c.mu.Unlock()
-}
-
-// Read returns output; io.EOF once the agent ended the session.
-func (s *session) Read(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for s.buf.Len() == 0 && !s.ended {
-		s.cond.Wait()
-	}
-	if s.buf.Len() > 0 {
-		return s.buf.Read(p)
-	}
-	if s.err != nil {
-		return 0, s.err
-	}
-	return 0, io.EOF
 }
 
 // Write sends input.
@@ -204,13 +235,4 @@ func (s *session) Close() error {
 		s.end(nil)
 	})
 	return nil
-}
-
-// Done is closed when the session ended.
-func (s *session) Done() <-chan struct{} { return s.done }
-
-func (s *session) isEnded() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.ended
 }
