@@ -18,7 +18,6 @@ import (
 
 	"github.com/berth-dev/berth/server/internal/backup"
 	"github.com/berth-dev/berth/server/internal/backupjobs"
-	"github.com/berth-dev/berth/server/internal/helperimage/helperimagetest"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/enginetest"
 )
@@ -267,20 +266,7 @@ volumes:
 	if err := os.Symlink("/etc/hostname", filepath.Join(dir, "escape")); err != nil {
 		t.Fatal(err)
 	}
-	stored, err := h.b.Store.GetEnvironment(t.Context(), e.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := h.b.Engines.Client(t.Context(), stored.Endpoint())
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := helperimagetest.Set()
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := backup.New(backup.Config{Restic: os.Getenv("BERTH_TEST_RESTIC"), Helper: set})
-	where := backup.Where{EnvID: e.ID, Client: c, Owner: "berth-test-" + h.label}
+	runner, where := backupRunnerOn(t, h, e.ID)
 	repo := backup.Repo{Repository: d.Repository, Password: d.Password}
 	sum, err := runner.Backup(t.Context(), where, repo, backup.Source{Paths: []string{dir}, Tags: []string{
 		backupjobs.TagType + "stack", backupjobs.TagTarget + name, fmt.Sprintf("%s%d", backupjobs.TagEnv, e.ID),

@@ -28,20 +28,7 @@ func TestBackupRoundTripThroughAnAgent(t *testing.T) {
 	var e environment
 	h.must(201, "POST", "/api/environments", map[string]any{"name": "backup-" + h.label, "connectionType": "agent-standard",
 		"host": "127.0.0.1", "port": port, "protocol": "https", "agentToken": token, "tlsCa": cert}, &e)
-	stored, err := h.b.Store.GetEnvironment(t.Context(), e.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := h.b.Engines.Client(t.Context(), stored.Endpoint())
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := helperimagetest.Set()
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := backup.New(backup.Config{Restic: os.Getenv("BERTH_TEST_RESTIC"), Helper: set})
-	where := backup.Where{EnvID: e.ID, Client: c, Owner: "berth-test-" + h.label}
+	runner, where := backupRunnerOn(t, h, e.ID)
 	t.Cleanup(func() {
 		if ids := strings.Fields(onEngine2(t, socket, "ps", "-aq", "--filter", "label="+backup.OwnerLabel+"="+where.Owner)); len(ids) > 0 {
 			t.Errorf("backup helpers left on the remote engine: %v", ids)
@@ -83,4 +70,24 @@ func TestBackupRoundTripThroughAnAgent(t *testing.T) {
 	if buf.String() != "remote\n" {
 		t.Errorf("dump of a.txt = %q", buf.String())
 	}
+}
+
+// backupRunnerOn returns a backup runner with Berth's helper image and
+// where it runs on environment envID of h (helpers owned by this test).
+func backupRunnerOn(t *testing.T, h *berth, envID int64) (*backup.Restic, backup.Where) {
+	t.Helper()
+	stored, err := h.b.Store.GetEnvironment(t.Context(), envID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := h.b.Engines.Client(t.Context(), stored.Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := helperimagetest.Set()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := backup.New(backup.Config{Restic: os.Getenv("BERTH_TEST_RESTIC"), Helper: set})
+	return runner, backup.Where{EnvID: envID, Client: c, Owner: "berth-test-" + h.label}
 }
