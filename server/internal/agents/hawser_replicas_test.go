@@ -83,6 +83,19 @@ func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 		if e.AgentID == nil || *e.AgentID != agentID {
 			t.Fatalf("B's status of the agent: %+v", e)
 		}
+		// B lists the agent A holds among the connected Hawser agents.
+		var conns struct {
+			ActiveConnections int
+			Connections       []struct {
+				EnvironmentID int64
+				AgentID       string
+			}
+		}
+		b.must(200, "GET", "/api/hawser/connect", nil, &conns)
+		if len(conns.Connections) != 1 || conns.ActiveConnections != 1 || conns.Connections[0].EnvironmentID != env.ID ||
+			conns.Connections[0].AgentID != agentID {
+			t.Fatalf("GET /api/hawser/connect through B = %+v, want the agent A holds", conns)
+		}
 		id = createContainer(t, b, env.ID, "hawser-relay-"+b.label, true, "sleep", "3600")
 		if !slices.Contains(labelled(t, socket, b.label), id) {
 			t.Fatal("the container B created is not on the agent's engine")

@@ -1,8 +1,11 @@
 package api
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -231,7 +234,11 @@ func (s *Server) hawserConnect(c *gin.Context) error {
 	out := hawserConnectStatus{Status: "ready", Message: "Hawser Edge WebSocket endpoint. Connect via WebSocket.",
 		Protocol: hawserServerURL(c.Request), Connections: []hawserConnectionJSON{}}
 	if s.hawser != nil {
-		for envID, cs := range s.hawser.Connections() {
+		conns, err := s.hawserConnections(c.Request.Context())
+		if err != nil {
+			return err
+		}
+		for envID, cs := range conns {
 			if ident != nil && !ident.Access.CanAccess(envID) {
 				continue
 			}
@@ -240,8 +247,29 @@ func (s *Server) hawserConnect(c *gin.Context) error {
 				Hostname: cs.Hostname, Capabilities: cs.Capabilities, ConnectedAt: cs.ConnectedAt, LastHeartbeat: cs.LastHeartbeat})
 		}
 	}
+	slices.SortFunc(out.Connections, func(a, b hawserConnectionJSON) int { return cmp.Compare(a.EnvironmentID, b.EnvironmentID) })
 	out.ActiveConnections = len(out.Connections)
 	return writeJSON(c, http.StatusOK, out)
+}
+
+// hawserConnections returns the Hawser edge agents connected to this
+// replica and, with replicas, those other replicas hold (from their
+// leases), by environment.
+func (s *Server) hawserConnections(ctx context.Context) (map[int64]hawser.Status, error) {
+	out := s.hawser.Connections()
+	envs, err := s.store.ListEnvironments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, env := range envs {
+		if _, ok := out[env.ID]; ok || env.ConnectionType != engine.HawserEdge {
+			continue
+		}
+		if st := s.hawser.Status(env.ID); st.Connected {
+			out[env.ID] = st
+		}
+	}
+	return out, nil
 }
 
 // hawserConnectAdvice is the answer of a POST to the agents' endpoint.
