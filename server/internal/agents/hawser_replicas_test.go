@@ -153,7 +153,7 @@ func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 	var onB *hawserEdgeAgent
 	t.Run("the replica holding the agent stops: it reconnects to another and is served through it", func(t *testing.T) {
 		if id == "" {
-			t.Skip("no container from the operations step")
+			t.Fatal("the operations step made no container: this step needs one")
 		}
 		stopped := time.Now()
 		a.stop()
@@ -178,7 +178,7 @@ func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 
 	t.Run("the same agent coming back through another replica takes the lease over", func(t *testing.T) {
 		if onB == nil {
-			t.Skip("the agent did not reconnect through B")
+			t.Fatal("the agent did not reconnect through B in the step before: this step needs it")
 		}
 		// Its connection to B is still open (half-open, as far as B knows).
 		onC, err := hawserHelloAs(top, c.url, socket, tok.Token, agentID)
@@ -228,17 +228,7 @@ func TestHawserEdgeAgentSurvivesItsReplicaKilled(t *testing.T) {
 	dataDir := t.TempDir()
 	common := []string{"DATABASE_URL=" + dbURL, "ENCRYPTION_KEY=" + hex.EncodeToString(key), "REPLICA_HOST=127.0.0.1",
 		"DATA_DIR=" + dataDir, "DOCKER_SOCKET=/nonexistent", "LOG_LEVEL=debug"}
-	var header http.Header
-	procs := make([]*replicaProc, 2)
-	for i := range procs {
-		name := fmt.Sprintf("replica %d", i)
-		p := servertest.Start(t, bin, name, common...)
-		if i == 0 {
-			header = http.Header{"Cookie": {servertest.FirstAdmin(t, p.URL, dataDir, "admin", "correct horse")}}
-		}
-		procs[i] = &replicaProc{name: name, proc: p, berth: &berth{t: t, url: p.URL, http: &http.Client{Timeout: 2 * time.Minute},
-			logs: p.Log, label: label, header: header}}
-	}
+	procs := startReplicaProcs(t, bin, 2, dataDir, common, func(int) string { return label })
 	holder, other := procs[0], procs[1]
 	env, tok := holder.createHawserEdge("hawser-killed-" + label)
 	const agentID = "hawser-killed"

@@ -43,6 +43,25 @@ type replicaProc struct {
 	proc *servertest.Process
 }
 
+// startReplicaProcs starts n bin/berth processes with the environment
+// common, named "replica i", the first one's admin (created in dataDir)
+// signed in on all, replica i labelling what it creates with labelOf(i).
+func startReplicaProcs(t *testing.T, bin string, n int, dataDir string, common []string, labelOf func(int) string) []*replicaProc {
+	t.Helper()
+	procs := make([]*replicaProc, n)
+	var header http.Header
+	for i := range procs {
+		name := fmt.Sprintf("replica %d", i)
+		p := servertest.Start(t, bin, name, common...)
+		if i == 0 {
+			header = http.Header{"Cookie": {servertest.FirstAdmin(t, p.URL, dataDir, "admin", "correct horse")}}
+		}
+		procs[i] = &replicaProc{name: name, proc: p, berth: &berth{t: t, url: p.URL, http: &http.Client{Timeout: 2 * time.Minute},
+			logs: p.Log, label: labelOf(i), header: header}}
+	}
+	return procs
+}
+
 // relayAddr is where the other replicas and the agents reach its agent port.
 func (r *replicaProc) relayAddr() string { return "127.0.0.1:" + strconv.Itoa(r.proc.AgentPort) }
 
@@ -79,17 +98,7 @@ func TestThreeReplicasOnOnePostgresServeAnyEnvironmentAndSurviveOneKilled(t *tes
 	dataDir := t.TempDir()
 	common := []string{"DATABASE_URL=" + dbURL, "ENCRYPTION_KEY=" + hex.EncodeToString(key), "REPLICA_HOST=127.0.0.1",
 		"DATA_DIR=" + dataDir, "DOCKER_SOCKET=/nonexistent", "LOG_LEVEL=debug"}
-	replicas := make([]*replicaProc, 3)
-	var header http.Header
-	for i := range replicas {
-		name := fmt.Sprintf("replica %d", i)
-		p := servertest.Start(t, bin, name, common...)
-		if i == 0 {
-			header = http.Header{"Cookie": {servertest.FirstAdmin(t, p.URL, dataDir, "admin", "correct horse")}}
-		}
-		replicas[i] = &replicaProc{name: name, proc: p, berth: &berth{t: t, url: p.URL, http: &http.Client{Timeout: 2 * time.Minute},
-			logs: p.Log, label: fmt.Sprintf("%sr%d", label, i), header: header}}
-	}
+	replicas := startReplicaProcs(t, bin, 3, dataDir, common, func(i int) string { return fmt.Sprintf("%sr%d", label, i) })
 	db := openDB(t, dbURL)
 	// The balancer in front of the agent ports sends a connection to the
 	// first replica of its list that accepts it: the edge agent lands on
