@@ -152,8 +152,8 @@ func (c *Client) listContainers(ctx context.Context, all bool) ([]Container, err
 	if err != nil {
 		return nil, err
 	}
-	var items []listItem
-	if err := json.Unmarshal(body, &items); err != nil {
+	items, err := decodeListItems(body)
+	if err != nil {
 		return nil, fmt.Errorf("engine: decode container list: %w", err)
 	}
 	out := make([]Container, 0, len(items))
@@ -161,88 +161,6 @@ func (c *Client) listContainers(ctx context.Context, all bool) ([]Container, err
 		out = append(out, items[i].container())
 	}
 	return out, nil
-}
-
-// listItem is the part of an entry of the engine's container list that a
-// Container holds: decoding only these fields (as strings where the SDK
-// parses addresses) is most of a list's cost saved.
-type listItem struct {
-	ID      string   `json:"Id"`
-	Names   []string `json:"Names"`
-	Image   string   `json:"Image"`
-	ImageID string   `json:"ImageID"`
-	Command string   `json:"Command"`
-	Created int64    `json:"Created"`
-	Ports   []struct {
-		IP          string `json:"IP"`
-		PrivatePort int    `json:"PrivatePort"`
-		PublicPort  int    `json:"PublicPort"`
-		Type        string `json:"Type"`
-	} `json:"Ports"`
-	Labels map[string]string `json:"Labels"`
-	State  string            `json:"State"`
-	Status string            `json:"Status"`
-	Health *struct {
-		Status string `json:"Status"`
-	} `json:"Health"`
-	NetworkSettings *struct {
-		Networks map[string]*struct {
-			IPAddress string `json:"IPAddress"`
-		} `json:"Networks"`
-	} `json:"NetworkSettings"`
-	Mounts []struct {
-		Type        string `json:"Type"`
-		Name        string `json:"Name"`
-		Source      string `json:"Source"`
-		Destination string `json:"Destination"`
-		Mode        string `json:"Mode"`
-		RW          bool   `json:"RW"`
-	} `json:"Mounts"`
-}
-
-func (s *listItem) container() Container {
-	c := Container{
-		ID:       s.ID,
-		Image:    s.Image,
-		ImageID:  s.ImageID,
-		State:    s.State,
-		Status:   s.Status,
-		Created:  s.Created,
-		Labels:   s.Labels,
-		Command:  s.Command,
-		Ports:    make([]Port, 0, len(s.Ports)),
-		Networks: map[string]NetIP{},
-		Mounts:   make([]Mount, 0, len(s.Mounts)),
-	}
-	if len(s.Names) > 0 {
-		c.Name = strings.TrimPrefix(s.Names[0], "/")
-	}
-	if c.Labels == nil {
-		c.Labels = map[string]string{}
-	}
-	for _, p := range s.Ports {
-		c.Ports = append(c.Ports, Port{IP: canonicalIP(p.IP), PrivatePort: p.PrivatePort, PublicPort: p.PublicPort, Type: p.Type})
-	}
-	if s.NetworkSettings != nil {
-		for name, ep := range s.NetworkSettings.Networks {
-			ip := ""
-			if ep != nil {
-				ip = canonicalIP(ep.IPAddress)
-			}
-			c.Networks[name] = NetIP{IPAddress: ip}
-		}
-	}
-	for _, m := range s.Mounts {
-		c.Mounts = append(c.Mounts, Mount{Type: m.Type, Name: m.Name, Source: m.Source,
-			Destination: m.Destination, Mode: m.Mode, RW: m.RW})
-	}
-	if s.Health != nil {
-		c.Health = s.Health.Status
-	} else {
-		c.Health = healthFromStatus(s.Status)
-	}
-	c.ExitCode = exitCodeFromStatus(s.State, s.Status)
-	return c
 }
 
 // canonicalIP is ip as Go writes it (the engine's own text in practice),

@@ -4,7 +4,9 @@ import (
 	"context"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -23,8 +25,26 @@ func (s *Server) listContainers(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, list)
+	// What writeJSON would write, byte for byte, in a fraction of its time
+	// (engine.AppendContainersJSON): a list is the most frequent answer.
+	buf := listBuffers.Get().(*[]byte)
+	b := append(engine.AppendContainersJSON((*buf)[:0], list), '\n')
+	c.Header("Content-Type", "application/json")
+	c.Header("Content-Length", strconv.Itoa(len(b)))
+	c.Status(http.StatusOK)
+	_, err = c.Writer.Write(b)
+	if cap(b) <= maxPooledList {
+		*buf = b[:0]
+		listBuffers.Put(buf)
+	}
+	return err
 }
+
+// listBuffers recycles the buffers lists are written into; one larger than
+// maxPooledList (a list of thousands of containers) is left to the GC.
+var listBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledList = 4 << 20
 
 // createContainerRequest is the body of POST /api/containers: the
 // container's settings and whether to start it.

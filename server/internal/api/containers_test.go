@@ -12,6 +12,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/berth-dev/berth/server/internal/store"
+	"github.com/berth-dev/berth/shared/engine"
 )
 
 func TestContainerLifecycle(t *testing.T) {
@@ -188,15 +189,29 @@ func TestCreateWithPortsEnvAndStartAfterCreate(t *testing.T) {
 		}
 	}
 	h.must(200, "GET", "/api/containers?env=1", nil, &list)
+	listed := false
 	for _, c := range list {
 		if c.ID == out.ID {
+			listed = true
 			if len(c.Ports) < 2 || c.Ports[0].PublicPort == 0 {
 				t.Errorf("ports = %+v", c.Ports)
 			}
-			return
 		}
 	}
-	t.Fatal("container not listed")
+	if !listed {
+		t.Fatal("container not listed")
+	}
+	// The list is written without encoding/json, and reads as if written
+	// by it: the same bytes for the same containers.
+	status, body := h.do("GET", "/api/containers?env=1", nil)
+	var full []engine.Container
+	if err := json.Unmarshal(body, &full); status != 200 || err != nil {
+		t.Fatalf("list = %d %s (%v)", status, body, err)
+	}
+	want, _ := json.Marshal(full)
+	if string(body) != string(want)+"\n" {
+		t.Errorf("the list reads as\n%s\nencoding/json would write\n%s", body, want)
+	}
 }
 
 func TestExecRoundTripOverWebSocket(t *testing.T) {
