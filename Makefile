@@ -154,6 +154,9 @@ test: helper test-env lint check-static images web-test
 	@# A count, not a duration: Go 1.26's fuzz coordinator can report its own -fuzztime deadline as a
 	@# failure when a starved worker misses it (golang/go#75804, fixed in Go 1.27), with no crasher.
 	go test -run '^$$' -fuzz '^FuzzEngineObjectPath$$' -fuzztime 12000x ./shared/engine/
+	@# The container list's own decoder and encoder against encoding/json (same result, same bytes).
+	go test -run '^$$' -fuzz '^FuzzListDecoder$$' -fuzztime 20000x ./shared/engine/
+	go test -run '^$$' -fuzz '^FuzzAppendContainersJSON$$' -fuzztime 10000x ./shared/engine/
 	@$(MAKE) --no-print-directory e2e
 
 test-env:

@@ -38,7 +38,8 @@ type flightCall struct {
 const flightTimeout = listTimeout
 
 // coalesce runs fn under key as described on flights and returns its answer
-// passed through clone, so that callers never share what they may change. A
+// passed through clone when others read it too, so that callers never share
+// what they may change. A
 // caller whose ctx ends stops waiting (the call goes on for the others).
 func coalesce[T any](ctx context.Context, f *flights, key string, fn func(context.Context) (T, error), clone func(T) T) (T, error) {
 	f.mu.Lock()
@@ -75,6 +76,12 @@ func coalesce[T any](ctx context.Context, f *flights, key string, fn func(contex
 	}
 	if call.err != nil {
 		return zero, call.err
+	}
+	if call.joined == 1 {
+		// Its only reader (joined is final once the call ran): nobody
+		// shares the answer, so it needs no copy (half a millisecond for a
+		// list of 200 containers).
+		return call.val.(T), nil
 	}
 	return clone(call.val.(T)), nil
 }

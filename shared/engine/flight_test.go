@@ -146,3 +146,37 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestALoneCoalescedReadGetsTheAnswerUncopied: a copy is made for each read
+// that shares a call, none for the only one.
+func TestALoneCoalescedReadGetsTheAnswerUncopied(t *testing.T) {
+	var f flights
+	var copies atomic.Int64
+	clone := func(v []int64) []int64 { copies.Add(1); return cloneInts(v) }
+	g := newGatedRead()
+	close(g.release)
+	if v, err := coalesce(t.Context(), &f, "k", g.fn, clone); err != nil || v[0] != 1 || copies.Load() != 0 {
+		t.Fatalf("lone read = %v, %v after %d copies; want call 1, no copy", v, err, copies.Load())
+	}
+	// Two reads queued behind a running call share the next one: each
+	// gets a copy of its own.
+	g2 := newGatedRead()
+	first := make(chan []int64, 1)
+	go func() { v, _ := coalesce(t.Context(), &f, "k", g2.fn, clone); first <- v }()
+	<-g2.started
+	out := make(chan []int64, 2)
+	for range 2 {
+		go func() { v, _ := coalesce(t.Context(), &f, "k", g2.fn, clone); out <- v }()
+	}
+	waitFor(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.keys["k"] != nil && f.keys["k"].next != nil && f.keys["k"].next.joined == 2
+	})
+	close(g2.release)
+	<-first
+	a, b := <-out, <-out
+	if a[0] != 2 || b[0] != 2 || &a[0] == &b[0] || copies.Load() != 2 {
+		t.Errorf("shared reads = %v %v after %d copies; want call 2's answer, one copy each", a, b, copies.Load())
+	}
+}
