@@ -28,9 +28,9 @@ func fastListItems(body []byte) (items []listItem, ok bool) {
 	d := listDecoder{b: body}
 	if d.null() {
 		items = nil
-	} else if d.arrStart() {
+	} else if d.open('[') {
 		items = []listItem{}
-		for more := d.arrMore(); more && !d.bad; more = d.arrNext() {
+		for more := d.more(']'); more && !d.bad; more = d.next(']') {
 			items = append(items, listItem{})
 			if !d.null() {
 				d.item(&items[len(items)-1])
@@ -133,45 +133,33 @@ func (d *listDecoder) null() bool {
 	return false
 }
 
-// arrStart consumes the '[' of an array; without one it gives up.
-func (d *listDecoder) arrStart() bool {
-	if !d.eat('[') {
+// open consumes the '[' or '{' (c) that starts an array or object;
+// without one it gives up.
+func (d *listDecoder) open(c byte) bool {
+	if !d.eat(c) {
 		d.fail()
 		return false
 	}
 	return true
 }
 
-// arrMore reports whether the array just opened has an element (and
-// consumes its ']' when not).
-func (d *listDecoder) arrMore() bool { return !d.eat(']') && !d.bad }
+// more reports whether the array or object just opened has an element (and
+// consumes its closing ']' or '}', end, when not).
+func (d *listDecoder) more(end byte) bool { return !d.eat(end) && !d.bad }
 
-// arrNext consumes what follows an element: ',' (true) or ']' (false).
-func (d *listDecoder) arrNext() bool {
+// next consumes what follows an element: ',' (true) or end (false).
+func (d *listDecoder) next(end byte) bool {
 	if d.eat(',') {
 		return true
 	}
-	d.expect(']')
+	d.expect(end)
 	return false
 }
 
-func (d *listDecoder) objStart() bool {
-	if !d.eat('{') {
-		d.fail()
-		return false
-	}
-	return true
-}
-
-func (d *listDecoder) objMore() bool { return !d.eat('}') && !d.bad }
-
-func (d *listDecoder) objNext() bool {
-	if d.eat(',') {
-		return true
-	}
-	d.expect('}')
-	return false
-}
+// elems and members start the loops over an array's elements and an
+// object's members: for more := d.elems(); more && !d.bad; more = d.next(']').
+func (d *listDecoder) elems() bool   { return d.open('[') && d.more(']') }
+func (d *listDecoder) members() bool { return d.open('{') && d.more('}') }
 
 // key reads a member's name and the ':' after it.
 func (d *listDecoder) key() []byte {
@@ -475,7 +463,7 @@ func (d *listDecoder) skip() {
 		d.strBytes()
 	case '{':
 		if d.deeper() {
-			for more := d.objStart() && d.objMore(); more && !d.bad; more = d.objNext() {
+			for more := d.members(); more && !d.bad; more = d.next('}') {
 				d.key()
 				d.skip()
 			}
@@ -483,7 +471,7 @@ func (d *listDecoder) skip() {
 		}
 	case '[':
 		if d.deeper() {
-			for more := d.arrStart() && d.arrMore(); more && !d.bad; more = d.arrNext() {
+			for more := d.elems(); more && !d.bad; more = d.next(']') {
 				d.skip()
 			}
 			d.depth--

@@ -43,21 +43,10 @@ func appendContainer(dst []byte, c *Container, keys *[]string) []byte {
 	dst = append(dst, `,"ports":`...)
 	dst = appendPorts(dst, c.Ports)
 	dst = append(dst, `,"networks":`...)
-	if c.Networks == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, '{')
-		for i, name := range sortedKeys(c.Networks, keys) {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, name)
-			dst = append(dst, `:{"ipAddress":`...)
-			dst = appendJSONString(dst, c.Networks[name].IPAddress)
-			dst = append(dst, '}')
-		}
-		dst = append(dst, '}')
-	}
+	dst = appendMap(dst, c.Networks, keys, func(dst []byte, n NetIP) []byte {
+		dst = append(dst, `{"ipAddress":`...)
+		return append(appendJSONString(dst, n.IPAddress), '}')
+	})
 	if c.Health != "" {
 		dst = append(dst, `,"health":`...)
 		dst = appendJSONString(dst, c.Health)
@@ -71,20 +60,7 @@ func appendContainer(dst []byte, c *Container, keys *[]string) []byte {
 	dst = append(dst, `,"mounts":`...)
 	dst = appendMounts(dst, c.Mounts)
 	dst = append(dst, `,"labels":`...)
-	if c.Labels == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, '{')
-		for i, k := range sortedKeys(c.Labels, keys) {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, k)
-			dst = append(dst, ':')
-			dst = appendJSONString(dst, c.Labels[k])
-		}
-		dst = append(dst, '}')
-	}
+	dst = appendMap(dst, c.Labels, keys, appendJSONString)
 	dst = append(dst, `,"command":`...)
 	dst = appendJSONString(dst, c.Command)
 	return append(dst, '}')
@@ -146,15 +122,27 @@ func appendMounts(dst []byte, mounts []Mount) []byte {
 	return append(dst, ']')
 }
 
-// sortedKeys are m's keys in encoding/json's order (byte order), in *buf.
-func sortedKeys[V any](m map[string]V, buf *[]string) []string {
-	keys := (*buf)[:0]
-	for k := range m {
-		keys = append(keys, k)
+// appendMap appends m as encoding/json writes a map: keys in byte order
+// (sorted in *keys, a buffer), each value by value.
+func appendMap[V any](dst []byte, m map[string]V, keys *[]string, value func([]byte, V) []byte) []byte {
+	if m == nil {
+		return append(dst, "null"...)
 	}
-	slices.Sort(keys)
-	*buf = keys
-	return keys
+	ks := (*keys)[:0]
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	*keys = ks
+	dst = append(dst, '{')
+	for i, k := range ks {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(appendJSONString(dst, k), ':')
+		dst = value(dst, m[k])
+	}
+	return append(dst, '}')
 }
 
 // jsonPlain are the bytes appendJSONString copies as they are.

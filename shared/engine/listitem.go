@@ -97,18 +97,15 @@ func (s *listItem) container() Container {
 
 // The names of the members listDecoder reads, object by object.
 var (
-	itemFields     = []string{"Id", "Names", "Image", "ImageID", "Command", "Created", "Ports", "Labels", "State", "Status", "Health", "NetworkSettings", "Mounts"}
-	portFields     = []string{"IP", "PrivatePort", "PublicPort", "Type"}
-	healthFields   = []string{"Status"}
-	settingsFields = []string{"Networks"}
-	endpointFields = []string{"IPAddress"}
-	mountFields    = []string{"Type", "Name", "Source", "Destination", "Mode", "RW"}
+	itemFields  = []string{"Id", "Names", "Image", "ImageID", "Command", "Created", "Ports", "Labels", "State", "Status", "Health", "NetworkSettings", "Mounts"}
+	portFields  = []string{"IP", "PrivatePort", "PublicPort", "Type"}
+	mountFields = []string{"Type", "Name", "Source", "Destination", "Mode", "RW"}
 )
 
 // item reads one entry of the list.
 func (d *listDecoder) item(it *listItem) {
 	var seen uint16
-	for more := d.objStart() && d.objMore(); more && !d.bad; more = d.objNext() {
+	for more := d.members(); more && !d.bad; more = d.next('}') {
 		switch k := d.key(); string(k) {
 		case "Id":
 			d.once(&seen, 1<<0)
@@ -162,7 +159,7 @@ func listOf[T any](d *listDecoder, cur []T, read func(*listDecoder, *T)) []T {
 		return cur
 	}
 	out := []T{}
-	for more := d.arrStart() && d.arrMore(); more && !d.bad; more = d.arrNext() {
+	for more := d.elems(); more && !d.bad; more = d.next(']') {
 		var v T
 		if !d.null() {
 			read(d, &v)
@@ -180,6 +177,20 @@ func pointerTo[T any](d *listDecoder, cur *T, read func(*listDecoder, *T)) *T {
 	v := new(T)
 	read(d, v)
 	return v
+}
+
+// only reads an object of which only member field matters, with read.
+func (d *listDecoder) only(field string, read func()) {
+	seen := false
+	for more := d.members(); more && !d.bad; more = d.next('}') {
+		if k := d.key(); string(k) == field {
+			d.bad = d.bad || seen
+			seen = true
+			read()
+		} else {
+			d.unknown(k, []string{field})
+		}
+	}
 }
 
 // strings reads an array of strings (a null element is "").
@@ -200,7 +211,7 @@ func (d *listDecoder) labels(v *map[string]string) {
 		return
 	}
 	out := map[string]string{}
-	for more := d.objStart() && d.objMore(); more && !d.bad; more = d.objNext() {
+	for more := d.members(); more && !d.bad; more = d.next('}') {
 		k := d.text(d.key())
 		var s string
 		d.str(&s)
@@ -211,7 +222,7 @@ func (d *listDecoder) labels(v *map[string]string) {
 
 func (d *listDecoder) port(p *listPort) {
 	var seen uint16
-	for more := d.objStart() && d.objMore(); more && !d.bad; more = d.objNext() {
+	for more := d.members(); more && !d.bad; more = d.next('}') {
 		switch k := d.key(); string(k) {
 		case "IP":
 			d.once(&seen, 1<<0)
@@ -231,30 +242,10 @@ func (d *listDecoder) port(p *listPort) {
 	}
 }
 
-func (d *listDecoder) health(h *listHealth) {
-	var seen uint16
-	for more := d.objStart() && d.objMore(); more && !d.bad; more = d.objNext() {
-		switch k := d.key(); string(k) {
-		case "Status":
-			d.once(&seen, 1)
-			d.str(&h.Status)
-		default:
-			d.unknown(k, healthFields)
-		}
-	}
-}
+func (d *listDecoder) health(h *listHealth) { d.only("Status", func() { d.str(&h.Status) }) }
 
-func (d *listDecoder) settings(s *listSettings) {
-	var seen uint16
-	for more := d.objStart() && d.objMore(); more && !d.bad; more = d.objNext() {
-		switch k := d.key(); string(k) {
-		case "Networks":
-			d.once(&seen, 1)
-			d.networks(&s.Networks)
-		default:
-			d.unknown(k, settingsFields)
-		}
-	}
+func (d *listDecoder) settings(h *listSettings) {
+	d.only("Networks", func() { d.networks(&h.Networks) })
 }
 
 // networks reads the endpoints by network name (a null one is nil).
@@ -264,29 +255,18 @@ func (d *listDecoder) networks(v *map[string]*listEndpoint) {
 		return
 	}
 	out := map[string]*listEndpoint{}
-	for more := d.objStart() && d.objMore(); more && !d.bad; more = d.objNext() {
+	for more := d.members(); more && !d.bad; more = d.next('}') {
 		k := d.text(d.key())
 		out[k] = pointerTo(d, nil, (*listDecoder).endpoint)
 	}
 	*v = out
 }
 
-func (d *listDecoder) endpoint(e *listEndpoint) {
-	var seen uint16
-	for more := d.objStart() && d.objMore(); more && !d.bad; more = d.objNext() {
-		switch k := d.key(); string(k) {
-		case "IPAddress":
-			d.once(&seen, 1)
-			d.str(&e.IPAddress)
-		default:
-			d.unknown(k, endpointFields)
-		}
-	}
-}
+func (d *listDecoder) endpoint(h *listEndpoint) { d.only("IPAddress", func() { d.str(&h.IPAddress) }) }
 
 func (d *listDecoder) mount(m *listMount) {
 	var seen uint16
-	for more := d.objStart() && d.objMore(); more && !d.bad; more = d.objNext() {
+	for more := d.members(); more && !d.bad; more = d.next('}') {
 		switch k := d.key(); string(k) {
 		case "Type":
 			d.once(&seen, 1<<0)
