@@ -277,6 +277,37 @@ func TestReplicasShareEdgeAgents(t *testing.T) {
 		}
 	})
 
+	t.Run("the agent's last seen through the other replica is the holder's", func(t *testing.T) {
+		// The lease says when the agent connected; B asks A, which holds
+		// it, when it last heard from it (its heartbeats are A's alone).
+		lastSeen := func(h *berth) (seen, since time.Time) {
+			st := h.in(t).environment(edge.ID).AgentStatus
+			if st == nil || st.LastSeen == nil || st.ConnectedSince == nil {
+				return time.Time{}, time.Time{}
+			}
+			return *st.LastSeen, *st.ConnectedSince
+		}
+		first, _ := lastSeen(a)
+		var onA, onB, since time.Time
+		waitFor(t, "B's last seen of the agent is A's, after the agent's next heartbeat", func() bool {
+			before, _ := lastSeen(a)
+			onB, since = lastSeen(b)
+			onA, _ = lastSeen(a)
+			return before.Equal(onA) && onB.Equal(onA) && onA.After(first)
+		})
+		if !onB.After(since) {
+			t.Fatalf("B's last seen %v is not after the agent's connection %v", onB, since)
+		}
+		e := b.environment(edge.ID)
+		if seen, err := time.Parse(time.RFC3339Nano, deref(e.AgentLastSeen)); err != nil || seen.Before(onA) {
+			t.Errorf("B's agentLastSeen %q, want A's last seen %v or later", deref(e.AgentLastSeen), onA)
+		}
+		// One code path with Hawser agents: B's in-process figure agrees.
+		if st := b.b.Agents.Status(t.Context(), edge.ID, "agent-edge"); st.LastSeenFromLease || st.LastSeen == nil || st.LastSeen.Before(onA) {
+			t.Errorf("B's status: %+v, want A's last seen (%v) or later", st, onA)
+		}
+	})
+
 	t.Run("the relay wants the replicas' token", func(t *testing.T) {
 		for _, tok := range []string{"", "wrong", replica.DeriveToken([]byte("another key of thirty-two bytes!"))} {
 			if _, err := relayInfo(t, agentAddr(a), tok, edge.ID); status.Code(err) != codes.Unauthenticated {
