@@ -38,7 +38,8 @@ func hawserHeldBy(h *berth, env int64) bool {
 // PostgreSQL database with one Hawser edge agent (on the second engine)
 // connected to A: a second agent with its token is refused whichever
 // replica it reaches, operations through B reach the agent (list, inspect,
-// logs follow, a terminal, its pushed host metrics, a pull), A stopped → the agent reconnects to B and is served through B and
+// logs follow, a terminal, its pushed host metrics, a pull), its last
+// heartbeat through B and C follows its pings to A, A stopped → the agent reconnects to B and is served through B and
 // C, the same agent coming back through C takes the lease over, and its
 // token revoked through B ends its connection to C.
 func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
@@ -259,7 +260,9 @@ func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 
 // TestHawserEdgeAgentSurvivesItsReplicaKilled runs two Berth processes
 // (replicas) on one PostgreSQL database with a Hawser edge agent connected
-// to the first; the first is killed (SIGKILL, its lease left in the
+// to the first; the second shows the agent's last ping to the first, and
+// the lease's figures, after its deadline, while the first is stopped
+// (SIGSTOP); the first is killed (SIGKILL, its lease left in the
 // database): the agent reconnects to the second, which takes the lease
 // over at once (same agent), and is served through it; another agent with
 // the token is still refused.

@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,8 +27,9 @@ import (
 // off.
 const heldWait = time.Second
 
-// maxHeldAsked is how many environments one AgentStatus call may name.
-const maxHeldAsked = 100_000
+// maxHeldAsked is how many environments one AgentStatus call may name: its
+// answer stays well below gRPC's 4 MB message limit (host names included).
+const maxHeldAsked = 5000
 
 // held asks the replicas holding envIDs' edge agents (berth-agents and
 // Hawser agents, as of the last reconcile) what they know of them: each
@@ -75,17 +77,21 @@ func (r *relay) held(ctx context.Context, envIDs []int64) map[int64]*agentpb.Hel
 	return out
 }
 
-// askHeld asks one holder about ids.
+// askHeld asks one holder about ids (maxHeldAsked a call).
 func (r *relay) askHeld(ctx context.Context, holder store.Replica, ids []int64) ([]*agentpb.HeldAgentStatus, error) {
 	cc, err := r.conn(holder)
 	if err != nil {
 		return nil, err
 	}
-	res, err := agentpb.NewReplicaServiceClient(cc).AgentStatus(ctx, &agentpb.AgentStatusRequest{EnvironmentIds: ids})
-	if err != nil {
-		return nil, err
+	var out []*agentpb.HeldAgentStatus
+	for chunk := range slices.Chunk(ids, maxHeldAsked) {
+		res, err := agentpb.NewReplicaServiceClient(cc).AgentStatus(ctx, &agentpb.AgentStatusRequest{EnvironmentIds: chunk})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.GetAgents()...)
 	}
-	return res.GetAgents(), nil
+	return out, nil
 }
 
 // AgentStatus answers what this replica knows of the edge agents connected
