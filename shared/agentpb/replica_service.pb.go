@@ -120,6 +120,180 @@ func (x *RelayResponse) GetOutput() *OperationOutput {
 	return nil
 }
 
+// AgentStatusRequest names the environments whose agents' status is asked.
+type AgentStatusRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	EnvironmentIds []int64                `protobuf:"varint,1,rep,packed,name=environment_ids,json=environmentIds,proto3" json:"environment_ids,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *AgentStatusRequest) Reset() {
+	*x = AgentStatusRequest{}
+	mi := &file_berth_agent_v1_replica_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentStatusRequest) ProtoMessage() {}
+
+func (x *AgentStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_berth_agent_v1_replica_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentStatusRequest.ProtoReflect.Descriptor instead.
+func (*AgentStatusRequest) Descriptor() ([]byte, []int) {
+	return file_berth_agent_v1_replica_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *AgentStatusRequest) GetEnvironmentIds() []int64 {
+	if x != nil {
+		return x.EnvironmentIds
+	}
+	return nil
+}
+
+// AgentStatusResponse is the status of those of the agents asked that are
+// connected to the replica answering.
+type AgentStatusResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Agents        []*HeldAgentStatus     `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentStatusResponse) Reset() {
+	*x = AgentStatusResponse{}
+	mi := &file_berth_agent_v1_replica_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentStatusResponse) ProtoMessage() {}
+
+func (x *AgentStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_berth_agent_v1_replica_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentStatusResponse.ProtoReflect.Descriptor instead.
+func (*AgentStatusResponse) Descriptor() ([]byte, []int) {
+	return file_berth_agent_v1_replica_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *AgentStatusResponse) GetAgents() []*HeldAgentStatus {
+	if x != nil {
+		return x.Agents
+	}
+	return nil
+}
+
+// HeldAgentStatus is what the replica holding an edge agent's connection
+// knows of it live.
+type HeldAgentStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	EnvironmentId int64                  `protobuf:"varint,1,opt,name=environment_id,json=environmentId,proto3" json:"environment_id,omitempty"`
+	// last_seen_unix_nano: when the agent's last message (a heartbeat, a
+	// pong, any frame) reached the replica, Unix nanoseconds.
+	LastSeenUnixNano int64 `protobuf:"varint,2,opt,name=last_seen_unix_nano,json=lastSeenUnixNano,proto3" json:"last_seen_unix_nano,omitempty"`
+	// Hawser agents only: the engine version and host name of its hello
+	// (the lease does not keep them), and how many container_event frames
+	// it pushed to this replica.
+	DockerVersion   string `protobuf:"bytes,3,opt,name=docker_version,json=dockerVersion,proto3" json:"docker_version,omitempty"`
+	Hostname        string `protobuf:"bytes,4,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	ContainerEvents int64  `protobuf:"varint,5,opt,name=container_events,json=containerEvents,proto3" json:"container_events,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *HeldAgentStatus) Reset() {
+	*x = HeldAgentStatus{}
+	mi := &file_berth_agent_v1_replica_service_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeldAgentStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeldAgentStatus) ProtoMessage() {}
+
+func (x *HeldAgentStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_berth_agent_v1_replica_service_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeldAgentStatus.ProtoReflect.Descriptor instead.
+func (*HeldAgentStatus) Descriptor() ([]byte, []int) {
+	return file_berth_agent_v1_replica_service_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *HeldAgentStatus) GetEnvironmentId() int64 {
+	if x != nil {
+		return x.EnvironmentId
+	}
+	return 0
+}
+
+func (x *HeldAgentStatus) GetLastSeenUnixNano() int64 {
+	if x != nil {
+		return x.LastSeenUnixNano
+	}
+	return 0
+}
+
+func (x *HeldAgentStatus) GetDockerVersion() string {
+	if x != nil {
+		return x.DockerVersion
+	}
+	return ""
+}
+
+func (x *HeldAgentStatus) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *HeldAgentStatus) GetContainerEvents() int64 {
+	if x != nil {
+		return x.ContainerEvents
+	}
+	return 0
+}
+
 var File_berth_agent_v1_replica_service_proto protoreflect.FileDescriptor
 
 const file_berth_agent_v1_replica_service_proto_rawDesc = "" +
@@ -129,9 +303,20 @@ const file_berth_agent_v1_replica_service_proto_rawDesc = "" +
 	"\x0eenvironment_id\x18\x01 \x01(\x03R\renvironmentId\x124\n" +
 	"\x05input\x18\x02 \x01(\v2\x1e.berth.agent.v1.OperationInputR\x05input\"H\n" +
 	"\rRelayResponse\x127\n" +
-	"\x06output\x18\x01 \x01(\v2\x1f.berth.agent.v1.OperationOutputR\x06output2Z\n" +
+	"\x06output\x18\x01 \x01(\v2\x1f.berth.agent.v1.OperationOutputR\x06output\"=\n" +
+	"\x12AgentStatusRequest\x12'\n" +
+	"\x0fenvironment_ids\x18\x01 \x03(\x03R\x0eenvironmentIds\"N\n" +
+	"\x13AgentStatusResponse\x127\n" +
+	"\x06agents\x18\x01 \x03(\v2\x1f.berth.agent.v1.HeldAgentStatusR\x06agents\"\xd5\x01\n" +
+	"\x0fHeldAgentStatus\x12%\n" +
+	"\x0eenvironment_id\x18\x01 \x01(\x03R\renvironmentId\x12-\n" +
+	"\x13last_seen_unix_nano\x18\x02 \x01(\x03R\x10lastSeenUnixNano\x12%\n" +
+	"\x0edocker_version\x18\x03 \x01(\tR\rdockerVersion\x12\x1a\n" +
+	"\bhostname\x18\x04 \x01(\tR\bhostname\x12)\n" +
+	"\x10container_events\x18\x05 \x01(\x03R\x0fcontainerEvents2\xb2\x01\n" +
 	"\x0eReplicaService\x12H\n" +
-	"\x05Relay\x12\x1c.berth.agent.v1.RelayRequest\x1a\x1d.berth.agent.v1.RelayResponse(\x010\x01B3Z1github.com/berth-dev/berth/shared/agentpb;agentpbb\x06proto3"
+	"\x05Relay\x12\x1c.berth.agent.v1.RelayRequest\x1a\x1d.berth.agent.v1.RelayResponse(\x010\x01\x12V\n" +
+	"\vAgentStatus\x12\".berth.agent.v1.AgentStatusRequest\x1a#.berth.agent.v1.AgentStatusResponseB3Z1github.com/berth-dev/berth/shared/agentpb;agentpbb\x06proto3"
 
 var (
 	file_berth_agent_v1_replica_service_proto_rawDescOnce sync.Once
@@ -145,23 +330,29 @@ func file_berth_agent_v1_replica_service_proto_rawDescGZIP() []byte {
 	return file_berth_agent_v1_replica_service_proto_rawDescData
 }
 
-var file_berth_agent_v1_replica_service_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_berth_agent_v1_replica_service_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_berth_agent_v1_replica_service_proto_goTypes = []any{
-	(*RelayRequest)(nil),    // 0: berth.agent.v1.RelayRequest
-	(*RelayResponse)(nil),   // 1: berth.agent.v1.RelayResponse
-	(*OperationInput)(nil),  // 2: berth.agent.v1.OperationInput
-	(*OperationOutput)(nil), // 3: berth.agent.v1.OperationOutput
+	(*RelayRequest)(nil),        // 0: berth.agent.v1.RelayRequest
+	(*RelayResponse)(nil),       // 1: berth.agent.v1.RelayResponse
+	(*AgentStatusRequest)(nil),  // 2: berth.agent.v1.AgentStatusRequest
+	(*AgentStatusResponse)(nil), // 3: berth.agent.v1.AgentStatusResponse
+	(*HeldAgentStatus)(nil),     // 4: berth.agent.v1.HeldAgentStatus
+	(*OperationInput)(nil),      // 5: berth.agent.v1.OperationInput
+	(*OperationOutput)(nil),     // 6: berth.agent.v1.OperationOutput
 }
 var file_berth_agent_v1_replica_service_proto_depIdxs = []int32{
-	2, // 0: berth.agent.v1.RelayRequest.input:type_name -> berth.agent.v1.OperationInput
-	3, // 1: berth.agent.v1.RelayResponse.output:type_name -> berth.agent.v1.OperationOutput
-	0, // 2: berth.agent.v1.ReplicaService.Relay:input_type -> berth.agent.v1.RelayRequest
-	1, // 3: berth.agent.v1.ReplicaService.Relay:output_type -> berth.agent.v1.RelayResponse
-	3, // [3:4] is the sub-list for method output_type
-	2, // [2:3] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	5, // 0: berth.agent.v1.RelayRequest.input:type_name -> berth.agent.v1.OperationInput
+	6, // 1: berth.agent.v1.RelayResponse.output:type_name -> berth.agent.v1.OperationOutput
+	4, // 2: berth.agent.v1.AgentStatusResponse.agents:type_name -> berth.agent.v1.HeldAgentStatus
+	0, // 3: berth.agent.v1.ReplicaService.Relay:input_type -> berth.agent.v1.RelayRequest
+	2, // 4: berth.agent.v1.ReplicaService.AgentStatus:input_type -> berth.agent.v1.AgentStatusRequest
+	1, // 5: berth.agent.v1.ReplicaService.Relay:output_type -> berth.agent.v1.RelayResponse
+	3, // 6: berth.agent.v1.ReplicaService.AgentStatus:output_type -> berth.agent.v1.AgentStatusResponse
+	5, // [5:7] is the sub-list for method output_type
+	3, // [3:5] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_berth_agent_v1_replica_service_proto_init() }
@@ -177,7 +368,7 @@ func file_berth_agent_v1_replica_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_berth_agent_v1_replica_service_proto_rawDesc), len(file_berth_agent_v1_replica_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

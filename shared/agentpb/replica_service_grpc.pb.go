@@ -19,7 +19,8 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ReplicaService_Relay_FullMethodName = "/berth.agent.v1.ReplicaService/Relay"
+	ReplicaService_Relay_FullMethodName       = "/berth.agent.v1.ReplicaService/Relay"
+	ReplicaService_AgentStatus_FullMethodName = "/berth.agent.v1.ReplicaService/AgentStatus"
 )
 
 // ReplicaServiceClient is the client API for ReplicaService service.
@@ -40,6 +41,13 @@ type ReplicaServiceClient interface {
 	// are piped as on the agent's own operation stream, until either side
 	// ends. An agent not connected to this replica is UNAVAILABLE.
 	Relay(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[RelayRequest, RelayResponse], error)
+	// AgentStatus answers what this replica knows of the edge agents
+	// connected to it (berth-agents and Hawser agents) and their leases do
+	// not say, among the environments asked: another replica asks it when it
+	// shows their status, once for all the agents it shows that this replica
+	// holds (the environments list). Environments whose agent is not
+	// connected here are left out of the answer.
+	AgentStatus(ctx context.Context, in *AgentStatusRequest, opts ...grpc.CallOption) (*AgentStatusResponse, error)
 }
 
 type replicaServiceClient struct {
@@ -63,6 +71,16 @@ func (c *replicaServiceClient) Relay(ctx context.Context, opts ...grpc.CallOptio
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ReplicaService_RelayClient = grpc.BidiStreamingClient[RelayRequest, RelayResponse]
 
+func (c *replicaServiceClient) AgentStatus(ctx context.Context, in *AgentStatusRequest, opts ...grpc.CallOption) (*AgentStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AgentStatusResponse)
+	err := c.cc.Invoke(ctx, ReplicaService_AgentStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ReplicaServiceServer is the server API for ReplicaService service.
 // All implementations must embed UnimplementedReplicaServiceServer
 // for forward compatibility.
@@ -81,6 +99,13 @@ type ReplicaServiceServer interface {
 	// are piped as on the agent's own operation stream, until either side
 	// ends. An agent not connected to this replica is UNAVAILABLE.
 	Relay(grpc.BidiStreamingServer[RelayRequest, RelayResponse]) error
+	// AgentStatus answers what this replica knows of the edge agents
+	// connected to it (berth-agents and Hawser agents) and their leases do
+	// not say, among the environments asked: another replica asks it when it
+	// shows their status, once for all the agents it shows that this replica
+	// holds (the environments list). Environments whose agent is not
+	// connected here are left out of the answer.
+	AgentStatus(context.Context, *AgentStatusRequest) (*AgentStatusResponse, error)
 	mustEmbedUnimplementedReplicaServiceServer()
 }
 
@@ -93,6 +118,9 @@ type UnimplementedReplicaServiceServer struct{}
 
 func (UnimplementedReplicaServiceServer) Relay(grpc.BidiStreamingServer[RelayRequest, RelayResponse]) error {
 	return status.Error(codes.Unimplemented, "method Relay not implemented")
+}
+func (UnimplementedReplicaServiceServer) AgentStatus(context.Context, *AgentStatusRequest) (*AgentStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AgentStatus not implemented")
 }
 func (UnimplementedReplicaServiceServer) mustEmbedUnimplementedReplicaServiceServer() {}
 func (UnimplementedReplicaServiceServer) testEmbeddedByValue()                        {}
@@ -122,13 +150,36 @@ func _ReplicaService_Relay_Handler(srv interface{}, stream grpc.ServerStream) er
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ReplicaService_RelayServer = grpc.BidiStreamingServer[RelayRequest, RelayResponse]
 
+func _ReplicaService_AgentStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AgentStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ReplicaServiceServer).AgentStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ReplicaService_AgentStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ReplicaServiceServer).AgentStatus(ctx, req.(*AgentStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ReplicaService_ServiceDesc is the grpc.ServiceDesc for ReplicaService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var ReplicaService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "berth.agent.v1.ReplicaService",
 	HandlerType: (*ReplicaServiceServer)(nil),
-	Methods:     []grpc.MethodDesc{},
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "AgentStatus",
+			Handler:    _ReplicaService_AgentStatus_Handler,
+		},
+	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Relay",

@@ -283,8 +283,10 @@ type environment struct {
 	HasAgentToken     bool     `json:"hasAgentToken"`
 	AgentToken        *string  `json:"agentToken"`
 	AgentStatus       *struct {
-		Connected bool    `json:"connected"`
-		LastError *string `json:"lastError"`
+		Connected      bool       `json:"connected"`
+		ConnectedSince *time.Time `json:"connectedSince"`
+		LastSeen       *time.Time `json:"lastSeen"`
+		LastError      *string    `json:"lastError"`
 	} `json:"agentStatus"`
 }
 

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/berth-dev/berth/server/internal/hawser"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/agentpb"
 	"github.com/berth-dev/berth/shared/engine"
@@ -31,6 +32,9 @@ type HawserHub interface {
 	// ServeRelayed serves conn, an HTTP/1.1 connection relayed from
 	// another replica, into envID's agent, until conn or ctx ends.
 	ServeRelayed(ctx context.Context, envID int64, conn net.Conn) error
+	// Held is what the hub knows of envID's agent connected here (its
+	// last heartbeat, …), for the other replicas showing its status.
+	Held(envID int64) (hawser.Held, bool)
 }
 
 // UseHawser makes this replica serve the Hawser edge agents connected to h

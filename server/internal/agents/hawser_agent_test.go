@@ -286,6 +286,11 @@ func (a *hawserEdgeAgent) send(v any) {
 	_ = a.ws.Write(a.ctx, websocket.MessageText, b)
 }
 
+// ping sends the hub a ping, as Hawser does every heartbeat interval.
+func (a *hawserEdgeAgent) ping() {
+	a.send(map[string]any{"type": "ping", "timestamp": time.Now().UnixMilli()})
+}
+
 // ended reports whether the hub closed the connection (within wait).
 func (a *hawserEdgeAgent) ended(wait time.Duration) bool {
 	select {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,7 +38,8 @@ func hawserHeldBy(h *berth, env int64) bool {
 // PostgreSQL database with one Hawser edge agent (on the second engine)
 // connected to A: a second agent with its token is refused whichever
 // replica it reaches, operations through B reach the agent (list, inspect,
-// logs follow, a terminal, its pushed host metrics, a pull), A stopped → the agent reconnects to B and is served through B and
+// logs follow, a terminal, its pushed host metrics, a pull), its last
+// heartbeat through B and C follows its pings to A, A stopped → the agent reconnects to B and is served through B and
 // C, the same agent coming back through C takes the lease over, and its
 // token revoked through B ends its connection to C.
 func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
@@ -134,6 +136,53 @@ func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 		}
 	})
 
+	t.Run("the agent's last heartbeat through another replica is the holder's", func(t *testing.T) {
+		// The lease says when the agent connected; B asks A, which holds
+		// the agent, when it last heard from it: each ping of the agent
+		// moves B's figure on, past the connection time.
+		for i := range 2 {
+			sent := time.Now()
+			first.ping()
+			var conn hawserConnection
+			waitFor(t, fmt.Sprintf("B shows the agent's ping %d as its last heartbeat", i+1), func() bool {
+				var ok bool
+				conn, ok = hawserConnectionOf(t, b, env.ID)
+				return ok && conn.LastHeartbeat != nil && !conn.LastHeartbeat.Before(sent)
+			})
+			if conn.ConnectedAt == nil || !conn.LastHeartbeat.After(*conn.ConnectedAt) {
+				t.Fatalf("B's last heartbeat %v is not after the agent's connection %v", conn.LastHeartbeat, conn.ConnectedAt)
+			}
+			// What the agent's hello told A and its lease does not keep.
+			if conn.DockerVersion != "test" || conn.Hostname == "" {
+				t.Errorf("B's docker version and host name of the agent: %q, %q; want the hello's", conn.DockerVersion, conn.Hostname)
+			}
+		}
+		sent := time.Now()
+		first.ping()
+		waitFor(t, "the environment through B and C shows the agent's last ping", func() bool {
+			for _, h := range []*berth{b, c} {
+				seen, err := time.Parse(time.RFC3339Nano, deref(h.environment(env.ID).AgentLastSeen))
+				if err != nil || seen.Before(sent) {
+					return false
+				}
+			}
+			// The environments list asks A once for every agent it holds.
+			var list []environment
+			c.must(200, "GET", "/api/environments", nil, &list)
+			for _, e := range list {
+				if e.ID == env.ID {
+					seen, err := time.Parse(time.RFC3339Nano, deref(e.AgentLastSeen))
+					return err == nil && !seen.Before(sent)
+				}
+			}
+			return false
+		})
+		// The container events the agent pushed to A.
+		if st := b.b.Hawser.Status(t.Context(), env.ID); st.ContainerEvents < 1 || st.FromLease {
+			t.Errorf("B's status of the agent: %+v, want A's count of its container events", st)
+		}
+	})
+
 	t.Run("a terminal created through one replica is attached through another, once, by its creator", func(t *testing.T) {
 		// Created through the holder, sized before the attach through C,
 		// attached through B; then created through B, sized through A,
@@ -211,7 +260,9 @@ func TestHawserEdgeAgentServedFromAnyReplica(t *testing.T) {
 
 // TestHawserEdgeAgentSurvivesItsReplicaKilled runs two Berth processes
 // (replicas) on one PostgreSQL database with a Hawser edge agent connected
-// to the first; the first is killed (SIGKILL, its lease left in the
+// to the first; the second shows the agent's last ping to the first, and
+// the lease's figures, after its deadline, while the first is stopped
+// (SIGSTOP); the first is killed (SIGKILL, its lease left in the
 // database): the agent reconnects to the second, which takes the lease
 // over at once (same agent), and is served through it; another agent with
 // the token is still refused.
@@ -239,6 +290,32 @@ func TestHawserEdgeAgentSurvivesItsReplicaKilled(t *testing.T) {
 	other.waitConnected(env.ID, true)
 	id := createContainer(t, other.berth, env.ID, "hawser-killed-"+label, true, "sleep", "3600")
 
+	// Through the other replica, the agent's last heartbeat is the one its
+	// holder saw...
+	sent := time.Now()
+	agent.ping()
+	waitFor(t, "the other replica shows the agent's ping as its last heartbeat", func() bool {
+		conn, ok := hawserConnectionOf(t, other.berth, env.ID)
+		return ok && conn.LastHeartbeat != nil && !conn.LastHeartbeat.Before(sent)
+	})
+	// ...and while the holder does not answer (stopped: its row and lease
+	// still live, its relay port accepting and never answering), the
+	// other replica shows the lease's figures after its short deadline,
+	// without waiting for the holder (a hang would outlast this client's
+	// timeout).
+	if err := syscall.Kill(holder.proc.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(holder.proc.Pid, syscall.SIGCONT) })
+	quick := *other.berth
+	quick.http = &http.Client{Timeout: 30 * time.Second}
+	asked := time.Now()
+	conn, ok := hawserConnectionOf(t, &quick, env.ID)
+	if !ok || conn.LastHeartbeat == nil || conn.ConnectedAt == nil || !conn.LastHeartbeat.Equal(*conn.ConnectedAt) {
+		t.Fatalf("the holder stopped: the other replica lists %+v (listed %v), want the lease's figures (last heartbeat = connection time)", conn, ok)
+	}
+	t.Logf("the holder stopped: the other replica answered with the lease's figures in %v", time.Since(asked).Round(time.Millisecond))
+
 	killed := time.Now()
 	holder.proc.Kill(t)
 	if !agent.ended(time.Minute) {
@@ -259,6 +336,37 @@ func TestHawserEdgeAgentSurvivesItsReplicaKilled(t *testing.T) {
 	if agent.ended(0) {
 		t.Fatal("the agent lost its connection to the survivor")
 	}
+}
+
+// hawserConnection is an agent as GET /api/hawser/connect lists it.
+type hawserConnection struct {
+	EnvironmentID int64      `json:"environmentId"`
+	AgentID       string     `json:"agentId"`
+	DockerVersion string     `json:"dockerVersion"`
+	Hostname      string     `json:"hostname"`
+	ConnectedAt   *time.Time `json:"connectedAt"`
+	LastHeartbeat *time.Time `json:"lastHeartbeat"`
+}
+
+// hawserConnectionOf returns env's Hawser agent as h lists it among the
+// connected agents.
+func hawserConnectionOf(t *testing.T, h *berth, env int64) (hawserConnection, bool) {
+	t.Helper()
+	var conns struct{ Connections []hawserConnection }
+	h.in(t).must(200, "GET", "/api/hawser/connect", nil, &conns)
+	for _, c := range conns.Connections {
+		if c.EnvironmentID == env {
+			return c, true
+		}
+	}
+	return hawserConnection{}, false
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // hawserTerminalAcross creates a terminal session on a Hawser edge

@@ -96,7 +96,7 @@ func TestHawserAgentsManageTheRemoteEngine(t *testing.T) {
 		if err != nil || m.CPUPercent != 25 || m.MemoryTotal != 8<<30 || m.MemoryUsed != 2<<30 || m.DiskTotal != 100<<30 {
 			t.Errorf("host metrics = %+v, %v", m, err)
 		}
-		if s := h.b.Hawser.Status(envs["hawser-edge"]); !s.Connected || s.ContainerEvents < 1 || s.AgentName != "hawser edge (test)" {
+		if s := h.b.Hawser.Status(t.Context(), envs["hawser-edge"]); !s.Connected || s.ContainerEvents < 1 || s.AgentName != "hawser edge (test)" {
 			t.Errorf("hub status = %+v", s)
 		}
 		var cs struct {

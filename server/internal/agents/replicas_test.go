@@ -228,9 +228,28 @@ func relayInfo(t *testing.T, addr, token string, env int64) (string, error) {
 	}
 }
 
+// heldStatus calls ReplicaService.AgentStatus at addr with token for envs.
+func heldStatus(t *testing.T, addr, token string, envs ...int64) ([]*agentpb.HeldAgentStatus, error) {
+	t.Helper()
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx := t.Context()
+	if token != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res, err := agentpb.NewReplicaServiceClient(cc).AgentStatus(ctx, &agentpb.AgentStatusRequest{EnvironmentIds: envs})
+	return res.GetAgents(), err
+}
+
 // TestReplicasShareEdgeAgents runs two replicas of one PostgreSQL database
 // with one edge agent (on the second engine) behind a load balancer:
-// operations through the replica without the agent are relayed, one agent
+// operations through the replica without the agent are relayed, its last
+// seen there is the holder's (asked of it, the replicas' token required), one agent
 // per token whichever replica it dials, the agent coming back through the
 // other replica moves its lease there, and a replica that stops hands its
 // agent over.
@@ -277,6 +296,37 @@ func TestReplicasShareEdgeAgents(t *testing.T) {
 		}
 	})
 
+	t.Run("the agent's last seen through the other replica is the holder's", func(t *testing.T) {
+		// The lease says when the agent connected; B asks A, which holds
+		// it, when it last heard from it (its heartbeats are A's alone).
+		lastSeen := func(h *berth) (seen, since time.Time) {
+			st := h.in(t).environment(edge.ID).AgentStatus
+			if st == nil || st.LastSeen == nil || st.ConnectedSince == nil {
+				return time.Time{}, time.Time{}
+			}
+			return *st.LastSeen, *st.ConnectedSince
+		}
+		first, _ := lastSeen(a)
+		var onA, onB, since time.Time
+		waitFor(t, "B's last seen of the agent is A's, after the agent's next heartbeat", func() bool {
+			before, _ := lastSeen(a)
+			onB, since = lastSeen(b)
+			onA, _ = lastSeen(a)
+			return before.Equal(onA) && onB.Equal(onA) && onA.After(first)
+		})
+		if !onB.After(since) {
+			t.Fatalf("B's last seen %v is not after the agent's connection %v", onB, since)
+		}
+		e := b.environment(edge.ID)
+		if seen, err := time.Parse(time.RFC3339Nano, deref(e.AgentLastSeen)); err != nil || seen.Before(onA) {
+			t.Errorf("B's agentLastSeen %q, want A's last seen %v or later", deref(e.AgentLastSeen), onA)
+		}
+		// One code path with Hawser agents: B's in-process figure agrees.
+		if st := b.b.Agents.Status(t.Context(), edge.ID, "agent-edge"); st.LastSeenFromLease || st.LastSeen == nil || st.LastSeen.Before(onA) {
+			t.Errorf("B's status: %+v, want A's last seen (%v) or later", st, onA)
+		}
+	})
+
 	t.Run("the relay wants the replicas' token", func(t *testing.T) {
 		for _, tok := range []string{"", "wrong", replica.DeriveToken([]byte("another key of thirty-two bytes!"))} {
 			if _, err := relayInfo(t, agentAddr(a), tok, edge.ID); status.Code(err) != codes.Unauthenticated {
@@ -290,6 +340,19 @@ func TestReplicasShareEdgeAgents(t *testing.T) {
 		// B does not hold the agent: it does not pretend to.
 		if _, err := relayInfo(t, agentAddr(b), replica.DeriveToken(key), edge.ID); status.Code(err) != codes.Unavailable {
 			t.Errorf("relay to the replica without the agent: %v, want Unavailable", err)
+		}
+		// The agents' status is the replicas' too.
+		for _, tok := range []string{"", "wrong"} {
+			if _, err := heldStatus(t, agentAddr(a), tok, edge.ID); status.Code(err) != codes.Unauthenticated {
+				t.Errorf("agent status with token %q: %v, want Unauthenticated", tok, err)
+			}
+		}
+		if got, err := heldStatus(t, agentAddr(a), replica.DeriveToken(key), edge.ID, edge.ID+1000); err != nil ||
+			len(got) != 1 || got[0].GetEnvironmentId() != edge.ID || got[0].GetLastSeenUnixNano() == 0 {
+			t.Errorf("agent status from A: %v, %v; want its agent's alone", got, err)
+		}
+		if got, err := heldStatus(t, agentAddr(b), replica.DeriveToken(key), edge.ID); err != nil || len(got) != 0 {
+			t.Errorf("agent status from B, which does not hold the agent: %v, %v; want none", got, err)
 		}
 	})
 

@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -61,11 +62,55 @@ type Status struct {
 	AgentName         *string  `json:"agentName"`
 	AgentVersion      *string  `json:"agentVersion"`
 	AgentCapabilities []string `json:"agentCapabilities"`
+	// LastSeenFromLease: another replica holds the edge agent and did not
+	// answer in time; LastSeen is its lease's connection time
+	// (docs/scale.md).
+	LastSeenFromLease bool `json:"-"`
 }
 
-// Status returns the live state of env's agent (zero for other environments).
-func (s *Service) Status(envID int64, connType string) Status {
-	var out Status
+// Status returns the live state of env's agent (zero for other
+// environments); see Statuses.
+func (s *Service) Status(ctx context.Context, envID int64, connType string) Status {
+	return s.Statuses(ctx, map[int64]string{envID: connType})[envID]
+}
+
+// Statuses returns the live state of the agents of envs (environment id →
+// connection type; zero for environments of other types). The edge agents
+// other replicas hold are asked of their holders, each holder once, for
+// when they last heard from them; a holder that does not answer within
+// heldWait leaves the lease's figure: last seen is the agent's connection
+// time.
+func (s *Service) Statuses(ctx context.Context, envs map[int64]string) map[int64]Status {
+	out := make(map[int64]Status, len(envs))
+	var away []int64
+	for envID, connType := range envs {
+		st, elsewhere := s.localStatus(envID, connType)
+		out[envID] = st
+		if elsewhere {
+			away = append(away, envID)
+		}
+	}
+	if len(away) == 0 {
+		return out
+	}
+	held := s.relay.held(ctx, away)
+	for _, envID := range away {
+		st := out[envID]
+		if a, ok := held[envID]; ok {
+			seen := time.Unix(0, a.GetLastSeenUnixNano()).UTC()
+			st.LastSeen = &seen
+		} else {
+			st.LastSeenFromLease = true
+		}
+		out[envID] = st
+	}
+	return out
+}
+
+// localStatus is env's agent state as this replica knows it; elsewhere: an
+// edge agent another replica holds, whose last seen is its lease's
+// connection time.
+func (s *Service) localStatus(envID int64, connType string) (out Status, elsewhere bool) {
 	s.statusMu.Lock()
 	if st := s.statuses[envID]; st != nil {
 		if st.lastError != "" {
@@ -80,30 +125,32 @@ func (s *Service) Status(envID int64, connType string) Status {
 	}
 	s.statusMu.Unlock()
 	if connType != engine.AgentEdge {
-		return out
+		return out, false
 	}
 	c := s.edge.get(envID)
 	if c == nil || c.ctx.Err() != nil {
-		if s.relay != nil {
-			// Connected through another replica (as of the last reconcile):
-			// the lease's facts; last seen is when that replica last renewed
-			// its row (it drops a silent agent's connection and lease).
-			if l, ok := s.relay.remoteLease(envID); ok {
-				since, seen, remote := l.ConnectedAt, l.Holder.RenewedAt, l.Remote
-				id, name, ver := l.AgentID, l.AgentName, l.AgentVersion
-				out.Connected, out.ConnectedSince, out.LastSeen, out.RemoteAddress = true, &since, &seen, &remote
-				out.AgentID, out.AgentName, out.AgentVersion = &id, &name, &ver
-				out.AgentCapabilities = l.Capabilities
-			}
+		if s.relay == nil {
+			return out, false
 		}
-		return out
+		// Connected through another replica (as of the last reconcile):
+		// the lease's facts.
+		l, ok := s.relay.remoteLease(envID)
+		if !ok {
+			return out, false
+		}
+		since, seen, remote := l.ConnectedAt.UTC(), l.ConnectedAt.UTC(), l.Remote
+		id, name, ver := l.AgentID, l.AgentName, l.AgentVersion
+		out.Connected, out.ConnectedSince, out.LastSeen, out.RemoteAddress = true, &since, &seen, &remote
+		out.AgentID, out.AgentName, out.AgentVersion = &id, &name, &ver
+		out.AgentCapabilities = l.Capabilities
+		return out, true
 	}
 	since, seen, remote := c.connectedAt, time.Unix(0, c.lastSeen.Load()).UTC(), c.remote
 	id, name, ver := c.hello.GetAgentId(), c.hello.GetAgentName(), c.hello.GetAgentVersion()
 	out.Connected, out.ConnectedSince, out.LastSeen, out.RemoteAddress = true, &since, &seen, &remote
 	out.AgentID, out.AgentName, out.AgentVersion = &id, &name, &ver
 	out.AgentCapabilities = c.hello.GetCapabilities()
-	return out
+	return out, false
 }
 
 // Connected returns how many edge agents are connected.

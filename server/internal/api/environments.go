@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/berth-dev/berth/server/internal/agents"
+	"github.com/berth-dev/berth/server/internal/hawser"
 	"github.com/berth-dev/berth/server/internal/store"
 	"github.com/berth-dev/berth/shared/engine"
 	"github.com/berth-dev/berth/shared/fault"
@@ -122,11 +124,44 @@ func toEnvironmentJSON(e store.Environment) environmentJSON {
 	}
 }
 
-// withAgentStatus adds the live agent state to an agent environment's JSON:
-// the live connection's facts win over the stored ones.
-func (s *Server) withAgentStatus(out environmentJSON) environmentJSON {
+// liveAgents is the live state of some environments' agents, read at once
+// (each replica holding some of their agents is asked once).
+type liveAgents struct {
+	hawser map[int64]hawser.Status
+	agents map[int64]agents.Status
+}
+
+// liveAgentsOf reads the live state of envs' agents.
+func (s *Server) liveAgentsOf(ctx context.Context, envs ...store.Environment) liveAgents {
+	var hawserIDs []int64
+	agentTypes := map[int64]string{}
+	for _, e := range envs {
+		switch e.ConnectionType {
+		case engine.HawserEdge:
+			hawserIDs = append(hawserIDs, e.ID)
+		case engine.AgentEdge, engine.AgentStandard:
+			agentTypes[e.ID] = e.ConnectionType
+		}
+	}
+	// Both ask the replicas holding their agents: side by side, so that a
+	// holder that does not answer costs its deadline once.
+	var live liveAgents
+	var wg sync.WaitGroup
+	if s.hawser != nil && len(hawserIDs) > 0 {
+		wg.Go(func() { live.hawser = s.hawser.Statuses(ctx, hawserIDs) })
+	}
+	if s.agents != nil && len(agentTypes) > 0 {
+		wg.Go(func() { live.agents = s.agents.Statuses(ctx, agentTypes) })
+	}
+	wg.Wait()
+	return live
+}
+
+// withAgentStatus adds the live agent state (from live) to an agent
+// environment's JSON: the live connection's facts win over the stored ones.
+func (s *Server) withAgentStatus(out environmentJSON, live liveAgents) environmentJSON {
 	if out.ConnectionType == engine.HawserEdge && s.hawser != nil {
-		st := s.hawser.Status(out.ID)
+		st := live.hawser[out.ID]
 		out.AgentConnected = &st.Connected
 		if st.Connected {
 			out.AgentLastSeen, out.AgentID, out.AgentName = st.LastHeartbeat, &st.AgentID, &st.AgentName
@@ -137,7 +172,7 @@ func (s *Server) withAgentStatus(out environmentJSON) environmentJSON {
 	if s.agents == nil || (out.ConnectionType != engine.AgentEdge && out.ConnectionType != engine.AgentStandard) {
 		return out
 	}
-	st := s.agents.Status(out.ID, out.ConnectionType)
+	st := live.agents[out.ID]
 	out.AgentConnected, out.AgentStatus = &st.Connected, &st
 	if st.Connected && out.ConnectionType == engine.AgentEdge {
 		out.AgentLastSeen, out.AgentID, out.AgentName, out.AgentVersion = st.LastSeen, st.AgentID, st.AgentName, st.AgentVersion
@@ -310,18 +345,23 @@ func (s *Server) listEnvironments(c *gin.Context) error {
 		return err
 	}
 	ident := identityOf(c)
-	out := make([]environmentJSON, 0, len(envs))
+	shown := make([]store.Environment, 0, len(envs))
 	for _, e := range envs {
 		if ident == nil || ident.Access.CanAccess(e.ID) {
-			out = append(out, s.withAgentStatus(toEnvironmentJSON(e)))
+			shown = append(shown, e)
 		}
+	}
+	live := s.liveAgentsOf(c.Request.Context(), shown...)
+	out := make([]environmentJSON, 0, len(shown))
+	for _, e := range shown {
+		out = append(out, s.withAgentStatus(toEnvironmentJSON(e), live))
 	}
 	return writeJSON(c, http.StatusOK, out)
 }
 
 func (s *Server) getEnvironment(c *gin.Context) error {
 	env := envOf(c)
-	return writeJSON(c, http.StatusOK, s.withAgentStatus(toEnvironmentJSON(env)))
+	return writeJSON(c, http.StatusOK, s.withAgentStatus(toEnvironmentJSON(env), s.liveAgentsOf(c.Request.Context(), env)))
 }
 
 func (s *Server) createEnvironment(c *gin.Context) error {
@@ -381,7 +421,7 @@ func (s *Server) updateEnvironment(c *gin.Context) error {
 		s.hawser.Disconnect(env.ID, "the environment is no longer a Hawser edge environment")
 	}
 	s.schedulesChanged(c) // its update check, image prune or time zone may have changed
-	return writeJSON(c, http.StatusOK, s.withAgentStatus(toEnvironmentJSON(env)))
+	return writeJSON(c, http.StatusOK, s.withAgentStatus(toEnvironmentJSON(env), s.liveAgentsOf(c.Request.Context(), env)))
 }
 
 func (s *Server) deleteEnvironment(c *gin.Context) error {
@@ -428,7 +468,7 @@ func (s *Server) agentStatus(c *gin.Context) error {
 	}
 	st := agents.Status{}
 	if s.agents != nil {
-		st = s.agents.Status(env.ID, env.ConnectionType)
+		st = s.agents.Status(c.Request.Context(), env.ID, env.ConnectionType)
 	}
 	return writeJSON(c, http.StatusOK, st)
 }

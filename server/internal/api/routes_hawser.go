@@ -261,12 +261,18 @@ func (s *Server) hawserConnections(ctx context.Context) (map[int64]hawser.Status
 	if err != nil {
 		return nil, err
 	}
+	var away []int64
 	for _, env := range envs {
-		if _, ok := out[env.ID]; ok || env.ConnectionType != engine.HawserEdge {
-			continue
+		if _, ok := out[env.ID]; !ok && env.ConnectionType == engine.HawserEdge {
+			away = append(away, env.ID)
 		}
-		if st := s.hawser.Status(env.ID); st.Connected {
-			out[env.ID] = st
+	}
+	if len(away) == 0 {
+		return out, nil
+	}
+	for id, st := range s.hawser.Statuses(ctx, away) {
+		if st.Connected {
+			out[id] = st
 		}
 	}
 	return out, nil

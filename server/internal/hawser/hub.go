@@ -407,21 +407,77 @@ type Status struct {
 	RemoteAddress string     `json:"remoteAddress,omitempty"`
 	// ContainerEvents counts the container_event frames the agent pushed.
 	ContainerEvents int `json:"containerEvents"`
+	// FromLease: another replica holds the agent and did not answer in
+	// time; LastHeartbeat is its lease's connection time (docs/scale.md).
+	FromLease bool `json:"-"`
 }
 
 // Status returns envID's agent state (Connected false when none is).
-func (h *Hub) Status(envID int64) Status {
-	c := h.get(envID)
-	h.mu.Lock()
-	n := h.events[envID]
-	h.mu.Unlock()
-	if c == nil {
-		if l, ok := h.elsewhere(envID); ok {
-			return leaseStatus(l, n)
+func (h *Hub) Status(ctx context.Context, envID int64) Status {
+	return h.Statuses(ctx, []int64{envID})[envID]
+}
+
+// Statuses returns the agent state of each of envIDs. The agents other
+// replicas hold are asked of their holders, each holder once, for their
+// last heartbeat and what else their lease does not say; a holder that
+// does not answer in time leaves the lease's figures (FromLease).
+func (h *Hub) Statuses(ctx context.Context, envIDs []int64) map[int64]Status {
+	out := make(map[int64]Status, len(envIDs))
+	leases := map[int64]store.AgentLease{}
+	var away []int64
+	for _, id := range envIDs {
+		if c := h.get(id); c != nil {
+			out[id] = c.status(h.eventCount(id))
+			continue
 		}
-		return Status{Capabilities: []string{}, ContainerEvents: n}
+		if l, ok := h.elsewhere(id); ok {
+			leases[id] = l
+			away = append(away, id)
+			continue
+		}
+		out[id] = Status{Capabilities: []string{}, ContainerEvents: h.eventCount(id)}
 	}
-	return c.status(n)
+	if len(away) == 0 {
+		return out
+	}
+	held := h.replicas.HawserHeld(ctx, away)
+	for _, id := range away {
+		st := leaseStatus(leases[id], h.eventCount(id))
+		if x, ok := held[id]; ok {
+			seen := x.LastHeartbeat.UTC()
+			st.LastHeartbeat, st.DockerVersion, st.Hostname, st.ContainerEvents = &seen, x.DockerVersion, x.Hostname, x.ContainerEvents
+		} else {
+			st.FromLease = true
+		}
+		out[id] = st
+	}
+	return out
+}
+
+// Held is what the replica holding an agent's connection knows of it live
+// and the agent's lease does not say.
+type Held struct {
+	LastHeartbeat   time.Time
+	DockerVersion   string
+	Hostname        string
+	ContainerEvents int
+}
+
+// Held is what this hub knows of envID's agent when it is connected here
+// (another replica asks it, through Replicas.HawserHeld).
+func (h *Hub) Held(envID int64) (Held, bool) {
+	c := h.get(envID)
+	if c == nil {
+		return Held{}, false
+	}
+	return Held{LastHeartbeat: time.Unix(0, c.lastSeen.Load()).UTC(), DockerVersion: c.hello.DockerVersion,
+		Hostname: c.hello.Hostname, ContainerEvents: h.eventCount(envID)}, true
+}
+
+func (h *Hub) eventCount(envID int64) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.events[envID]
 }
 
 // elsewhere is envID's lease when another replica holds its agent.

@@ -39,6 +39,10 @@ type Replicas interface {
 	HawserElsewhere(envID int64) (store.AgentLease, bool)
 	// DialHawser opens an HTTP connection to envID's agent through its holder.
 	DialHawser(ctx context.Context, envID int64) (net.Conn, error)
+	// HawserHeld asks the replicas holding envIDs' agents what they know
+	// of them (each holder once, within a short deadline): the agents of
+	// holders that did not answer are left out.
+	HawserHeld(ctx context.Context, envIDs []int64) map[int64]Held
 }
 
 // UseReplicas makes h lease its agents' connections and reach the agents
