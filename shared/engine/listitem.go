@@ -83,8 +83,7 @@ func (s *listItem) container() Container {
 		}
 	}
 	for _, m := range s.Mounts {
-		c.Mounts = append(c.Mounts, Mount{Type: m.Type, Name: m.Name, Source: m.Source,
-			Destination: m.Destination, Mode: m.Mode, RW: m.RW})
+		c.Mounts = append(c.Mounts, Mount(m))
 	}
 	if s.Health != nil {
 		c.Health = s.Health.Status
