@@ -264,7 +264,7 @@ func (e *edgeServer) Connect(stream agentpb.EdgeService_ConnectServer) error {
 			return status.Error(codes.Unavailable, cause.Error())
 		case now := <-tick.C:
 			if !c.healthy(now, window) {
-				cancel(errSilent)
+				s.lose(c, errSilent)
 			}
 		}
 	}
@@ -392,15 +392,23 @@ func (s *Service) unregister(c *edgeConn) {
 	if !current {
 		return
 	}
-	if errors.Is(cause, errSilent) || errors.Is(cause, errRotated) {
-		s.setStatus(c.envID, func(st *liveStatus) { st.lastError, st.lastErrorAt = "Disconnected: "+cause.Error(), s.now() })
-	}
 	if err := s.store.TouchAgent(wctx, c.envID, time.Unix(0, c.lastSeen.Load())); err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Warn("record edge agent", "env", c.envID, "err", err)
 	}
 	if s.engines != nil {
 		s.engines.Forget(c.envID) // its pipes went with it
 	}
+}
+
+// lose ends c for cause (no heartbeat within the window, a rotated token),
+// recording why in the environment's status first: the agent shows as gone
+// as soon as c ends, and a status read in between must not find it gone
+// without a reason.
+func (s *Service) lose(c *edgeConn, cause error) {
+	if s.edge.get(c.envID) == c {
+		s.setStatus(c.envID, func(st *liveStatus) { st.lastError, st.lastErrorAt = "Disconnected: "+cause.Error(), s.now() })
+	}
+	c.cancel(cause)
 }
 
 // touch writes the agent's last-seen time, at most every seenWriteInterval.

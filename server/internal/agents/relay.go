@@ -248,7 +248,7 @@ func (r *relay) reclaim(ctx context.Context, c *edgeConn) {
 	env, err := r.s.store.EnvironmentByAgentTokenHash(ctx, c.tokenHash)
 	switch {
 	case errors.Is(err, store.ErrNotFound) || (err == nil && env.ID != c.envID):
-		c.cancel(errRotated)
+		r.s.lose(c, errRotated)
 		return
 	case err != nil:
 		return // the next pass tries again

@@ -111,6 +111,15 @@ func (s *Service) Statuses(ctx context.Context, envs map[int64]string) map[int64
 // edge agent another replica holds, whose last seen is its lease's
 // connection time.
 func (s *Service) localStatus(envID int64, connType string) (out Status, elsewhere bool) {
+	// The connection first, then the recorded error: lose records why
+	// before it ends the connection, so an ended one is read with its
+	// reason.
+	var c *edgeConn
+	if connType == engine.AgentEdge {
+		if c = s.edge.get(envID); c != nil && c.ctx.Err() != nil {
+			c = nil
+		}
+	}
 	s.statusMu.Lock()
 	if st := s.statuses[envID]; st != nil {
 		if st.lastError != "" {
@@ -127,8 +136,7 @@ func (s *Service) localStatus(envID int64, connType string) (out Status, elsewhe
 	if connType != engine.AgentEdge {
 		return out, false
 	}
-	c := s.edge.get(envID)
-	if c == nil || c.ctx.Err() != nil {
+	if c == nil {
 		if s.relay == nil {
 			return out, false
 		}

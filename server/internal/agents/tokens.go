@@ -64,7 +64,7 @@ func (s *Service) IssueToken(ctx context.Context, env store.Environment, request
 		return Install{}, err
 	}
 	if c := s.edge.get(env.ID); c != nil {
-		c.cancel(errRotated)
+		s.lose(c, errRotated)
 	}
 	if s.relay != nil {
 		// An agent connected to another replica: its lease goes, and that

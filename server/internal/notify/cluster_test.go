@@ -238,6 +238,11 @@ func TestMessageOfADeadServerIsTakenOverAfterItsLease(t *testing.T) {
 	}
 	c.start("server-b", st)
 	eventually(t, "the message taken over", func() bool { return len(rcv.messages("license_expiring", "Taken over")) > 0 })
+	// The receiver has it before the server records it sent.
+	eventually(t, "the message marked sent", func() bool {
+		got, err := st.QueuedNotifications(ctx, key)
+		return err == nil && len(got) == 1 && got[0].Status == store.OutboxSent
+	})
 	got, err := st.QueuedNotifications(ctx, key)
 	if err != nil || len(got) != 1 || got[0].Status != store.OutboxSent || got[0].Attempts != 2 {
 		t.Errorf("outbox = %+v, %v; want sent at the second attempt (the first was the dead server's)", got, err)
